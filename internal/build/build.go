@@ -1,0 +1,440 @@
+// Package build writes a site's pages to its output folder: atomically,
+// incrementally (only files whose bytes changed), with a manifest, and
+// never at all when the content or config has errors.
+package build
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/feed"
+)
+
+// Options say what to build and where.
+type Options struct {
+	// FS holds the config file, named ConfigName in it. Root is the folder
+	// of FS on disk, against which relative content_dir and output_dir are
+	// resolved; "" when FS is not on disk (the embedded sample site), in
+	// which case content is read from FS and output goes under the
+	// current folder.
+	FS         fs.FS
+	ConfigName string
+	Root       string
+
+	OutDir  string // overrides output_dir when set
+	BaseURL string // overrides base_url when set (preview links)
+	Future  bool   // include articles published after Now
+
+	// Now returns the build time: it decides scheduled articles and is
+	// recorded in the manifest.
+	Now func() time.Time
+	// Log receives warnings and notices; nil discards them.
+	Log io.Writer
+	// Progress, when set, is called from time to time while pages are
+	// written, with the pages done so far and the total.
+	Progress func(done, total int)
+	// Generator names the program in the manifest, e.g. "feedgen 1.0.0".
+	Generator string
+}
+
+// Result describes a finished build.
+type Result struct {
+	OutDir    string
+	Articles  int
+	Drafts    int
+	Scheduled int
+	Reparsed  int // article files read and parsed (the rest were cached)
+
+	Pages     int
+	Written   int
+	Unchanged int
+	Deleted   int
+	Bytes     int64 // size of all pages
+	Estimate  int64 // size computed before writing
+	Duration  time.Duration
+	Warnings  diag.List
+	Manifest  *Manifest
+}
+
+// Summary is the one-line report of a build.
+func (r *Result) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d articles", r.Articles)
+	var left []string
+	if r.Drafts > 0 {
+		left = append(left, plural(r.Drafts, "draft"))
+	}
+	if r.Scheduled > 0 {
+		left = append(left, strconv.Itoa(r.Scheduled)+" scheduled")
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(&b, " (%s left out)", strings.Join(left, ", "))
+	}
+	fmt.Fprintf(&b, ", %d pages in %s: %d written, %d unchanged, %d deleted, %s (estimated %s), %s",
+		r.Pages, filepath.Join(r.OutDir, feed.Dir), r.Written, r.Unchanged, r.Deleted,
+		FormatBytes(r.Bytes), FormatBytes(r.Estimate), r.Duration.Round(time.Millisecond))
+	return b.String()
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return "1 " + s
+	}
+	return strconv.Itoa(n) + " " + s + "s"
+}
+
+// FormatBytes writes n in B, kB, MB or GB (powers of 1000).
+func FormatBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10) + " B"
+	case n < 1e6:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + " kB"
+	case n < 1e9:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 2, 64) + " GB"
+}
+
+// Builder builds one site, again and again (watch mode): it keeps the
+// parsed articles and the last manifest between builds.
+type Builder struct {
+	opt     Options
+	cfgData []byte
+	cfg     *config.Config
+	loader  *content.Loader
+	prev    *Manifest // manifest of the last build, when it went to the same folder
+	prevDir string
+}
+
+// New returns a builder. Call Build to run it.
+func New(opt Options) *Builder {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	return &Builder{opt: opt}
+}
+
+// Config returns the config of the last build that got that far, or nil.
+func (b *Builder) Config() *config.Config { return b.cfg }
+
+// Build loads config and content and writes the pages. Content and config
+// errors come back as a diag.List and nothing is written.
+func (b *Builder) Build(ctx context.Context) (*Result, error) {
+	start := time.Now()
+	now := b.opt.Now()
+	cfg, err := b.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	var contentFS fs.FS
+	if b.opt.Root == "" {
+		contentFS, err = fs.Sub(b.opt.FS, cfg.ContentDir)
+		if err != nil {
+			return nil, fmt.Errorf("opening content folder: %w", err)
+		}
+	} else {
+		contentFS = os.DirFS(cfg.ContentDir)
+	}
+	site, err := b.loader.Load(ctx, contentFS, content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range site.Warnings {
+		fmt.Fprintf(b.opt.Log, "warning: %s\n", w)
+	}
+	baseURL := cfg.BaseURL
+	if b.opt.BaseURL != "" {
+		baseURL = strings.TrimRight(b.opt.BaseURL, "/")
+	}
+	listing := feed.New(baseURL, cfg.Pagination, site.Articles)
+	pages := listing.Pages()
+
+	var estimate int64
+	var scratch []byte
+	for _, pg := range pages {
+		var n int
+		n, scratch = listing.PageSize(pg, scratch)
+		estimate += int64(n)
+	}
+	if max := cfg.Pagination.MaxOutputBytes; estimate > max {
+		return nil, diag.List{{Path: cfg.Path, Msg: fmt.Sprintf(
+			"the output would be %s in %d files, more than pagination.max_output_bytes (%s): use offsets: aligned, fewer limits, or raise max_output_bytes",
+			FormatBytes(estimate), len(pages), FormatBytes(max))}}
+	}
+
+	outDir := cfg.OutputDir
+	if b.opt.OutDir != "" {
+		outDir = b.opt.OutDir
+	}
+	res := &Result{
+		OutDir: outDir, Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
+		Reparsed: site.Reparsed, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
+	}
+	m := &Manifest{
+		Format: ManifestFormat, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
+		BaseURL: baseURL, Articles: len(site.Articles),
+		Pagination: ManifestPaging{
+			DefaultLimit: cfg.Pagination.DefaultLimit, MaxLimit: cfg.Pagination.MaxLimit,
+			Limits: cfg.Pagination.Limits, Offsets: cfg.Pagination.Offsets,
+		},
+	}
+	for _, c := range listing.Collections {
+		m.Collections = append(m.Collections, ManifestListing{Dir: c.Dir, Params: c.Params, Count: c.Count()})
+	}
+	if err := b.write(ctx, outDir, listing, pages, m, res); err != nil {
+		return nil, err
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+func (b *Builder) loadConfig() (*config.Config, error) {
+	data, err := fs.ReadFile(b.opt.FS, b.opt.ConfigName)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	if b.cfg != nil && bytes.Equal(data, b.cfgData) {
+		return b.cfg, nil
+	}
+	name := b.opt.ConfigName
+	if b.opt.Root != "" {
+		name = filepath.Join(b.opt.Root, b.opt.ConfigName)
+	}
+	cfg, err := config.Parse(name, b.opt.Root, data)
+	if err != nil {
+		return nil, err
+	}
+	b.cfg, b.cfgData = cfg, data
+	b.loader = content.NewLoader(cfg)
+	b.loader.Cache = true
+	return cfg, nil
+}
+
+// write renders every page and writes those whose bytes changed, deletes
+// pages that no longer exist, then writes the manifest.
+func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("creating output folder: %w", err)
+	}
+	unlock, err := lock(ctx, outDir, b.opt.Log)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	prev := b.prev
+	if prev == nil || b.prevDir != outDir {
+		prev = readManifest(outDir, b.opt.Log)
+	}
+	old := make(map[string]File)
+	if prev != nil {
+		for _, f := range prev.Files {
+			old[f.Path] = f
+		}
+	}
+
+	dirs := map[string]bool{}
+	for _, pg := range pages {
+		dirs[path.Dir(pg.Path)] = true
+	}
+	for d := range dirs {
+		if err := os.MkdirAll(filepath.Join(outDir, filepath.FromSlash(d)), 0o755); err != nil {
+			return fmt.Errorf("creating output folder: %w", err)
+		}
+	}
+
+	files := make([]File, len(pages))
+	var (
+		next, done        atomic.Int64
+		written, bytesOut atomic.Int64
+		firstErr          error
+		errOnce           sync.Once
+		wg                sync.WaitGroup
+	)
+	workers := max(2, 2*runtime.GOMAXPROCS(0))
+	total := len(pages)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			var name []byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= total || ctx.Err() != nil {
+					return
+				}
+				pg := pages[i]
+				buf = l.AppendPage(buf[:0], pg)
+				sum := sha256.Sum256(buf)
+				f := File{Path: pg.Path, Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:])}
+				files[i] = f
+				bytesOut.Add(f.Size)
+				name = append(append(name[:0], outDir...), '/')
+				name = append(name, pg.Path...)
+				if o, ok := old[pg.Path]; ok && o.SHA256 == f.SHA256 && o.Size == f.Size && sizeIs(string(name), f.Size) {
+					// unchanged
+				} else if err := writeAtomic(string(name), buf); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					return
+				} else {
+					written.Add(1)
+				}
+				if n := done.Add(1); b.opt.Progress != nil && (n%256 == 0 || int(n) == total) {
+					b.opt.Progress(int(n), total)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res.Written = int(written.Load())
+	res.Unchanged = total - res.Written
+	res.Bytes = bytesOut.Load()
+
+	keep := make(map[string]bool, len(files))
+	for _, f := range files {
+		keep[f.Path] = true
+	}
+	deleted, err := sweep(outDir, keep)
+	if err != nil {
+		return err
+	}
+	res.Deleted = deleted
+
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	m.Files = files
+	if prev != nil && res.Written == 0 && res.Deleted == 0 {
+		// Same pages: keep the manifest (and its build time) unless
+		// something else in it changed.
+		m.BuildTime = prev.BuildTime
+	}
+	data := m.Marshal()
+	mpath := filepath.Join(outDir, ManifestName)
+	if cur, err := os.ReadFile(mpath); err != nil || !bytes.Equal(cur, data) {
+		if err := writeAtomic(mpath, data); err != nil {
+			return err
+		}
+	}
+	b.prev, b.prevDir = m, outDir
+	res.Manifest = m
+	return nil
+}
+
+func readManifest(outDir string, log io.Writer) *Manifest {
+	data, err := os.ReadFile(filepath.Join(outDir, ManifestName))
+	if err != nil {
+		return nil
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		fmt.Fprintf(log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, ManifestName), err)
+		return nil
+	}
+	return m
+}
+
+func sizeIs(name string, size int64) bool {
+	info, err := os.Stat(name)
+	return err == nil && info.Mode().IsRegular() && info.Size() == size
+}
+
+// writeAtomic writes data to name through a temporary file in the same
+// folder, renamed over name: readers see the old file or the new one,
+// never a part.
+func writeAtomic(name string, data []byte) error {
+	dir, base := filepath.Split(name)
+	for try := 0; ; try++ {
+		tmp := filepath.Join(dir, "."+base+"."+strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(try)+".tmp")
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp, name)
+		}
+		if err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		return nil
+	}
+}
+
+// sweep deletes every file under outDir/articles that is not a page of this
+// build (stale pages, temporary files of an interrupted build), and the
+// folders it leaves empty.
+func sweep(outDir string, keep map[string]bool) (int, error) {
+	root := filepath.Join(outDir, feed.Dir)
+	deleted := 0
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+			return nil
+		}
+		rel, err := filepath.Rel(outDir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if keep[rel] {
+			return nil
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("deleting stale page: %w", err)
+		}
+		if !strings.HasSuffix(rel, ".tmp") {
+			deleted++
+		}
+		return nil
+	})
+	if err != nil {
+		return deleted, fmt.Errorf("cleaning output folder: %w", err)
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i]) // fails, as it should, unless empty
+	}
+	return deleted, nil
+}

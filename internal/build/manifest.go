@@ -1,0 +1,96 @@
+package build
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/feed"
+)
+
+// ManifestName is the manifest's file name in the output folder.
+const ManifestName = "manifest.json"
+
+// ManifestFormat is the version of the manifest's format.
+const ManifestFormat = 1
+
+// Manifest describes one build: the listing's parameters, and every page
+// file with its size and SHA-256. It is written last, so it always
+// describes complete files.
+type Manifest struct {
+	Format      int               `json:"format"`
+	Generator   string            `json:"generator"`
+	BuildTime   time.Time         `json:"build_time"`
+	BaseURL     string            `json:"base_url"`
+	Articles    int               `json:"articles"`
+	Pagination  ManifestPaging    `json:"pagination"`
+	Collections []ManifestListing `json:"collections"`
+	Files       []File            `json:"files"`
+}
+
+// ManifestPaging is the pagination the pages were rendered with.
+type ManifestPaging struct {
+	DefaultLimit int    `json:"default_limit"`
+	MaxLimit     int    `json:"max_limit"`
+	Limits       []int  `json:"limits"`
+	Offsets      string `json:"offsets"`
+}
+
+// Pagination returns p as a config value.
+func (p ManifestPaging) Pagination() config.Pagination {
+	return config.Pagination{DefaultLimit: p.DefaultLimit, MaxLimit: p.MaxLimit, Limits: p.Limits, Offsets: p.Offsets}
+}
+
+// ManifestListing is one collection: its folder, filter and article count.
+type ManifestListing struct {
+	Dir    string       `json:"dir"`
+	Params []feed.Param `json:"params"`
+	Count  int          `json:"count"`
+}
+
+// File is one page of the output.
+type File struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// ParseManifest reads a manifest and checks its format version.
+func ParseManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	}
+	if m.Format != ManifestFormat {
+		return nil, fmt.Errorf("manifest format %d is not supported (this feedgen reads format %d): rebuild the output", m.Format, ManifestFormat)
+	}
+	return &m, nil
+}
+
+// Marshal writes the manifest deterministically, one file per line, so
+// that it diffs well.
+func (m *Manifest) Marshal() []byte {
+	var b bytes.Buffer
+	head := *m
+	head.Files = nil
+	h, _ := json.Marshal(head)
+	b.Write(h[:len(h)-len(`,"files":null}`)])
+	b.WriteString(",\n\"files\":[\n")
+	for i, f := range m.Files {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString(`{"path":`)
+		b.Write(feed.AppendString(nil, f.Path))
+		b.WriteString(`,"size":`)
+		b.WriteString(strconv.FormatInt(f.Size, 10))
+		b.WriteString(`,"sha256":"`)
+		b.WriteString(f.SHA256)
+		b.WriteString(`"}`)
+	}
+	b.WriteString("\n]}\n")
+	return b.Bytes()
+}

@@ -1,0 +1,465 @@
+// Package config loads and validates a site's config.yaml.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/yamlnode"
+	"gopkg.in/yaml.v3"
+)
+
+// Offsets modes: which offsets of each limit are pre-rendered.
+const (
+	OffsetsAll     = "all"     // every offset 0..count-1
+	OffsetsAligned = "aligned" // multiples of the limit only
+)
+
+// DefaultMaxOutputBytes is max_output_bytes when the config does not set it.
+const DefaultMaxOutputBytes = 4 << 30
+
+// Config is a validated site configuration.
+type Config struct {
+	// Path is the config file's path as given; Dir is its folder, against
+	// which relative ContentDir and OutputDir are resolved.
+	Path string
+	Dir  string
+
+	SiteURL       string // no trailing slash
+	BaseURL       string // no trailing slash
+	MediaURL      string // no trailing slash; SiteURL when not set
+	Timezone      string
+	Location      *time.Location
+	DefaultAvatar string
+
+	// Sections maps section → section_slug → display name.
+	Sections map[string]map[string]string
+	// Authors maps an author key to the author.
+	Authors map[string]Author
+
+	Pagination Pagination
+
+	ContentDir string // as resolved against Dir
+	OutputDir  string // as resolved against Dir
+}
+
+// Author is an entry of the authors table.
+type Author struct {
+	Name string
+	URL  string
+}
+
+// Pagination says which pages are pre-rendered.
+type Pagination struct {
+	DefaultLimit   int
+	MaxLimit       int
+	Limits         []int  // ascending, unique
+	Offsets        string // OffsetsAll or OffsetsAligned
+	MaxOutputBytes int64
+}
+
+// HasLimit reports whether limit l is pre-rendered.
+func (p Pagination) HasLimit(l int) bool {
+	_, ok := slices.BinarySearch(p.Limits, l)
+	return ok
+}
+
+var keys = []string{"site_url", "base_url", "media_url", "timezone", "default_avatar", "sections",
+	"authors", "pagination", "content_dir", "output_dir"}
+var paginationKeys = []string{"default_limit", "max_limit", "limits", "offsets", "max_output_bytes"}
+var authorKeys = []string{"name", "url"}
+
+// Load reads and validates the config file at name in fsys. dir is the
+// folder relative paths in the config are resolved against (usually the
+// config file's folder on disk). Problems are returned as a diag.List.
+func Load(fsys fs.FS, name, dir string) (*Config, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(name, dir, data)
+}
+
+// Parse validates the config file contents data; name is used in messages.
+func Parse(name, dir string, data []byte) (*Config, error) {
+	p := parser{name: name}
+	c := p.parse(data)
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	c.Path = name
+	c.Dir = dir
+	c.ContentDir = resolve(dir, c.ContentDir)
+	c.OutputDir = resolve(dir, c.OutputDir)
+	return c, nil
+}
+
+func resolve(dir, p string) string {
+	if path.IsAbs(p) || strings.HasPrefix(p, "/") || dir == "" {
+		return p
+	}
+	return path.Join(dir, p)
+}
+
+type parser struct {
+	name string
+	errs diag.List
+}
+
+func (p *parser) errorf(line int, format string, args ...any) {
+	p.errs.Add(p.name, line, fmt.Sprintf(format, args...))
+}
+
+// nodeErr reports err found at node n.
+func (p *parser) nodeErr(key string, n *yaml.Node, err error) {
+	p.errorf(yamlnode.Line(err, n.Line), "%s: %v", key, err)
+}
+
+func (p *parser) parse(data []byte) *Config {
+	c := &Config{
+		Timezone:   "UTC",
+		Location:   time.UTC,
+		Sections:   map[string]map[string]string{},
+		Authors:    map[string]Author{},
+		ContentDir: "content",
+		OutputDir:  "public",
+		Pagination: Pagination{DefaultLimit: 20, Offsets: OffsetsAll, MaxOutputBytes: DefaultMaxOutputBytes},
+	}
+	root, err := yamlnode.Parse(data, 0)
+	if err != nil {
+		p.errorf(yamlnode.Line(err, 0), "%v", err)
+		return c
+	}
+	if root == nil {
+		p.errorf(0, "config is empty: set at least site_url and base_url")
+		return c
+	}
+	pairs, err := yamlnode.Mapping(root)
+	if err != nil {
+		p.errorf(yamlnode.Line(err, root.Line), "%v", err)
+		return c
+	}
+	var haveSite, haveBase, haveLimits, haveMax bool
+	var limitsLine, maxLine, defLine int
+	for _, kv := range pairs {
+		v := kv.Value
+		switch kv.Key {
+		case "site_url":
+			c.SiteURL, haveSite = p.absURL(kv), true
+		case "base_url":
+			c.BaseURL, haveBase = p.absURL(kv), true
+		case "media_url":
+			c.MediaURL = p.absURL(kv)
+		case "timezone":
+			s := p.str(kv)
+			if s == "" {
+				break
+			}
+			loc, err := time.LoadLocation(s)
+			if err != nil {
+				p.errorf(v.Line, "timezone: unknown time zone %q: use an IANA name such as Europe/Moscow or UTC", s)
+				break
+			}
+			c.Timezone, c.Location = s, loc
+		case "default_avatar":
+			c.DefaultAvatar = p.str(kv)
+		case "content_dir":
+			if s := p.str(kv); s != "" {
+				c.ContentDir = s
+			}
+		case "output_dir":
+			if s := p.str(kv); s != "" {
+				c.OutputDir = s
+			}
+		case "sections":
+			p.sections(c, v)
+		case "authors":
+			p.authors(c, v)
+		case "pagination":
+			pp, err := yamlnode.Mapping(v)
+			if err != nil {
+				p.nodeErr("pagination", v, err)
+				break
+			}
+			for _, e := range pp {
+				switch e.Key {
+				case "default_limit":
+					c.Pagination.DefaultLimit, defLine = p.limit(e), e.Value.Line
+				case "max_limit":
+					c.Pagination.MaxLimit, haveMax, maxLine = p.limit(e), true, e.Value.Line
+				case "limits":
+					haveLimits, limitsLine = true, e.Value.Line
+					vals, err := yamlnode.Ints(e.Value)
+					if err != nil {
+						p.nodeErr("pagination.limits", e.Value, err)
+						break
+					}
+					if len(vals) == 0 {
+						p.errorf(e.Value.Line, "pagination.limits: list at least one page size, e.g. [20, 50, 100]")
+					}
+					for i, l := range vals {
+						if l <= 0 || l > math.MaxInt32 {
+							p.errorf(deref(e.Value.Content[i]).Line, "pagination.limits: page size %d must be a positive whole number", l)
+							continue
+						}
+						c.Pagination.Limits = append(c.Pagination.Limits, int(l))
+					}
+				case "offsets":
+					s := p.str(e)
+					if s != OffsetsAll && s != OffsetsAligned {
+						p.errorf(e.Value.Line, "pagination.offsets: want %q or %q, got %q", OffsetsAll, OffsetsAligned, s)
+						break
+					}
+					c.Pagination.Offsets = s
+				case "max_output_bytes":
+					s := p.str(e)
+					n, err := ParseSize(s)
+					if err != nil {
+						p.errorf(e.Value.Line, "pagination.max_output_bytes: %v", err)
+						break
+					}
+					c.Pagination.MaxOutputBytes = n
+				default:
+					p.unknown("pagination.", e, paginationKeys)
+				}
+			}
+		default:
+			p.unknown("", kv, keys)
+		}
+	}
+	if !haveSite {
+		p.errorf(0, "site_url is missing: add e.g. site_url: https://www.example.com")
+	}
+	if !haveBase {
+		p.errorf(0, "base_url is missing: add the address /articles/ is served from, e.g. base_url: https://api.example.com")
+	}
+	if c.MediaURL == "" {
+		c.MediaURL = c.SiteURL
+	}
+	p.checkPagination(&c.Pagination, haveLimits, haveMax, limitsLine, maxLine, defLine)
+	return c
+}
+
+func (p *parser) checkPagination(pg *Pagination, haveLimits, haveMax bool, limitsLine, maxLine, defLine int) {
+	if pg.DefaultLimit <= 0 {
+		return // already reported
+	}
+	if !haveLimits {
+		pg.Limits = []int{pg.DefaultLimit}
+	}
+	sort.Ints(pg.Limits)
+	pg.Limits = slices.Compact(pg.Limits)
+	if len(pg.Limits) == 0 {
+		return
+	}
+	if !pg.HasLimit(pg.DefaultLimit) {
+		p.errorf(firstLine(defLine, limitsLine), "pagination.default_limit %d is not one of pagination.limits %v: add it to limits", pg.DefaultLimit, pg.Limits)
+	}
+	if !haveMax {
+		pg.MaxLimit = pg.Limits[len(pg.Limits)-1]
+	} else if pg.MaxLimit > 0 && !pg.HasLimit(pg.MaxLimit) {
+		p.errorf(maxLine, "pagination.max_limit %d is not one of pagination.limits %v: add it to limits", pg.MaxLimit, pg.Limits)
+	}
+	if pg.MaxLimit > 0 && pg.DefaultLimit > pg.MaxLimit {
+		p.errorf(maxLine, "pagination.max_limit %d is below default_limit %d", pg.MaxLimit, pg.DefaultLimit)
+	}
+}
+
+func firstLine(lines ...int) int {
+	for _, l := range lines {
+		if l > 0 {
+			return l
+		}
+	}
+	return 0
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func (p *parser) unknown(prefix string, kv yamlnode.Pair, known []string) {
+	msg := fmt.Sprintf("unknown key %q", prefix+kv.Key)
+	if s := Suggest(kv.Key, known); s != "" {
+		msg += fmt.Sprintf(": did you mean %q?", prefix+s)
+	} else {
+		msg += fmt.Sprintf(": known keys are %s", strings.Join(known, ", "))
+	}
+	p.errorf(kv.KeyNode.Line, "%s", msg)
+}
+
+func (p *parser) str(kv yamlnode.Pair) string {
+	s, err := yamlnode.String(kv.Value)
+	if err != nil {
+		p.nodeErr(kv.Key, kv.Value, err)
+	}
+	return s
+}
+
+func (p *parser) limit(kv yamlnode.Pair) int {
+	v, err := yamlnode.Int(kv.Value)
+	if err != nil {
+		p.nodeErr("pagination."+kv.Key, kv.Value, err)
+		return 0
+	}
+	if v <= 0 || v > math.MaxInt32 {
+		p.errorf(kv.Value.Line, "pagination.%s: page size %d must be a positive whole number", kv.Key, v)
+		return 0
+	}
+	return int(v)
+}
+
+// absURL reads an absolute http(s) URL and drops a trailing slash.
+func (p *parser) absURL(kv yamlnode.Pair) string {
+	s := p.str(kv)
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.errorf(kv.Value.Line, "%s: %q is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com", kv.Key, s)
+		return ""
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		p.errorf(kv.Value.Line, "%s: %q must not have a query or fragment", kv.Key, s)
+	}
+	return strings.TrimRight(s, "/")
+}
+
+var segmentRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._~-]*$`)
+
+func (p *parser) sections(c *Config, n *yaml.Node) {
+	secs, err := yamlnode.Mapping(n)
+	if err != nil {
+		p.nodeErr("sections", n, err)
+		return
+	}
+	for _, s := range secs {
+		if !segmentRE.MatchString(s.Key) {
+			p.errorf(s.KeyNode.Line, "sections: %q is not a valid URL segment: use letters, digits, '-', '_', '.'", s.Key)
+			continue
+		}
+		cats, err := yamlnode.Mapping(s.Value)
+		if err != nil {
+			p.nodeErr("sections."+s.Key, s.Value, err)
+			continue
+		}
+		m := make(map[string]string, len(cats))
+		for _, cat := range cats {
+			if !segmentRE.MatchString(cat.Key) {
+				p.errorf(cat.KeyNode.Line, "sections.%s: %q is not a valid URL segment: use letters, digits, '-', '_', '.'", s.Key, cat.Key)
+				continue
+			}
+			name, err := yamlnode.String(cat.Value)
+			if err != nil {
+				p.nodeErr("sections."+s.Key+"."+cat.Key, cat.Value, err)
+				continue
+			}
+			if name == "" {
+				p.errorf(cat.Value.Line, "sections.%s.%s: display name is empty", s.Key, cat.Key)
+			}
+			m[cat.Key] = name
+		}
+		c.Sections[s.Key] = m
+	}
+}
+
+func (p *parser) authors(c *Config, n *yaml.Node) {
+	list, err := yamlnode.Mapping(n)
+	if err != nil {
+		p.nodeErr("authors", n, err)
+		return
+	}
+	for _, a := range list {
+		fields, err := yamlnode.Mapping(a.Value)
+		if err != nil {
+			p.nodeErr("authors."+a.Key, a.Value, err)
+			continue
+		}
+		var au Author
+		for _, f := range fields {
+			switch f.Key {
+			case "name":
+				au.Name = p.str(f)
+			case "url":
+				au.URL = p.str(f)
+			default:
+				p.unknown("authors."+a.Key+".", f, authorKeys)
+			}
+		}
+		if au.Name == "" {
+			p.errorf(a.KeyNode.Line, "authors.%s: name is missing", a.Key)
+		}
+		c.Authors[a.Key] = au
+	}
+}
+
+// ParseSize reads a byte size: a whole number with an optional unit
+// B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("%q is not a size: write e.g. 4GiB, 500MB or 1000000", s)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	mult := map[string]int64{"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+		"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
+	m, ok := mult[strings.ToUpper(strings.TrimSpace(t[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("%q has an unknown unit: use B, KB, MB, GB, TB, KiB, MiB, GiB or TiB", s)
+	}
+	if n > math.MaxInt64/m {
+		return 0, errors.New("size is too large")
+	}
+	return n * m, nil
+}
+
+// Suggest returns the entry of known closest to s when it is a likely typo.
+func Suggest(s string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := distance(s, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,134 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+const minimal = "site_url: https://www.example.com\nbase_url: https://api.example.com\n"
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"missing site_url", "base_url: https://api.example.com\n",
+			"config.yaml: site_url is missing: add e.g. site_url: https://www.example.com"},
+		{"missing base_url", "site_url: https://www.example.com\n",
+			"config.yaml: base_url is missing: add the address /articles/ is served from, e.g. base_url: https://api.example.com"},
+		{"relative base_url", "site_url: https://www.example.com\nbase_url: /api\n",
+			`config.yaml:2: base_url: "/api" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`},
+		{"default_limit not in limits", minimal + "pagination:\n  default_limit: 25\n  limits: [20, 50]\n",
+			"config.yaml:4: pagination.default_limit 25 is not one of pagination.limits [20 50]: add it to limits"},
+		{"max_limit not in limits", minimal + "pagination:\n  limits: [20, 50]\n  max_limit: 70\n",
+			"config.yaml:5: pagination.max_limit 70 is not one of pagination.limits [20 50]: add it to limits"},
+		{"zero limit", minimal + "pagination:\n  limits: [20, 0]\n",
+			"config.yaml:4: pagination.limits: page size 0 must be a positive whole number"},
+		{"negative default", minimal + "pagination:\n  default_limit: -5\n",
+			"config.yaml:4: pagination.default_limit: page size -5 must be a positive whole number"},
+		{"unknown timezone", minimal + "timezone: Mars/Olympus\n",
+			`config.yaml:3: timezone: unknown time zone "Mars/Olympus": use an IANA name such as Europe/Moscow or UTC`},
+		{"unknown key with suggestion", minimal + "site_ulr: x\n",
+			`config.yaml:3: unknown key "site_ulr": did you mean "site_url"?`},
+		{"unknown nested key", minimal + "pagination:\n  limit: 20\n",
+			`config.yaml:4: unknown key "pagination.limit": did you mean "pagination.limits"?`},
+		{"bad offsets", minimal + "pagination:\n  offsets: some\n",
+			`config.yaml:4: pagination.offsets: want "all" or "aligned", got "some"`},
+		{"bad size", minimal + "pagination:\n  max_output_bytes: lots\n",
+			`config.yaml:4: pagination.max_output_bytes: "lots" is not a size: write e.g. 4GiB, 500MB or 1000000`},
+		{"malformed yaml", minimal + "sections: [\n",
+			"config.yaml:3: invalid YAML: did not find expected node content"},
+		{"not a mapping", "- a\n", "config.yaml:1: want a mapping of key: value lines, got a list"},
+		{"empty", "", "config.yaml: config is empty: set at least site_url and base_url"},
+		{"author without name", minimal + "authors:\n  ivan: {url: /a/}\n",
+			"config.yaml:4: authors.ivan: name is missing"},
+		{"bad section name", minimal + "sections:\n  \"a b\": {x: X}\n",
+			`config.yaml:4: sections: "a b" is not a valid URL segment: use letters, digits, '-', '_', '.'`},
+		{"several errors at once", "site_url: nope\nbase_url: nope\nextra: 1\n", strings.Join([]string{
+			`config.yaml:1: site_url: "nope" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`,
+			`config.yaml:2: base_url: "nope" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`,
+			`config.yaml:3: unknown key "extra": known keys are site_url, base_url, media_url, timezone, default_avatar, sections, authors, pagination, content_dir, output_dir`,
+		}, "\n")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("config.yaml", "", []byte(tt.yaml))
+			got := "<nil>"
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	c, err := Parse("site/config.yaml", "site", []byte(minimal+"site_url: https://www.example.com/\n"[0:0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Pagination
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"media_url", c.MediaURL, "https://www.example.com"},
+		{"timezone", c.Location.String(), "UTC"},
+		{"default_limit", p.DefaultLimit, 20},
+		{"limits", len(p.Limits), 1},
+		{"max_limit", p.MaxLimit, 20},
+		{"offsets", p.Offsets, OffsetsAll},
+		{"max_output_bytes", p.MaxOutputBytes, int64(4 << 30)},
+		{"content_dir", c.ContentDir, "site/content"},
+		{"output_dir", c.OutputDir, "site/public"},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}
+
+func TestParseFull(t *testing.T) {
+	c, err := Parse("config.yaml", "", []byte(`site_url: https://www.example.com/
+base_url: https://api.example.com
+media_url: https://media.example.com/
+timezone: Europe/Moscow
+pagination:
+  default_limit: 20
+  limits: [100, 20, 50, 20]
+  offsets: aligned
+  max_output_bytes: 1GiB
+output_dir: /srv/public
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SiteURL != "https://www.example.com" || c.MediaURL != "https://media.example.com" {
+		t.Errorf("trailing slash kept: %q %q", c.SiteURL, c.MediaURL)
+	}
+	if got := c.Pagination.Limits; len(got) != 3 || got[0] != 20 || got[2] != 100 {
+		t.Errorf("limits = %v, want [20 50 100]", got)
+	}
+	if c.Pagination.MaxLimit != 100 || c.Pagination.MaxOutputBytes != 1<<30 || c.OutputDir != "/srv/public" {
+		t.Errorf("got max_limit %d, max_output_bytes %d, output_dir %q", c.Pagination.MaxLimit, c.Pagination.MaxOutputBytes, c.OutputDir)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"4GiB", 4 << 30, true}, {"500MB", 500e6, true}, {"1000", 1000, true}, {"2 kib", 2048, true},
+		{"", 0, false}, {"1.5GB", 0, false}, {"10PB", 0, false}, {"99999999999999999999", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseSize(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}

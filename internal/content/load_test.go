@@ -1,0 +1,330 @@
+package content
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/diag"
+)
+
+const testConfig = `site_url: https://www.example.com
+base_url: https://api.example.com
+media_url: https://media.example.com
+timezone: Europe/Moscow
+default_avatar: /static/avatar.png
+sections:
+  news:
+    politics: Политика
+authors:
+  ivan: {name: Иван Петров, url: /authors/ivan/}
+`
+
+func testCfg(t testing.TB) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse("config.yaml", "", []byte(testConfig))
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return cfg
+}
+
+var now = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+func load(t testing.TB, files map[string]string) (*Site, error) {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for name, data := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	return NewLoader(testCfg(t)).Load(context.Background(), fsys, Options{Now: now, Root: "content"})
+}
+
+const good = "---\nid: 1\ntitle: Hello\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\nBody.\n"
+
+func TestLoadErrors(t *testing.T) {
+	const p = "content/news/politics/a.md"
+	tests := []struct {
+		name string
+		file string
+		want string
+	}{
+		{"malformed yaml", "---\nid: 1\ntitle: [unclosed\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + ":3: invalid YAML: did not find expected ',' or ']'"},
+		{"no front matter", "Just a body.\n", p + ":1: no front matter: start the file with a line ---, the keys id, title and published, then a line ---"},
+		{"no closing", "---\nid: 1\ntitle: x\n", p + ":1: front matter is not closed: add a line --- after its last key"},
+		{"empty file", "", p + ": file is empty: start it with front matter between --- lines (id, title, published)"},
+		{"blank file", "\n \n", p + ": file is empty: start it with front matter between --- lines (id, title, published)"},
+		{"missing id", "---\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + ":1: missing required key id: add e.g. id: 123 (a positive number, unique across the site)"},
+		{"missing title", "---\nid: 1\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + ":1: missing required key title: add e.g. title: Your headline"},
+		{"missing published", "---\nid: 1\ntitle: x\nauthor: ivan\n---\n",
+			p + ":1: missing required key published: add e.g. published: 2025-01-31T09:30:00"},
+		{"id zero", "---\nid: 0\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + `:2: id: want a positive whole number, got "0"`},
+		{"id negative", "---\nid: -4\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + `:2: id: want a positive whole number, got "-4"`},
+		{"id text", "---\nid: abc\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + `:2: id: want a positive whole number, got "abc"`},
+		{"id float", "---\nid: 1.5\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + `:2: id: want a positive whole number, got "1.5"`},
+		{"empty title", "---\nid: 1\ntitle: \"  \"\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + ":3: title is empty: give the article a headline"},
+		{"bad date", "---\nid: 1\ntitle: x\npublished: 2025-13-02T10:00:00\nauthor: ivan\n---\n",
+			p + `:4: published: "2025-13-02T10:00:00" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00`},
+		{"date only", "---\nid: 1\ntitle: x\npublished: 2025-01-02\nauthor: ivan\n---\n",
+			p + `:4: published: "2025-01-02" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00`},
+		{"unknown author", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: nobody\n---\n",
+			p + `:5: unknown author "nobody": add it to authors in config.yaml, or use author_name and author_url`},
+		{"no author", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\n---\n",
+			p + ":1: no author: set author (a key of authors in config.yaml) or both author_name and author_url"},
+		{"half inline author", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor_name: X\n---\n",
+			p + ":1: an inline author needs both author_name and author_url"},
+		{"negative pageviews", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\npageviews: -3\n---\n",
+			p + ":6: pageviews: -3 is negative: counters are 0 or more"},
+		{"negative comments", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\ncomments_count: -1\n---\n",
+			p + ":6: comments_count: -1 is negative: counters are 0 or more"},
+		{"tags not a list", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\ntags: a, b\n---\n",
+			p + `:6: tags: want a list of texts like [a, b], got "a, b"`},
+		{"tags not strings", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\ntags:\n  - a\n  - {b: c}\n---\n",
+			p + ":8: tags: want a list of texts, item is a mapping"},
+		{"invalid utf-8", "---\nid: 1\ntitle: \xff\xfe\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + ":3: invalid UTF-8: save the file with UTF-8 encoding"},
+		{"duplicate key", "---\nid: 1\ntitle: x\nid: 2\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + `:4: front matter: key "id" given twice (first at line 2): keep one`},
+		{"front matter not a mapping", "---\n- a\n- b\n---\n",
+			p + ":2: front matter: want a mapping of key: value lines, got a list"},
+		{"relative image", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\nimg_big: images/x.jpg\n---\n",
+			p + `:6: img_big: "images/x.jpg" is neither a path starting with / nor an http(s) URL`},
+		{"bad draft", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\ndraft: maybe\n---\n",
+			p + `:6: draft: want true or false, got "maybe"`},
+		{"leading blank lines keep numbering", "\n\n---\nid: 1\ntitle: x\npublished: nope\nauthor: ivan\n---\n",
+			p + `:6: published: "nope" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(t, map[string]string{"news/politics/a.md": tt.file})
+			if got := errString(err); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+func TestLoadErrorsAcrossFiles(t *testing.T) {
+	dup := "---\nid: 7\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n"
+	_, err := load(t, map[string]string{
+		"news/politics/a.md":  dup,
+		"news/politics/b.md":  dup,
+		"news/politics/A2.md": strings.Replace(good, "id: 1", "id: 8", 1),
+		"news/politics/a2.md": strings.Replace(good, "id: 1", "id: 9", 1),
+		"news/sport/c.md":     good,
+		"sport/x/d.md":        good,
+		"news/e.md":           good,
+		"news/politics/f.md":  "no front matter",
+	})
+	want := []string{
+		`content/news/e.md: article outside a category folder: put it at content/<section>/<section_slug>/<slug>.md`,
+		`content/news/politics/a2.md: duplicate article URL https://www.example.com/news/politics/a2/: content/news/politics/A2.md has it too (URLs that differ only in letter case are one page on many hosts); rename one file`,
+		`content/news/politics/b.md:2: duplicate id 7: content/news/politics/a.md:2 has it too; ids must be unique across the site`,
+		`content/news/politics/f.md:1: no front matter: start the file with a line ---, the keys id, title and published, then a line ---`,
+		`content/news/sport/c.md: category news/sport is not in config.yaml: add sport: <display name> under sections.news (config.yaml)`,
+		`content/sport/x/d.md: section "sport" is not in config.yaml: add it under sections (config.yaml)`,
+	}
+	if got := errString(err); got != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+	var dl diag.List
+	if !errors.As(err, &dl) || len(dl) != len(want) {
+		t.Errorf("got %d diagnostics, want %d", len(dl), len(want))
+	}
+}
+
+func TestLoadArticle(t *testing.T) {
+	site, err := load(t, map[string]string{
+		"news/politics/full.md": `---
+id: 10
+title: "«Выборы» & \"quotes\""
+published: 2025-01-02T10:00:00+00:00
+tags: [выборы, "a, b"]
+pageviews: 1_000
+comments_count: 3
+author_name: Гость
+author_url: https://guest.example.org/
+img_big: /images/нонфикшн обложка.jpg
+img_big_2x: https://cdn.example.com/x.jpg?v=2&size=big
+img_small: /img/a%20b.jpg
+---
+# Heading
+
+First **bold** [link](https://x.example) and ` + "`code`" + ` &amp; \*stars\*
+continues here.
+
+Second paragraph.
+`,
+		"news/politics/min.md":   good,
+		"news/politics/draft.md": strings.Replace(good, "id: 1", "id: 2\ndraft: true", 1),
+		"news/politics/later.md": strings.Replace(strings.Replace(good, "id: 1", "id: 3", 1), "2025-01-02", "2031-01-02", 1),
+		"news/politics/_skip.md": "not parsed",
+		"news/.hidden/x.md":      "not parsed",
+		"news/politics/img.png":  "binary",
+		"news/politics/typo.md":  strings.Replace(strings.Replace(good, "id: 1", "id: 4", 1), "author: ivan", "author: ivan\ntitel: x", 1),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(site.Articles), 3; got != want {
+		t.Fatalf("%d articles, want %d", got, want)
+	}
+	if site.Drafts != 1 || site.Scheduled != 1 {
+		t.Errorf("drafts %d, scheduled %d; want 1 and 1", site.Drafts, site.Scheduled)
+	}
+	if got, want := errString(site.Warnings.Err()), `content/news/politics/typo.md:6: unknown front matter key "titel" is ignored: did you mean "title"?`; got != want {
+		t.Errorf("warnings:\ngot  %s\nwant %s", got, want)
+	}
+	byID := map[int64]*Article{}
+	for _, a := range site.Articles {
+		byID[a.ID] = a
+	}
+	a := byID[10]
+	checks := []struct{ name, got, want string }{
+		{"title", a.Title, `«Выборы» & "quotes"`},
+		{"url", a.URL, "https://www.example.com/news/politics/full/"},
+		{"category", a.Category, "Политика"},
+		{"category_url", a.CategoryURL, "https://www.example.com/news/politics/"},
+		{"announcement", a.Announcement, "First bold link and code & *stars* continues here."},
+		{"tags", strings.Join(a.Tags, "|"), "выборы|a, b"},
+		{"img_big", a.ImgBig, "https://media.example.com/images/нонфикшн обложка.jpg"},
+		{"img_big_2x", a.ImgBig2x, "https://cdn.example.com/x.jpg?v=2&size=big"},
+		{"img_small", a.ImgSmall, "https://media.example.com/img/a%20b.jpg"},
+		{"img_small_2x defaults to img_small", a.ImgSmall2x, "https://media.example.com/img/a%20b.jpg"},
+		{"author_name", a.AuthorName, "Гость"},
+		{"author_url", a.AuthorURL, "https://guest.example.org/"},
+		{"published converted to Moscow", a.Published.Format(PublishedLayout), "2025-01-02T13:00:00"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
+		}
+	}
+	if a.Pageviews != 1000 || a.Comments != 3 {
+		t.Errorf("counters = %d, %d; want 1000, 3", a.Pageviews, a.Comments)
+	}
+	m := byID[1]
+	for _, c := range []struct{ name, got, want string }{
+		{"default avatar", m.ImgSmall, "https://media.example.com/static/avatar.png"},
+		{"default avatar 2x", m.ImgSmall2x, "https://media.example.com/static/avatar.png"},
+		{"img_big empty", m.ImgBig, ""},
+		{"author from config", m.AuthorName, "Иван Петров"},
+		{"author url prefixed with site_url", m.AuthorURL, "https://www.example.com/authors/ivan/"},
+		{"announcement from body", m.Announcement, "Body."},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestFuture(t *testing.T) {
+	fsys := fstest.MapFS{"news/politics/later.md": {Data: []byte(strings.Replace(good, "2025-01-02", "2031-01-02", 1))}}
+	site, err := NewLoader(testCfg(t)).Load(context.Background(), fsys, Options{Now: now, Future: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(site.Articles) != 1 || site.Scheduled != 0 {
+		t.Errorf("with Future: %d articles, %d scheduled; want 1, 0", len(site.Articles), site.Scheduled)
+	}
+}
+
+func TestSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "news", "politics")
+	if err := os.MkdirAll(cat, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cat, "real.md"), []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		"loop-a.md": "loop-b.md", "loop-b.md": "loop-a.md", // file loop
+		"up":        "..",      // folder loop
+		"linked.md": "real.md", // a link to a file is followed
+		"broken.md": "missing.md",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(cat, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		_, err = NewLoader(testCfg(t)).Load(context.Background(), os.DirFS(dir), Options{Now: now, Root: "content"})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("load did not finish: symlink loop followed")
+	}
+	want := strings.Join([]string{
+		"content/news/politics/broken.md: broken symbolic link: no such file or directory",
+		"content/news/politics/loop-a.md: symbolic link loop: the link points back to itself; remove or fix it",
+		"content/news/politics/loop-b.md: symbolic link loop: the link points back to itself; remove or fix it",
+		"content/news/politics/real.md:2: duplicate id 1: content/news/politics/linked.md:2 has it too; ids must be unique across the site",
+		"content/news/politics/up: symbolic link to a folder: folders are not followed (they can loop); move the folder here or link its files one by one",
+	}, "\n")
+	if got := errString(err); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestLoaderCache(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "news", "politics")
+	os.MkdirAll(cat, 0o755)
+	for _, n := range []string{"a", "b", "c"} {
+		os.WriteFile(filepath.Join(cat, n+".md"), []byte(strings.Replace(good, "id: 1", "id: 1"+string(rune('0'+n[0]-'a')), 1)), 0o644)
+	}
+	l := NewLoader(testCfg(t))
+	l.Cache = true
+	site, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if site.Reparsed != 3 {
+		t.Errorf("first load parsed %d files, want 3", site.Reparsed)
+	}
+	edited := strings.Replace(strings.Replace(good, "id: 1", "id: 11", 1), "Hello", "Hello again", 1)
+	os.WriteFile(filepath.Join(cat, "b.md"), []byte(edited), 0o644)
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(cat, "b.md"), future, future)
+	site, err = l.Load(context.Background(), os.DirFS(dir), Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if site.Reparsed != 1 {
+		t.Errorf("second load parsed %d files, want 1", site.Reparsed)
+	}
+	found := false
+	for _, a := range site.Articles {
+		found = found || a.Title == "Hello again"
+	}
+	if !found {
+		t.Errorf("edited title not loaded")
+	}
+}

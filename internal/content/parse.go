@@ -1,0 +1,355 @@
+package content
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/adrg/frontmatter"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/yamlnode"
+	"github.com/yuin/goldmark/parser"
+	"gopkg.in/yaml.v3"
+)
+
+// frontMatterKeys are the keys an article's front matter may have.
+var frontMatterKeys = []string{"id", "title", "published", "announcement", "tags", "pageviews",
+	"comments_count", "author", "author_name", "author_url", "img_big", "img_big_2x", "img_small",
+	"img_small_2x", "draft"}
+
+// parsed is the outcome of reading one file: an article when it is valid,
+// and its errors and warnings.
+type parsed struct {
+	article  *Article
+	errs     diag.List
+	warnings diag.List
+}
+
+// fileParser turns one file's bytes into an Article.
+type fileParser struct {
+	cfg *config.Config
+	md  parser.Parser
+}
+
+// yamlFormat hands the raw front matter to the caller: the YAML is parsed
+// by yamlnode, which keeps lines.
+var yamlFormat = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
+	*(v.(*[]byte)) = data
+	return nil
+})
+
+// parse validates the file at display path p (section, slug and article
+// slug already taken from its location).
+func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) parsed {
+	var r parsed
+	fail := func(line int, format string, args ...any) parsed {
+		r.errs.Add(p, line, fmt.Sprintf(format, args...))
+		return r
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fail(0, "file is empty: start it with front matter between --- lines (id, title, published)")
+	}
+	if !utf8.Valid(data) {
+		return fail(invalidUTF8Line(data), "invalid UTF-8: save the file with UTF-8 encoding")
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+
+	var fm []byte
+	body, err := frontmatter.MustParse(bytes.NewReader(data), &fm, yamlFormat)
+	open := openingLine(data)
+	switch {
+	case errors.Is(err, frontmatter.ErrNotFound) && open > 0:
+		return fail(open, "front matter is not closed: add a line --- after its last key")
+	case errors.Is(err, frontmatter.ErrNotFound):
+		return fail(1, "no front matter: start the file with a line ---, the keys id, title and published, then a line ---")
+	case err != nil:
+		return fail(0, "reading front matter: %v", err)
+	}
+	// The front matter starts on the line after the opening ---.
+	root, err := yamlnode.Parse(fm, open)
+	if err != nil {
+		return fail(yamlnode.Line(err, open), "%v", err)
+	}
+	if root == nil {
+		return fail(open, "front matter is empty: add the keys id, title and published")
+	}
+	pairs, err := yamlnode.Mapping(root)
+	if err != nil {
+		return fail(yamlnode.Line(err, root.Line), "front matter: %v", err)
+	}
+
+	a := &Article{Path: p, Section: section, SectionSlug: sectionSlug, Slug: slug, Line: open}
+	var (
+		haveID, haveTitle, havePub, haveAnn bool
+		haveAuthor, haveAName, haveAURL     bool
+		authorLine                          int
+		imgSmallSet, imgSmall2xSet          bool
+	)
+	line := func(n *yaml.Node) int { return n.Line }
+	bad := func(kv yamlnode.Pair, err error) {
+		r.errs.Add(p, yamlnode.Line(err, kv.Value.Line), kv.Key+": "+err.Error())
+	}
+	str := func(kv yamlnode.Pair) string {
+		s, err := yamlnode.String(kv.Value)
+		if err != nil {
+			bad(kv, err)
+		}
+		return s
+	}
+	counter := func(kv yamlnode.Pair) int64 {
+		v, err := yamlnode.Int(kv.Value)
+		if err != nil {
+			bad(kv, err)
+			return 0
+		}
+		if v < 0 {
+			r.errs.Add(p, line(kv.Value), fmt.Sprintf("%s: %d is negative: counters are 0 or more", kv.Key, v))
+			return 0
+		}
+		return v
+	}
+	for _, kv := range pairs {
+		switch kv.Key {
+		case "id":
+			haveID = true
+			a.Line = line(kv.KeyNode)
+			v, err := yamlnode.Int(kv.Value)
+			if err != nil || v <= 0 {
+				r.errs.Add(p, line(kv.Value), fmt.Sprintf("id: want a positive whole number, got %s", quoteValue(kv.Value)))
+				break
+			}
+			a.ID = v
+		case "title":
+			haveTitle = true
+			a.Title = str(kv)
+			if strings.TrimSpace(a.Title) == "" {
+				r.errs.Add(p, line(kv.Value), "title is empty: give the article a headline")
+			}
+		case "published":
+			havePub = true
+			s := str(kv)
+			wall, instant, err := parseTime(s, fp.cfg.Location)
+			if err != nil {
+				r.errs.Add(p, line(kv.Value), "published: "+err.Error())
+				break
+			}
+			a.Published, a.Instant = wall, instant
+		case "announcement":
+			haveAnn = true
+			a.Announcement = str(kv)
+		case "tags":
+			tags, err := yamlnode.Strings(kv.Value)
+			if err != nil {
+				bad(kv, err)
+				break
+			}
+			a.Tags = tags
+		case "pageviews":
+			a.Pageviews = counter(kv)
+		case "comments_count":
+			a.Comments = counter(kv)
+		case "author":
+			haveAuthor, authorLine = true, line(kv.Value)
+			a.AuthorKey = str(kv)
+		case "author_name":
+			haveAName = true
+			a.AuthorName = str(kv)
+		case "author_url":
+			haveAURL = true
+			a.AuthorURL = str(kv)
+		case "img_big":
+			a.ImgBig = str(kv)
+		case "img_big_2x":
+			a.ImgBig2x = str(kv)
+		case "img_small":
+			imgSmallSet = true
+			a.ImgSmall = str(kv)
+		case "img_small_2x":
+			imgSmall2xSet = true
+			a.ImgSmall2x = str(kv)
+		case "draft":
+			v, err := yamlnode.Bool(kv.Value)
+			if err != nil {
+				bad(kv, err)
+			}
+			a.Draft = v
+		default:
+			msg := fmt.Sprintf("unknown front matter key %q is ignored", kv.Key)
+			if s := config.Suggest(kv.Key, frontMatterKeys); s != "" {
+				msg += fmt.Sprintf(": did you mean %q?", s)
+			}
+			r.warnings.Add(p, line(kv.KeyNode), msg)
+		}
+	}
+	for _, req := range []struct {
+		have bool
+		key  string
+		hint string
+	}{
+		{haveID, "id", "id: 123 (a positive number, unique across the site)"},
+		{haveTitle, "title", "title: Your headline"},
+		{havePub, "published", "published: 2025-01-31T09:30:00"},
+	} {
+		if !req.have {
+			r.errs.Add(p, open, fmt.Sprintf("missing required key %s: add e.g. %s", req.key, req.hint))
+		}
+	}
+
+	cfg := fp.cfg
+	cats, ok := cfg.Sections[section]
+	switch {
+	case !ok:
+		r.errs.Add(p, 0, fmt.Sprintf("section %q is not in config.yaml: add it under sections (%s)", section, cfg.Path))
+	default:
+		name, ok := cats[sectionSlug]
+		if !ok {
+			r.errs.Add(p, 0, fmt.Sprintf("category %s/%s is not in config.yaml: add %s: <display name> under sections.%s (%s)", section, sectionSlug, sectionSlug, section, cfg.Path))
+		}
+		a.Category = name
+	}
+	a.CategoryURL = cfg.SiteURL + "/" + section + "/" + sectionSlug + "/"
+	a.URL = a.CategoryURL + slug + "/"
+
+	switch {
+	case haveAuthor:
+		au, ok := cfg.Authors[a.AuthorKey]
+		if !ok {
+			r.errs.Add(p, authorLine, fmt.Sprintf("unknown author %q: add it to authors in %s, or use author_name and author_url", a.AuthorKey, cfg.Path))
+		}
+		if haveAName || haveAURL {
+			r.warnings.Add(p, authorLine, "author is set, so author_name and author_url are ignored")
+		}
+		a.AuthorName, a.AuthorURL = au.Name, au.URL
+	case haveAName && haveAURL:
+		a.AuthorKey = ""
+	case haveAName || haveAURL:
+		r.errs.Add(p, open, "an inline author needs both author_name and author_url")
+	default:
+		r.errs.Add(p, open, fmt.Sprintf("no author: set author (a key of authors in %s) or both author_name and author_url", cfg.Path))
+	}
+	var uerr error
+	a.AuthorURL, uerr = resolveURL(cfg.SiteURL, a.AuthorURL)
+	if uerr != nil {
+		r.errs.Add(p, open, "author_url: "+uerr.Error())
+	}
+
+	if !imgSmallSet {
+		a.ImgSmall = cfg.DefaultAvatar
+	}
+	if !imgSmall2xSet {
+		a.ImgSmall2x = a.ImgSmall
+	}
+	for _, img := range []struct {
+		key string
+		v   *string
+	}{{"img_big", &a.ImgBig}, {"img_big_2x", &a.ImgBig2x}, {"img_small", &a.ImgSmall}, {"img_small_2x", &a.ImgSmall2x}} {
+		res, err := resolveURL(cfg.MediaURL, *img.v)
+		if err != nil {
+			r.errs.Add(p, keyLine(pairs, img.key, open), img.key+": "+err.Error())
+		}
+		*img.v = res
+	}
+
+	if !haveAnn {
+		a.Announcement = firstParagraph(fp.md, body)
+	}
+	if len(r.errs) == 0 {
+		r.article = a
+	}
+	return r
+}
+
+func keyLine(pairs []yamlnode.Pair, key string, def int) int {
+	for _, kv := range pairs {
+		if kv.Key == key {
+			return kv.Value.Line
+		}
+	}
+	return def
+}
+
+// resolveURL prefixes a path that starts with "/" with prefix, as plain
+// text; absolute http(s) URLs and "" are kept as written.
+func resolveURL(prefix, s string) (string, error) {
+	switch {
+	case s == "":
+		return "", nil
+	case strings.HasPrefix(s, "//"), strings.HasPrefix(s, "http://"), strings.HasPrefix(s, "https://"):
+		return s, nil
+	case strings.HasPrefix(s, "/"):
+		return prefix + s, nil
+	}
+	return s, fmt.Errorf("%q is neither a path starting with / nor an http(s) URL", s)
+}
+
+// parseTime reads published: local wall-clock time in loc, or a time with
+// a zone offset converted to loc.
+func parseTime(s string, loc *time.Location) (wall, instant time.Time, err error) {
+	s = strings.TrimSpace(s)
+	if len(s) >= 11 && s[10] == ' ' {
+		s = s[:10] + "T" + s[11:]
+	}
+	if t, err := time.ParseInLocation(PublishedLayout, s, loc); err == nil {
+		return wallClock(t), t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		t = t.In(loc)
+		return wallClock(t), t, nil
+	}
+	return time.Time{}, time.Time{}, fmt.Errorf("%q is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00", s)
+}
+
+// wallClock keeps t's wall clock, dropping its zone, so that times compare
+// as written.
+func wallClock(t time.Time) time.Time {
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	return time.Date(y, mo, d, h, mi, sec, 0, time.UTC)
+}
+
+// openingLine returns the 1-based line of the opening --- of the front
+// matter, or 0 when the first non-blank line is something else.
+func openingLine(data []byte) int {
+	for n := 1; len(data) > 0; n++ {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		data = rest
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 {
+			continue
+		}
+		if string(t) == "---" {
+			return n
+		}
+		return 0
+	}
+	return 0
+}
+
+func invalidUTF8Line(data []byte) int {
+	line := 1
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		if r == utf8.RuneError && size <= 1 {
+			return line
+		}
+		if r == '\n' {
+			line++
+		}
+		data = data[size:]
+	}
+	return line
+}
+
+func quoteValue(n *yaml.Node) string {
+	if n == nil || yamlnode.IsNull(n) {
+		return "an empty value"
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "a list or mapping"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}

@@ -1,0 +1,273 @@
+// Package feed turns articles into the pages of the paginated listing:
+// their order, their links, their exact JSON bytes and the paths of the
+// files that hold them. It is the one place that knows the page layout.
+package feed
+
+import (
+	"net/url"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/content"
+)
+
+// Dir is the folder, inside the output folder, that holds every page.
+const Dir = "articles"
+
+// IndexPath is the page served for /articles/ with no query.
+const IndexPath = Dir + "/index.json"
+
+// Listing is every pre-rendered page of a site.
+type Listing struct {
+	BaseURL     string // no trailing slash
+	Pagination  config.Pagination
+	Collections []*Collection // the main listing first
+}
+
+// Param is one query parameter that selects a collection (a filter).
+type Param struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Collection is one ordered list of articles with its own pages: the main
+// listing, or a filtered one named by its query parameters.
+type Collection struct {
+	// Params are the filter parameters, sorted by key; none for the main listing.
+	Params []Param
+	// Dir is the folder of its pages inside the output, e.g. "articles".
+	Dir      string
+	Articles []*content.Article
+
+	// arena holds the encoded articles separated by commas, so that the
+	// results of any page are one contiguous slice: arena[start[i]:end[j]].
+	arena []byte
+	start []int
+	end   []int
+}
+
+// Count is the number of articles in the collection.
+func (c *Collection) Count() int { return len(c.Articles) }
+
+// New sorts articles newest first and encodes each of them once.
+// articles is not modified.
+func New(baseURL string, p config.Pagination, articles []*content.Article) *Listing {
+	sorted := slices.Clone(articles)
+	content.Sort(sorted)
+	main := &Collection{Dir: Dir, Articles: sorted}
+	main.encode()
+	return &Listing{BaseURL: baseURL, Pagination: p, Collections: []*Collection{main}}
+}
+
+// Main returns the unfiltered listing.
+func (l *Listing) Main() *Collection { return l.Collections[0] }
+
+// encode writes every article's JSON into the arena, on all cores.
+func (c *Collection) encode() {
+	n := len(c.Articles)
+	c.start = make([]int, n)
+	c.end = make([]int, n)
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
+	chunks := make([][]byte, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 0, (hi-lo)*1024)
+			for i := lo; i < hi; i++ {
+				if i > 0 {
+					buf = append(buf, ',')
+				}
+				c.start[i] = len(buf)
+				buf = AppendArticle(buf, c.Articles[i])
+				c.end[i] = len(buf)
+			}
+			chunks[w] = buf
+		}()
+	}
+	wg.Wait()
+	size := 0
+	for _, ch := range chunks {
+		size += len(ch)
+	}
+	c.arena = make([]byte, 0, size)
+	for w, ch := range chunks {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		base := len(c.arena)
+		for i := lo; i < hi; i++ {
+			c.start[i] += base
+			c.end[i] += base
+		}
+		c.arena = append(c.arena, ch...)
+	}
+}
+
+// ArticleJSON returns the encoded JSON of article i, in listing order.
+func (c *Collection) ArticleJSON(i int) []byte { return c.arena[c.start[i]:c.end[i]] }
+
+// Page is one pre-rendered page.
+type Page struct {
+	Coll   *Collection
+	Limit  int
+	Offset int
+	Path   string // slash-separated, relative to the output folder
+}
+
+// PagePath returns the file of the page (limit, offset) of collection c.
+func PagePath(c *Collection, limit, offset int) string {
+	b := make([]byte, 0, len(c.Dir)+24)
+	b = append(b, c.Dir...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(limit), 10)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(offset), 10)
+	b = append(b, ".json"...)
+	return string(b)
+}
+
+// Pages lists every page to write, in a stable order: per collection, its
+// index page (main listing only), then each limit's offsets ascending.
+func (l *Listing) Pages() []Page {
+	var pages []Page
+	p := l.Pagination
+	for _, c := range l.Collections {
+		if c.Dir == Dir {
+			pages = append(pages, Page{Coll: c, Limit: p.DefaultLimit, Offset: 0, Path: IndexPath})
+		}
+		for _, lim := range p.Limits {
+			for off := 0; off == 0 || off < c.Count(); off++ {
+				if p.Offsets == config.OffsetsAligned && off%lim != 0 {
+					continue
+				}
+				pages = append(pages, Page{Coll: c, Limit: lim, Offset: off, Path: PagePath(c, lim, off)})
+			}
+		}
+	}
+	return pages
+}
+
+// results returns the bytes of the page's results, without brackets.
+func (pg Page) results() []byte {
+	c := pg.Coll
+	if pg.Offset >= c.Count() {
+		return nil
+	}
+	last := min(pg.Offset+pg.Limit, c.Count()) - 1
+	return c.arena[c.start[pg.Offset]:c.end[last]]
+}
+
+// AppendPage appends the JSON of page pg to dst.
+func (l *Listing) AppendPage(dst []byte, pg Page) []byte {
+	dst = l.appendHead(dst, pg.Coll, pg.Limit, strconv.Itoa(pg.Offset))
+	dst = append(dst, pg.results()...)
+	return append(dst, "]}"...)
+}
+
+// PageSize is the exact length of the page's JSON, computed without
+// rendering it.
+func (l *Listing) PageSize(pg Page, scratch []byte) (int, []byte) {
+	scratch = l.appendHead(scratch[:0], pg.Coll, pg.Limit, strconv.Itoa(pg.Offset))
+	return len(scratch) + len(pg.results()) + 2, scratch
+}
+
+// AppendEmptyPage appends the page the original service gave for an offset
+// at or past the end of collection c: no results, no next link, and the
+// previous link by the usual rules. offset is a decimal number of any size.
+func (l *Listing) AppendEmptyPage(dst []byte, c *Collection, limit int, offset string) []byte {
+	dst = l.appendHead(dst, c, limit, offset)
+	return append(dst, "]}"...)
+}
+
+// appendHead writes {"count":C,"next":N,"previous":P,"results":[
+func (l *Listing) appendHead(dst []byte, c *Collection, limit int, offset string) []byte {
+	count := c.Count()
+	dst = append(dst, `{"count":`...)
+	dst = strconv.AppendInt(dst, int64(count), 10)
+	dst = append(dst, `,"next":`...)
+	off, small := smallInt(offset)
+	if !small || off+int64(limit) >= int64(count) {
+		dst = append(dst, "null"...)
+	} else {
+		dst = l.appendLink(dst, c, limit, strconv.FormatInt(off+int64(limit), 10))
+	}
+	dst = append(dst, `,"previous":`...)
+	switch {
+	case small && off <= 0:
+		dst = append(dst, "null"...)
+	case small && off-int64(limit) <= 0:
+		dst = l.appendLink(dst, c, limit, "")
+	default:
+		dst = l.appendLink(dst, c, limit, subtract(offset, limit))
+	}
+	return append(dst, `,"results":[`...)
+}
+
+// appendLink writes the JSON string of the link to page (limit, offset) of
+// c; an empty offset is left out. Parameters are in sorted key order and
+// encoded as an HTML form encodes them.
+func (l *Listing) appendLink(dst []byte, c *Collection, limit int, offset string) []byte {
+	u := make([]byte, 0, len(l.BaseURL)+64)
+	u = append(u, l.BaseURL...)
+	u = append(u, "/articles/?"...)
+	params := make([]Param, 0, len(c.Params)+2)
+	params = append(params, c.Params...)
+	params = append(params, Param{"limit", strconv.Itoa(limit)})
+	if offset != "" {
+		params = append(params, Param{"offset", offset})
+	}
+	slices.SortStableFunc(params, func(a, b Param) int {
+		switch {
+		case a.Key < b.Key:
+			return -1
+		case a.Key > b.Key:
+			return 1
+		}
+		return 0
+	})
+	for i, p := range params {
+		if i > 0 {
+			u = append(u, '&')
+		}
+		u = append(u, url.QueryEscape(p.Key)...)
+		u = append(u, '=')
+		u = append(u, url.QueryEscape(p.Value)...)
+	}
+	return AppendString(dst, string(u))
+}
+
+// smallInt parses a non-negative decimal that fits in 62 bits.
+func smallInt(s string) (int64, bool) {
+	if len(s) > 18 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
+}
+
+// subtract returns the decimal s - n for a decimal s of any size greater than n.
+func subtract(s string, n int) string {
+	if v, ok := smallInt(s); ok {
+		return strconv.FormatInt(v-int64(n), 10)
+	}
+	d := []byte(s)
+	borrow := n
+	for i := len(d) - 1; i >= 0 && borrow > 0; i-- {
+		v := int(d[i]-'0') - borrow%10
+		borrow /= 10
+		if v < 0 {
+			v += 10
+			borrow++
+		}
+		d[i] = byte('0' + v)
+	}
+	i := 0
+	for i < len(d)-1 && d[i] == '0' {
+		i++
+	}
+	return string(d[i:])
+}

@@ -1,0 +1,194 @@
+package feed
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/content"
+)
+
+const base = "https://api.example.com"
+
+// articles returns n articles, newest first by construction: article i
+// is published i hours before the first and has id 1000+n-i.
+func articles(n int) []*content.Article {
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	out := make([]*content.Article, n)
+	for i := range out {
+		out[i] = &content.Article{ID: int64(1000 + n - i), Title: fmt.Sprintf("t%d", i), Published: t0.Add(-time.Duration(i) * time.Hour)}
+	}
+	return out
+}
+
+func paging(limits ...int) config.Pagination {
+	return config.Pagination{DefaultLimit: limits[0], MaxLimit: limits[len(limits)-1], Limits: limits, Offsets: config.OffsetsAll}
+}
+
+type envelope struct {
+	Count    int               `json:"count"`
+	Next     *string           `json:"next"`
+	Previous *string           `json:"previous"`
+	Results  []json.RawMessage `json:"results"`
+}
+
+func decode(t *testing.T, b []byte) envelope {
+	t.Helper()
+	var e envelope
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatalf("page is not JSON: %v\n%s", err, b)
+	}
+	return e
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "null"
+	}
+	return *p
+}
+
+func TestLinks(t *testing.T) {
+	tests := []struct {
+		name                  string
+		count, limit, offset  int
+		wantNext, wantPrev    string
+		wantResults, wantFrom int
+	}{
+		{"offset 0", 45, 20, 0, base + "/articles/?limit=20&offset=20", "null", 20, 0},
+		{"offset below limit drops offset in previous", 45, 20, 7, base + "/articles/?limit=20&offset=27", base + "/articles/?limit=20", 20, 7},
+		{"offset equal to limit", 45, 20, 20, base + "/articles/?limit=20&offset=40", base + "/articles/?limit=20", 20, 20},
+		{"middle", 100, 20, 40, base + "/articles/?limit=20&offset=60", base + "/articles/?limit=20&offset=20", 20, 40},
+		{"last page", 45, 20, 40, "null", base + "/articles/?limit=20&offset=20", 5, 40},
+		{"last page, offset not aligned", 45, 20, 44, "null", base + "/articles/?limit=20&offset=24", 1, 44},
+		{"count exact multiple of limit", 40, 20, 20, "null", base + "/articles/?limit=20", 20, 20},
+		{"single page", 5, 20, 0, "null", "null", 5, 0},
+		{"count zero", 0, 20, 0, "null", "null", 0, 0},
+		{"limit 1", 3, 1, 1, base + "/articles/?limit=1&offset=2", base + "/articles/?limit=1", 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := New(base, paging(tt.limit), articles(tt.count))
+			got := decode(t, l.AppendPage(nil, Page{Coll: l.Main(), Limit: tt.limit, Offset: tt.offset}))
+			if got.Count != tt.count {
+				t.Errorf("count = %d, want %d", got.Count, tt.count)
+			}
+			if str(got.Next) != tt.wantNext {
+				t.Errorf("next = %s, want %s", str(got.Next), tt.wantNext)
+			}
+			if str(got.Previous) != tt.wantPrev {
+				t.Errorf("previous = %s, want %s", str(got.Previous), tt.wantPrev)
+			}
+			if len(got.Results) != tt.wantResults {
+				t.Fatalf("%d results, want %d", len(got.Results), tt.wantResults)
+			}
+			if tt.wantResults > 0 {
+				want := string(l.Main().ArticleJSON(tt.wantFrom))
+				if string(got.Results[0]) != want {
+					t.Errorf("first result = %s, want %s", got.Results[0], want)
+				}
+			}
+		})
+	}
+}
+
+func TestEmptyPage(t *testing.T) {
+	tests := []struct {
+		name   string
+		count  int
+		offset string
+		want   string
+	}{
+		{"at the end", 45, "45", `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=25","results":[]}`},
+		{"past the end", 45, "100", `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=80","results":[]}`},
+		{"empty collection", 0, "0", `{"count":0,"next":null,"previous":null,"results":[]}`},
+		{"empty collection, offset below limit", 0, "5", `{"count":0,"next":null,"previous":"` + base + `/articles/?limit=20","results":[]}`},
+		{"huge offset", 3, "1000000000000000000000000000000", `{"count":3,"next":null,"previous":"` + base + `/articles/?limit=20&offset=999999999999999999999999999980","results":[]}`},
+		{"huge offset borrow", 3, "100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000015", `{"count":3,"next":null,"previous":"` + base + `/articles/?limit=20&offset=99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999995","results":[]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := New(base, paging(20), articles(tt.count))
+			got := string(l.AppendEmptyPage(nil, l.Main(), 20, tt.offset))
+			if got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOrderTies(t *testing.T) {
+	t0 := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
+	in := []*content.Article{
+		{ID: 5, Published: t0},
+		{ID: 900, Published: t0.Add(-time.Hour)},
+		{ID: 7, Published: t0},
+		{ID: 6, Published: t0.Add(time.Second)},
+		{ID: 1200, Published: t0},
+	}
+	l := New(base, paging(20), in)
+	var got []int64
+	for _, a := range l.Main().Articles {
+		got = append(got, a.ID)
+	}
+	want := []int64{6, 1200, 7, 5, 900}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("order = %v, want %v", got, want)
+	}
+	if in[0].ID != 5 {
+		t.Errorf("New reordered its input")
+	}
+}
+
+func TestPages(t *testing.T) {
+	tests := []struct {
+		name    string
+		count   int
+		limits  []int
+		offsets string
+		want    []string
+	}{
+		{"all", 3, []int{2}, config.OffsetsAll, []string{"articles/index.json", "articles/2/0.json", "articles/2/1.json", "articles/2/2.json"}},
+		{"aligned", 5, []int{2, 3}, config.OffsetsAligned, []string{"articles/index.json", "articles/2/0.json", "articles/2/2.json", "articles/2/4.json", "articles/3/0.json", "articles/3/3.json"}},
+		{"empty collection still has offset 0", 0, []int{2, 3}, config.OffsetsAll, []string{"articles/index.json", "articles/2/0.json", "articles/3/0.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := paging(tt.limits...)
+			p.Offsets = tt.offsets
+			l := New(base, p, articles(tt.count))
+			var got []string
+			var scratch []byte
+			for _, pg := range l.Pages() {
+				got = append(got, pg.Path)
+				var size int
+				size, scratch = l.PageSize(pg, scratch)
+				if page := l.AppendPage(nil, pg); size != len(page) {
+					t.Errorf("%s: PageSize = %d, want %d", pg.Path, size, len(page))
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("pages = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestArticleJSON(t *testing.T) {
+	a := &content.Article{
+		ID: 42, Title: `Say "hi" <b>&</b>`, URL: "https://www.example.com/news/politics/x/",
+		Category: "Политика", CategoryURL: "https://www.example.com/news/politics/",
+		Announcement: "line\r\nnext\u2028", Tags: []string{"a", "b c"}, Pageviews: 7, Comments: 0,
+		ImgSmall: "https://media.example.com/a b.jpg?v=2&size=big", ImgSmall2x: "https://media.example.com/a b.jpg?v=2&size=big",
+		AuthorName: "Иван", AuthorURL: "https://www.example.com/authors/ivan/",
+		Published: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+	}
+	got := string(AppendArticle(nil, a))
+	want := `{"id":42,"title":"Say \"hi\" <b>&</b>","url":"https://www.example.com/news/politics/x/","category":"Политика","category_url":"https://www.example.com/news/politics/","announcement":"line\r\nnext\u2028","tags":"a, b c","pageviews":7,"comments_count":0,"img_big":"","img_big_2x":"","img_small":"https://media.example.com/a b.jpg?v=2&size=big","img_small_2x":"https://media.example.com/a b.jpg?v=2&size=big","author_name":"Иван","author_url":"https://www.example.com/authors/ivan/","published":"2025-01-02T03:04:05"}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,268 @@
+// Package yamlnode reads typed values out of a parsed YAML document
+// (yaml.v3 nodes) while keeping the line of every value, so that callers
+// can report problems as "path:line: message".
+package yamlnode
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Pair is one key: value entry of a mapping.
+type Pair struct {
+	Key     string
+	KeyNode *yaml.Node
+	Value   *yaml.Node
+}
+
+// Parse parses one YAML document whose first line is line offset+1 of its
+// file: every node's Line, and the line of a *SyntaxError, are lines of
+// the file. An empty document gives a nil node.
+func Parse(data []byte, offset int) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		se := syntaxError(err)
+		// An error at the end of the text points past its last line.
+		se.Line = min(se.Line, max(1, lineCount(data))) + offset
+		return nil, se
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, nil
+	}
+	if offset != 0 {
+		shift(&doc, offset, 0)
+	}
+	return deref(doc.Content[0]), nil
+}
+
+func lineCount(data []byte) int {
+	n := strings.Count(string(data), "\n")
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+func shift(n *yaml.Node, offset, depth int) {
+	if depth > 1000 {
+		return
+	}
+	n.Line += offset
+	for _, c := range n.Content {
+		shift(c, offset, depth+1)
+	}
+}
+
+// SyntaxError is malformed YAML.
+type SyntaxError struct {
+	Line int // 1-based, relative to the parsed text; 0 when unknown
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string { return e.Msg }
+
+var lineRE = regexp.MustCompile(`^(?:yaml: )?(?:line (\d+): )?(.*)$`)
+
+// parserProblems are the messages of yaml.v3's parser (as opposed to its
+// scanner). yaml.v3 numbers their lines from 0 and leaves out "line 0",
+// while scanner errors are numbered from 1.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"did not find expected key":              true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected node content":     true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found undefined tag handle":             true,
+	"found incompatible YAML document":       true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+}
+
+func syntaxError(err error) *SyntaxError {
+	msg := strings.TrimSpace(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n"))
+	m := lineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return &SyntaxError{Msg: "invalid YAML: " + msg}
+	}
+	line := 1
+	if m[1] != "" {
+		line, _ = strconv.Atoi(m[1])
+		if parserProblems[m[2]] {
+			line++
+		}
+	}
+	return &SyntaxError{Line: line, Msg: "invalid YAML: " + m[2]}
+}
+
+// deref follows aliases.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// IsNull reports whether n is absent or an explicit null ("key:" or "key: null").
+func IsNull(n *yaml.Node) bool {
+	n = deref(n)
+	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+// Mapping returns the entries of a mapping node in document order.
+// A key given twice is an error naming both lines.
+func Mapping(n *yaml.Node) ([]Pair, error) {
+	n = deref(n)
+	if n == nil {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("want a mapping of key: value lines, got %s", describe(n))
+	}
+	pairs := make([]Pair, 0, len(n.Content)/2)
+	seen := make(map[string]int, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			return nil, &LineError{Line: k.Line, Msg: "a key must be a plain name"}
+		}
+		if first, dup := seen[k.Value]; dup {
+			return nil, &LineError{Line: k.Line, Msg: fmt.Sprintf("key %q given twice (first at line %d): keep one", k.Value, first)}
+		}
+		seen[k.Value] = k.Line
+		pairs = append(pairs, Pair{Key: k.Value, KeyNode: k, Value: v})
+	}
+	return pairs, nil
+}
+
+// LineError is a problem at a specific line of the YAML text.
+type LineError struct {
+	Line int
+	Msg  string
+}
+
+func (e *LineError) Error() string { return e.Msg }
+
+// Line returns the line an error from this package points at, falling back to def.
+func Line(err error, def int) int {
+	var le *LineError
+	if errors.As(err, &le) && le.Line > 0 {
+		return le.Line
+	}
+	var se *SyntaxError
+	if errors.As(err, &se) && se.Line > 0 {
+		return se.Line
+	}
+	return def
+}
+
+// String reads a scalar as text. Numbers and booleans are taken as written
+// (a title "2024" is the text 2024); null is the empty string.
+func String(n *yaml.Node) (string, error) {
+	n = deref(n)
+	if IsNull(n) {
+		return "", nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("want a text value, got %s", describe(n))
+	}
+	return n.Value, nil
+}
+
+// Int reads an integer scalar. Values that do not fit in int64 are errors.
+func Int(n *yaml.Node) (int64, error) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!str") {
+		return 0, fmt.Errorf("want a whole number, got %s", describe(n))
+	}
+	s := strings.ReplaceAll(n.Value, "_", "")
+	v, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		if bi, ok := new(big.Int).SetString(s, 0); ok && n.Tag == "!!int" {
+			return 0, fmt.Errorf("number %s is too large", bi)
+		}
+		return 0, fmt.Errorf("want a whole number, got %s", describe(n))
+	}
+	return v, nil
+}
+
+// Bool reads a boolean scalar (true or false).
+func Bool(n *yaml.Node) (bool, error) {
+	n = deref(n)
+	if n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		switch strings.ToLower(n.Value) {
+		case "true", "yes", "on", "y":
+			return true, nil
+		}
+		return false, nil
+	}
+	return false, fmt.Errorf("want true or false, got %s", describe(n))
+}
+
+// Strings reads a sequence of text scalars. Null is an empty list.
+func Strings(n *yaml.Node) ([]string, error) {
+	n = deref(n)
+	if IsNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("want a list of texts like [a, b], got %s", describe(n))
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, c := range n.Content {
+		c = deref(c)
+		if c.Kind != yaml.ScalarNode || IsNull(c) {
+			return nil, &LineError{Line: c.Line, Msg: fmt.Sprintf("want a list of texts, item is %s", describe(c))}
+		}
+		out = append(out, c.Value)
+	}
+	return out, nil
+}
+
+// Ints reads a sequence of integers.
+func Ints(n *yaml.Node) ([]int64, error) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("want a list of whole numbers like [20, 50], got %s", describe(n))
+	}
+	out := make([]int64, 0, len(n.Content))
+	for _, c := range n.Content {
+		v, err := Int(c)
+		if err != nil {
+			return nil, &LineError{Line: deref(c).Line, Msg: err.Error()}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// describe names what a node holds, for error messages.
+func describe(n *yaml.Node) string {
+	n = deref(n)
+	if n == nil {
+		return "nothing"
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "an empty value"
+		}
+		v := n.Value
+		if len(v) > 40 {
+			v = v[:40] + "..."
+		}
+		return strconv.Quote(v)
+	}
+	return "an unsupported value"
+}
