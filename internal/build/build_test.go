@@ -1,0 +1,399 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/feedgen/feedgen"
+	"github.com/feedgen/feedgen/internal/diag"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// buildTime is the fixed build time of the tests.
+var buildTime = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func fixedNow() time.Time { return buildTime }
+
+// snapshot is every file under dir with its bytes and modification time.
+type snapshot map[string]fileState
+
+type fileState struct {
+	data    string
+	modTime time.Time
+}
+
+func snap(t *testing.T, dir string) snapshot {
+	t.Helper()
+	s := snapshot{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		s[filepath.ToSlash(rel)] = fileState{string(data), info.ModTime()}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// diffSnap lists the files that differ between two snapshots.
+func diffSnap(a, b snapshot) (changed []string) {
+	for p, sa := range a {
+		sb, ok := b[p]
+		switch {
+		case !ok:
+			changed = append(changed, "-"+p)
+		case sa.data != sb.data:
+			changed = append(changed, "~"+p)
+		case !sa.modTime.Equal(sb.modTime):
+			changed = append(changed, "t"+p)
+		}
+	}
+	for p := range b {
+		if _, ok := a[p]; !ok {
+			changed = append(changed, "+"+p)
+		}
+	}
+	return changed
+}
+
+func TestGoldenSample(t *testing.T) {
+	out := t.TempDir()
+	res, err := New(Options{FS: feedgen.Sample(), ConfigName: "config.yaml", OutDir: out, Now: fixedNow, Generator: "feedgen test"}).Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Estimate != res.Bytes {
+		t.Errorf("estimate %d, want the exact size %d", res.Estimate, res.Bytes)
+	}
+	golden := filepath.Join("testdata", "golden")
+	got := snap(t, out)
+	if *update {
+		os.RemoveAll(golden)
+		for p, f := range got {
+			name := filepath.Join(golden, filepath.FromSlash(p))
+			os.MkdirAll(filepath.Dir(name), 0o755)
+			if err := os.WriteFile(name, []byte(f.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	want := snap(t, golden)
+	if len(want) == 0 {
+		t.Fatalf("no golden files in %s: run go test ./internal/build -update", golden)
+	}
+	for p, w := range want {
+		g, ok := got[p]
+		if !ok {
+			t.Errorf("missing %s", p)
+			continue
+		}
+		if g.data != w.data {
+			t.Errorf("%s differs from the golden file (go test ./internal/build -update to accept):\ngot  %.300s\nwant %.300s", p, g.data, w.data)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("unexpected file %s", p)
+		}
+	}
+}
+
+const siteConfig = `site_url: https://www.example.com
+base_url: https://api.example.com
+sections:
+  news: {politics: Politics}
+authors:
+  ivan: {name: Ivan, url: /authors/ivan/}
+pagination:
+  default_limit: 2
+  limits: [2, 3]
+`
+
+func article(id int, date string) string {
+	return "---\nid: " + itoa(id) + "\ntitle: Article " + itoa(id) + "\npublished: " + date + "\nauthor: ivan\n---\nBody " + itoa(id) + ".\n"
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// site writes a site of n articles in a temporary folder and returns it.
+func site(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, dir, "config.yaml", siteConfig)
+	for i := 1; i <= n; i++ {
+		write(t, dir, "content/news/politics/a"+itoa(i)+".md", article(i, "2025-01-"+pad(i)+"T10:00:00"))
+	}
+	return dir
+}
+
+func pad(i int) string {
+	if i < 10 {
+		return "0" + itoa(i)
+	}
+	return itoa(i)
+}
+
+func write(t *testing.T, dir, name, data string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func builder(dir string) *Builder {
+	return New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test"})
+}
+
+func mustBuild(t *testing.T, dir string) *Result {
+	t.Helper()
+	res, err := builder(dir).Build(context.Background())
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	return res
+}
+
+func TestIncremental(t *testing.T) {
+	dir := site(t, 5)
+	out := filepath.Join(dir, "public")
+	res := mustBuild(t, dir)
+	// index, limit 2: offsets 0-4, limit 3: offsets 0-4
+	if res.Pages != 11 || res.Written != 11 {
+		t.Fatalf("first build: %d pages, %d written; want 11, 11", res.Pages, res.Written)
+	}
+	before := snap(t, out)
+	time.Sleep(10 * time.Millisecond)
+
+	res = mustBuild(t, dir)
+	if res.Written != 0 || res.Deleted != 0 || res.Unchanged != 11 {
+		t.Errorf("no-change build: written %d, deleted %d, unchanged %d; want 0, 0, 11", res.Written, res.Deleted, res.Unchanged)
+	}
+	if d := diffSnap(before, snap(t, out)); len(d) > 0 {
+		t.Errorf("no-change build touched %v", d)
+	}
+
+	// Editing the oldest article changes only the pages that hold it.
+	write(t, dir, "content/news/politics/a1.md", strings.Replace(article(1, "2025-01-01T10:00:00"), "Article 1", "Edited", 1))
+	res = mustBuild(t, dir)
+	got := diffSnap(before, snap(t, out))
+	want := []string{"~articles/2/3.json", "~articles/2/4.json", "~articles/3/2.json", "~articles/3/3.json", "~articles/3/4.json", "~manifest.json"}
+	if strings.Join(sorted(got), " ") != strings.Join(want, " ") {
+		t.Errorf("edit changed %v, want %v", sorted(got), want)
+	}
+	if res.Written != 5 {
+		t.Errorf("edit: %d pages written, want 5", res.Written)
+	}
+
+	// Deleting an article deletes the pages past the new end.
+	os.Remove(filepath.Join(dir, "content/news/politics/a5.md"))
+	res = mustBuild(t, dir)
+	if res.Deleted != 2 {
+		t.Errorf("delete: %d pages deleted, want 2", res.Deleted)
+	}
+	for _, p := range []string{"articles/2/4.json", "articles/3/4.json"} {
+		if _, err := os.Stat(filepath.Join(out, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s still exists: %v", p, err)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+func TestFailedBuildLeavesOutput(t *testing.T) {
+	tests := []struct {
+		name  string
+		break_ func(t *testing.T, dir string)
+		want  string
+	}{
+		{"content error", func(t *testing.T, dir string) {
+			write(t, dir, "content/news/politics/a2.md", "---\nid: x\n---\n")
+		}, "content/news/politics/a2.md:2: id: want a positive whole number"},
+		{"config error", func(t *testing.T, dir string) {
+			write(t, dir, "config.yaml", siteConfig+"typo: 1\n")
+		}, `config.yaml:10: unknown key "typo"`},
+		{"output too large", func(t *testing.T, dir string) {
+			write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2, 3]\n  max_output_bytes: 100", 1))
+		}, "more than pagination.max_output_bytes (100 B)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := site(t, 4)
+			out := filepath.Join(dir, "public")
+			mustBuild(t, dir)
+			before := snap(t, out)
+			write(t, dir, "content/news/politics/a3.md", strings.Replace(article(3, "2025-01-03T10:00:00"), "Article 3", "Changed", 1))
+			tt.break_(t, dir)
+			_, err := builder(dir).Build(context.Background())
+			var dl diag.List
+			if !errors.As(err, &dl) {
+				t.Fatalf("got error %v, want a diag.List", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+			if d := diffSnap(before, snap(t, out)); len(d) > 0 {
+				t.Errorf("failed build changed the output: %v", d)
+			}
+		})
+	}
+}
+
+func TestFailedFirstBuildWritesNothing(t *testing.T) {
+	dir := site(t, 1)
+	write(t, dir, "content/news/politics/bad.md", "")
+	if _, err := builder(dir).Build(context.Background()); err == nil {
+		t.Fatal("build succeeded, want an error")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "public")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("output folder created by a failed build: %v", err)
+	}
+}
+
+func TestRepairsInterruptedBuild(t *testing.T) {
+	dir := site(t, 3)
+	out := filepath.Join(dir, "public")
+	mustBuild(t, dir)
+	clean := snap(t, out)
+	// What a killed build leaves: temporary files, a page written but not
+	// in the manifest, a page deleted though the manifest lists it, and a
+	// stale page of a limit no longer configured.
+	write(t, out, "articles/2/.1.json.999-0.tmp", `{"count":3,"ne`)
+	write(t, out, "articles/2/0.json", `{"count":99}`)
+	os.Remove(filepath.Join(out, "articles/3/1.json"))
+	write(t, out, "articles/7/0.json", `{}`)
+	res := mustBuild(t, dir)
+	if res.Written != 2 || res.Deleted != 1 {
+		t.Errorf("repair: written %d, deleted %d; want 2, 1", res.Written, res.Deleted)
+	}
+	after := snap(t, out)
+	for p, f := range clean {
+		if after[p].data != f.data {
+			t.Errorf("%s not repaired", p)
+		}
+	}
+	if len(after) != len(clean) {
+		t.Errorf("after repair %d files, want %d: %v", len(after), len(clean), diffSnap(clean, after))
+	}
+}
+
+func TestConcurrentBuilds(t *testing.T) {
+	dir := site(t, 20)
+	var wg sync.WaitGroup
+	var logs [4]bytes.Buffer
+	errs := make([]error, len(logs))
+	for i := range logs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &logs[i]})
+			_, errs[i] = b.Build(context.Background())
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("build %d: %v", i, err)
+		}
+	}
+	res := mustBuild(t, dir)
+	if res.Written != 0 {
+		t.Errorf("after concurrent builds a rebuild wrote %d pages, want 0", res.Written)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "public", "articles", "2"))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+func TestLockWaits(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := lock(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	got := make(chan error, 1)
+	go func() {
+		u, err := lock(context.Background(), dir, &log)
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("second lock taken while the first is held: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "waiting for another build of "+dir+" to finish") {
+		t.Errorf("log = %q, want a waiting message", log.String())
+	}
+}
+
+func TestEmbeddedSampleDefaults(t *testing.T) {
+	fsys := fstest.MapFS{
+		"config.yaml":                   {Data: []byte(siteConfig)},
+		"content/news/politics/only.md": {Data: []byte(article(1, "2025-01-01T10:00:00"))},
+	}
+	chdir(t, t.TempDir())
+	res, err := New(Options{FS: fsys, ConfigName: "config.yaml", Now: fixedNow}).Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OutDir != "public" || res.Articles != 1 {
+		t.Errorf("out %q, %d articles; want public, 1", res.OutDir, res.Articles)
+	}
+	if _, err := os.Stat(filepath.Join("public", "articles", "index.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+func chdir(t *testing.T, dir string) {
+	t.Helper()
+	t.Chdir(dir)
+}
