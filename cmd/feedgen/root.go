@@ -93,7 +93,13 @@ files, and serves them exactly as the original dynamic service answered.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-		Args:              noArgs,
+		Args:              cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+			}
+			return cmd.Help()
+		},
 	}
 	cmd.SetOut(opts.stdout)
 	cmd.SetErr(opts.stderr)
@@ -109,9 +115,6 @@ files, and serves them exactly as the original dynamic service answered.`,
 // noArgs rejects positional arguments as a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		if cmd.HasSubCommands() {
-			return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
-		}
 		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
 	}
 	return nil

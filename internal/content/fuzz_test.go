@@ -1,0 +1,58 @@
+package content
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary files to the front matter parser: it must
+// never panic, and must give either an article or at least one error, each
+// naming the file and a line inside it.
+func FuzzParse(f *testing.F) {
+	seeds, err := filepath.Glob(filepath.Join("testdata", "seeds", "*.md"))
+	if err != nil || len(seeds) == 0 {
+		f.Fatalf("no seeds in testdata/seeds: %v", err)
+	}
+	for _, s := range seeds {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	cfg := testCfg(f)
+	fp := &fileParser{cfg: cfg, md: newMarkdownParser()}
+	const p = "content/news/politics/x.md"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := fp.parse(p, "news", "politics", "x", data)
+		// YAML, like most editors, ends a line at CR LF, LF or a lone CR.
+		lines := strings.Count(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") + strings.Count(string(data), "\r") + 1
+		switch {
+		case r.article == nil && len(r.errs) == 0:
+			t.Fatal("no article and no error")
+		case r.article != nil && len(r.errs) > 0:
+			t.Fatalf("an article and errors: %v", r.errs)
+		}
+		for _, d := range append(r.errs, r.warnings...) {
+			if d.Path != p {
+				t.Errorf("diagnostic for %q, want %q", d.Path, p)
+			}
+			if d.Line < 0 || d.Line > lines {
+				t.Errorf("line %d outside the file's %d lines: %s", d.Line, lines, d)
+			}
+			if d.Msg == "" {
+				t.Errorf("empty message")
+			}
+		}
+		if a := r.article; a != nil {
+			if a.ID <= 0 || strings.TrimSpace(a.Title) == "" || a.Published.IsZero() {
+				t.Errorf("invalid article accepted: id %d, title %q, published %v", a.ID, a.Title, a.Published)
+			}
+			if a.Pageviews < 0 || a.Comments < 0 {
+				t.Errorf("negative counters accepted: %d, %d", a.Pageviews, a.Comments)
+			}
+		}
+	})
+}
