@@ -240,9 +240,9 @@ func sorted(s []string) []string {
 
 func TestFailedBuildLeavesOutput(t *testing.T) {
 	tests := []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, dir string)
-		want  string
+		want   string
 	}{
 		{"content error", func(t *testing.T, dir string) {
 			write(t, dir, "content/news/politics/a2.md", "---\nid: x\n---\n")

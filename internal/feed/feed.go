@@ -40,7 +40,8 @@ type Collection struct {
 	Params []Param
 	// Dir is the folder of its pages inside the output, e.g. "articles".
 	Dir      string
-	Articles []*content.Article
+	Articles []*content.Article // nil in a collection read back from a manifest
+	count    int
 
 	// arena holds the encoded articles separated by commas, so that the
 	// results of any page are one contiguous slice: arena[start[i]:end[j]].
@@ -50,14 +51,21 @@ type Collection struct {
 }
 
 // Count is the number of articles in the collection.
-func (c *Collection) Count() int { return len(c.Articles) }
+func (c *Collection) Count() int { return c.count }
+
+// Described returns a collection known only by its folder, filter and
+// article count, as a build's manifest records it: enough to compute the
+// pages past its end (AppendEmptyPage), not to render its pages.
+func Described(dir string, params []Param, count int) *Collection {
+	return &Collection{Dir: dir, Params: params, count: count}
+}
 
 // New sorts articles newest first and encodes each of them once.
 // articles is not modified.
 func New(baseURL string, p config.Pagination, articles []*content.Article) *Listing {
 	sorted := slices.Clone(articles)
 	content.Sort(sorted)
-	main := &Collection{Dir: Dir, Articles: sorted}
+	main := &Collection{Dir: Dir, Articles: sorted, count: len(sorted)}
 	main.encode()
 	return &Listing{BaseURL: baseURL, Pagination: p, Collections: []*Collection{main}}
 }

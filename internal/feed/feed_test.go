@@ -192,3 +192,12 @@ func TestArticleJSON(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+func TestDescribedEmptyPage(t *testing.T) {
+	l := &Listing{BaseURL: base, Pagination: paging(20)}
+	got := string(l.AppendEmptyPage(nil, Described(Dir, nil, 45), 20, "60"))
+	want := `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=40","results":[]}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,116 @@
+package feed
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/feedgen/feedgen/internal/config"
+)
+
+var testPaging = config.Pagination{DefaultLimit: 20, MaxLimit: 100, Limits: []int{20, 50, 100}, Offsets: config.OffsetsAll}
+
+func TestParseQuery(t *testing.T) {
+	tests := []struct {
+		query      string
+		wantLimit  int
+		wantOffset string
+	}{
+		{"", 20, "0"},
+		{"limit=50", 50, "0"},
+		{"limit=%2020", 20, "0"},
+		{"limit=%2050", 50, "0"},
+		{"limit=+50", 50, "0"},
+		{"limit=%2B50", 50, "0"},
+		{"limit=050", 50, "0"},
+		{"limit=5_0", 50, "0"},
+		{"limit=5__0", 20, "0"},
+		{"limit=_50", 20, "0"},
+		{"limit=50_", 20, "0"},
+		{"limit=%D9%A5%D9%A0", 50, "0"},         // Arabic-Indic ٥٠
+		{"limit=%EF%BC%95%EF%BC%90", 50, "0"},   // fullwidth ５０
+		{"limit=%D9%A5%EF%BC%90", 50, "0"},      // scripts may mix
+		{"limit=%E2%80%8350%E3%80%80", 50, "0"}, // U+2003 and U+3000 around
+		{"limit=%1C50", 50, "0"},                // Python strips U+001C too
+		{"limit=0", 20, "0"},
+		{"limit=-0", 20, "0"},
+		{"limit=-1", 20, "0"},
+		{"limit=abc", 20, "0"},
+		{"limit=1.5", 20, "0"},
+		{"limit=", 20, "0"},
+		{"limit", 20, "0"},
+		{"limit=%20", 20, "0"},
+		{"limit=1000000000000000000000000000000", 100, "0"},
+		{"limit=101", 100, "0"},
+		{"limit=7", 7, "0"},
+		{"limit=7&limit=abc", 20, "0"},
+		{"limit=abc&limit=50", 50, "0"},
+		{"limit=7;offset=14", 20, "0"},
+		{"offset=14", 20, "14"},
+		{"offset=%2B14", 20, "14"},
+		{"offset=-1", 20, "0"},
+		{"offset=-0", 20, "0"},
+		{"offset=0014", 20, "14"},
+		{"offset=1_4", 20, "14"},
+		{"offset=abc", 20, "0"},
+		{"offset=1000000000000000000000000000000", 20, "1000000000000000000000000000000"},
+		{"foo=bar&limit=50&&offset=100&x", 50, "100"},
+		{"%6Cimit=50", 50, "0"},
+		{"limit=5%30", 50, "0"},
+		{"limit=50%", 20, "0"},
+		{"limit=%zz", 20, "0"},
+		{"limit=%FF50", 20, "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			q := ParseQuery(tt.query, testPaging)
+			if q.Limit != tt.wantLimit || q.Offset != tt.wantOffset {
+				t.Errorf("ParseQuery(%q) = limit %d offset %s, want limit %d offset %s", tt.query, q.Limit, q.Offset, tt.wantLimit, tt.wantOffset)
+			}
+		})
+	}
+}
+
+func TestParseInt(t *testing.T) {
+	tests := []struct {
+		in     string
+		neg    bool
+		digits string
+		ok     bool
+	}{
+		{"0", false, "0", true}, {"-0", false, "0", true}, {"+0", false, "0", true},
+		{"-12", true, "12", true}, {" \t12\n", false, "12", true}, {"1_2_3", false, "123", true},
+		{"", false, "", false}, {"+", false, "", false}, {"-", false, "", false}, {"+-1", false, "", false},
+		{"1 2", false, "", false}, {"0x10", false, "", false}, {"1e3", false, "", false}, {"²", false, "", false},
+		{"\u00a012\u202f", false, "12", true}, {"٠٠٧", false, "7", true},
+	}
+	for _, tt := range tests {
+		neg, digits, ok := ParseInt(tt.in)
+		if neg != tt.neg || digits != tt.digits || ok != tt.ok {
+			t.Errorf("ParseInt(%q) = %v, %q, %v; want %v, %q, %v", tt.in, neg, digits, ok, tt.neg, tt.digits, tt.ok)
+		}
+	}
+}
+
+// FuzzParseQuery: any query gives a limit that is pre-rendered or clamped
+// into range, and an offset that is a canonical decimal.
+func FuzzParseQuery(f *testing.F) {
+	for _, s := range []string{"", "limit=20&offset=40", "limit=%2020", "limit=٢٠", "offset=1_000", "limit=7;offset=14", "a=%zz&limit=+5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q := ParseQuery(raw, testPaging)
+		if q.Limit < 1 || q.Limit > testPaging.MaxLimit {
+			t.Fatalf("limit %d out of range", q.Limit)
+		}
+		if q.Offset == "" || (len(q.Offset) > 1 && q.Offset[0] == '0') || strings.Trim(q.Offset, "0123456789") != "" {
+			t.Fatalf("offset %q is not a canonical decimal", q.Offset)
+		}
+		if !utf8.ValidString(unescape(raw)) {
+			t.Fatalf("unescape gave invalid UTF-8")
+		}
+		l := New(base, testPaging, articles(3))
+		page := l.AppendEmptyPage(nil, l.Main(), q.Limit, q.Offset)
+		decode(t, page)
+	})
+}
