@@ -25,6 +25,9 @@ type Pair struct {
 // file: every node's Line, and the line of a *SyntaxError, are lines of
 // the file. An empty document gives a nil node.
 func Parse(data []byte, offset int) (*yaml.Node, error) {
+	if n, ok := parseSimple(data, offset); ok {
+		return n, nil
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		se := syntaxError(err)

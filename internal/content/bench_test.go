@@ -1,0 +1,38 @@
+package content
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/corpus"
+)
+
+// BenchmarkLoad loads a generated site of 1,000 articles from memory.
+func BenchmarkLoad(b *testing.B) {
+	opt := corpus.Options{Articles: 1000, Seed: 1}
+	files := corpus.Files(opt)
+	cfg, err := config.Parse("config.yaml", "", files["config.yaml"])
+	if err != nil {
+		b.Fatal(err)
+	}
+	fsys := fstest.MapFS{}
+	size := 0
+	for name, data := range files {
+		if rest, ok := strings.CutPrefix(name, "content/"); ok {
+			fsys[rest] = &fstest.MapFile{Data: data}
+			size += len(data)
+		}
+	}
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	for b.Loop() {
+		site, err := NewLoader(cfg).Load(context.Background(), fsys, Options{Now: time.Now()})
+		if err != nil || len(site.Articles) != 1000 {
+			b.Fatalf("load: %v", err)
+		}
+	}
+}
