@@ -127,20 +127,25 @@ func isKey(k string) bool {
 
 // printable rejects what YAML does not allow or reads as a line break.
 func printable(s string) bool {
-	for i := 0; i < len(s); {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 || c == 0x7f {
-				return false // tabs included: kept out of the subset
-			}
-			i++
-			continue
+		if c < 0x20 || c == 0x7f {
+			return false // tabs included: kept out of the subset
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError || (r >= 0x80 && r <= 0x9f) || r == 0x2028 || r == 0x2029 || r == 0xfeff || r >= 0xfffe && r <= 0xffff {
+		if c >= utf8.RuneSelf {
+			return printableUTF8(s[i:])
+		}
+	}
+	return true
+}
+
+func printableUTF8(s string) bool {
+	for _, r := range s {
+		switch {
+		case r < 0x20 || r == 0x7f, r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r == 0xfeff,
+			r >= 0xfffe && r <= 0xffff, r == utf8.RuneError:
 			return false
 		}
-		i += size
 	}
 	return true
 }
@@ -243,37 +248,32 @@ func doubleQuoted(v string) (string, bool) {
 		return "", false
 	}
 	body := v[1 : len(v)-1]
-	if !strings.ContainsAny(body, `"\`) {
+	i := strings.IndexAny(body, `"\`)
+	if i < 0 {
 		return body, true
 	}
-	var b strings.Builder
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		switch c {
-		case '"':
+	b := make([]byte, 0, len(body))
+	for i >= 0 {
+		b = append(b, body[:i]...)
+		if body[i] == '"' || i+1 >= len(body) {
 			return "", false
-		case '\\':
-			if i+1 >= len(body) {
-				return "", false
-			}
-			i++
-			switch body[i] {
-			case '\\', '"':
-				b.WriteByte(body[i])
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'r':
-				b.WriteByte('\r')
-			default:
-				return "", false
-			}
-		default:
-			b.WriteByte(c)
 		}
+		switch body[i+1] {
+		case '\\', '"':
+			b = append(b, body[i+1])
+		case 'n':
+			b = append(b, '\n')
+		case 't':
+			b = append(b, '\t')
+		case 'r':
+			b = append(b, '\r')
+		default:
+			return "", false
+		}
+		body = body[i+2:]
+		i = strings.IndexAny(body, `"\`)
 	}
-	return b.String(), true
+	return string(append(b, body...)), true
 }
 
 // flowList reads [a, "b", 'c'] that is all of v.
