@@ -1,0 +1,68 @@
+// Package bench implements feedbench, the benchmark harness of feedgen. It
+// runs the real feedgen binary on synthetic sites from package corpus and
+// reports timings against the project's targets.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one feedbench subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"build", "whole-process build benchmark: cold build, cp -a, no-change rebuild, large site", runBuildCommand},
+	}
+}
+
+// Main runs feedbench with the command-line arguments (without the program
+// name) and returns the process exit code: 0 on success, also when a target
+// is missed; 1 when something failed to run; 2 on a usage error.
+// SIGINT and SIGTERM stop the run and remove its temporary files.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, args, stdout, stderr)
+}
+
+// Run is Main with a caller-supplied context.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "feedbench: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: feedbench <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "feedbench <command> -h" for the flags of a command.`)
+}
