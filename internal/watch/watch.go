@@ -1,0 +1,193 @@
+// Package watch calls a function after changes under a set of folders:
+// fsnotify events, recursive (folders that appear are watched too),
+// filtered of editor noise, and debounced so that a burst of changes (a
+// git checkout, an editor's save dance) gives one call.
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Options configure a watch.
+type Options struct {
+	// Paths are folders, watched with everything below them, or single files.
+	Paths []string
+	// Quiet is how long the tree must stay quiet after a change before Func
+	// runs; MaxWait caps the delay under a steady stream of changes.
+	Quiet   time.Duration
+	MaxWait time.Duration
+	// Func runs after changes, never twice at once, with the changed paths
+	// (sorted). Changes made while it runs lead to one more call after it.
+	Func func(ctx context.Context, changed []string)
+	// Log receives watch errors; nil discards them.
+	Log io.Writer
+	// Ready, if set, is called once every path is watched.
+	Ready func()
+}
+
+// Run watches until ctx is done. It returns an error only when watching
+// cannot start.
+func Run(ctx context.Context, opt Options) error {
+	if opt.Quiet <= 0 {
+		opt.Quiet = 20 * time.Millisecond
+	}
+	if opt.MaxWait <= 0 {
+		opt.MaxWait = 500 * time.Millisecond
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("starting to watch: %w", err)
+	}
+	defer w.Close()
+	// Files are watched through their folder, for their name only: the
+	// folder may hold other things (the output folder, say) that must not
+	// be watched.
+	files := map[string]bool{}
+	fileDirs := map[string]bool{}
+	var trees []string
+	for _, p := range opt.Paths {
+		p = filepath.Clean(p)
+		info, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("watching %s: %w", p, err)
+		}
+		if !info.IsDir() {
+			files[p] = true
+			fileDirs[filepath.Dir(p)] = true
+			if err := w.Add(filepath.Dir(p)); err != nil {
+				return fmt.Errorf("watching %s: %w", p, err)
+			}
+			continue
+		}
+		trees = append(trees, p)
+		if err := addTree(w, p); err != nil {
+			return fmt.Errorf("watching %s: %w", p, err)
+		}
+	}
+	inTree := func(name string) bool {
+		for _, t := range trees {
+			if name == t || strings.HasPrefix(name, t+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
+	if opt.Ready != nil {
+		opt.Ready()
+	}
+
+	pending := map[string]bool{}
+	var first time.Time // when the oldest pending change arrived
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	arm := func() {
+		wait := opt.Quiet
+		if left := opt.MaxWait - time.Since(first); left < wait {
+			wait = max(left, 0)
+		}
+		timer.Reset(wait)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ignored(ev.Name) || (fileDirs[filepath.Dir(ev.Name)] && !files[ev.Name] && !inTree(ev.Name)) {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				// A new folder, maybe with files already in it (moved in,
+				// or created by mkdir -p and filled at once).
+				if info, err := os.Stat(ev.Name); err == nil && info.IsDir() {
+					if err := addTree(w, ev.Name); err != nil {
+						fmt.Fprintf(opt.Log, "watch: %v\n", err)
+					}
+				}
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue // permissions and timestamps do not change content
+			}
+			if len(pending) == 0 {
+				first = time.Now()
+			}
+			pending[ev.Name] = true
+			arm()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			fmt.Fprintf(opt.Log, "watch: %v\n", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost: rebuild from what is on disk.
+				if len(pending) == 0 {
+					first = time.Now()
+				}
+				pending["(events lost)"] = true
+				arm()
+			}
+		case <-timer.C:
+			if len(pending) == 0 {
+				continue
+			}
+			changed := make([]string, 0, len(pending))
+			for p := range pending {
+				changed = append(changed, p)
+			}
+			sort.Strings(changed)
+			clear(pending)
+			opt.Func(ctx, changed)
+			// Events that arrived meanwhile wait in the channel and give
+			// one more call after the quiet period.
+		}
+	}
+}
+
+// addTree watches dir and every folder below it. Folders that are ignored
+// by the content rules (names starting with '.' or '_') are skipped.
+func addTree(w *fsnotify.Watcher, root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walked
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if p != root && ignored(p) {
+			return fs.SkipDir
+		}
+		if err := w.Add(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+}
+
+// ignored reports changes that cannot affect a build: hidden and '_'
+// files and folders (vim swap files .x.swp, emacs locks .#x), backups
+// ending in '~', and vim's write test file 4913.
+func ignored(path string) bool {
+	name := filepath.Base(path)
+	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || strings.HasSuffix(name, "~") ||
+		name == "4913"
+}
