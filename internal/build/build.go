@@ -124,6 +124,12 @@ type Builder struct {
 	loader  *content.Loader
 	prev    *Manifest // manifest of the last build, when it went to the same folder
 	prevDir string
+	// last is the listing of the last build this Builder wrote: pages whose
+	// articles, count and links are the same are not rendered again.
+	last *feed.Listing
+	// pending and hint carry the changed files of a Rebuild.
+	pending []string
+	hint    bool
 }
 
 // New returns a builder. Call Build to run it.
@@ -139,6 +145,32 @@ func New(opt Options) *Builder {
 
 // Config returns the config of the last build that got that far, or nil.
 func (b *Builder) Config() *config.Config { return b.cfg }
+
+// Rebuild is Build after the files named in changed (paths as the watcher
+// gives them) changed, and no others: only those are read again. A nil
+// changed means anything may have changed.
+func (b *Builder) Rebuild(ctx context.Context, changed []string) (*Result, error) {
+	b.pending, b.hint = changed, changed != nil
+	defer func() { b.pending, b.hint = nil, false }()
+	return b.Build(ctx)
+}
+
+// changed turns the paths given to Rebuild into paths inside the content
+// folder, or returns nil (check everything) when there was no hint.
+func (b *Builder) changed(cfg *config.Config) []string {
+	if !b.hint || b.opt.Root == "" {
+		return nil
+	}
+	out := []string{}
+	for _, p := range b.pending {
+		rel, err := filepath.Rel(cfg.ContentDir, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			continue // config.yaml and the like: not content
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
 
 // Build loads config and content and writes the pages. Content and config
 // errors come back as a diag.List and nothing is written.
@@ -158,7 +190,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	} else {
 		contentFS = os.DirFS(cfg.ContentDir)
 	}
-	site, err := b.loader.Load(ctx, contentFS, content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir})
+	site, err := b.loader.Load(ctx, contentFS, content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: b.changed(cfg)})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +201,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	if b.opt.BaseURL != "" {
 		baseURL = strings.TrimRight(b.opt.BaseURL, "/")
 	}
-	listing := feed.New(baseURL, cfg.Pagination, site.Articles)
+	listing := feed.Update(b.last, baseURL, cfg.Pagination, site.Articles)
 	pages := listing.Pages()
 
 	var estimate int64
@@ -255,6 +287,13 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 			old[f.Path] = f
 		}
 	}
+	// Pages of the last build of this Builder whose inputs did not change
+	// are known without rendering them: same count, links and article bytes.
+	var changes []int
+	if last := b.last; last != nil && prev != nil && b.prevDir == outDir && last.BaseURL == l.BaseURL &&
+		samePaging(last.Pagination, l.Pagination) && last.Main().Count() == l.Main().Count() {
+		changes = l.Main().Changes(last.Main())
+	}
 
 	dirs := map[string]bool{}
 	for _, pg := range pages {
@@ -288,6 +327,15 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 					return
 				}
 				pg := pages[i]
+				if changes != nil {
+					end := min(pg.Offset+pg.Limit, len(changes)-1)
+					if o, ok := old[pg.Path]; ok && (pg.Offset >= end || changes[end]-changes[pg.Offset] == 0) {
+						files[i] = o
+						bytesOut.Add(o.Size)
+						done.Add(1)
+						continue
+					}
+				}
 				buf = l.AppendPage(buf[:0], pg)
 				sum := sha256.Sum256(buf)
 				f := File{Path: pg.Path, Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:])}
@@ -324,11 +372,23 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 	for _, f := range files {
 		keep[f.Path] = true
 	}
-	deleted, err := sweep(outDir, keep)
-	if err != nil {
-		return err
+	if b.last != nil && b.prevDir == outDir && prev == b.prev {
+		// This Builder wrote the folder last: its manifest names every
+		// file there is to delete.
+		for _, f := range prev.Files {
+			if !keep[f.Path] {
+				if err := os.Remove(filepath.Join(outDir, filepath.FromSlash(f.Path))); err == nil {
+					res.Deleted++
+				}
+			}
+		}
+	} else {
+		deleted, err := sweep(outDir, keep)
+		if err != nil {
+			return err
+		}
+		res.Deleted = deleted
 	}
-	res.Deleted = deleted
 
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	m.Files = files
@@ -344,9 +404,13 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 			return err
 		}
 	}
-	b.prev, b.prevDir = m, outDir
+	b.prev, b.prevDir, b.last = m, outDir, l
 	res.Manifest = m
 	return nil
+}
+
+func samePaging(a, b config.Pagination) bool {
+	return a.DefaultLimit == b.DefaultLimit && a.Offsets == b.Offsets && slices.Equal(a.Limits, b.Limits)
 }
 
 func readManifest(outDir string, log io.Writer) *Manifest {

@@ -397,3 +397,63 @@ func chdir(t *testing.T, dir string) {
 	t.Helper()
 	t.Chdir(dir)
 }
+
+// TestRebuildMatchesCleanBuild edits a site step by step and, after each
+// incremental Rebuild, compares the output with a clean build of the same
+// content: skipping pages must never skip a change.
+func TestRebuildMatchesCleanBuild(t *testing.T) {
+	dir := site(t, 9)
+	b := builder(dir)
+	if _, err := b.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p := func(n int) string { return filepath.Join(dir, "content/news/politics/a"+itoa(n)+".md") }
+	steps := []struct {
+		name    string
+		change  func()
+		changed []string
+		written int
+	}{
+		{"title edit", func() {
+			write(t, dir, "content/news/politics/a5.md", strings.Replace(article(5, "2025-01-05T10:00:00"), "Article 5", "New title", 1))
+		}, []string{p(5)}, 5}, // index 4: offsets 3-4 of limit 2, 2-4 of limit 3
+		{"nothing", func() {}, []string{}, 0},
+		{"new article shifts every page", func() {
+			write(t, dir, "content/news/politics/a10.md", article(10, "2025-01-10T10:00:00"))
+		}, []string{p(10)}, -1},
+		{"date change reorders", func() {
+			write(t, dir, "content/news/politics/a2.md", article(2, "2025-02-01T10:00:00"))
+		}, []string{p(2)}, -1},
+		{"delete", func() { os.Remove(p(7)) }, []string{p(7)}, -1},
+		{"config change", func() {
+			write(t, dir, "config.yaml", strings.Replace(siteConfig, "base_url: https://api.example.com", "base_url: https://api2.example.com", 1))
+		}, []string{filepath.Join(dir, "config.yaml")}, -1},
+		{"full rebuild without a hint", func() {
+			write(t, dir, "content/news/politics/a3.md", strings.Replace(article(3, "2025-01-03T10:00:00"), "Body 3", "Body three", 1))
+		}, nil, -1},
+	}
+	for _, st := range steps {
+		st.change()
+		res, err := b.Rebuild(context.Background(), st.changed)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if st.written >= 0 && res.Written != st.written {
+			t.Errorf("%s: %d pages written, want %d", st.name, res.Written, st.written)
+		}
+		clean := t.TempDir()
+		fresh := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", OutDir: clean})
+		if _, err := fresh.Build(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got, want := snap(t, filepath.Join(dir, "public")), snap(t, clean)
+		for path, w := range want {
+			if path != ManifestName && got[path].data != w.data {
+				t.Errorf("%s: %s differs from a clean build", st.name, path)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d files, a clean build has %d", st.name, len(got), len(want))
+		}
+	}
+}

@@ -25,6 +25,11 @@ type Options struct {
 	Future bool
 	// Root is how the content folder is named in messages, e.g. "content".
 	Root string
+	// Changed, when not nil, lists the only files (slash-separated, relative
+	// to the content folder) that may have changed since the last Load of a
+	// caching Loader: the others are taken from the cache without a stat.
+	// A watcher that saw every change can say so; nil checks every file.
+	Changed []string
 }
 
 // Site is the outcome of a load.
@@ -73,7 +78,14 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		root = "content"
 	}
 	var errs diag.List
-	files, err := l.list(fsys, root, &errs)
+	var changed map[string]bool
+	if opt.Changed != nil && l.Cache && len(l.cache) > 0 {
+		changed = make(map[string]bool, len(opt.Changed))
+		for _, c := range opt.Changed {
+			changed[c] = true
+		}
+	}
+	files, err := l.list(fsys, root, changed == nil, &errs)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +93,15 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	site := &Site{Files: len(files)}
 	var todo []int
 	for i, f := range files {
-		if c, ok := l.cache[f.name]; ok && l.Cache && c.size == f.size && c.modTime.Equal(f.modTime) && !f.modTime.IsZero() {
+		c, ok := l.cache[f.name]
+		switch {
+		case !ok || !l.Cache:
+		case changed != nil && !changed[f.name]:
+			f.size, f.modTime = c.size, c.modTime
+			files[i] = f
+			results[i] = c.result
+			continue
+		case changed == nil && c.size == f.size && c.modTime.Equal(f.modTime) && !f.modTime.IsZero():
 			results[i] = c.result
 			continue
 		}
@@ -149,7 +169,7 @@ type file struct {
 
 // list walks fsys for article files. Files in the wrong place and broken
 // links are added to errs.
-func (l *Loader) list(fsys fs.FS, root string, errs *diag.List) ([]file, error) {
+func (l *Loader) list(fsys fs.FS, root string, stat bool, errs *diag.List) ([]file, error) {
 	var files []file
 	display := func(p string) string { return path.Join(root, p) }
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -195,7 +215,7 @@ func (l *Loader) list(fsys fs.FS, root string, errs *diag.List) ([]file, error) 
 			return nil
 		}
 		f := file{name: p, section: parts[0], sectionSlug: parts[1], slug: strings.TrimSuffix(parts[2], ".md")}
-		if l.Cache {
+		if l.Cache && stat {
 			if info, err := fs.Stat(fsys, p); err == nil {
 				f.size, f.modTime = info.Size(), info.ModTime()
 			}
@@ -225,6 +245,12 @@ func (l *Loader) parseAll(ctx context.Context, fsys fs.FS, root string, files []
 					continue
 				}
 				out[i] = fp.parse(p, f.section, f.sectionSlug, f.slug, data)
+				if l.Cache && f.modTime.IsZero() {
+					// Remember what was read, for a later Load that stats.
+					if info, err := fs.Stat(fsys, f.name); err == nil {
+						files[i].size, files[i].modTime = info.Size(), info.ModTime()
+					}
+				}
 			}
 		}()
 	}

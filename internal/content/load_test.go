@@ -328,3 +328,42 @@ func TestLoaderCache(t *testing.T) {
 		t.Errorf("edited title not loaded")
 	}
 }
+
+func TestLoaderChanged(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "news", "politics")
+	os.MkdirAll(cat, 0o755)
+	os.WriteFile(filepath.Join(cat, "a.md"), []byte(good), 0o644)
+	os.WriteFile(filepath.Join(cat, "b.md"), []byte(strings.Replace(good, "id: 1", "id: 2", 1)), 0o644)
+	l := NewLoader(testCfg(t))
+	l.Cache = true
+	if _, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	// b.md changes; the watcher reports it; a.md is taken from the cache
+	// unread, even though its contents changed behind the watcher's back.
+	os.WriteFile(filepath.Join(cat, "a.md"), []byte(strings.Replace(good, "Hello", "Unseen", 1)), 0o644)
+	os.WriteFile(filepath.Join(cat, "b.md"), []byte(strings.Replace(strings.Replace(good, "id: 1", "id: 2", 1), "Hello", "Seen", 1)), 0o644)
+	os.WriteFile(filepath.Join(cat, "c.md"), []byte(strings.Replace(good, "id: 1", "id: 3", 1)), 0o644)
+	site, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now, Changed: []string{"news/politics/b.md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	titles := map[int64]string{}
+	for _, a := range site.Articles {
+		titles[a.ID] = a.Title
+	}
+	if titles[1] != "Hello" || titles[2] != "Seen" || titles[3] != "Hello" || site.Reparsed != 2 {
+		t.Errorf("titles %v, reparsed %d; want 1 Hello (cached), 2 Seen, 3 Hello (new), 2 reparsed", titles, site.Reparsed)
+	}
+	// A full load (no Changed list) stats every file and sees a.md.
+	site, err = l.Load(context.Background(), os.DirFS(dir), Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range site.Articles {
+		if a.ID == 1 && a.Title != "Unseen" {
+			t.Errorf("full load kept stale a.md: %q", a.Title)
+		}
+	}
+}

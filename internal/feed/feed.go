@@ -63,18 +63,49 @@ func Described(dir string, params []Param, count int) *Collection {
 // New sorts articles newest first and encodes each of them once.
 // articles is not modified.
 func New(baseURL string, p config.Pagination, articles []*content.Article) *Listing {
+	return Update(nil, baseURL, p, articles)
+}
+
+// Update is New for a listing that follows prev (a rebuild): articles that
+// are the same values as in prev (same pointers) keep their encoded bytes.
+// prev may be nil.
+func Update(prev *Listing, baseURL string, p config.Pagination, articles []*content.Article) *Listing {
 	sorted := slices.Clone(articles)
 	content.Sort(sorted)
 	main := &Collection{Dir: Dir, Articles: sorted, count: len(sorted)}
-	main.encode()
+	var known map[*content.Article][]byte
+	if prev != nil {
+		pm := prev.Main()
+		known = make(map[*content.Article][]byte, pm.Count())
+		for i, a := range pm.Articles {
+			known[a] = pm.ArticleJSON(i)
+		}
+	}
+	main.encode(known)
 	return &Listing{BaseURL: baseURL, Pagination: p, Collections: []*Collection{main}}
+}
+
+// Changes compares the articles of c, index by index, with those of prev
+// and returns a prefix count: the articles at indexes [i, j) are the same
+// bytes as prev's at the same indexes exactly when n[j]-n[i] == 0.
+func (c *Collection) Changes(prev *Collection) []int {
+	n := make([]int, c.Count()+1)
+	for i := range c.Count() {
+		d := 1
+		if prev != nil && i < prev.Count() && string(c.ArticleJSON(i)) == string(prev.ArticleJSON(i)) {
+			d = 0
+		}
+		n[i+1] = n[i] + d
+	}
+	return n
 }
 
 // Main returns the unfiltered listing.
 func (l *Listing) Main() *Collection { return l.Collections[0] }
 
-// encode writes every article's JSON into the arena, on all cores.
-func (c *Collection) encode() {
+// encode writes every article's JSON into the arena, on all cores, taking
+// the bytes of articles in known as they are.
+func (c *Collection) encode(known map[*content.Article][]byte) {
 	n := len(c.Articles)
 	c.start = make([]int, n)
 	c.end = make([]int, n)
@@ -92,7 +123,11 @@ func (c *Collection) encode() {
 					buf = append(buf, ',')
 				}
 				c.start[i] = len(buf)
-				buf = AppendArticle(buf, c.Articles[i])
+				if b, ok := known[c.Articles[i]]; ok {
+					buf = append(buf, b...)
+				} else {
+					buf = AppendArticle(buf, c.Articles[i])
+				}
 				c.end[i] = len(buf)
 			}
 			chunks[w] = buf
