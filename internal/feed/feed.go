@@ -43,11 +43,15 @@ type Collection struct {
 	Articles []*content.Article // nil in a collection read back from a manifest
 	count    int
 
-	// arena holds the encoded articles separated by commas, so that the
-	// results of any page are one contiguous slice: arena[start[i]:end[j]].
-	arena []byte
-	start []int
-	end   []int
+	// chunks hold the encoded articles separated by commas (a chunk after
+	// the first starts with one), so that the results of a page are one
+	// slice of a chunk, or a few when they cross a chunk's end. Chunk k
+	// holds the articles from lo[k]; start[i] and end[i] are offsets of
+	// article i in its chunk.
+	chunks [][]byte
+	lo     []int
+	start  []int
+	end    []int
 }
 
 // Count is the number of articles in the collection.
@@ -103,21 +107,30 @@ func (c *Collection) Changes(prev *Collection) []int {
 // Main returns the unfiltered listing.
 func (l *Listing) Main() *Collection { return l.Collections[0] }
 
-// encode writes every article's JSON into the arena, on all cores, taking
-// the bytes of articles in known as they are.
+// encode writes every article's JSON, on all cores, each core into its
+// own chunk, taking the bytes of articles in known as they are.
 func (c *Collection) encode(known map[*content.Article][]byte) {
 	n := len(c.Articles)
 	c.start = make([]int, n)
 	c.end = make([]int, n)
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
-	chunks := make([][]byte, workers)
+	c.chunks = make([][]byte, workers)
+	c.lo = make([]int, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := w*n/workers, (w+1)*n/workers
+		c.lo[w] = lo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 0, (hi-lo)*1024)
+			size := 0
+			for i := lo; i < hi; i++ {
+				size += len(known[c.Articles[i]]) + 1
+			}
+			if size < (hi-lo)*64 {
+				size = (hi - lo) * 1536
+			}
+			buf := make([]byte, 0, size)
 			for i := lo; i < hi; i++ {
 				if i > 0 {
 					buf = append(buf, ',')
@@ -130,28 +143,25 @@ func (c *Collection) encode(known map[*content.Article][]byte) {
 				}
 				c.end[i] = len(buf)
 			}
-			chunks[w] = buf
+			c.chunks[w] = buf
 		}()
 	}
 	wg.Wait()
-	size := 0
-	for _, ch := range chunks {
-		size += len(ch)
+}
+
+// chunk returns the index of the chunk that holds article i.
+func (c *Collection) chunk(i int) int {
+	k, found := slices.BinarySearch(c.lo, i)
+	if !found {
+		k--
 	}
-	c.arena = make([]byte, 0, size)
-	for w, ch := range chunks {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		base := len(c.arena)
-		for i := lo; i < hi; i++ {
-			c.start[i] += base
-			c.end[i] += base
-		}
-		c.arena = append(c.arena, ch...)
-	}
+	return k
 }
 
 // ArticleJSON returns the encoded JSON of article i, in listing order.
-func (c *Collection) ArticleJSON(i int) []byte { return c.arena[c.start[i]:c.end[i]] }
+func (c *Collection) ArticleJSON(i int) []byte {
+	return c.chunks[c.chunk(i)][c.start[i]:c.end[i]]
+}
 
 // Page is one pre-rendered page.
 type Page struct {
@@ -194,20 +204,46 @@ func (l *Listing) Pages() []Page {
 	return pages
 }
 
-// results returns the bytes of the page's results, without brackets.
-func (pg Page) results() []byte {
+// appendResults appends the page's results, without brackets.
+func (pg Page) appendResults(dst []byte) []byte {
 	c := pg.Coll
 	if pg.Offset >= c.Count() {
-		return nil
+		return dst
 	}
 	last := min(pg.Offset+pg.Limit, c.Count()) - 1
-	return c.arena[c.start[pg.Offset]:c.end[last]]
+	k, kl := c.chunk(pg.Offset), c.chunk(last)
+	if k == kl {
+		return append(dst, c.chunks[k][c.start[pg.Offset]:c.end[last]]...)
+	}
+	dst = append(dst, c.chunks[k][c.start[pg.Offset]:]...)
+	for k++; k < kl; k++ {
+		dst = append(dst, c.chunks[k]...)
+	}
+	return append(dst, c.chunks[kl][:c.end[last]]...)
+}
+
+// resultsSize is the length of the page's results.
+func (pg Page) resultsSize() int {
+	c := pg.Coll
+	if pg.Offset >= c.Count() {
+		return 0
+	}
+	last := min(pg.Offset+pg.Limit, c.Count()) - 1
+	k, kl := c.chunk(pg.Offset), c.chunk(last)
+	if k == kl {
+		return c.end[last] - c.start[pg.Offset]
+	}
+	n := len(c.chunks[k]) - c.start[pg.Offset]
+	for k++; k < kl; k++ {
+		n += len(c.chunks[k])
+	}
+	return n + c.end[last]
 }
 
 // AppendPage appends the JSON of page pg to dst.
 func (l *Listing) AppendPage(dst []byte, pg Page) []byte {
 	dst = l.appendHead(dst, pg.Coll, pg.Limit, strconv.Itoa(pg.Offset))
-	dst = append(dst, pg.results()...)
+	dst = pg.appendResults(dst)
 	return append(dst, "]}"...)
 }
 
@@ -215,7 +251,7 @@ func (l *Listing) AppendPage(dst []byte, pg Page) []byte {
 // rendering it.
 func (l *Listing) PageSize(pg Page, scratch []byte) (int, []byte) {
 	scratch = l.appendHead(scratch[:0], pg.Coll, pg.Limit, strconv.Itoa(pg.Offset))
-	return len(scratch) + len(pg.results()) + 2, scratch
+	return len(scratch) + pg.resultsSize() + 2, scratch
 }
 
 // AppendEmptyPage appends the page the original service gave for an offset

@@ -3,6 +3,7 @@ package feed
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +200,27 @@ func TestDescribedEmptyPage(t *testing.T) {
 	want := `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=40","results":[]}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestPagesAcrossChunks renders every page of a listing big enough to be
+// encoded in several chunks and checks each against the articles it holds.
+func TestPagesAcrossChunks(t *testing.T) {
+	l := New(base, paging(7, 100), articles(2000))
+	c := l.Main()
+	if len(c.chunks) < 2 && runtime.GOMAXPROCS(0) > 1 {
+		t.Fatalf("%d chunks, want several", len(c.chunks))
+	}
+	for _, pg := range l.Pages() {
+		page := l.AppendPage(nil, pg)
+		got := decode(t, page)
+		for j, r := range got.Results {
+			if want := c.ArticleJSON(pg.Offset + j); string(r) != string(want) {
+				t.Fatalf("%s: result %d = %.80s, want %.80s", pg.Path, j, r, want)
+			}
+		}
+		if size, _ := l.PageSize(pg, nil); size != len(page) {
+			t.Fatalf("%s: PageSize %d, want %d", pg.Path, size, len(page))
+		}
 	}
 }
