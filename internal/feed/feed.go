@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -349,4 +350,26 @@ func subtract(s string, n int) string {
 		i++
 	}
 	return string(d[i:])
+}
+
+// ParsePagePath reads a page path written by PagePath or IndexPath, inside
+// the main listing's folder.
+func ParsePagePath(p string) (limit, offset int, index, ok bool) {
+	if p == IndexPath {
+		return 0, 0, true, true
+	}
+	rest, found := strings.CutPrefix(p, Dir+"/")
+	if !found {
+		return 0, 0, false, false
+	}
+	l, o, found := strings.Cut(strings.TrimSuffix(rest, ".json"), "/")
+	if !found || !strings.HasSuffix(rest, ".json") {
+		return 0, 0, false, false
+	}
+	limit, err1 := strconv.Atoi(l)
+	offset, err2 := strconv.Atoi(o)
+	if err1 != nil || err2 != nil || limit <= 0 || offset < 0 || strconv.Itoa(limit) != l || strconv.Itoa(offset) != o {
+		return 0, 0, false, false
+	}
+	return limit, offset, false, true
 }
