@@ -107,6 +107,7 @@ files, and serves them exactly as the original dynamic service answered.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.AddCommand(
 		newBuildCmd(opts),
+		newServeCmd(opts),
 		newVersionCmd(opts),
 	)
 	return cmd

@@ -22,6 +22,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"build", "whole-process build benchmark: cold build, cp -a, no-change rebuild, large site", runBuildCommand},
+		{"serve", "feedgen serve against nginx with wrk: one hot page, a shuffled walk over every page, RSS", runServeCommand},
 	}
 }
 

@@ -196,9 +196,9 @@ func TestBurst(t *testing.T) {
 	for i := range 500 {
 		mustWrite(t, filepath.Join(dir, "content/news/politics", "burst"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+itoa(i)+".md"), "x")
 	}
-	calls := waitCalls(t, r, 1)
+	waitCalls(t, r, 1)
 	time.Sleep(300 * time.Millisecond)
-	calls = r.snapshot()
+	calls := r.snapshot()
 	if len(calls) > 2 {
 		t.Errorf("500 files gave %d calls, want at most 2", len(calls))
 	}

@@ -1,0 +1,657 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/corpus"
+)
+
+// Targets of the serve benchmark.
+const (
+	targetServeRatio = 1.0              // feedgen req/s over nginx req/s, each workload
+	targetServeRSS   = 64 * 1000 * 1000 // feedgen RSS above the output size
+	servingGrowth    = 16 * 1000 * 1000 // RSS growth between warm-up and end that counts as growing
+	hotTarget        = "/articles/?limit=20&offset=40"
+)
+
+// servePlan is what one "feedbench serve" measures.
+type servePlan struct {
+	feedgen     string
+	dir         string
+	articles    int
+	seed        int64
+	duration    time.Duration
+	warmup      time.Duration
+	threads     int
+	connections int
+	quick       bool
+}
+
+func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	plan, err := parseServeFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if err := runServe(ctx, plan, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "feedbench serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseServeFlags returns the plan the flags of "feedbench serve" ask for.
+func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
+	fs := flag.NewFlagSet("feedbench serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	feedgen := fs.String("feedgen", "", "feedgen `binary` to measure (default: go build ./cmd/feedgen of the current module)")
+	dir := fs.String("dir", "", "`folder` to create the temporary site in (default: the system temporary folder)")
+	articles := fs.Int("articles", 10_000, "`number` of articles of the site")
+	seed := fs.Int64("seed", 1, "`seed` of the synthetic corpus")
+	duration := fs.Duration("duration", 10*time.Second, "measured `time` of each wrk run (whole seconds)")
+	warmup := fs.Duration("warmup", 2*time.Second, "warm-up `time` before each measured run (whole seconds)")
+	threads := fs.Int("threads", 2, "wrk `threads`")
+	connections := fs.Int("connections", 64, "wrk `connections`")
+	quick := fs.Bool("quick", false, "smoke test: 1,000 articles, 2s runs after 1s warm-ups")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: feedbench serve [-feedgen PATH] [-articles N] [-duration D] [-quick] [-dir DIR]")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Builds a site (limits [20], offsets all) and serves its output with nginx (2 workers,")
+		fmt.Fprintln(w, "sendfile, open_file_cache) and with feedgen serve (GOMAXPROCS 2), both on loopback, then")
+		fmt.Fprintln(w, "measures both with wrk on two workloads: one hot page, and a shuffled walk over every page.")
+		fmt.Fprintln(w, "Installs nginx and wrk with apt-get when they are missing.")
+		fmt.Fprintln(w, "A missed target is reported, not an error: the exit code is 1 only when something fails to run.")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Example:")
+		fmt.Fprintln(w, "  go run ./cmd/feedbench serve")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Flags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return servePlan{}, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "feedbench serve: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return servePlan{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	plan := servePlan{
+		feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, duration: *duration,
+		warmup: *warmup, threads: *threads, connections: *connections, quick: *quick,
+	}
+	if plan.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["articles"] {
+			plan.articles = 1_000
+		}
+		if !set["duration"] {
+			plan.duration = 2 * time.Second
+		}
+		if !set["warmup"] {
+			plan.warmup = time.Second
+		}
+	}
+	if plan.articles < 100 || plan.duration < time.Second || plan.threads < 1 || plan.connections < plan.threads {
+		fmt.Fprintln(stderr, "feedbench serve: need -articles >= 100, -duration >= 1s, -threads >= 1, -connections >= -threads")
+		return servePlan{}, errors.New("bad flags")
+	}
+	return plan, nil
+}
+
+// serveBench holds the state of one run.
+type serveBench struct {
+	plan    servePlan
+	out     io.Writer
+	log     io.Writer
+	root    string
+	feedgen string
+	wrk     string
+	nginx   string
+	ok      int
+	missed  int
+}
+
+func (b *serveBench) verdict(ok bool) string {
+	if ok {
+		b.ok++
+		return "ok"
+	}
+	b.missed++
+	return "MISSED"
+}
+
+// runServe runs the whole benchmark in a temporary folder.
+func runServe(ctx context.Context, plan servePlan, out, log io.Writer) (err error) {
+	b := &serveBench{plan: plan, out: out, log: log}
+	if b.nginx, b.wrk, err = ensureTools(ctx, log); err != nil {
+		return err
+	}
+	root, err := os.MkdirTemp(plan.dir, "feedbench-serve-")
+	if err != nil {
+		return fmt.Errorf("create temporary folder: %w", err)
+	}
+	defer func() {
+		if rerr := os.RemoveAll(root); rerr != nil && err == nil {
+			err = fmt.Errorf("remove temporary folder: %w", rerr)
+		}
+	}()
+	// nginx's workers may run as another user: let them read the output.
+	if err := os.Chmod(root, 0o755); err != nil {
+		return fmt.Errorf("create temporary folder: %w", err)
+	}
+	b.root = root
+
+	if plan.feedgen == "" {
+		if b.feedgen, err = buildFeedgen(ctx, root); err != nil {
+			return err
+		}
+	} else if b.feedgen, err = resolveBinary(plan.feedgen); err != nil {
+		return err
+	}
+	return b.run(ctx)
+}
+
+// ensureTools finds nginx and wrk, installing them with apt-get when one is
+// missing (after an apt-get update when the first install fails).
+func ensureTools(ctx context.Context, log io.Writer) (nginx, wrk string, err error) {
+	find := func() (string, string) {
+		n, _ := exec.LookPath("nginx")
+		if n == "" {
+			if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
+				n = "/usr/sbin/nginx"
+			}
+		}
+		w, _ := exec.LookPath("wrk")
+		return n, w
+	}
+	if nginx, wrk = find(); nginx != "" && wrk != "" {
+		return nginx, wrk, nil
+	}
+	fmt.Fprintln(log, "feedbench serve: installing nginx and wrk with apt-get")
+	install := func() error {
+		cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "nginx", "wrk")
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		cmd.Stdout, cmd.Stderr = log, log
+		return cmd.Run()
+	}
+	if err := install(); err != nil {
+		cmd := exec.CommandContext(ctx, "apt-get", "update")
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return "", "", fmt.Errorf("apt-get update: %w", err)
+		}
+		if err := install(); err != nil {
+			return "", "", fmt.Errorf("apt-get install -y nginx wrk: %w", err)
+		}
+	}
+	if nginx, wrk = find(); nginx == "" || wrk == "" {
+		return "", "", errors.New("nginx or wrk still not found after apt-get install")
+	}
+	return nginx, wrk, nil
+}
+
+func (b *serveBench) run(ctx context.Context) error {
+	site := filepath.Join(b.root, "site")
+	opt := corpus.Options{Articles: b.plan.articles, Limits: []int{20}, Offsets: "all", Seed: b.plan.seed}
+	if _, err := corpus.Write(site, opt); err != nil {
+		return fmt.Errorf("generate site: %w", err)
+	}
+	if _, err := run(ctx, b.root, b.feedgen, "build", "--config", filepath.Join(site, corpus.ConfigPath), "--quiet"); err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	public := filepath.Join(site, "public")
+	st, err := statTree(filepath.Join(public, "articles"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "feedbench serve: %d articles, limits [20], offsets all: %d pages, %s; wrk %d threads, %d connections, %s after %s warm-up\n",
+		b.plan.articles, st.files, formatBytes(st.bytes), b.plan.threads, b.plan.connections, b.plan.duration, b.plan.warmup)
+
+	nginx, err := b.startNginx(ctx, public)
+	if err != nil {
+		return err
+	}
+	defer nginx.stop()
+	fg, err := b.startFeedgen(ctx, public)
+	if err != nil {
+		return err
+	}
+	defer fg.stop()
+	fmt.Fprintf(b.out, "nginx %s: 2 workers, sendfile, open_file_cache on %s; feedgen serve with GOMAXPROCS 2 on %s\n",
+		nginx.version, nginx.addr, fg.addr)
+
+	// Both must give the same bytes before their speed means anything.
+	offsets := make([]int, b.plan.articles)
+	for i := range offsets {
+		offsets[i] = i
+	}
+	rand.New(rand.NewPCG(uint64(b.plan.seed), 2)).Shuffle(len(offsets), func(i, j int) { offsets[i], offsets[j] = offsets[j], offsets[i] })
+	for _, off := range append([]int{40, 0, b.plan.articles - 1}, offsets[:50]...) {
+		target := "/articles/?limit=20&offset=" + strconv.Itoa(off)
+		want, err := os.ReadFile(filepath.Join(public, "articles", "20", strconv.Itoa(off)+".json"))
+		if err != nil {
+			return err
+		}
+		for _, addr := range []string{nginx.addr, fg.addr} {
+			if got, err := fetchPage(ctx, addr, target); err != nil {
+				return err
+			} else if !bytes.Equal(got, want) {
+				return fmt.Errorf("http://%s%s does not answer the page file", addr, target)
+			}
+		}
+	}
+
+	paths := filepath.Join(b.root, "paths.txt")
+	var list strings.Builder
+	for _, off := range offsets {
+		list.WriteString("/articles/?limit=20&offset=" + strconv.Itoa(off) + "\n")
+	}
+	if err := os.WriteFile(paths, []byte(list.String()), 0o644); err != nil {
+		return err
+	}
+	script := filepath.Join(b.root, "walk.lua")
+	if err := os.WriteFile(script, []byte(walkScript(paths)), 0o644); err != nil {
+		return err
+	}
+
+	sampler := sampleRSS(fg.cmd.Process.Pid, 100*time.Millisecond)
+	var warmRSS int64
+	workloads := []struct {
+		name   string
+		target string
+		script string
+	}{
+		{"hot page " + hotTarget, hotTarget, ""},
+		{"shuffled walk over " + strconv.Itoa(len(offsets)) + " pages", "/articles/", script},
+	}
+	for i, w := range workloads {
+		var res [2]wrkResult
+		for j, srv := range []*serverProcess{nginx, fg} {
+			if _, err := b.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.warmup); err != nil {
+				return err
+			}
+			if i == 0 && j == 1 {
+				warmRSS = sampler.last()
+			}
+			if res[j], err = b.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.duration); err != nil {
+				return err
+			}
+		}
+		r := res[1].reqPerSec / res[0].reqPerSec
+		fmt.Fprintf(b.out, "%-38s nginx %9.0f req/s p99 %-9s feedgen %9.0f req/s p99 %-9s feedgen/nginx %.2f  target >= %.1f %s, p99 <= nginx's %s\n",
+			w.name, res[0].reqPerSec, res[0].p99, res[1].reqPerSec, res[1].p99, r,
+			targetServeRatio, b.verdict(r >= targetServeRatio), b.verdict(res[1].p99 <= res[0].p99))
+		for j, name := range []string{"nginx", "feedgen"} {
+			if res[j].errors > 0 {
+				fmt.Fprintf(b.out, "    warning: %s answered %d requests with errors or a status other than 2xx/3xx\n", name, res[j].errors)
+			}
+		}
+	}
+	maxRSS, endRSS := sampler.stop()
+	fmt.Fprintf(b.out, "feedgen RSS: max %s, end %s, after warm-up %s; output %s   target max <= output + %d MB %s, not growing (end <= after warm-up + %d MB) %s\n",
+		formatBytes(maxRSS), formatBytes(endRSS), formatBytes(warmRSS), formatBytes(st.bytes),
+		targetServeRSS/1_000_000, b.verdict(maxRSS <= st.bytes+targetServeRSS),
+		servingGrowth/1_000_000, b.verdict(endRSS <= warmRSS+servingGrowth))
+	fmt.Fprintf(b.out, "targets: %d ok, %d MISSED\n", b.ok, b.missed)
+	return nil
+}
+
+// walkScript is a wrk script that requests the paths listed in the file
+// paths in their order, each thread starting at its own place.
+func walkScript(paths string) string {
+	return `-- generated by feedbench serve
+local n = 0
+function setup(thread)
+  n = n + 1
+  thread:set("id", n)
+end
+local paths = {}
+for line in io.lines(` + strconv.Quote(paths) + `) do paths[#paths + 1] = line end
+local i = 0
+function init(args)
+  i = math.floor((id or 0) * #paths / 7) % #paths
+end
+function request()
+  i = i % #paths + 1
+  return wrk.format(nil, paths[i])
+end
+`
+}
+
+// serverProcess is a server the benchmark started.
+type serverProcess struct {
+	cmd     *exec.Cmd
+	addr    string
+	version string
+	done    chan struct{}
+}
+
+// stop ends the server: SIGTERM, then SIGKILL after 5 s.
+func (p *serverProcess) stop() {
+	if p == nil || p.cmd.Process == nil {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// startNginx writes an nginx.conf that serves public like feedgen serve
+// does for canonical queries, and starts nginx on a free loopback port.
+func (b *serveBench) startNginx(ctx context.Context, public string) (*serverProcess, error) {
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(b.root, "nginx")
+	for _, d := range []string{"", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;\n"
+	}
+	conf := user + `worker_processes 2;
+daemon off;
+pid ` + dir + `/nginx.pid;
+error_log ` + dir + `/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  open_file_cache max=20000 inactive=60s;
+  open_file_cache_valid 60s;
+  keepalive_requests 100000000;
+  keepalive_timeout 75s;
+  client_body_temp_path ` + dir + `/tmp/body;
+  proxy_temp_path ` + dir + `/tmp/proxy;
+  fastcgi_temp_path ` + dir + `/tmp/fastcgi;
+  uwsgi_temp_path ` + dir + `/tmp/uwsgi;
+  scgi_temp_path ` + dir + `/tmp/scgi;
+  default_type application/json;
+  map $arg_limit $feed_limit { "" 20; default $arg_limit; }
+  map $arg_offset $feed_offset { "" 0; default $arg_offset; }
+  server {
+    listen ` + addr + `;
+    root ` + public + `;
+    location = /articles/ {
+      add_header Allow "GET, HEAD, OPTIONS";
+      add_header Vary Accept;
+      rewrite ^ /articles/$feed_limit/$feed_offset.json break;
+    }
+    location / { return 404 '{"detail":"Not found."}'; }
+  }
+}
+`
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	v, _ := exec.CommandContext(ctx, b.nginx, "-v").CombinedOutput()
+	p, err := startServerProcess(b.nginx, nil, b.log, "-p", dir, "-c", confPath)
+	if err != nil {
+		return nil, err
+	}
+	p.addr = addr
+	p.version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(v)), "nginx version:"))
+	if err := waitListening(ctx, addr, p.done); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("nginx: %w (see %s)", err, filepath.Join(dir, "error.log"))
+	}
+	return p, nil
+}
+
+// startFeedgen starts feedgen serve on a free loopback port, with two
+// cores like nginx's two workers, and reads the address it listens on.
+func (b *serveBench) startFeedgen(ctx context.Context, public string) (*serverProcess, error) {
+	pr, pw := io.Pipe()
+	p, err := startServerProcess(b.feedgen, []string{"GOMAXPROCS=2"}, pw, "serve", "--dir", public, "--addr", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		<-p.done
+		pw.Close()
+	}()
+	found := make(chan string, 1)
+	go func() {
+		re := regexp.MustCompile(`^serving .* on http://([^/]+)/articles/$`)
+		lines := bufio.NewScanner(pr)
+		for lines.Scan() {
+			if m := re.FindStringSubmatch(lines.Text()); m != nil {
+				found <- m[1]
+			}
+			fmt.Fprintln(b.log, lines.Text())
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	select {
+	case p.addr = <-found:
+	case <-p.done:
+		return nil, errors.New("feedgen serve exited before it listened")
+	case <-time.After(60 * time.Second):
+		p.stop()
+		return nil, errors.New("feedgen serve did not say where it listens within 60s")
+	case <-ctx.Done():
+		p.stop()
+		return nil, ctx.Err()
+	}
+	return p, nil
+}
+
+// startServerProcess starts name with args, its output going to w.
+func startServerProcess(name string, env []string, w io.Writer, args ...string) (*serverProcess, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &serverProcess{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// freeLoopbackAddr returns a loopback address with a port that is free now.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// waitListening waits until addr accepts connections.
+func waitListening(ctx context.Context, addr string, exited <-chan struct{}) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-exited:
+			return errors.New("exited before it listened")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not listening on %s after 10s", addr)
+		}
+	}
+}
+
+// fetchPage GETs http://addr+target and returns the body of a 200.
+func fetchPage(ctx context.Context, addr, target string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+target, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET http://%s%s: status %d", addr, target, resp.StatusCode)
+	}
+	return body, err
+}
+
+// wrkResult is what one wrk run measured.
+type wrkResult struct {
+	reqPerSec float64
+	p99       time.Duration
+	errors    int
+}
+
+// wrkRun runs wrk against addr+target (or the script) for d.
+func (b *serveBench) wrkRun(ctx context.Context, addr, target, script string, d time.Duration) (wrkResult, error) {
+	args := []string{"-t", strconv.Itoa(b.plan.threads), "-c", strconv.Itoa(b.plan.connections),
+		"-d", strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second))) + "s", "--latency", "--timeout", "5s"}
+	if script != "" {
+		args = append(args, "-s", script)
+	}
+	args = append(args, "http://"+addr+target)
+	cmd := exec.CommandContext(ctx, b.wrk, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return wrkResult{}, fmt.Errorf("wrk: %w: %s", err, out.String())
+	}
+	return parseWrk(out.String())
+}
+
+// parseWrk reads the report of wrk --latency.
+func parseWrk(s string) (wrkResult, error) {
+	var (
+		wrkRate   = regexp.MustCompile(`(?m)^Requests/sec:\s+([0-9.]+)`)
+		wrkP99    = regexp.MustCompile(`(?m)^\s+99%\s+([0-9.]+)(us|ms|s)\s*$`)
+		wrkNon2xx = regexp.MustCompile(`(?m)^\s+Non-2xx or 3xx responses:\s+(\d+)`)
+		wrkErrors = regexp.MustCompile(`(?m)^\s+Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
+	)
+	var r wrkResult
+	m := wrkRate.FindStringSubmatch(s)
+	if m == nil {
+		return r, fmt.Errorf("no Requests/sec in the wrk report:\n%s", s)
+	}
+	r.reqPerSec, _ = strconv.ParseFloat(m[1], 64)
+	m = wrkP99.FindStringSubmatch(s)
+	if m == nil {
+		return r, fmt.Errorf("no 99%% latency in the wrk report:\n%s", s)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[m[2]]
+	r.p99 = time.Duration(v * float64(unit))
+	if m := wrkNon2xx.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		r.errors += n
+	}
+	if m := wrkErrors.FindStringSubmatch(s); m != nil {
+		for _, f := range m[1:] {
+			n, _ := strconv.Atoi(f)
+			r.errors += n
+		}
+	}
+	return r, nil
+}
+
+// rssSampler reads a process's resident set size from /proc every period.
+type rssSampler struct {
+	stopc chan struct{}
+	done  chan struct{}
+	mu    sync.Mutex
+	max   int64
+	cur   int64
+}
+
+func sampleRSS(pid int, period time.Duration) *rssSampler {
+	s := &rssSampler{stopc: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			if rss, err := readRSS(pid); err == nil {
+				s.mu.Lock()
+				s.cur, s.max = rss, max(s.max, rss)
+				s.mu.Unlock()
+			}
+			select {
+			case <-s.stopc:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *rssSampler) last() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// stop ends the sampling after one last sample and returns the largest and
+// the last RSS seen.
+func (s *rssSampler) stop() (maxRSS, last int64) {
+	close(s.stopc)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max, s.cur
+}
+
+// readRSS returns VmRSS of /proc/PID/status in bytes.
+func readRSS(pid int) (int64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc/" + strconv.Itoa(pid) + "/status")
+}

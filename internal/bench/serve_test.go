@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"io"
+	"testing"
+	"time"
+)
+
+func TestParseWrk(t *testing.T) {
+	const report = `Running 2s test @ http://127.0.0.1:9998/articles/?limit=7&offset=40
+  2 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     1.06ms    0.86ms  12.26ms   80.52%
+    Req/Sec    30.50k     4.26k   36.30k    60.00%
+  Latency Distribution
+     50%    0.87ms
+     75%    1.44ms
+     90%    2.08ms
+     99%    3.60ms
+  121455 requests in 2.00s, 35.68MB read
+  Socket errors: connect 0, read 2, write 0, timeout 1
+  Non-2xx or 3xx responses: 121455
+Requests/sec:  60676.14
+Transfer/sec:     17.82MB
+`
+	got, err := parseWrk(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wrkResult{reqPerSec: 60676.14, p99: 3600 * time.Microsecond, errors: 121458}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	for _, tt := range []struct {
+		line string
+		want time.Duration
+	}{
+		{"     99%  850.00us\n", 850 * time.Microsecond},
+		{"     99%    1.20s\n", 1200 * time.Millisecond},
+	} {
+		r, err := parseWrk("Requests/sec: 1\n" + tt.line)
+		if err != nil || r.p99 != tt.want {
+			t.Errorf("%q: got %v, %v; want %v", tt.line, r.p99, err, tt.want)
+		}
+	}
+	if _, err := parseWrk("Requests/sec: 1\n"); err == nil {
+		t.Error("a report without latencies was accepted")
+	}
+}
+
+func TestParseServeFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    servePlan
+		wantErr bool
+	}{
+		{nil, servePlan{articles: 10_000, seed: 1, duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64}, false},
+		{[]string{"-quick"}, servePlan{articles: 1_000, seed: 1, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, quick: true}, false},
+		{[]string{"-quick", "-articles", "500"}, servePlan{articles: 500, seed: 1, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, quick: true}, false},
+		{[]string{"-articles", "5"}, servePlan{}, true},
+		{[]string{"extra"}, servePlan{}, true},
+	}
+	for _, tt := range tests {
+		got, err := parseServeFlags(tt.args, io.Discard)
+		if (err != nil) != tt.wantErr || !tt.wantErr && got != tt.want {
+			t.Errorf("%q: got %+v, %v; want %+v, error %v", tt.args, got, err, tt.want, tt.wantErr)
+		}
+	}
+}

@@ -1,0 +1,452 @@
+// Package server answers /articles/?limit=&offset= from the files of a
+// build, exactly as the original dynamic service answered: statuses,
+// headers and bodies (SPEC sections 1 and 5).
+//
+// The request never becomes a file path. The server holds the pages of
+// one build in memory, read from the files its manifest lists and checked
+// against their sizes and SHA-256 sums; a query is parsed into a limit and
+// an offset, which select a page. When a new build is written into the
+// folder, the server loads it fully and then switches to it at once: no
+// answer ever mixes two builds.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/feed"
+)
+
+// Defaults of Options.
+const (
+	DefaultAddr              = "127.0.0.1:8080"
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultIdleTimeout       = 75 * time.Second
+	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultMaxHeaderBytes    = 8 << 10
+	DefaultPollInterval      = 2 * time.Second
+	DefaultRetryInterval     = 100 * time.Millisecond
+	DefaultStartTimeout      = 10 * time.Second
+)
+
+// Options configure a server. Zero values take the defaults above.
+type Options struct {
+	Dir  string // the output folder of a build
+	Addr string // host:port to listen on (Run); port 0 picks a free one
+
+	// Log receives the listening address, one line per switch to a new
+	// build, and problems; nil discards them.
+	Log io.Writer
+	// AccessLog receives one line per request in the combined log format;
+	// nil turns the access log off.
+	AccessLog io.Writer
+	// Now is the clock of the access log and the Date header; nil is
+	// time.Now.
+	Now func() time.Time
+
+	// Limits of the HTTP server (see http.Server). MaxHeaderBytes also
+	// caps the request line.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	// ShutdownTimeout is how long a shutdown waits for requests in flight.
+	ShutdownTimeout time.Duration
+
+	// PollInterval is how often the manifest is checked for a change that
+	// no file system event reported.
+	PollInterval time.Duration
+	// RetryInterval is the first wait before loading again a build whose
+	// files did not match its manifest (it was being written); it doubles
+	// on each failure, up to PollInterval.
+	RetryInterval time.Duration
+	// StartTimeout is how long New waits for a build that is being written.
+	StartTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if o.Addr == "" {
+		o.Addr = DefaultAddr
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	set(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	set(&o.ReadTimeout, DefaultReadTimeout)
+	set(&o.WriteTimeout, DefaultWriteTimeout)
+	set(&o.IdleTimeout, DefaultIdleTimeout)
+	set(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	set(&o.PollInterval, DefaultPollInterval)
+	set(&o.RetryInterval, DefaultRetryInterval)
+	set(&o.StartTimeout, DefaultStartTimeout)
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	return o
+}
+
+// ListPath is the path of the listing.
+const ListPath = "/" + feed.Dir + "/"
+
+// The bodies of the answers that are not pages.
+const (
+	notFoundBody = `{"detail":"Not found."}`
+	optionsBody  = `{"name":"Article List","description":"","renders":["application/json","text/html"],"parses":["application/json","application/x-www-form-urlencoded","multipart/form-data"]}`
+)
+
+// Server answers requests from the build it holds. It is an http.Handler.
+type Server struct {
+	opt Options
+	log *syncWriter
+	cur atomic.Pointer[site]
+
+	loadMu sync.Mutex // one load at a time
+	dates  atomic.Pointer[dateValue]
+
+	// Header values and bodies shared by every answer: never modified.
+	allow, vary, json, html, zero []string
+	notFoundLength, optionsLength []string
+	notFound, options             []byte
+}
+
+// New returns a server for the build in opt.Dir, loaded. A build that is
+// being written is waited for, up to opt.StartTimeout.
+func New(ctx context.Context, opt Options) (*Server, error) {
+	opt = opt.withDefaults()
+	s := &Server{
+		opt:            opt,
+		log:            &syncWriter{w: opt.Log},
+		allow:          []string{"GET, HEAD, OPTIONS"},
+		vary:           []string{"Accept"},
+		json:           []string{"application/json"},
+		html:           []string{"text/html; charset=utf-8"},
+		zero:           []string{"0"},
+		notFoundLength: []string{strconv.Itoa(len(notFoundBody))},
+		optionsLength:  []string{strconv.Itoa(len(optionsBody))},
+		notFound:       []byte(notFoundBody),
+		options:        []byte(optionsBody),
+	}
+	deadline := time.Now().Add(opt.StartTimeout)
+	wait := opt.RetryInterval
+	for {
+		_, err := s.Reload()
+		if err == nil {
+			return s, nil
+		}
+		var nr notReadyError
+		if !errors.As(err, &nr) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s: %w", opt.Dir, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, opt.PollInterval)
+	}
+}
+
+// Build describes the build a server answers from.
+type Build struct {
+	Time     time.Time // the build time its manifest records
+	Articles int       // articles in the main listing
+	Pages    int       // pages held in memory
+	Bytes    int64     // size of the files read
+}
+
+// Current describes the build being served.
+func (s *Server) Current() Build {
+	st := s.cur.Load()
+	return Build{Time: st.buildTime, Articles: st.count, Pages: st.pages, Bytes: st.bytes}
+}
+
+// Reload loads the build in the folder, unless its manifest is the one of
+// the build being served, and switches to it. It reports whether it
+// switched. On an error the server keeps answering from the build it had.
+func (s *Server) Reload() (bool, error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	root, err := os.OpenRoot(s.opt.Dir)
+	if err != nil {
+		return false, fmt.Errorf("opening output folder: %w", err)
+	}
+	defer root.Close()
+	data, m, err := readManifest(root)
+	if err != nil {
+		return false, err
+	}
+	cur := s.cur.Load()
+	if cur.sameManifest(data) {
+		return false, nil
+	}
+	st, err := loadSite(root, data, m)
+	if err != nil {
+		return false, err
+	}
+	s.cur.Store(st)
+	verb := "switched to"
+	if cur == nil {
+		verb = "loaded"
+	}
+	fmt.Fprintf(s.log, "%s the %s from %s\n", verb, st.describe(), s.opt.Dir)
+	if cur != nil {
+		// The old build's pages are outside the heap, freed by a cleanup
+		// once a collection finds the build unreachable: on an idle
+		// server none may run for minutes.
+		runtime.GC()
+	}
+	return true, nil
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case ListPath:
+	case ListPath[:len(ListPath)-1]:
+		s.redirect(w, r)
+		return
+	default:
+		s.answerNotFound(w, r, false)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		h := w.Header()
+		h["Allow"], h["Vary"], h["Content-Type"], h["Content-Length"] = s.allow, s.vary, s.json, s.optionsLength
+		w.WriteHeader(http.StatusOK)
+		w.Write(s.options)
+		return
+	default:
+		s.notAllowed(w, r)
+		return
+	}
+
+	st := s.cur.Load()
+	q := feed.ParseQuery(r.URL.RawQuery, st.paging)
+	lp := st.lookup(q.Limit)
+	if lp == nil {
+		s.answerNotFound(w, r, true)
+		return
+	}
+	var pg *page
+	switch off, small := canonical(q.Offset); {
+	case small && off < st.count && st.aligned:
+		if off%lp.limit != 0 {
+			s.answerNotFound(w, r, true)
+			return
+		}
+		pg = &lp.pages[off/lp.limit]
+	case small && (off < st.count || off == 0):
+		pg = &lp.pages[off]
+	default:
+		empty := st.emptyPage(q.Limit, q.Offset)
+		pg = &empty
+	}
+
+	h := w.Header()
+	h["Allow"], h["Vary"], h["Etag"], h["Last-Modified"] = s.allow, s.vary, pg.etag, st.lastModified
+	if notModified(r, pg.etag[0], st.buildTime) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h["Content-Type"], h["Content-Length"], h["Date"] = s.json, pg.length, s.date()
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		cc, _ := r.Context().Value(corkKey{}).(*corkConn)
+		if cc != nil {
+			cc.cork()
+		}
+		w.Write(pg.body)
+		if cc != nil {
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			cc.uncork()
+		}
+	}
+	// The body lives in the site's arena, freed when the site is
+	// unreachable: keep the site alive until the body is written.
+	runtime.KeepAlive(st)
+}
+
+// date returns the Date header's value for now, formatted once a second
+// rather than by net/http for every answer.
+func (s *Server) date() []string {
+	now := s.opt.Now()
+	if d := s.dates.Load(); d != nil && d.sec == now.Unix() {
+		return d.value
+	}
+	d := &dateValue{sec: now.Unix(), value: []string{now.UTC().Format(http.TimeFormat)}}
+	s.dates.Store(d)
+	return d.value
+}
+
+// dateValue is a Date header value and the second it is for.
+type dateValue struct {
+	sec   int64
+	value []string
+}
+
+// answerNotFound answers 404; listing says whether the path was the
+// listing's, whose answers all carry Allow and Vary.
+func (s *Server) answerNotFound(w http.ResponseWriter, r *http.Request, listing bool) {
+	h := w.Header()
+	if listing {
+		h["Allow"], h["Vary"] = s.allow, s.vary
+	}
+	h["Content-Type"], h["Content-Length"] = s.json, s.notFoundLength
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method != http.MethodHead {
+		w.Write(s.notFound)
+	}
+}
+
+// notAllowed answers 405 with the original's message naming the method.
+func (s *Server) notAllowed(w http.ResponseWriter, r *http.Request) {
+	body := append([]byte(`{"detail":`), feed.AppendString(nil, `Method "`+r.Method+`" not allowed.`)...)
+	body = append(body, '}')
+	h := w.Header()
+	h["Allow"], h["Vary"], h["Content-Type"] = s.allow, s.vary, s.json
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	w.Write(body)
+}
+
+// redirect answers /articles with 301 to /articles/ and the query as it
+// was sent, as the original's framework did when it appended the slash.
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request) {
+	loc := ListPath
+	if r.URL.RawQuery != "" {
+		loc += "?" + escapeQuery(r.URL.RawQuery)
+	}
+	h := w.Header()
+	h["Location"], h["Content-Type"], h["Content-Length"] = []string{loc}, s.html, s.zero
+	w.WriteHeader(http.StatusMovedPermanently)
+}
+
+// escapeQuery percent-encodes the bytes of a raw query that may not
+// appear in a URL as they are, leaving the rest (and every existing
+// escape) as sent.
+func escapeQuery(q string) string {
+	const upper = "0123456789ABCDEF"
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if !queryByteOK(q[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return q
+	}
+	b := make([]byte, 0, len(q)+2*n)
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; queryByteOK(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', upper[c>>4], upper[c&15])
+		}
+	}
+	return string(b)
+}
+
+// queryByteOK reports whether c stays as it is in a redirect's query: the
+// characters the original's framework left unquoted.
+func queryByteOK(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '-', '.', '_', '~', '/', '#', '%', '[', ']', '=', ':', ';', '$', '&', '(', ')', '+', ',', '!', '?', '*', '@', '\'':
+		return true
+	}
+	return false
+}
+
+// notModified evaluates If-None-Match (a list of entity tags compared
+// weakly, or *) and, only when there is none, If-Modified-Since.
+func notModified(r *http.Request, etag string, modified time.Time) bool {
+	if inm, ok := r.Header["If-None-Match"]; ok {
+		for _, v := range inm {
+			if etagListMatches(v, etag) {
+				return true
+			}
+		}
+		return false
+	}
+	if ims := r.Header["If-Modified-Since"]; len(ims) > 0 {
+		t, err := http.ParseTime(ims[0])
+		return err == nil && !modified.After(t)
+	}
+	return false
+}
+
+// etagListMatches reports whether the If-None-Match value list names
+// etag (weak comparison: a W/ prefix is ignored) or is "*". Parsing stops
+// at the first malformed element.
+func etagListMatches(list, etag string) bool {
+	for {
+		for list != "" && (list[0] == ' ' || list[0] == '\t' || list[0] == ',') {
+			list = list[1:]
+		}
+		if list == "" {
+			return false
+		}
+		if list[0] == '*' {
+			return true
+		}
+		if len(list) >= 2 && list[0] == 'W' && list[1] == '/' {
+			list = list[2:]
+		}
+		if list == "" || list[0] != '"' {
+			return false
+		}
+		end := 1
+		for end < len(list) && list[end] != '"' {
+			end++
+		}
+		if end == len(list) {
+			return false
+		}
+		if list[:end+1] == etag {
+			return true
+		}
+		list = list[end+1:]
+	}
+}
+
+// syncWriter serializes writes to w: the log is written from several
+// goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -1,0 +1,358 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/feed"
+)
+
+// site is one build held in memory: every page the manifest lists, with
+// everything its answer needs computed once. A site never changes after it
+// is loaded; the server swaps whole sites.
+//
+// The page bodies live in an arena outside the Go heap (see allocArena),
+// freed once the site is unreachable: a handler keeps its site alive
+// (runtime.KeepAlive) until it has written the body.
+type site struct {
+	manifestSum [sha256.Size]byte // of the manifest's bytes: the build's identity
+	buildTime   time.Time
+	listing     *feed.Listing    // base URL and pagination, for the pages past the end
+	coll        *feed.Collection // the main listing as the manifest describes it
+	paging      config.Pagination
+	count       int
+	aligned     bool
+	limits      []limitPages
+
+	lastModified []string // the Last-Modified header value
+	pages        int
+	bytes        int64
+}
+
+// limitPages are the pages of one pre-rendered limit, by offset (offsets
+// all) or by offset/limit (aligned).
+type limitPages struct {
+	limit int
+	pages []page
+}
+
+// page is one answer, ready to send.
+type page struct {
+	body   []byte
+	etag   []string // the quoted SHA-256 of body
+	length []string // len(body) in decimal
+}
+
+// notReadyError says that the files on disk do not match the manifest: a
+// build is being written. Loading again a little later will do.
+type notReadyError struct{ err error }
+
+func (e notReadyError) Error() string { return e.err.Error() }
+func (e notReadyError) Unwrap() error { return e.err }
+
+// errNoBuild is a folder without a manifest.
+var errNoBuild = errors.New("no build here (no " + build.ManifestName + "): run feedgen build first")
+
+// readManifest reads the manifest of the build in root.
+func readManifest(root *os.Root) ([]byte, *build.Manifest, error) {
+	data, err := root.ReadFile(build.ManifestName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, errNoBuild
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading manifest: %w", err)
+	}
+	m, err := build.ParseManifest(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, m, nil
+}
+
+// fileRef is one page file of the manifest and its place in memory.
+type fileRef struct {
+	path   string
+	size   int64
+	sum    [sha256.Size]byte
+	at     int64 // offset in the arena
+	li, ix int   // limitPages index and page index; li < 0 for index.json
+}
+
+// loadSite reads the pages of the build that the manifest (data, m)
+// describes from root, checking each file's size and SHA-256. A file that
+// differs gives a notReadyError.
+func loadSite(root *os.Root, data []byte, m *build.Manifest) (*site, error) {
+	p := m.Pagination.Pagination()
+	if err := checkPaging(p); err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	count := -1
+	for _, c := range m.Collections {
+		if c.Dir == feed.Dir && len(c.Params) == 0 {
+			count = c.Count
+		}
+	}
+	if count < 0 {
+		return nil, fmt.Errorf("manifest: no collection %q", feed.Dir)
+	}
+	s := &site{
+		manifestSum:  sha256.Sum256(data),
+		buildTime:    m.BuildTime,
+		listing:      &feed.Listing{BaseURL: m.BaseURL, Pagination: p},
+		coll:         feed.Described(feed.Dir, nil, count),
+		paging:       p,
+		count:        count,
+		aligned:      p.Offsets == config.OffsetsAligned,
+		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
+	}
+	for _, l := range p.Limits {
+		n := max(count, 1)
+		if s.aligned {
+			n = (n + l - 1) / l
+		}
+		s.limits = append(s.limits, limitPages{limit: l, pages: make([]page, n)})
+	}
+
+	refs := make([]fileRef, 0, len(m.Files))
+	var total int64
+	seen := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		li, ix, ok := s.place(f.Path)
+		if !ok {
+			continue // not a page this server answers with (a filter's, say)
+		}
+		if seen[f.Path] {
+			return nil, fmt.Errorf("manifest: %s listed twice", f.Path)
+		}
+		seen[f.Path] = true
+		sum, err := hex.DecodeString(f.SHA256)
+		if err != nil || len(sum) != sha256.Size || f.Size < 0 {
+			return nil, fmt.Errorf("manifest: %s: bad size or sha256", f.Path)
+		}
+		r := fileRef{path: f.Path, size: f.Size, at: total, li: li, ix: ix}
+		copy(r.sum[:], sum)
+		refs = append(refs, r)
+		total += f.Size
+	}
+	for _, lp := range s.limits {
+		for i := range lp.pages {
+			if p := s.pagePath(lp.limit, i); !seen[p] {
+				return nil, fmt.Errorf("manifest: page %s is missing", p)
+			}
+		}
+	}
+
+	arena, release, err := allocArena(total)
+	if err != nil {
+		return nil, fmt.Errorf("allocating %d bytes for the pages: %w", total, err)
+	}
+	if err := readFiles(root, refs, arena); err != nil {
+		release()
+		return nil, err
+	}
+	protectArena(arena)
+
+	lengths := map[int64][]string{}
+	etags := make([]string, len(refs))
+	for i, r := range refs {
+		s.bytes += r.size
+		if r.li < 0 {
+			continue // index.json: the same page as (default limit, 0)
+		}
+		etags[i] = etag(r.sum[:])
+		ln, ok := lengths[r.size]
+		if !ok {
+			ln = []string{strconv.FormatInt(r.size, 10)}
+			lengths[r.size] = ln
+		}
+		s.limits[r.li].pages[r.ix] = page{
+			body:   arena[r.at : r.at+r.size : r.at+r.size],
+			etag:   etags[i : i+1 : i+1],
+			length: ln,
+		}
+		s.pages++
+	}
+	runtime.AddCleanup(s, func(free func()) { free() }, release)
+	return s, nil
+}
+
+// checkPaging checks what the server relies on: positive limits, with the
+// default and maximum among them.
+func checkPaging(p config.Pagination) error {
+	if len(p.Limits) == 0 || !slices.IsSorted(p.Limits) || p.Limits[0] <= 0 {
+		return fmt.Errorf("bad limits %v", p.Limits)
+	}
+	if !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {
+		return fmt.Errorf("default_limit %d or max_limit %d is not one of limits %v", p.DefaultLimit, p.MaxLimit, p.Limits)
+	}
+	if p.Offsets != config.OffsetsAll && p.Offsets != config.OffsetsAligned {
+		return fmt.Errorf("unknown offsets mode %q", p.Offsets)
+	}
+	return nil
+}
+
+// pagePath is the file of page i of limit l.
+func (s *site) pagePath(l, i int) string {
+	if s.aligned {
+		i *= l
+	}
+	return feed.PagePath(s.coll, l, i)
+}
+
+// place maps a manifest path onto the page it holds: (limit index, page
+// index), or li = -1 for the index page. ok is false for a path that is
+// not a page of the main listing.
+func (s *site) place(p string) (li, ix int, ok bool) {
+	l, off, index, ok := feed.ParsePagePath(p)
+	if !ok {
+		return 0, 0, false
+	}
+	if index {
+		return -1, 0, true
+	}
+	for i, lp := range s.limits {
+		if lp.limit != l {
+			continue
+		}
+		ix = off
+		if s.aligned {
+			if off%l != 0 {
+				return 0, 0, false
+			}
+			ix = off / l
+		}
+		if ix >= len(lp.pages) {
+			return 0, 0, false
+		}
+		return i, ix, true
+	}
+	return 0, 0, false
+}
+
+// canonical reads a decimal with no sign and no leading zeros that fits
+// in 60 bits, as ParseQuery writes offsets.
+func canonical(s string) (int, bool) {
+	if s == "" || len(s) > 18 || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// readFiles reads every file of refs into its place in arena, on several
+// cores, and checks its size and SHA-256.
+func readFiles(root *os.Root, refs []fileRef, arena []byte) error {
+	var (
+		next    atomic.Int64
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+	)
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(refs) {
+					return
+				}
+				r := refs[i]
+				if err := readFile(root, r, arena[r.at:r.at+r.size]); err != nil {
+					errOnce.Do(func() { first = err })
+					next.Store(int64(len(refs)))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// readFile reads one page file into dst, which is exactly as long as the
+// manifest says the file is, and checks its bytes.
+func readFile(root *os.Root, r fileRef, dst []byte) error {
+	f, err := root.Open(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notReadyError{fmt.Errorf("%s: missing", r.path)}
+	}
+	if err != nil {
+		return fmt.Errorf("reading page: %w", err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file", r.path)
+	}
+	if _, err := io.ReadFull(f, dst); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return notReadyError{fmt.Errorf("%s: shorter than the manifest says", r.path)}
+		}
+		return fmt.Errorf("reading page: %w", err)
+	}
+	var one [1]byte
+	if n, _ := f.Read(one[:]); n > 0 {
+		return notReadyError{fmt.Errorf("%s: longer than the manifest says", r.path)}
+	}
+	if sha256.Sum256(dst) != r.sum {
+		return notReadyError{fmt.Errorf("%s: sha256 differs from the manifest", r.path)}
+	}
+	return nil
+}
+
+// etag returns the strong entity tag of a body with SHA-256 sum.
+func etag(sum []byte) string {
+	b := make([]byte, 0, 2+hex.EncodedLen(len(sum)))
+	b = append(b, '"')
+	b = hex.AppendEncode(b, sum)
+	return string(append(b, '"'))
+}
+
+// lookup returns the limit's pages, or nil when the limit is not
+// pre-rendered.
+func (s *site) lookup(limit int) *limitPages {
+	for i := range s.limits {
+		if s.limits[i].limit == limit {
+			return &s.limits[i]
+		}
+	}
+	return nil
+}
+
+// emptyPage renders the page past the end for (limit, offset), offset a
+// canonical decimal of any size.
+func (s *site) emptyPage(limit int, offset string) page {
+	body := s.listing.AppendEmptyPage(nil, s.coll, limit, offset)
+	sum := sha256.Sum256(body)
+	return page{body: body, etag: []string{etag(sum[:])}, length: []string{strconv.Itoa(len(body))}}
+}
+
+// describe is a one-line description of the build, for the log.
+func (s *site) describe() string {
+	return fmt.Sprintf("build of %s (%d articles, %d pages, %s)",
+		s.buildTime.UTC().Format(time.RFC3339), s.count, s.pages, build.FormatBytes(s.bytes))
+}
+
+// sameManifest reports whether data is the manifest s was loaded from.
+func (s *site) sameManifest(data []byte) bool {
+	return s != nil && sha256.Sum256(data) == s.manifestSum
+}

@@ -1,0 +1,354 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"weak"
+
+	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/corpus"
+)
+
+// readTree returns every file under dir by slash-separated relative path.
+func readTree(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// watch runs s.Watch until the test ends.
+func watch(t *testing.T, s *Server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Watch(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	// Let the watcher start before the test writes.
+	time.Sleep(20 * time.Millisecond)
+}
+
+// TestRebuildRace serves a folder to 64 concurrent clients while 20 builds
+// of two different sites are written into it, one after the other. Every
+// answer must be 200 and a complete page of exactly one of the two builds,
+// its ETag and Content-Length those of its body; the server must end on
+// the last build.
+func TestRebuildRace(t *testing.T) {
+	siteA := makeSite(t, corpus.Options{Articles: 30, Limits: []int{5, 20}, Seed: 1})
+	siteB := makeSite(t, corpus.Options{Articles: 37, Limits: []int{5, 20}, Seed: 2})
+	refs := map[int]map[string][]byte{30: readTree(t, siteA.out), 37: readTree(t, siteB.out)}
+	out := t.TempDir()
+	siteA.build(t, out)
+
+	s, log := newServer(t, Options{Dir: out, PollInterval: 50 * time.Millisecond, RetryInterval: 2 * time.Millisecond})
+	url := serve(t, s) // Serve watches the folder
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer client.CloseIdleConnections()
+
+	var (
+		stop     atomic.Bool
+		answers  [2]atomic.Int64 // by build: 30 articles, 37 articles
+		failures atomic.Int64
+		wg       sync.WaitGroup
+	)
+	fail := func(format string, args ...any) {
+		if failures.Add(1) <= 5 {
+			t.Errorf(format, args...)
+		}
+	}
+	for c := range 64 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(c), 1))
+			for !stop.Load() {
+				limit := []int{5, 20}[rng.IntN(2)]
+				offset := rng.IntN(45)
+				resp, err := client.Get(url + "/articles/?limit=" + strconv.Itoa(limit) + "&offset=" + strconv.Itoa(offset))
+				if err != nil {
+					fail("request failed: %v", err)
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					fail("limit %d offset %d: status %d, error %v", limit, offset, resp.StatusCode, err)
+					continue
+				}
+				sum := sha256.Sum256(body)
+				if etag := `"` + hex.EncodeToString(sum[:]) + `"`; resp.Header.Get("Etag") != etag {
+					fail("limit %d offset %d: ETag %s is not the body's %s", limit, offset, resp.Header.Get("Etag"), etag)
+				}
+				if resp.Header.Get("Content-Length") != strconv.Itoa(len(body)) {
+					fail("limit %d offset %d: Content-Length %s for %d bytes", limit, offset, resp.Header.Get("Content-Length"), len(body))
+				}
+				var head struct{ Count int }
+				if err := json.Unmarshal(body, &head); err != nil {
+					fail("limit %d offset %d: %v: %.200s", limit, offset, err, body)
+					continue
+				}
+				ref, ok := refs[head.Count]
+				if !ok {
+					fail("limit %d offset %d: count %d is neither build's", limit, offset, head.Count)
+					continue
+				}
+				if head.Count == 30 {
+					answers[0].Add(1)
+				} else {
+					answers[1].Add(1)
+				}
+				if offset >= head.Count {
+					checkEmptyPage(t, body, head.Count, limit, strconv.Itoa(offset))
+					continue
+				}
+				if want := ref["articles/"+strconv.Itoa(limit)+"/"+strconv.Itoa(offset)+".json"]; string(body) != string(want) {
+					fail("limit %d offset %d: the page of count %d is not that build's page: %.200s", limit, offset, head.Count, body)
+				}
+			}
+		})
+	}
+
+	const rebuilds = 20
+	sites := [2]testSite{siteA, siteB}
+	for i := 1; i <= rebuilds; i++ {
+		sites[i%2].build(t, out)
+		time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
+	}
+	last := []int{30, 37}[rebuilds%2]
+	waitFor(t, 5*time.Second, "the server to switch to the last build", func() bool { return s.Current().Articles == last })
+	time.Sleep(50 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+
+	switches := strings.Count(log.String(), "switched to the build")
+	t.Logf("%d answers from the 30-article build, %d from the 37-article build, %d switches", answers[0].Load(), answers[1].Load(), switches)
+	if switches == 0 || answers[0].Load() == 0 || answers[1].Load() == 0 {
+		t.Errorf("got %d switches and answers %d/%d, want both builds served", switches, answers[0].Load(), answers[1].Load())
+	}
+}
+
+// TestWatchSwitches follows a served folder through a new build, a
+// failed build and a build that is caught half written.
+func TestWatchSwitches(t *testing.T) {
+	siteA := makeSite(t, corpus.Options{Articles: 60, Limits: []int{5, 20}, Seed: 1})
+	siteB := makeSite(t, corpus.Options{Articles: 75, Limits: []int{5, 20}, Seed: 2})
+	out := t.TempDir()
+	siteA.build(t, out)
+	s, log := newServer(t, Options{Dir: out, PollInterval: 30 * time.Millisecond, RetryInterval: 5 * time.Millisecond})
+	if got, want := log.String(), "loaded the build of 2026-11-01T12:00:00Z (60 articles, 120 pages, "; !strings.HasPrefix(got, want) {
+		t.Errorf("got log %q, want it to start with %q", got, want)
+	}
+	watch(t, s)
+	count := func() int {
+		var p struct{ Count int }
+		json.Unmarshal(readBody(t, request(s, "GET", "/articles/", nil)), &p)
+		return p.Count
+	}
+
+	// A new build: switched to, said once.
+	siteB.build(t, out)
+	waitFor(t, 5*time.Second, "the switch to the 75-article build", func() bool { return count() == 75 })
+	if got := strings.Count(log.String(), "switched to the build of 2026-11-01T12:00:00Z (75 articles, 150 pages, "); got != 1 {
+		t.Errorf("got %d switch lines, want 1; log:\n%s", got, log.String())
+	}
+
+	// A failed build writes nothing: the server stays, silent.
+	before := log.String()
+	write(t, filepath.Join(siteB.dir, "content", "news", "politics", "zz-bad.md"), "---\nid: 1\ntitle: Bad\npublished: someday\n---\n")
+	if _, err := siteB.buildInto(out); err == nil {
+		t.Fatal("the broken build succeeded")
+	}
+	time.Sleep(150 * time.Millisecond)
+	if count() != 75 || log.String() != before {
+		t.Errorf("after a failed build: count %d, log %q; want 75 and no new line", count(), strings.TrimPrefix(log.String(), before))
+	}
+
+	// A build caught half written: its manifest is there, one of its
+	// pages is not yet. The server keeps the old build, says why once,
+	// and switches when the page arrives.
+	half := t.TempDir()
+	siteA.build(t, half)
+	files := readTree(t, half)
+	const late = "articles/5/0.json"
+	for p, data := range files {
+		if p != late && p != build.ManifestName {
+			write(t, filepath.Join(out, p), string(data))
+		}
+	}
+	write(t, filepath.Join(out, build.ManifestName), string(files[build.ManifestName]))
+	defer func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", log.String())
+		}
+	}()
+	waitFor(t, 5*time.Second, "the server to notice the half-written build", func() bool {
+		return strings.Contains(log.String(), "not switching builds: "+late+": ") && strings.Contains(log.String(), "; still serving the build of 2026-11-01T12:00:00Z (75 articles")
+	})
+	time.Sleep(100 * time.Millisecond) // several retries
+	if got := count(); got != 75 {
+		t.Errorf("got count %d while the build is half written, want 75", got)
+	}
+	if n := strings.Count(log.String(), "not switching builds"); n != 1 {
+		t.Errorf("got %d lines about the half-written build, want 1", n)
+	}
+	write(t, filepath.Join(out, late), string(files[late]))
+	waitFor(t, 5*time.Second, "the switch to the completed build", func() bool { return count() == 60 })
+	if got := strings.Count(log.String(), "switched to the build of 2026-11-01T12:00:00Z (60 articles"); got != 1 {
+		t.Errorf("got %d switch lines, want 1; log:\n%s", got, log.String())
+	}
+}
+
+// write replaces name atomically, as a build does.
+func write(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := name + ".tmp-test"
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNewErrors checks that a folder without a usable build is refused,
+// with a message that says why.
+func TestNewErrors(t *testing.T) {
+	badFormat := t.TempDir()
+	os.WriteFile(filepath.Join(badFormat, build.ManifestName), []byte(`{"format":99}`), 0o644)
+	missing := t.TempDir()
+	siteA := makeSite(t, corpus.Options{Articles: 10, Limits: []int{5}, Seed: 1})
+	os.Remove(filepath.Join(siteA.out, "articles", "5", "3.json"))
+	tests := []struct {
+		name, dir, want string
+	}{
+		{"no folder", filepath.Join(t.TempDir(), "nope"), "opening output folder"},
+		{"no manifest", missing, "no build here (no manifest.json): run feedgen build first"},
+		{"bad manifest", badFormat, "manifest format 99 is not supported"},
+		{"missing page", siteA.out, "articles/5/3.json: missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(context.Background(), Options{Dir: tt.dir, StartTimeout: 50 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got error %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestNewWaitsForBuild starts a server on a folder whose build is being
+// written: it waits until the build is complete.
+func TestNewWaitsForBuild(t *testing.T) {
+	siteA := makeSite(t, corpus.Options{Articles: 10, Limits: []int{5}, Seed: 1})
+	page := filepath.Join(siteA.out, "articles", "5", "3.json")
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(page)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		os.WriteFile(page, data, 0o644)
+	}()
+	s, err := New(context.Background(), Options{Dir: siteA.out, RetryInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Current().Articles; got != 10 {
+		t.Errorf("got %d articles, want 10", got)
+	}
+}
+
+func TestChanged(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(a, []byte("1"), 0o644)
+	os.WriteFile(b, []byte("12"), 0o644)
+	ia, _ := os.Stat(a)
+	ib, _ := os.Stat(b)
+	ia2, _ := os.Stat(a)
+	tests := []struct {
+		name string
+		x, y os.FileInfo
+		want bool
+	}{
+		{"same", ia, ia2, false},
+		{"other file", ia, ib, true},
+		{"appeared", nil, ia, true},
+		{"vanished", ia, nil, true},
+		{"neither", nil, nil, false},
+	}
+	for _, tt := range tests {
+		if got := changed(tt.x, tt.y); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestOldBuildReleased checks that a build the server switched away from
+// is unreachable once its answers are done, so that its memory is freed.
+func TestOldBuildReleased(t *testing.T) {
+	siteA := makeSite(t, corpus.Options{Articles: 10, Limits: []int{5}, Seed: 1})
+	siteB := makeSite(t, corpus.Options{Articles: 12, Limits: []int{5}, Seed: 2})
+	out := t.TempDir()
+	siteA.build(t, out)
+	s, _ := newServer(t, Options{Dir: out})
+	readBody(t, request(s, "GET", "/articles/", nil))
+	old := weak.Make(s.cur.Load())
+	siteB.build(t, out)
+	if switched, err := s.Reload(); !switched || err != nil {
+		t.Fatalf("Reload: got %v, %v; want a switch", switched, err)
+	}
+	runtime.GC()
+	if old.Value() != nil {
+		t.Error("the old build is still reachable after the switch")
+	}
+	if got := s.Current().Articles; got != 12 {
+		t.Errorf("got %d articles, want 12", got)
+	}
+}
