@@ -188,7 +188,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 			return nil, fmt.Errorf("opening content folder: %w", err)
 		}
 	} else {
-		contentFS = os.DirFS(cfg.ContentDir)
+		contentFS = content.DirFS(cfg.ContentDir)
 	}
 	site, err := b.loader.Load(ctx, contentFS, content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: b.changed(cfg)})
 	if err != nil {

@@ -1,10 +1,13 @@
 package content
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adrg/frontmatter"
 )
 
 // FuzzParse feeds arbitrary files to the front matter parser: it must
@@ -53,6 +56,39 @@ func FuzzParse(f *testing.F) {
 			if a.Pageviews < 0 || a.Comments < 0 {
 				t.Errorf("negative counters accepted: %d, %d", a.Pageviews, a.Comments)
 			}
+		}
+	})
+}
+
+// FuzzSplit checks the front matter split of usual files against
+// adrg/frontmatter's: the same front matter and body.
+func FuzzSplit(f *testing.F) {
+	seeds, err := filepath.Glob(filepath.Join("testdata", "seeds", "*.md"))
+	if err != nil || len(seeds) == 0 {
+		f.Fatalf("no seeds in testdata/seeds: %v", err)
+	}
+	for _, s := range seeds {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, s := range []string{"---\n---", "---\n---\n", "---\r\nid: 1\r\n---\r\nbody", "---\nid: 1\n ---\n---\n", "---\na: ---\n---\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fm, body, ok := splitSimple(data)
+		if !ok {
+			return
+		}
+		var want []byte
+		wantBody, err := frontmatter.MustParse(bytes.NewReader(data), &want, yamlFormat)
+		if err != nil {
+			t.Fatalf("split a file adrg/frontmatter rejects (%v)", err)
+		}
+		if !bytes.Equal(fm, want) || !bytes.Equal(body, wantBody) {
+			t.Fatalf("got front matter %q body %q, want %q and %q", fm, body, want, wantBody)
 		}
 	})
 }

@@ -54,14 +54,14 @@ type Site struct {
 type Loader struct {
 	cfg   *config.Config
 	cache map[string]cached
-	// Cache enables the per-file cache; it needs a stat of every file.
+	// Cache enables the per-file cache. A Load with a non-empty cache and
+	// no Options.Changed stats every file to find the changed ones.
 	Cache bool
 }
 
 type cached struct {
-	size    int64
-	modTime time.Time
-	result  parsed
+	stamp  stamp
+	result parsed
 }
 
 // NewLoader returns a loader for the site configured by cfg.
@@ -69,9 +69,11 @@ func NewLoader(cfg *config.Config) *Loader {
 	return &Loader{cfg: cfg, cache: map[string]cached{}}
 }
 
-// Load reads every article under fsys (the content folder). Errors in
-// content are returned together as a diag.List, sorted by path; any other
-// error is returned as it is.
+// Load reads every article under fsys (the content folder; DirFS for one
+// on disk). Errors in content are returned together as a diag.List, sorted
+// by path; any other error is returned as it is.
+//
+// Files are parsed on all cores while the folders are still being walked.
 func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, error) {
 	root := opt.Root
 	if root == "" {
@@ -85,36 +87,60 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 			changed[c] = true
 		}
 	}
-	files, err := l.list(fsys, root, changed == nil, &errs)
+	// Without a list of changes, a cached file is reused only when a stat
+	// says it is unchanged.
+	stat := l.Cache && changed == nil && len(l.cache) > 0
+
+	var (
+		files []*entry
+		todo  = make(chan *entry, 256)
+		wg    sync.WaitGroup
+	)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
+			var buf []byte
+			for e := range todo {
+				p := path.Join(root, e.name)
+				data, st, err := readFile(fsys, e.name, l.Cache, buf)
+				if err != nil {
+					e.result = parsed{errs: diag.List{{Path: p, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
+					continue
+				}
+				e.stamp = st
+				e.result = fp.parse(p, e.section, e.sectionSlug, e.slug, data)
+				buf = data
+			}
+		})
+	}
+	reparsed := 0
+	err := l.list(ctx, fsys, root, &errs, func(e *entry) {
+		files = append(files, e)
+		if c, ok := l.cache[e.name]; ok && l.Cache {
+			if changed != nil && !changed[e.name] {
+				e.stamp, e.result = c.stamp, c.result
+				return
+			}
+			if stat {
+				if st, err := statFile(fsys, e.name); err == nil && st == c.stamp && !st.modTime.IsZero() {
+					e.stamp, e.result = c.stamp, c.result
+					return
+				}
+			}
+		}
+		reparsed++
+		todo <- e
+	})
+	close(todo)
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
-	results := make([]parsed, len(files))
-	site := &Site{Files: len(files)}
-	var todo []int
-	for i, f := range files {
-		c, ok := l.cache[f.name]
-		switch {
-		case !ok || !l.Cache:
-		case changed != nil && !changed[f.name]:
-			f.size, f.modTime = c.size, c.modTime
-			files[i] = f
-			results[i] = c.result
-			continue
-		case changed == nil && c.size == f.size && c.modTime.Equal(f.modTime) && !f.modTime.IsZero():
-			results[i] = c.result
-			continue
-		}
-		todo = append(todo, i)
-	}
-	site.Reparsed = len(todo)
-	if err := l.parseAll(ctx, fsys, root, files, todo, results); err != nil {
-		return nil, err
-	}
+	site := &Site{Files: len(files), Reparsed: reparsed}
 	if l.Cache {
 		next := make(map[string]cached, len(files))
-		for i, f := range files {
-			next[f.name] = cached{size: f.size, modTime: f.modTime, result: results[i]}
+		for _, e := range files {
+			next[e.name] = cached{stamp: e.stamp, result: e.result}
 		}
 		l.cache = next
 	}
@@ -122,7 +148,8 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	byID := make(map[int64]*Article, len(files))
 	byURL := make(map[string]*Article, len(files))
 	all := make([]*Article, 0, len(files))
-	for _, r := range results {
+	for _, e := range files {
+		r := e.result
 		errs = append(errs, r.errs...)
 		site.Warnings = append(site.Warnings, r.warnings...)
 		a := r.article
@@ -160,19 +187,20 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	return site, nil
 }
 
-type file struct {
+// entry is one article file: where it is, and once read, its stamp and
+// what parsing it gave.
+type entry struct {
 	name                       string // path in fsys
 	section, sectionSlug, slug string
-	size                       int64
-	modTime                    time.Time
+	stamp                      stamp
+	result                     parsed
 }
 
-// list walks fsys for article files. Files in the wrong place and broken
-// links are added to errs.
-func (l *Loader) list(fsys fs.FS, root string, stat bool, errs *diag.List) ([]file, error) {
-	var files []file
+// list walks fsys for article files, in lexical order, and calls found for
+// each. Files in the wrong place and broken links are added to errs.
+func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.List, found func(*entry)) error {
 	display := func(p string) string { return path.Join(root, p) }
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == "." {
 				return fmt.Errorf("reading content folder %s: %w", root, err)
@@ -190,6 +218,9 @@ func (l *Loader) list(fsys fs.FS, root string, stat bool, errs *diag.List) ([]fi
 			}
 			return nil
 		}
+		if d.IsDir() {
+			return ctx.Err()
+		}
 		typ := d.Type()
 		if typ&fs.ModeSymlink != 0 {
 			info, err := fs.Stat(fsys, p)
@@ -206,7 +237,7 @@ func (l *Loader) list(fsys fs.FS, root string, stat bool, errs *diag.List) ([]fi
 			}
 			typ = info.Mode().Type()
 		}
-		if d.IsDir() || !strings.HasSuffix(name, ".md") || !typ.IsRegular() {
+		if !strings.HasSuffix(name, ".md") || !typ.IsRegular() {
 			return nil
 		}
 		parts := strings.Split(p, "/")
@@ -214,59 +245,9 @@ func (l *Loader) list(fsys fs.FS, root string, stat bool, errs *diag.List) ([]fi
 			errs.Add(display(p), 0, "article outside a category folder: put it at "+root+"/<section>/<section_slug>/<slug>.md")
 			return nil
 		}
-		f := file{name: p, section: parts[0], sectionSlug: parts[1], slug: strings.TrimSuffix(parts[2], ".md")}
-		if l.Cache && stat {
-			if info, err := fs.Stat(fsys, p); err == nil {
-				f.size, f.modTime = info.Size(), info.ModTime()
-			}
-		}
-		files = append(files, f)
+		found(&entry{name: p, section: parts[0], sectionSlug: parts[1], slug: strings.TrimSuffix(parts[2], ".md")})
 		return nil
 	})
-	return files, err
-}
-
-// parseAll reads and parses files[i] for every i in todo, on all cores.
-func (l *Loader) parseAll(ctx context.Context, fsys fs.FS, root string, files []file, todo []int, out []parsed) error {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(todo)/8))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
-			for i := range next {
-				f := files[i]
-				p := path.Join(root, f.name)
-				data, err := fs.ReadFile(fsys, f.name)
-				if err != nil {
-					out[i] = parsed{errs: diag.List{{Path: p, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
-					continue
-				}
-				out[i] = fp.parse(p, f.section, f.sectionSlug, f.slug, data)
-				if l.Cache && f.modTime.IsZero() {
-					// Remember what was read, for a later Load that stats.
-					if info, err := fs.Stat(fsys, f.name); err == nil {
-						files[i].size, files[i].modTime = info.Size(), info.ModTime()
-					}
-				}
-			}
-		}()
-	}
-	var err error
-feed:
-	for _, i := range todo {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			err = ctx.Err()
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	return err
 }
 
 // unwrapPath drops the path from a *fs.PathError: messages name the file already.

@@ -3,6 +3,7 @@ package content
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -364,6 +365,30 @@ func TestLoaderChanged(t *testing.T) {
 	for _, a := range site.Articles {
 		if a.ID == 1 && a.Title != "Unseen" {
 			t.Errorf("full load kept stale a.md: %q", a.Title)
+		}
+	}
+}
+
+// TestParseKeepsNoReference checks what the loader relies on to reuse its
+// read buffer: an article shares no memory with the bytes it was parsed from.
+func TestParseKeepsNoReference(t *testing.T) {
+	for _, file := range []string{
+		"---\nid: 7\ntitle: \"Заголовок \\\"в кавычках\\\"\"\npublished: 2025-01-02T10:00:00\nauthor: ivan\ntags: [a, 'b c']\nimg_big: /i/big.jpg\n---\nFirst *paragraph* with [a link](http://x) &amp; more.\n\nSecond.\n",
+		"---\nid: 8\ntitle: Plain\npublished: 2025-01-02T10:00:00\nauthor_name: Guest\nauthor_url: https://guest.example.org/\nannouncement: Given.\ntags:\n  - one\n  - two\n---\n",
+		"\n---\nid: 9\ntitle: 'Library split'\npublished: 2025-01-02 10:00:00\nauthor: ivan\n---\nBody line one\nline two.\n",
+	} {
+		fp := &fileParser{cfg: testCfg(t), md: newMarkdownParser()}
+		data := []byte(file)
+		r := fp.parse("content/news/politics/x.md", "news", "politics", "x", data)
+		if r.article == nil {
+			t.Fatalf("parse: %v", r.errs)
+		}
+		want := fmt.Sprintf("%+v", *r.article)
+		for i := range data {
+			data[i] = 'X'
+		}
+		if got := fmt.Sprintf("%+v", *r.article); got != want {
+			t.Errorf("article changed with its source bytes:\ngot  %s\nwant %s", got, want)
 		}
 	}
 }

@@ -42,8 +42,55 @@ var yamlFormat = frontmatter.NewFormat("---", "---", func(data []byte, v any) er
 	return nil
 })
 
+// splitFrontMatter returns the front matter of data (the lines between the
+// opening and closing --- lines) and the body after it, as adrg/frontmatter
+// splits them. The usual shape, a file that starts with a line "---" and
+// whose first "---" anywhere after it is a line of its own, is split here
+// without copying; adrg/frontmatter splits every other file (leading blank
+// lines, delimiters with spaces around, no closing line). FuzzSplit checks
+// that both ways agree.
+func splitFrontMatter(data []byte) (fm, body []byte, err error) {
+	if fm, body, ok := splitSimple(data); ok {
+		return fm, body, nil
+	}
+	body, err = frontmatter.MustParse(bytes.NewReader(data), &fm, yamlFormat)
+	return fm, body, err
+}
+
+// splitSimple splits a file of the usual shape, and reports whether it was
+// one. The first "---" after the opening line being a whole line means no
+// earlier line can be a delimiter: any line that is "---" once trimmed
+// holds a "---".
+func splitSimple(data []byte) (fm, body []byte, ok bool) {
+	var rest []byte
+	switch {
+	case bytes.HasPrefix(data, []byte("---\n")):
+		rest = data[4:]
+	case bytes.HasPrefix(data, []byte("---\r\n")):
+		rest = data[5:]
+	default:
+		return nil, nil, false
+	}
+	i := bytes.Index(rest, []byte("---"))
+	if i < 0 || (i > 0 && rest[i-1] != '\n') {
+		return nil, nil, false
+	}
+	after := rest[i+3:]
+	switch {
+	case len(after) == 0:
+	case after[0] == '\n':
+		after = after[1:]
+	case len(after) > 1 && after[0] == '\r' && after[1] == '\n':
+		after = after[2:]
+	default:
+		return nil, nil, false
+	}
+	return rest[:i:i], after, true
+}
+
 // parse validates the file at display path p (section, slug and article
-// slug already taken from its location).
+// slug already taken from its location). It keeps no reference to data,
+// which the caller reuses for the next file.
 func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) parsed {
 	var r parsed
 	fail := func(line int, format string, args ...any) parsed {
@@ -58,8 +105,7 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 
-	var fm []byte
-	body, err := frontmatter.MustParse(bytes.NewReader(data), &fm, yamlFormat)
+	fm, body, err := splitFrontMatter(data)
 	open := openingLine(data)
 	switch {
 	case errors.Is(err, frontmatter.ErrNotFound) && open > 0:
