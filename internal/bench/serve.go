@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ type servePlan struct {
 	warmup      time.Duration
 	threads     int
 	connections int
+	rounds      int
 	quick       bool
 }
 
@@ -72,7 +74,8 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 	warmup := fs.Duration("warmup", 2*time.Second, "warm-up `time` before each measured run (whole seconds)")
 	threads := fs.Int("threads", 2, "wrk `threads`")
 	connections := fs.Int("connections", 64, "wrk `connections`")
-	quick := fs.Bool("quick", false, "smoke test: 1,000 articles, 2s runs after 1s warm-ups")
+	rounds := fs.Int("rounds", 3, "measured `runs` of each server on each workload, alternating which goes first; medians are reported")
+	quick := fs.Bool("quick", false, "smoke test: 1,000 articles, one round of 2s runs after 1s warm-ups")
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintln(w, "usage: feedbench serve [-feedgen PATH] [-articles N] [-duration D] [-quick] [-dir DIR]")
@@ -99,7 +102,7 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 	}
 	plan := servePlan{
 		feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, duration: *duration,
-		warmup: *warmup, threads: *threads, connections: *connections, quick: *quick,
+		warmup: *warmup, threads: *threads, connections: *connections, rounds: *rounds, quick: *quick,
 	}
 	if plan.quick {
 		set := map[string]bool{}
@@ -113,9 +116,12 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 		if !set["warmup"] {
 			plan.warmup = time.Second
 		}
+		if !set["rounds"] {
+			plan.rounds = 1
+		}
 	}
-	if plan.articles < 100 || plan.duration < time.Second || plan.threads < 1 || plan.connections < plan.threads {
-		fmt.Fprintln(stderr, "feedbench serve: need -articles >= 100, -duration >= 1s, -threads >= 1, -connections >= -threads")
+	if plan.articles < 100 || plan.duration < time.Second || plan.threads < 1 || plan.connections < plan.threads || plan.rounds < 1 {
+		fmt.Fprintln(stderr, "feedbench serve: need -articles >= 100, -duration >= 1s, -threads >= 1, -connections >= -threads, -rounds >= 1")
 		return servePlan{}, errors.New("bad flags")
 	}
 	return plan, nil
@@ -287,18 +293,36 @@ func (b *serveBench) run(ctx context.Context) error {
 		{"hot page " + hotTarget, hotTarget, ""},
 		{"shuffled walk over " + strconv.Itoa(len(offsets)) + " pages", "/articles/", script},
 	}
+	servers := []*serverProcess{nginx, fg}
 	for i, w := range workloads {
-		var res [2]wrkResult
-		for j, srv := range []*serverProcess{nginx, fg} {
+		for j, srv := range servers {
 			if _, err := b.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.warmup); err != nil {
 				return err
 			}
 			if i == 0 && j == 1 {
 				warmRSS = sampler.last()
 			}
-			if res[j], err = b.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.duration); err != nil {
-				return err
+		}
+		// Rounds alternate which server goes first: this machine's speed
+		// drifts, and a fixed order would favour one of them.
+		var runs [2][]wrkResult
+		for r := range b.plan.rounds {
+			for k := range servers {
+				j := k
+				if r%2 == 1 {
+					j = 1 - k
+				}
+				res, err := b.wrkRun(ctx, servers[j].addr, w.target, w.script, b.plan.duration)
+				if err != nil {
+					return err
+				}
+				runs[j] = append(runs[j], res)
 			}
+		}
+		var res [2]wrkResult
+		for j := range servers {
+			res[j] = medianResult(runs[j])
+			fmt.Fprintf(b.log, "%s %s: %s\n", w.name, []string{"nginx", "feedgen"}[j], formatRuns(runs[j]))
 		}
 		r := res[1].reqPerSec / res[0].reqPerSec
 		fmt.Fprintf(b.out, "%-38s nginx %9.0f req/s p99 %-9s feedgen %9.0f req/s p99 %-9s feedgen/nginx %.2f  target >= %.1f %s, p99 <= nginx's %s\n",
@@ -534,6 +558,34 @@ func fetchPage(ctx context.Context, addr, target string) ([]byte, error) {
 		err = fmt.Errorf("GET http://%s%s: status %d", addr, target, resp.StatusCode)
 	}
 	return body, err
+}
+
+// medianResult returns the median req/s and the median p99 of runs, and
+// their errors summed.
+func medianResult(runs []wrkResult) wrkResult {
+	rates := make([]float64, len(runs))
+	p99s := make([]time.Duration, len(runs))
+	var m wrkResult
+	for i, r := range runs {
+		rates[i], p99s[i] = r.reqPerSec, r.p99
+		m.errors += r.errors
+	}
+	slices.Sort(rates)
+	slices.Sort(p99s)
+	m.reqPerSec, m.p99 = rates[len(rates)/2], p99s[len(p99s)/2]
+	return m
+}
+
+// formatRuns lists each run's req/s and p99, for the log.
+func formatRuns(runs []wrkResult) string {
+	var b strings.Builder
+	for i, r := range runs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.0f req/s p99 %s", r.reqPerSec, r.p99)
+	}
+	return b.String()
 }
 
 // wrkResult is what one wrk run measured.

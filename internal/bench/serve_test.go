@@ -54,16 +54,25 @@ func TestParseServeFlags(t *testing.T) {
 		want    servePlan
 		wantErr bool
 	}{
-		{nil, servePlan{articles: 10_000, seed: 1, duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64}, false},
-		{[]string{"-quick"}, servePlan{articles: 1_000, seed: 1, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, quick: true}, false},
-		{[]string{"-quick", "-articles", "500"}, servePlan{articles: 500, seed: 1, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, quick: true}, false},
+		{nil, servePlan{articles: 10_000, seed: 1, duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}, false},
+		{[]string{"-quick"}, servePlan{articles: 1_000, seed: 1, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1, quick: true}, false},
+		{[]string{"-quick", "-articles", "500"}, servePlan{articles: 500, seed: 1, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1, quick: true}, false},
 		{[]string{"-articles", "5"}, servePlan{}, true},
 		{[]string{"extra"}, servePlan{}, true},
+		{[]string{"-rounds", "0"}, servePlan{}, true},
 	}
 	for _, tt := range tests {
 		got, err := parseServeFlags(tt.args, io.Discard)
 		if (err != nil) != tt.wantErr || !tt.wantErr && got != tt.want {
 			t.Errorf("%q: got %+v, %v; want %+v, error %v", tt.args, got, err, tt.want, tt.wantErr)
 		}
+	}
+}
+
+func TestMedianResult(t *testing.T) {
+	ms := time.Millisecond
+	got := medianResult([]wrkResult{{100, 9 * ms, 1}, {300, 1 * ms, 0}, {200, 5 * ms, 2}})
+	if want := (wrkResult{reqPerSec: 200, p99: 5 * ms, errors: 3}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

@@ -100,6 +100,9 @@ func unhex(c byte) byte {
 // canonical ASCII decimal (no leading zeros; "0" for zero, never negative
 // zero).
 func ParseInt(s string) (neg bool, digits string, ok bool) {
+	if canonicalDigits(s) {
+		return false, s, true // the usual case, without a copy
+	}
 	s = strings.TrimFunc(s, isSpace)
 	if s == "" {
 		return false, "", false
@@ -136,6 +139,20 @@ func ParseInt(s string) (neg bool, digits string, ok bool) {
 		return false, "0", true
 	}
 	return neg, string(b), true
+}
+
+// canonicalDigits reports whether s is ASCII digits without a leading zero
+// (or "0"): what ParseInt would return for it.
+func canonicalDigits(s string) bool {
+	if s == "" || s[0] == '0' && len(s) > 1 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isSpace is Python's str.isspace, which int() strips: it includes the

@@ -32,35 +32,52 @@ func (a *accessLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if lw.status == 0 {
 		lw.status = http.StatusOK
 	}
-
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	b := a.buf[:0]
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	b = appendEscaped(b, host)
+	a.log(&logEntry{
+		host: host, start: start, method: r.Method, uri: r.RequestURI, proto: r.Proto,
+		status: lw.status, bytes: lw.bytes, referer: r.Referer(), userAgent: r.UserAgent(),
+	})
+}
+
+// logEntry is what a line of the access log says of one request.
+type logEntry struct {
+	host               string
+	start              time.Time
+	method, uri, proto string
+	status             int
+	bytes              int64 // of the body sent
+	referer, userAgent string
+}
+
+// log writes the line of e.
+func (a *accessLog) log(e *logEntry) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.buf[:0]
+	b = appendEscaped(b, e.host)
 	b = append(b, " - - ["...)
-	b = start.AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
+	b = e.start.AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
 	b = append(b, `] "`...)
-	b = appendEscaped(b, r.Method)
+	b = appendEscaped(b, e.method)
 	b = append(b, ' ')
-	b = appendEscaped(b, r.RequestURI)
+	b = appendEscaped(b, e.uri)
 	b = append(b, ' ')
-	b = appendEscaped(b, r.Proto)
+	b = appendEscaped(b, e.proto)
 	b = append(b, `" `...)
-	b = strconv.AppendInt(b, int64(lw.status), 10)
+	b = strconv.AppendInt(b, int64(e.status), 10)
 	b = append(b, ' ')
-	if lw.bytes == 0 {
+	if e.bytes == 0 {
 		b = append(b, '-')
 	} else {
-		b = strconv.AppendInt(b, lw.bytes, 10)
+		b = strconv.AppendInt(b, e.bytes, 10)
 	}
 	b = append(b, ` "`...)
-	b = appendField(b, r.Referer())
+	b = appendField(b, e.referer)
 	b = append(b, `" "`...)
-	b = appendField(b, r.UserAgent())
+	b = appendField(b, e.userAgent)
 	b = append(b, "\"\n"...)
 	a.w.Write(b)
 	a.buf = b

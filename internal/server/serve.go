@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Run serves the build in opt.Dir on opt.Addr until ctx is done, then
@@ -28,19 +30,65 @@ func Run(ctx context.Context, opt Options) error {
 	return s.Serve(ctx, ln)
 }
 
-// Handler returns the server's handler: the server itself, behind the
-// access log when there is one.
+// Handler returns the server's handler for net/http: the server itself,
+// behind the access log when there is one.
 func (s *Server) Handler() http.Handler {
-	if s.opt.AccessLog == nil {
+	if s.accessLog == nil {
 		return s
 	}
-	return &accessLog{next: s, w: s.opt.AccessLog, now: s.opt.Now}
+	return s.accessLog
+}
+
+// serving is the state of one Serve: the connections of the fast path,
+// and the way to net/http.
+type serving struct {
+	handoff *handoffListener
+	closing atomic.Bool // shutting down: answer what is in flight, then close
+
+	mu    sync.Mutex
+	conns map[*fastConn]struct{}
+	done  sync.WaitGroup
+}
+
+// track adds a connection; false once the server is shutting down.
+func (sv *serving) track(c *fastConn) bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.closing.Load() {
+		return false
+	}
+	sv.conns[c] = struct{}{}
+	sv.done.Add(1)
+	return true
+}
+
+func (sv *serving) untrack(c *fastConn) {
+	sv.mu.Lock()
+	delete(sv.conns, c)
+	sv.mu.Unlock()
+	sv.done.Done()
+}
+
+// close starts a shutdown: idle connections are woken up to be closed,
+// active ones close after their answer. force closes them all at once.
+func (sv *serving) close(force bool) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	sv.closing.Store(true)
+	for c := range sv.conns {
+		if force {
+			c.conn.Close()
+		} else if c.state.Load() == connIdle {
+			c.conn.SetReadDeadline(time.Now())
+		}
+	}
 }
 
 // Serve answers the connections of ln, and watches the folder for new
 // builds, until ctx is done. Then it stops accepting connections, lets the
 // requests in flight finish (for up to ShutdownTimeout) and returns nil.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	sv := &serving{handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}}
 	srv := &http.Server{
 		Handler:                      s.Handler(),
 		ReadHeaderTimeout:            s.opt.ReadHeaderTimeout,
@@ -49,39 +97,127 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:                  s.opt.IdleTimeout,
 		MaxHeaderBytes:               s.opt.MaxHeaderBytes,
 		DisableGeneralOptionsHandler: true,
-		ConnContext:                  connContext,
 		ErrorLog:                     log.New(semicolonFilter{s.log}, "feedgen serve: ", 0),
 	}
-	watchCtx, stopWatch := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	watchCtx, stopWatch := context.WithCancel(ctx)
 	wg.Go(func() { s.Watch(watchCtx) })
 	defer func() {
 		stopWatch()
 		wg.Wait()
 	}()
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- srv.Serve(sv.handoff) }()
+	acceptDone := make(chan error, 1)
+	go func() { acceptDone <- s.accept(sv, ln) }()
 
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(corkListener{ln}) }()
+	var err error
 	select {
-	case err := <-served:
-		return fmt.Errorf("serving: %w", err)
+	case err = <-acceptDone:
+		err = fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
+		ln.Close()
+		<-acceptDone
 	}
+
+	// Shut down: the fast path's connections first (they may still hand
+	// a connection to net/http), then net/http's. Past the deadline,
+	// connections are closed, and requests still running (stuck writing
+	// the access log, say) are left behind, as http.Server.Close does.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opt.ShutdownTimeout)
 	defer cancel()
-	err := srv.Shutdown(sctx)
-	if err != nil {
+	sv.close(false)
+	fastDone := make(chan struct{})
+	go func() { sv.done.Wait(); close(fastDone) }()
+	late := false
+	select {
+	case <-fastDone:
+	case <-sctx.Done():
+		late = true
+		sv.close(true)
+	}
+	if serr := srv.Shutdown(sctx); serr != nil {
 		srv.Close()
-		err = fmt.Errorf("shutting down: requests still running after %s: %w", s.opt.ShutdownTimeout, err)
+		late = true
 	}
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = fmt.Errorf("serving: %w", serr)
+	<-httpDone
+	switch {
+	case err != nil:
+		return err
+	case late:
+		return fmt.Errorf("shutting down: requests still running after %s: %w", s.opt.ShutdownTimeout, context.DeadlineExceeded)
 	}
-	if err == nil {
-		fmt.Fprintf(s.log, "stopped serving %s\n", s.opt.Dir)
-	}
-	return err
+	fmt.Fprintf(s.log, "stopped serving %s\n", s.opt.Dir)
+	return nil
 }
+
+// accept accepts connections until ln is closed: TCP connections go to
+// the fast path, any other kind to net/http.
+func (s *Server) accept(sv *serving, ln net.Listener) error {
+	var wait time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			// Out of file descriptors and the like: wait and retry, as
+			// net/http does.
+			wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+			fmt.Fprintf(s.log, "accepting connections: %v; retrying in %s\n", err, wait)
+			time.Sleep(wait)
+			continue
+		}
+		wait = 0
+		tc, ok := c.(*net.TCPConn)
+		if !ok {
+			if !sv.handoff.give(c) {
+				c.Close()
+			}
+			continue
+		}
+		go s.serveFast(sv, tc)
+	}
+}
+
+// handoffListener is the listener net/http serves: it accepts the
+// connections the fast path hands over.
+type handoffListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+	addr  net.Addr
+}
+
+func newHandoffListener(addr net.Addr) *handoffListener {
+	return &handoffListener{conns: make(chan net.Conn), done: make(chan struct{}), addr: addr}
+}
+
+// give hands c to net/http; false once it is closed.
+func (l *handoffListener) give(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *handoffListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return l.addr }
 
 // semicolonFilter drops net/http's warning about semicolons in queries:
 // the server reads raw queries itself, splitting them on '&' only, as the

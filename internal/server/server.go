@@ -123,6 +123,9 @@ type Server struct {
 	loadMu sync.Mutex // one load at a time
 	dates  atomic.Pointer[dateValue]
 
+	accessLog *accessLog // nil when off
+	realClock bool       // opt.Now is time.Now
+
 	// Header values and bodies shared by every answer: never modified.
 	allow, vary, json, html, zero []string
 	notFoundLength, optionsLength []string
@@ -132,9 +135,11 @@ type Server struct {
 // New returns a server for the build in opt.Dir, loaded. A build that is
 // being written is waited for, up to opt.StartTimeout.
 func New(ctx context.Context, opt Options) (*Server, error) {
+	realClock := opt.Now == nil
 	opt = opt.withDefaults()
 	s := &Server{
 		opt:            opt,
+		realClock:      realClock,
 		log:            &syncWriter{w: opt.Log},
 		allow:          []string{"GET, HEAD, OPTIONS"},
 		vary:           []string{"Accept"},
@@ -145,6 +150,9 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		optionsLength:  []string{strconv.Itoa(len(optionsBody))},
 		notFound:       []byte(notFoundBody),
 		options:        []byte(optionsBody),
+	}
+	if opt.AccessLog != nil {
+		s.accessLog = &accessLog{next: s, w: opt.AccessLog, now: opt.Now}
 	}
 	deadline := time.Now().Add(opt.StartTimeout)
 	wait := opt.RetryInterval
@@ -193,7 +201,8 @@ func (s *Server) Reload() (bool, error) {
 		return false, fmt.Errorf("opening output folder: %w", err)
 	}
 	defer root.Close()
-	data, m, err := readManifest(root)
+	fsys := root.FS()
+	data, m, err := readManifest(fsys)
 	if err != nil {
 		return false, err
 	}
@@ -201,7 +210,7 @@ func (s *Server) Reload() (bool, error) {
 	if cur.sameManifest(data) {
 		return false, nil
 	}
-	st, err := loadSite(root, data, m)
+	st, err := loadSite(fsys, data, m)
 	if err != nil {
 		return false, err
 	}
@@ -220,82 +229,35 @@ func (s *Server) Reload() (bool, error) {
 	return true, nil
 }
 
-// ServeHTTP answers one request.
+// ServeHTTP answers one request. The fast path (see fastConn) answers
+// the usual requests itself; every other one comes here, through net/http.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case ListPath:
-	case ListPath[:len(ListPath)-1]:
-		s.redirect(w, r)
-		return
-	default:
-		s.answerNotFound(w, r, false)
-		return
-	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		h := w.Header()
-		h["Allow"], h["Vary"], h["Content-Type"], h["Content-Length"] = s.allow, s.vary, s.json, s.optionsLength
-		w.WriteHeader(http.StatusOK)
-		w.Write(s.options)
-		return
-	default:
-		s.notAllowed(w, r)
-		return
-	}
-
 	st := s.cur.Load()
-	q := feed.ParseQuery(r.URL.RawQuery, st.paging)
-	lp := st.lookup(q.Limit)
-	if lp == nil {
-		s.answerNotFound(w, r, true)
-		return
+	inm, haveINM := r.Header["If-None-Match"]
+	cond := conditions{inm: inm, haveINM: haveINM}
+	if ims := r.Header["If-Modified-Since"]; len(ims) > 0 {
+		cond.ims = ims[0]
 	}
-	var pg *page
-	switch off, small := canonical(q.Offset); {
-	case small && off < st.count && st.aligned:
-		if off%lp.limit != 0 {
-			s.answerNotFound(w, r, true)
-			return
-		}
-		pg = &lp.pages[off/lp.limit]
-	case small && (off < st.count || off == 0):
-		pg = &lp.pages[off]
-	default:
-		empty := st.emptyPage(q.Limit, q.Offset)
-		pg = &empty
-	}
-
-	h := w.Header()
-	h["Allow"], h["Vary"], h["Etag"], h["Last-Modified"] = s.allow, s.vary, pg.etag, st.lastModified
-	if notModified(r, pg.etag[0], st.buildTime) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	h["Content-Type"], h["Content-Length"], h["Date"] = s.json, pg.length, s.date()
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		cc, _ := r.Context().Value(corkKey{}).(*corkConn)
-		if cc != nil {
-			cc.cork()
-		}
-		w.Write(pg.body)
-		if cc != nil {
-			if f, ok := w.(http.Flusher); ok {
-				f.Flush()
-			}
-			cc.uncork()
+	rep := s.decide(st, r.Method, r.URL.Path, r.URL.RawQuery, &cond)
+	s.writeHeader(w, &rep, s.date())
+	if r.Method != http.MethodHead && rep.hasBody() {
+		if rep.page != nil {
+			w.Write(rep.page.body)
+		} else {
+			w.Write(rep.body)
 		}
 	}
-	// The body lives in the site's arena, freed when the site is
+	// The body lives in the site's store, freed when the site is
 	// unreachable: keep the site alive until the body is written.
 	runtime.KeepAlive(st)
 }
 
 // date returns the Date header's value for now, formatted once a second
 // rather than by net/http for every answer.
-func (s *Server) date() []string {
-	now := s.opt.Now()
+func (s *Server) date() []string { return s.dateAt(s.opt.Now()) }
+
+// dateAt returns the Date header's value for now.
+func (s *Server) dateAt(now time.Time) []string {
 	if d := s.dates.Load(); d != nil && d.sec == now.Unix() {
 		return d.value
 	}
@@ -308,43 +270,6 @@ func (s *Server) date() []string {
 type dateValue struct {
 	sec   int64
 	value []string
-}
-
-// answerNotFound answers 404; listing says whether the path was the
-// listing's, whose answers all carry Allow and Vary.
-func (s *Server) answerNotFound(w http.ResponseWriter, r *http.Request, listing bool) {
-	h := w.Header()
-	if listing {
-		h["Allow"], h["Vary"] = s.allow, s.vary
-	}
-	h["Content-Type"], h["Content-Length"] = s.json, s.notFoundLength
-	w.WriteHeader(http.StatusNotFound)
-	if r.Method != http.MethodHead {
-		w.Write(s.notFound)
-	}
-}
-
-// notAllowed answers 405 with the original's message naming the method.
-func (s *Server) notAllowed(w http.ResponseWriter, r *http.Request) {
-	body := append([]byte(`{"detail":`), feed.AppendString(nil, `Method "`+r.Method+`" not allowed.`)...)
-	body = append(body, '}')
-	h := w.Header()
-	h["Allow"], h["Vary"], h["Content-Type"] = s.allow, s.vary, s.json
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.WriteHeader(http.StatusMethodNotAllowed)
-	w.Write(body)
-}
-
-// redirect answers /articles with 301 to /articles/ and the query as it
-// was sent, as the original's framework did when it appended the slash.
-func (s *Server) redirect(w http.ResponseWriter, r *http.Request) {
-	loc := ListPath
-	if r.URL.RawQuery != "" {
-		loc += "?" + escapeQuery(r.URL.RawQuery)
-	}
-	h := w.Header()
-	h["Location"], h["Content-Type"], h["Content-Length"] = []string{loc}, s.html, s.zero
-	w.WriteHeader(http.StatusMovedPermanently)
 }
 
 // escapeQuery percent-encodes the bytes of a raw query that may not
@@ -382,24 +307,6 @@ func queryByteOK(c byte) bool {
 	switch c {
 	case '-', '.', '_', '~', '/', '#', '%', '[', ']', '=', ':', ';', '$', '&', '(', ')', '+', ',', '!', '?', '*', '@', '\'':
 		return true
-	}
-	return false
-}
-
-// notModified evaluates If-None-Match (a list of entity tags compared
-// weakly, or *) and, only when there is none, If-Modified-Since.
-func notModified(r *http.Request, etag string, modified time.Time) bool {
-	if inm, ok := r.Header["If-None-Match"]; ok {
-		for _, v := range inm {
-			if etagListMatches(v, etag) {
-				return true
-			}
-		}
-		return false
-	}
-	if ims := r.Header["If-Modified-Since"]; len(ims) > 0 {
-		t, err := http.ParseTime(ims[0])
-		return err == nil && !modified.After(t)
 	}
 	return false
 }

@@ -1,0 +1,416 @@
+package server
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// The fast path.
+//
+// Nearly every request a feed server gets is a GET of /articles/?... over
+// a kept-alive HTTP/1.1 connection. net/http answers those at about two
+// thirds of nginx's rate on the same machine: it builds a Request, a
+// header map and a response writer for each. So the server reads such
+// requests itself: it parses the request head in place, decides the
+// answer (decide, shared with the net/http path), writes the head into a
+// reused buffer and sends the page from the build's store without copying
+// it (see sender.send). Anything it does not fully understand (another
+// method, HTTP/1.0, a body, Connection: close, Expect, folded or oversized
+// headers, an escaped path, bare LF line ends) is not answered here: the
+// connection, with the bytes read so far, is handed to net/http, which
+// serves it from then on. The fast path only ever answers what net/http
+// would answer with the same bytes (TestFastPathMatchesNetHTTP).
+
+// Connection states, for a graceful shutdown: an idle connection waits for
+// the first byte of a request and may be closed; an active one finishes
+// its request first.
+const (
+	connActive int32 = iota
+	connIdle
+)
+
+// fastConn serves one connection.
+type fastConn struct {
+	s    *Server
+	srv  *serving
+	conn *net.TCPConn
+	send *sender
+	host string // the client's address, for the access log
+
+	buf        []byte // buf[start:end] are bytes read and not yet answered
+	start, end int
+	limit      int // the most bytes a request head may take
+	out        []byte
+	req        reqHead
+
+	state    atomic.Int32
+	rdl, wdl time.Time // the read and write deadlines set on conn
+	headAt   time.Time // when the pending request was first seen incomplete
+	now      time.Time // the time of the last answer (reading the clock costs)
+}
+
+// reqHead is the part of a request head the fast path uses.
+type reqHead struct {
+	method   string // http.MethodGet or http.MethodHead
+	path     string // ListPath, its form without the slash, or "" for any other
+	rawQuery string
+	target   []byte // the request target as sent, in buf
+	cond     conditions
+	haveHost bool
+	referer  []byte
+	agent    []byte
+}
+
+// serveFast serves the connection c until it is closed, times out, the
+// server shuts down, or a request goes to net/http.
+func (s *Server) serveFast(srv *serving, c *net.TCPConn) {
+	send, err := newSender(c)
+	if err != nil {
+		c.Close()
+		return
+	}
+	fc := &fastConn{
+		s: s, srv: srv, conn: c, send: send,
+		buf:   make([]byte, 4<<10),
+		limit: s.opt.MaxHeaderBytes + 4<<10, // as net/http allows
+	}
+	if s.opt.AccessLog != nil {
+		fc.host, _, err = net.SplitHostPort(c.RemoteAddr().String())
+		if err != nil {
+			fc.host = c.RemoteAddr().String()
+		}
+	}
+	if !srv.track(fc) {
+		c.Close()
+		return
+	}
+	defer srv.untrack(fc)
+	if fc.serve() {
+		return // handed to net/http
+	}
+	c.Close()
+}
+
+// serve reads and answers requests. It reports whether the connection was
+// handed to net/http; otherwise the caller closes it.
+func (c *fastConn) serve() bool {
+	opt := &c.s.opt
+	headTimeout := min(opt.ReadHeaderTimeout, opt.ReadTimeout)
+	c.now = time.Now()
+	c.setReadDeadline(c.now.Add(headTimeout))
+	c.headAt = c.now
+	for {
+		if c.start < c.end {
+			n, ok := c.parse(c.buf[c.start:c.end])
+			if !ok {
+				return c.handOff()
+			}
+			if n > 0 {
+				if !c.answer() {
+					return false
+				}
+				c.start += n
+				if c.start == c.end {
+					c.start, c.end = 0, 0
+				}
+				c.headAt = time.Time{}
+				continue
+			}
+			// An incomplete head: it must be complete within the
+			// header timeout of when it was first seen.
+			if c.headAt.IsZero() {
+				c.headAt = time.Now()
+			}
+			if d := c.headAt.Add(headTimeout); d.Before(c.rdl) {
+				c.setReadDeadline(d)
+			}
+		} else {
+			// Idle between requests.
+			c.state.Store(connIdle)
+			if c.srv.closing.Load() {
+				return false
+			}
+			if c.rdl.Before(c.now.Add(opt.IdleTimeout / 2)) {
+				c.setReadDeadline(time.Now().Add(opt.IdleTimeout))
+			}
+		}
+		if c.end == len(c.buf) {
+			if c.start > 0 {
+				c.end = copy(c.buf, c.buf[c.start:c.end])
+				c.start = 0
+			} else {
+				c.buf = append(c.buf, make([]byte, min(len(c.buf), c.limit))...)
+			}
+		}
+		n, err := c.conn.Read(c.buf[c.end:])
+		if n > 0 {
+			c.state.Store(connActive)
+			c.end += n
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+func (c *fastConn) setReadDeadline(t time.Time) {
+	c.rdl = t
+	c.conn.SetReadDeadline(t)
+}
+
+// answer sends the answer to the parsed request, and reports whether the
+// connection stays open.
+func (c *fastConn) answer() bool {
+	s := c.s
+	r := &c.req
+	st := s.cur.Load()
+	c.now = time.Now()
+	start := c.now
+	if !s.realClock {
+		start = s.opt.Now()
+	}
+	rep := s.decide(st, r.method, r.path, r.rawQuery, &r.cond)
+	closing := c.srv.closing.Load()
+	head := rep.appendHead(c.out[:0], s.dateAt(start)[0], closing)
+	var sent int64
+	var off, n int64
+	if r.method != http.MethodHead && rep.hasBody() {
+		switch {
+		case rep.page != nil && rep.page.off >= 0:
+			off, n = rep.page.off, int64(len(rep.page.body))
+		case rep.page != nil:
+			head = append(head, rep.page.body...)
+		default:
+			head = append(head, rep.body...)
+		}
+		sent = int64(rep.contentLength())
+	}
+	if c.wdl.Before(c.now.Add(s.opt.WriteTimeout / 2)) {
+		c.wdl = c.now.Add(s.opt.WriteTimeout)
+		c.conn.SetWriteDeadline(c.wdl)
+	}
+	err := c.send.send(head, st.store, off, n)
+	runtime.KeepAlive(st) // the page is in st's store
+	if cap(head) <= 64<<10 {
+		c.out = head // an exceptional answer does not keep its memory
+	}
+	if s.opt.AccessLog != nil {
+		e := logEntry{
+			host: c.host, start: start, method: r.method, uri: string(r.target), proto: "HTTP/1.1",
+			status: rep.status, bytes: sent, referer: string(r.referer), userAgent: string(r.agent),
+		}
+		if err != nil {
+			e.bytes = 0
+		}
+		s.accessLog.log(&e)
+	}
+	return err == nil && !closing
+}
+
+// handOff gives the connection, with the bytes read and not answered, to
+// net/http. It reports false when net/http no longer takes connections.
+func (c *fastConn) handOff() bool {
+	c.conn.SetReadDeadline(time.Time{})
+	c.conn.SetWriteDeadline(time.Time{})
+	hc := &handedConn{TCPConn: c.conn, pending: bytes.Clone(c.buf[c.start:c.end])}
+	return c.srv.handoff.give(hc)
+}
+
+// handedConn is a connection handed to net/http: reads return the bytes
+// the fast path read first.
+type handedConn struct {
+	*net.TCPConn
+	pending []byte
+}
+
+func (c *handedConn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	return c.TCPConn.Read(p)
+}
+
+// parse reads the request head at the start of b into c.req. It returns
+// the length of the head when it is complete, or 0 when more bytes are
+// needed; ok is false for a request the fast path leaves to net/http.
+func (c *fastConn) parse(b []byte) (n int, ok bool) {
+	r := &c.req
+	inm := r.cond.inm[:0]
+	*r = reqHead{}
+	r.cond.inm = inm
+
+	line, rest, complete := cutLine(b)
+	if !complete {
+		return 0, len(b) < c.limit && bytes.IndexByte(b, '\n') < 0
+	}
+	switch {
+	case bytes.HasPrefix(line, []byte("GET ")):
+		r.method, line = http.MethodGet, line[4:]
+	case bytes.HasPrefix(line, []byte("HEAD ")):
+		r.method, line = http.MethodHead, line[5:]
+	default:
+		return 0, false
+	}
+	sp := bytes.IndexByte(line, ' ')
+	if sp <= 0 || string(line[sp+1:]) != "HTTP/1.1" || line[0] != '/' {
+		return 0, false
+	}
+	r.target = line[:sp]
+	for _, ch := range r.target {
+		if ch <= ' ' || ch == 0x7f || ch == '#' {
+			return 0, false
+		}
+	}
+	path, query, _ := bytes.Cut(r.target, []byte("?"))
+	if bytes.IndexByte(path, '%') >= 0 {
+		return 0, false // net/http decodes the path: let it
+	}
+	switch string(path) {
+	case ListPath:
+		r.path = ListPath
+	case ListPath[:len(ListPath)-1]:
+		r.path = ListPath[:len(ListPath)-1]
+	}
+	if len(query) > 0 {
+		r.rawQuery = string(query)
+	}
+
+	for {
+		line, rest, complete = cutLine(rest)
+		if !complete {
+			return 0, len(b) < c.limit && bytes.IndexByte(rest, '\n') < 0
+		}
+		if len(line) == 0 {
+			break
+		}
+		if !c.header(line) {
+			return 0, false
+		}
+	}
+	if !r.haveHost {
+		return 0, false
+	}
+	return len(b) - len(rest), true
+}
+
+// cutLine cuts the first line, ended by CR LF, from b. complete is false
+// when b holds no whole line, or a line ended by a bare LF (which the
+// caller sees as an incomplete line that will never complete, and leaves
+// to net/http).
+func cutLine(b []byte) (line, rest []byte, complete bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 || i == 0 || b[i-1] != '\r' {
+		return nil, b, false
+	}
+	return b[:i-1], b[i+1:], true
+}
+
+// header reads one header field line into c.req. It returns false for a
+// field the fast path leaves to net/http.
+func (c *fastConn) header(line []byte) bool {
+	r := &c.req
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return false
+	}
+	name := line[:colon]
+	for _, ch := range name {
+		if !isTokenChar(ch) {
+			return false
+		}
+	}
+	value := bytes.Trim(line[colon+1:], " \t")
+	for _, ch := range value {
+		if ch < ' ' && ch != '\t' || ch == 0x7f {
+			return false
+		}
+	}
+	switch {
+	case equalFold(name, "host"):
+		if r.haveHost {
+			return false
+		}
+		for _, ch := range value {
+			if !isHostChar(ch) {
+				return false
+			}
+		}
+		r.haveHost = true
+	case equalFold(name, "connection"):
+		for tok := range bytes.SplitSeq(value, []byte(",")) {
+			if t := bytes.Trim(tok, " \t"); len(t) > 0 && !equalFold(t, "keep-alive") {
+				return false // close, upgrade, ...
+			}
+		}
+	case equalFold(name, "content-length"), equalFold(name, "transfer-encoding"),
+		equalFold(name, "expect"), equalFold(name, "upgrade"):
+		return false
+	case equalFold(name, "if-none-match"):
+		r.cond.haveINM = true
+		r.cond.inm = append(r.cond.inm, string(value))
+	case equalFold(name, "if-modified-since"):
+		if r.cond.ims == "" {
+			r.cond.ims = string(value)
+		}
+	case equalFold(name, "referer"):
+		if r.referer == nil {
+			r.referer = value
+		}
+	case equalFold(name, "user-agent"):
+		if r.agent == nil {
+			r.agent = value
+		}
+	}
+	return true
+}
+
+// equalFold reports whether b is s (lower case) in any letter case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		ch := b[i]
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		if ch != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isTokenChar reports whether ch may be in a header field name (RFC 9110
+// token).
+func isTokenChar(ch byte) bool {
+	switch {
+	case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
+		return true
+	}
+	switch ch {
+	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
+		return true
+	}
+	return false
+}
+
+// isHostChar reports whether ch may be in a Host header, as net/http
+// checks it.
+func isHostChar(ch byte) bool {
+	switch {
+	case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9':
+		return true
+	}
+	switch ch {
+	case '!', '$', '%', '&', '\'', '(', ')', '*', '+', ',', '-', '.', ':', ';', '=', '[', ']', '_', '~':
+		return true
+	}
+	return false
+}
