@@ -4,7 +4,7 @@ BIN      := bin/feedgen
 ADDR     ?= 127.0.0.1:8080
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: run build test lint bench bench-serve fuzz clean
+.PHONY: run build test lint bench bench-serve bench-watch fuzz clean
 
 run: build
 	./$(BIN) build
@@ -31,6 +31,9 @@ bench:
 
 bench-serve:
 	$(GO) run ./cmd/feedbench serve
+
+bench-watch:
+	$(GO) run ./cmd/feedbench watch
 
 # Run each fuzz test for a while (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s

@@ -2,46 +2,103 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/feedgen/feedgen/internal/server"
+	"github.com/feedgen/feedgen/internal/watch"
 	"github.com/spf13/cobra"
 )
 
 func newServeCmd(opts *globalOptions) *cobra.Command {
-	var dir, addr, logTo string
+	var (
+		dir, addr, logTo string
+		watching         bool
+		site             siteFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve a built output folder as /articles/?limit=&offset=",
+		Short: "Serve a built output folder as /articles/?limit=&offset=, or preview a site live",
 		Long: `Serve answers /articles/?limit=&offset= from the pages of a build, exactly as
 the original service did: the query is parsed by its rules, then the page is
 sent from memory with ETag and Last-Modified. A new build written into the
 folder is picked up without a restart; the server switches to it only once
 every page of it is read and checked against the manifest.
+
+With --watch it is a live preview: it builds the site of --config into a
+temporary folder (or --out), serves it with links to its own address, and
+rebuilds on every change under content/ and to config.yaml. Broken content
+never breaks the preview: the errors are printed and the last good build
+stays served.
+
 SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 		Example: `  feedgen serve
   feedgen serve --dir /srv/public --addr 127.0.0.1:9000 --log access.log
-  feedgen serve --addr 127.0.0.1:0 --log -    # any free port, access log on stderr`,
+  feedgen serve --addr 127.0.0.1:0 --log -    # any free port, access log on stderr
+  feedgen serve --watch                       # live preview of ./config.yaml's site
+  feedgen serve --watch --config site/config.yaml --addr 127.0.0.1:8081`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			so := server.Options{Dir: dir, Addr: addr, Log: opts.stderr}
-			switch logTo {
-			case "":
-			case "-":
-				so.AccessLog = opts.stderr
-			default:
-				f, err := os.OpenFile(logTo, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-				if err != nil {
-					return fmt.Errorf("opening access log: %w", err)
-				}
-				defer f.Close()
-				so.AccessLog = f
+			logFile, err := openAccessLog(logTo, opts.stderr)
+			if err != nil {
+				return err
 			}
-			return server.Run(cmd.Context(), so)
+			if logFile != nil {
+				defer logFile.Close()
+				so.AccessLog = logFile
+			}
+			if !watching {
+				for _, f := range []string{"config", "out", "future"} {
+					if cmd.Flags().Changed(f) {
+						return usageError{fmt.Errorf("--%s is for --watch: serve --dir serves a build as it is", f)}
+					}
+				}
+				return server.Run(cmd.Context(), so)
+			}
+			if cmd.Flags().Changed("dir") {
+				return usageError{fmt.Errorf("--dir and --watch do not go together: --watch builds the site of --config (and --out)")}
+			}
+			bo, err := site.options(cmd, opts)
+			if err != nil {
+				return err
+			}
+			if bo.Root == "" {
+				return usageError{fmt.Errorf("serve --watch needs a site on disk: no %s here (pass --config)", site.config)}
+			}
+			return watch.Preview(cmd.Context(), watch.PreviewOptions{
+				Build:      bo,
+				ConfigPath: site.config,
+				Server:     so,
+				Out:        opts.stderr,
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "dir", "d", "public", "the output folder of a build")
 	cmd.Flags().StringVarP(&addr, "addr", "a", server.DefaultAddr, "host:port to listen on; port 0 picks a free port")
 	cmd.Flags().StringVar(&logTo, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)
+	cmd.Flags().BoolVarP(&watching, "watch", "w", false, "build the site of --config, serve it, and rebuild on every change")
+	site.register(cmd)
+	cmd.Flags().Lookup("out").Usage = "with --watch: the preview's output folder (default: a temporary folder, removed at the end)"
 	return cmd
 }
+
+// openAccessLog opens the access log named by the --log flag: nil for "",
+// stderr for "-", else the file, appended to.
+func openAccessLog(name string, stderr io.Writer) (io.WriteCloser, error) {
+	switch name {
+	case "":
+		return nil, nil
+	case "-":
+		return nopCloser{stderr}, nil
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening access log: %w", err)
+	}
+	return f, nil
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

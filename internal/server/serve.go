@@ -101,7 +101,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	wg.Go(func() { s.Watch(watchCtx) })
+	if s.opt.FS == nil {
+		wg.Go(func() { s.Watch(watchCtx) })
+	}
 	defer func() {
 		stopWatch()
 		wg.Wait()

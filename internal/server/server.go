@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"runtime"
@@ -44,6 +45,10 @@ const (
 type Options struct {
 	Dir  string // the output folder of a build
 	Addr string // host:port to listen on (Run); port 0 picks a free one
+
+	// FS, when set, holds the build instead of Dir (an archive, say): it
+	// is loaded once and never watched; Dir then only names it in messages.
+	FS fs.FS
 
 	// Log receives the listening address, one line per switch to a new
 	// build, and problems; nil discards them.
@@ -196,12 +201,15 @@ func (s *Server) Current() Build {
 func (s *Server) Reload() (bool, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	root, err := os.OpenRoot(s.opt.Dir)
-	if err != nil {
-		return false, fmt.Errorf("opening output folder: %w", err)
+	fsys := s.opt.FS
+	if fsys == nil {
+		root, err := os.OpenRoot(s.opt.Dir)
+		if err != nil {
+			return false, fmt.Errorf("opening output folder: %w", err)
+		}
+		defer root.Close()
+		fsys = root.FS()
 	}
-	defer root.Close()
-	fsys := root.FS()
 	data, m, err := readManifest(fsys)
 	if err != nil {
 		return false, err

@@ -79,7 +79,11 @@ func Preview(ctx context.Context, opt PreviewOptions) error {
 				for _, d := range dl {
 					fmt.Fprintln(out, d)
 				}
-				fmt.Fprintf(out, "%d error(s): the preview keeps the last good build\n", len(dl))
+				errs := "1 error"
+				if len(dl) > 1 {
+					errs = fmt.Sprintf("%d errors", len(dl))
+				}
+				fmt.Fprintf(out, "%s: the preview keeps the last good build\n", errs)
 			} else {
 				fmt.Fprintf(out, "build failed: %v\n", err)
 			}

@@ -1,0 +1,250 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/corpus"
+)
+
+// Targets of the watch benchmark.
+const (
+	targetEditSmall = 50 * time.Millisecond  // median at 1,000 articles
+	targetEditLarge = 150 * time.Millisecond // median at 10,000 articles
+	targetAddRatio  = 1.2                    // new article median / cold build
+)
+
+func runWatchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("feedbench watch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bin := fs.String("feedgen", "", "feedgen binary (default: go build ./cmd/feedgen)")
+	edits := fs.Int("edits", 20, "edits (and new articles) per site size")
+	sizes := fs.String("sizes", "1000,10000", "site sizes, comma-separated")
+	dir := fs.String("dir", "", "parent of the temporary folder (default: the system's)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	tmp, err := os.MkdirTemp(*dir, "feedbench-watch-")
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	feedgen := *bin
+	if feedgen == "" {
+		if feedgen, err = buildFeedgen(ctx, tmp); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	} else if feedgen, err = resolveBinary(feedgen); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	ok, missed := 0, 0
+	verdict := func(good bool) string {
+		if good {
+			ok++
+			return "ok"
+		}
+		missed++
+		return "MISSED"
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(stderr, "feedbench watch: bad size %q\n", s)
+			return 2
+		}
+		r, err := watchSize(ctx, feedgen, filepath.Join(tmp, strconv.Itoa(n)), n, *edits)
+		if err != nil {
+			fmt.Fprintf(stderr, "feedbench watch: %d articles: %v\n", n, err)
+			return 1
+		}
+		target := targetEditLarge
+		if n <= 1000 {
+			target = targetEditSmall
+		}
+		fmt.Fprintf(stdout, "%6d articles  title edit visible   median %s  max %s  (%d edits)   target median <= %s %s\n",
+			n, formatSeconds(median(r.edits)), formatSeconds(slicesMax(r.edits)), len(r.edits), formatSeconds(target), verdict(median(r.edits) <= target))
+		ra := ratio(median(r.adds), median(r.cold))
+		fmt.Fprintf(stdout, "%6d articles  new article visible  median %s  max %s  (%d adds)    cold build median %s   ratio %.2f   target <= %.1f %s\n",
+			n, formatSeconds(median(r.adds)), formatSeconds(slicesMax(r.adds)), len(r.adds), formatSeconds(median(r.cold)), ra, targetAddRatio, verdict(ra <= targetAddRatio))
+	}
+	fmt.Fprintf(stdout, "targets: %d ok, %d MISSED\n", ok, missed)
+	return 0
+}
+
+func slicesMax(ds []time.Duration) time.Duration {
+	var m time.Duration
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
+
+type watchResult struct {
+	edits, adds, cold []time.Duration
+}
+
+var titleRE = regexp.MustCompile(`(?m)^title: .*$`)
+var publishedRE = regexp.MustCompile(`(?m)^published: .*$`)
+
+// watchSize measures one site size: cold builds for reference, then a
+// preview server with edits and new articles timed from the write to the
+// first answer that holds them.
+func watchSize(ctx context.Context, feedgen, dir string, n, edits int) (watchResult, error) {
+	var r watchResult
+	opt := corpus.Options{Articles: n, Limits: []int{20}, Offsets: "all", Seed: 1}
+	if _, err := corpus.Write(dir, opt); err != nil {
+		return r, err
+	}
+	cfg := filepath.Join(dir, corpus.ConfigPath)
+	for range 3 {
+		cold := filepath.Join(dir, "cold")
+		os.RemoveAll(cold)
+		if err := syncDisk(ctx); err != nil {
+			return r, err
+		}
+		m, err := run(ctx, dir, feedgen, "build", "-q", "--config", cfg, "--out", cold)
+		if err != nil {
+			return r, err
+		}
+		r.cold = append(r.cold, m.wall)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return r, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.CommandContext(ctx, feedgen, "serve", "--watch", "--config", cfg, "--addr", addr, "--out", filepath.Join(dir, "preview"))
+	cmd.Dir = dir
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		return r, err
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+	}()
+	base := "http://" + addr + "/articles/"
+	client := &http.Client{Timeout: 10 * time.Second}
+	if err := waitFor(ctx, 5*time.Minute, func() bool { _, err := fetch(client, base); return err == nil }); err != nil {
+		return r, fmt.Errorf("preview did not start: %v\n%s", err, logs.String())
+	}
+	for k := range edits {
+		body, err := fetch(client, base)
+		if err != nil {
+			return r, err
+		}
+		path, err := topArticle(dir, body)
+		if err != nil {
+			return r, err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return r, err
+		}
+		marker := fmt.Sprintf("Edited title %d %d", k, time.Now().UnixNano())
+		data = titleRE.ReplaceAll(data, []byte(`title: "`+marker+`"`))
+		start := time.Now()
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return r, err
+		}
+		if err := waitFor(ctx, 30*time.Second, func() bool { b, _ := fetch(client, base); return strings.Contains(b, marker) }); err != nil {
+			return r, fmt.Errorf("edit %d not visible: %v\n%s", k, err, logs.String())
+		}
+		r.edits = append(r.edits, time.Since(start))
+		time.Sleep(50 * time.Millisecond)
+	}
+	for k := range edits {
+		path, data := corpus.Article(opt, n+k)
+		// Newer than every generated article, and not in the future: it
+		// goes first and shifts every page.
+		data = publishedRE.ReplaceAll(data, []byte(fmt.Sprintf(`published: "2026-01-01T00:%02d:%02d"`, k/60, k%60)))
+		name := filepath.Join(dir, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			return r, err
+		}
+		want := fmt.Sprintf(`"count":%d,`, n+k+1)
+		start := time.Now()
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			return r, err
+		}
+		if err := waitFor(ctx, 60*time.Second, func() bool { b, _ := fetch(client, base); return strings.HasPrefix(b, "{"+want) }); err != nil {
+			return r, fmt.Errorf("new article %d not visible: %v\n%s", k, err, logs.String())
+		}
+		r.adds = append(r.adds, time.Since(start))
+		time.Sleep(50 * time.Millisecond)
+	}
+	return r, nil
+}
+
+func fetch(c *http.Client, u string) (string, error) {
+	resp, err := c.Get(u)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return string(b), nil
+}
+
+// waitFor polls f every millisecond until it is true or the time is up.
+func waitFor(ctx context.Context, limit time.Duration, f func() bool) error {
+	deadline := time.Now().Add(limit)
+	for !f() {
+		if time.Now().After(deadline) {
+			return errors.New("timed out")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// topArticle returns the source file of the first article of a page.
+func topArticle(dir, page string) (string, error) {
+	var p struct {
+		Results []struct {
+			URL string `json:"url"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(page), &p); err != nil || len(p.Results) == 0 {
+		return "", fmt.Errorf("reading the first page: %v", err)
+	}
+	u, err := url.Parse(p.Results[0].URL)
+	if err != nil {
+		return "", err
+	}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if len(parts) != 3 {
+		return "", fmt.Errorf("unexpected article URL %s", p.Results[0].URL)
+	}
+	return filepath.Join(dir, "content", parts[0], parts[1], parts[2]+".md"), nil
+}
