@@ -132,7 +132,7 @@ func watchSize(ctx context.Context, feedgen, dir string, n, edits int) (watchRes
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.CommandContext(ctx, feedgen, "serve", "--watch", "--config", cfg, "--addr", addr, "--out", filepath.Join(dir, "preview"))
+	cmd := exec.CommandContext(ctx, feedgen, "serve", "--watch", "--config", cfg, "--addr", addr)
 	cmd.Dir = dir
 	var logs strings.Builder
 	cmd.Stdout, cmd.Stderr = &logs, &logs

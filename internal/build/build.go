@@ -43,6 +43,11 @@ type Options struct {
 	OutDir  string // overrides output_dir when set
 	BaseURL string // overrides base_url when set (preview links)
 	Future  bool   // include articles published after Now
+	// Memory keeps the pages out of any folder: the build renders them
+	// for OnPage and describes them in Result.Manifest, and writes no file
+	// (the live preview without an output folder). Written and Deleted
+	// then count the pages that changed or went away.
+	Memory bool
 
 	// Now returns the build time: it decides scheduled articles and is
 	// recorded in the manifest.
@@ -54,6 +59,12 @@ type Options struct {
 	Progress func(done, total int)
 	// Generator names the program in the manifest, e.g. "feedgen 1.0.0".
 	Generator string
+	// OnPage, when set, is called with each page the build renders (new or
+	// changed inputs; pages whose inputs did not change since this
+	// Builder's last build are not rendered): its path, bytes and SHA-256.
+	// It is called from several goroutines at once, and data is valid only
+	// during the call. The live preview hands pages to its server this way.
+	OnPage func(path string, data []byte, sum [sha256.Size]byte)
 }
 
 // Result describes a finished build.
@@ -73,6 +84,8 @@ type Result struct {
 	Duration  time.Duration
 	Warnings  diag.List
 	Manifest  *Manifest
+	// ManifestData is the manifest as written.
+	ManifestData []byte
 }
 
 // Summary is the one-line report of a build.
@@ -143,8 +156,13 @@ func New(opt Options) *Builder {
 	return &Builder{opt: opt}
 }
 
-// Config returns the config of the last build that got that far, or nil.
-func (b *Builder) Config() *config.Config { return b.cfg }
+// Forget drops what the Builder knows of its last build: the next build
+// renders every page (for OnPage) and compares its files with the folder.
+func (b *Builder) Forget() { b.prev, b.prevDir, b.last = nil, "", nil }
+
+// Config reads and checks the config, as the next build will: errors come
+// back as a diag.List.
+func (b *Builder) Config() (*config.Config, error) { return b.loadConfig() }
 
 // Rebuild is Build after the files named in changed (paths as the watcher
 // gives them) changed, and no others: only those are read again. A nil
@@ -218,7 +236,10 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	}
 
 	outDir := cfg.OutputDir
-	if b.opt.OutDir != "" {
+	switch {
+	case b.opt.Memory:
+		outDir = ""
+	case b.opt.OutDir != "":
 		outDir = b.opt.OutDir
 	}
 	res := &Result{
@@ -268,18 +289,20 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 // write renders every page and writes those whose bytes changed, deletes
 // pages that no longer exist, then writes the manifest.
 func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return fmt.Errorf("creating output folder: %w", err)
-	}
-	unlock, err := lock(ctx, outDir, b.opt.Log)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-
+	memory := b.opt.Memory
 	prev := b.prev
-	if prev == nil || b.prevDir != outDir {
-		prev = readManifest(outDir, b.opt.Log)
+	if !memory {
+		if err := os.MkdirAll(outDir, 0o755); err != nil {
+			return fmt.Errorf("creating output folder: %w", err)
+		}
+		unlock, err := lock(ctx, outDir, b.opt.Log)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		if prev == nil || b.prevDir != outDir {
+			prev = readManifest(outDir, b.opt.Log)
+		}
 	}
 	old := make(map[string]File)
 	if prev != nil {
@@ -300,6 +323,9 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 		dirs[path.Dir(pg.Path)] = true
 	}
 	for d := range dirs {
+		if memory {
+			break
+		}
 		if err := os.MkdirAll(filepath.Join(outDir, filepath.FromSlash(d)), 0o755); err != nil {
 			return fmt.Errorf("creating output folder: %w", err)
 		}
@@ -338,13 +364,18 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 				}
 				buf = l.AppendPage(buf[:0], pg)
 				sum := sha256.Sum256(buf)
+				if b.opt.OnPage != nil {
+					b.opt.OnPage(pg.Path, buf, sum)
+				}
 				f := File{Path: pg.Path, Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:])}
 				files[i] = f
 				bytesOut.Add(f.Size)
 				name = append(append(name[:0], outDir...), '/')
 				name = append(name, pg.Path...)
-				if o, ok := old[pg.Path]; ok && o.SHA256 == f.SHA256 && o.Size == f.Size && sizeIs(string(name), f.Size) {
+				if o, ok := old[pg.Path]; ok && o.SHA256 == f.SHA256 && o.Size == f.Size && (memory || sizeIs(string(name), f.Size)) {
 					// unchanged
+				} else if memory {
+					written.Add(1)
 				} else if err := writeAtomic(string(name), buf); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					return
@@ -372,7 +403,15 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 	for _, f := range files {
 		keep[f.Path] = true
 	}
-	if b.last != nil && b.prevDir == outDir && prev == b.prev {
+	if memory {
+		if prev != nil {
+			for _, f := range prev.Files {
+				if !keep[f.Path] {
+					res.Deleted++
+				}
+			}
+		}
+	} else if b.last != nil && b.prevDir == outDir && prev == b.prev {
 		// This Builder wrote the folder last: its manifest names every
 		// file there is to delete.
 		for _, f := range prev.Files {
@@ -398,14 +437,16 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 		m.BuildTime = prev.BuildTime
 	}
 	data := m.Marshal()
-	mpath := filepath.Join(outDir, ManifestName)
-	if cur, err := os.ReadFile(mpath); err != nil || !bytes.Equal(cur, data) {
-		if err := writeAtomic(mpath, data); err != nil {
-			return err
+	if !memory {
+		mpath := filepath.Join(outDir, ManifestName)
+		if cur, err := os.ReadFile(mpath); err != nil || !bytes.Equal(cur, data) {
+			if err := writeAtomic(mpath, data); err != nil {
+				return err
+			}
 		}
 	}
 	b.prev, b.prevDir, b.last = m, outDir, l
-	res.Manifest = m
+	res.Manifest, res.ManifestData = m, data
 	return nil
 }
 

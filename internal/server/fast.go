@@ -177,11 +177,12 @@ func (c *fastConn) answer() bool {
 	closing := c.srv.closing.Load()
 	head := rep.appendHead(c.out[:0], s.dateAt(start)[0], closing)
 	var sent int64
+	var from *store
 	var off, n int64
 	if r.method != http.MethodHead && rep.hasBody() {
 		switch {
-		case rep.page != nil && rep.page.off >= 0:
-			off, n = rep.page.off, int64(len(rep.page.body))
+		case rep.page != nil && rep.page.st != nil:
+			from, off, n = rep.page.st, rep.page.off, int64(len(rep.page.body))
 		case rep.page != nil:
 			head = append(head, rep.page.body...)
 		default:
@@ -193,8 +194,8 @@ func (c *fastConn) answer() bool {
 		c.wdl = c.now.Add(s.opt.WriteTimeout)
 		c.conn.SetWriteDeadline(c.wdl)
 	}
-	err := c.send.send(head, st.store, off, n)
-	runtime.KeepAlive(st) // the page is in st's store
+	err := c.send.send(head, from, off, n)
+	runtime.KeepAlive(st) // the page is in one of st's stores
 	if cap(head) <= 64<<10 {
 		c.out = head // an exceptional answer does not keep its memory
 	}

@@ -88,6 +88,9 @@ func (sv *serving) close(force bool) {
 // builds, until ctx is done. Then it stops accepting connections, lets the
 // requests in flight finish (for up to ShutdownTimeout) and returns nil.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.cur.Load() == nil {
+		return errors.New("serving: no build installed")
+	}
 	sv := &serving{handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}}
 	srv := &http.Server{
 		Handler:                      s.Handler(),
@@ -101,7 +104,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	if s.opt.FS == nil {
+	if s.opt.FS == nil && !s.opt.ExternalBuilds {
 		wg.Go(func() { s.Watch(watchCtx) })
 	}
 	defer func() {

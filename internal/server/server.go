@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/feed"
 )
 
@@ -49,6 +50,13 @@ type Options struct {
 	// FS, when set, holds the build instead of Dir (an archive, say): it
 	// is loaded once and never watched; Dir then only names it in messages.
 	FS fs.FS
+
+	// ExternalBuilds says that the caller hands each build over with
+	// Install (the live preview): New loads none, the folder (if any) is
+	// only read for pages not handed over, it is not watched, and
+	// switches are not logged, the caller reports its builds. Install a
+	// build before Serve.
+	ExternalBuilds bool
 
 	// Log receives the listening address, one line per switch to a new
 	// build, and problems; nil discards them.
@@ -128,8 +136,9 @@ type Server struct {
 	loadMu sync.Mutex // one load at a time
 	dates  atomic.Pointer[dateValue]
 
-	accessLog *accessLog // nil when off
-	realClock bool       // opt.Now is time.Now
+	accessLog    *accessLog // nil when off
+	compactSlack int64      // see loadSite
+	realClock    bool       // opt.Now is time.Now
 
 	// Header values and bodies shared by every answer: never modified.
 	allow, vary, json, html, zero []string
@@ -145,6 +154,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	s := &Server{
 		opt:            opt,
 		realClock:      realClock,
+		compactSlack:   compactSlack,
 		log:            &syncWriter{w: opt.Log},
 		allow:          []string{"GET, HEAD, OPTIONS"},
 		vary:           []string{"Accept"},
@@ -158,6 +168,9 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	}
 	if opt.AccessLog != nil {
 		s.accessLog = &accessLog{next: s, w: opt.AccessLog, now: opt.Now}
+	}
+	if opt.ExternalBuilds {
+		return s, nil // the caller installs the first build
 	}
 	deadline := time.Now().Add(opt.StartTimeout)
 	wait := opt.RetryInterval
@@ -201,36 +214,53 @@ func (s *Server) Current() Build {
 func (s *Server) Reload() (bool, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
+	return s.load(nil, nil, nil)
+}
+
+// load switches to a build: the one of manifest m (data, its bytes) with
+// page bodies from batch, or with m nil, the one whose manifest is in the
+// folder. The caller holds loadMu.
+func (s *Server) load(data []byte, m *build.Manifest, batch *Batch) (bool, error) {
 	fsys := s.opt.FS
-	if fsys == nil {
+	if fsys == nil && s.opt.Dir != "" {
 		root, err := os.OpenRoot(s.opt.Dir)
 		if err != nil {
+			batch.Discard()
 			return false, fmt.Errorf("opening output folder: %w", err)
 		}
 		defer root.Close()
 		fsys = root.FS()
 	}
-	data, m, err := readManifest(fsys)
-	if err != nil {
-		return false, err
+	if m == nil {
+		if fsys == nil {
+			return false, errors.New("no build to load: no folder, and none installed")
+		}
+		var err error
+		if data, m, err = readManifest(fsys); err != nil {
+			return false, err
+		}
 	}
 	cur := s.cur.Load()
 	if cur.sameManifest(data) {
+		batch.Discard()
 		return false, nil
 	}
-	st, err := loadSite(fsys, data, m)
+	st, err := loadSite(fsys, data, m, cur, batch, s.compactSlack)
 	if err != nil {
+		batch.Discard()
 		return false, err
 	}
 	s.cur.Store(st)
-	verb := "switched to"
-	if cur == nil {
-		verb = "loaded"
+	if !s.opt.ExternalBuilds {
+		verb := "switched to"
+		if cur == nil {
+			verb = "loaded"
+		}
+		fmt.Fprintf(s.log, "%s the %s from %s\n", verb, st.describe(), s.opt.Dir)
 	}
-	fmt.Fprintf(s.log, "%s the %s from %s\n", verb, st.describe(), s.opt.Dir)
 	if cur != nil {
-		// The old build's pages are outside the heap, freed by a cleanup
-		// once a collection finds the build unreachable: on an idle
+		// The pages no build uses any more are outside the heap, freed by
+		// cleanups once a collection finds them unreachable: on an idle
 		// server none may run for minutes.
 		runtime.GC()
 	}

@@ -24,9 +24,10 @@ import (
 // everything its answer needs computed once. A site never changes after it
 // is loaded; the server swaps whole sites.
 //
-// The page bodies live in a store outside the Go heap (see newStore),
-// freed once the site is unreachable: a handler keeps its site alive
-// (runtime.KeepAlive) until it has written the body.
+// The page bodies live in stores outside the Go heap (see newStore),
+// freed once unreachable: a handler keeps its site alive
+// (runtime.KeepAlive) until it has written the body. A site loaded after
+// another shares the stores of the pages they have in common.
 type site struct {
 	manifestSum [sha256.Size]byte // of the manifest's bytes: the build's identity
 	buildTime   time.Time
@@ -40,7 +41,10 @@ type site struct {
 	lastModified []string // the Last-Modified header value
 	pages        int
 	bytes        int64
-	store        *store // the page bodies
+	read         int // pages read from files (the rest were in memory already)
+
+	bySum  map[[sha256.Size]byte]stored // every page body, by its SHA-256
+	stores []*store                     // the stores of the bodies
 }
 
 // limitPages are the pages of one pre-rendered limit, by offset (offsets
@@ -53,9 +57,16 @@ type limitPages struct {
 // page is one answer, ready to send.
 type page struct {
 	body   []byte
-	off    int64    // where body is in the site's store; -1 when it is not there
+	st     *store   // the store of body; nil when body is not in one
+	off    int64    // where body is in st
 	etag   []string // the quoted SHA-256 of body
 	length []string // len(body) in decimal
+}
+
+// stored is where a page body is.
+type stored struct {
+	st        *store
+	off, size int64
 }
 
 // notReadyError says that the files on disk do not match the manifest: a
@@ -84,19 +95,25 @@ func readManifest(fsys fs.FS) ([]byte, *build.Manifest, error) {
 	return data, m, nil
 }
 
-// fileRef is one page file of the manifest and its place in memory.
+// fileRef is one page file of the manifest and where its body is.
 type fileRef struct {
 	path   string
 	size   int64
 	sum    [sha256.Size]byte
-	at     int64 // offset in the arena
-	li, ix int   // limitPages index and page index; li < 0 for index.json
+	at     stored
+	li, ix int // limitPages index and page index; li < 0 for index.json
 }
 
-// loadSite reads the pages of the build that the manifest (data, m)
-// describes from fsys, checking each file's size and SHA-256. A file that
-// differs gives a notReadyError.
-func loadSite(fsys fs.FS, data []byte, m *build.Manifest) (*site, error) {
+// loadSite makes the site of the build that the manifest (data, m)
+// describes. Each page body comes from fresh (pages the build handed over
+// in memory; nil when there are none), else from prev (the site being
+// served: a page with the same SHA-256 is the same bytes), else from its
+// file in fsys, read and checked against its size and SHA-256. A file
+// that differs gives a notReadyError.
+//
+// When the stores the pages are in hold more than twice their bytes plus
+// slack, the pages are copied to a new store (see compact).
+func loadSite(fsys fs.FS, data []byte, m *build.Manifest, prev *site, fresh *Batch, slack int64) (*site, error) {
 	p := m.Pagination.Pagination()
 	if err := checkPaging(p); err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
@@ -119,6 +136,7 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest) (*site, error) {
 		count:        count,
 		aligned:      p.Offsets == config.OffsetsAligned,
 		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
+		bySum:        make(map[[sha256.Size]byte]stored, len(m.Files)),
 	}
 	for _, l := range p.Limits {
 		n := max(count, 1)
@@ -128,8 +146,10 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest) (*site, error) {
 		s.limits = append(s.limits, limitPages{limit: l, pages: make([]page, n)})
 	}
 
+	// Where each page's body comes from.
 	refs := make([]fileRef, 0, len(m.Files))
-	var total int64
+	var toRead []int // indexes in refs of the files to read
+	var disk *store
 	seen := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
 		li, ix, ok := s.place(f.Path)
@@ -140,15 +160,31 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest) (*site, error) {
 			return nil, fmt.Errorf("manifest: %s listed twice", f.Path)
 		}
 		seen[f.Path] = true
-		sum, err := hex.DecodeString(f.SHA256)
-		if err != nil || len(sum) != sha256.Size || f.Size < 0 {
+		r := fileRef{path: f.Path, size: f.Size, li: li, ix: ix}
+		if n, err := hex.Decode(r.sum[:], []byte(f.SHA256)); err != nil || n != sha256.Size || len(f.SHA256) != 2*sha256.Size || f.Size < 0 {
 			return nil, fmt.Errorf("manifest: %s: bad size or sha256", f.Path)
 		}
-		at := placeAt(total, f.Size)
-		r := fileRef{path: f.Path, size: f.Size, at: at, li: li, ix: ix}
-		copy(r.sum[:], sum)
+		s.bytes += f.Size
+		at, known := s.bySum[r.sum]
+		if !known {
+			at, known = fresh.lookup(r.sum)
+		}
+		if !known && prev != nil {
+			at, known = prev.bySum[r.sum]
+		}
+		if !known || at.size != f.Size {
+			if disk == nil {
+				var err error
+				if disk, err = newStore(); err != nil {
+					return nil, fmt.Errorf("allocating memory for the pages: %w", err)
+				}
+			}
+			at = stored{st: disk, off: disk.reserve(f.Size), size: f.Size}
+			toRead = append(toRead, len(refs))
+		}
+		s.bySum[r.sum] = at
+		r.at = at
 		refs = append(refs, r)
-		total = at + f.Size
 	}
 	for _, lp := range s.limits {
 		for i := range lp.pages {
@@ -157,42 +193,91 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest) (*site, error) {
 			}
 		}
 	}
-
-	st, err := newStore(total)
-	if err != nil {
-		return nil, fmt.Errorf("allocating %d bytes for the pages: %w", total, err)
+	if disk != nil {
+		if fsys == nil {
+			disk.discard()
+			return nil, fmt.Errorf("page %s is neither in memory nor in a folder", refs[toRead[0]].path)
+		}
+		if err := readFiles(fsys, refs, toRead); err != nil {
+			disk.discard()
+			return nil, err
+		}
+		if err := disk.seal(); err != nil {
+			disk.discard()
+			return nil, fmt.Errorf("mapping the pages: %w", err)
+		}
 	}
-	arena := st.mem
-	if err := readFiles(fsys, refs, arena); err != nil {
-		st.release()
+	s.read = len(toRead)
+	if err := s.compact(slack); err != nil {
 		return nil, err
 	}
-	st.seal()
-	s.store = st
 
 	lengths := map[int64][]string{}
-	etags := make([]string, len(refs))
-	for i, r := range refs {
-		s.bytes += r.size
+	for _, r := range refs {
 		if r.li < 0 {
 			continue // index.json: the same page as (default limit, 0)
 		}
-		etags[i] = etag(r.sum[:])
+		at := s.bySum[r.sum]
 		ln, ok := lengths[r.size]
 		if !ok {
 			ln = []string{strconv.FormatInt(r.size, 10)}
 			lengths[r.size] = ln
 		}
 		s.limits[r.li].pages[r.ix] = page{
-			body:   arena[r.at : r.at+r.size : r.at+r.size],
-			off:    r.at,
-			etag:   etags[i : i+1 : i+1],
+			body:   at.st.bytes(at.off, at.size),
+			st:     at.st,
+			off:    at.off,
+			etag:   []string{etag(r.sum[:])},
 			length: ln,
 		}
 		s.pages++
 	}
-	runtime.AddCleanup(s, (*store).release, st)
 	return s, nil
+}
+
+// compactSlack is how many bytes of bodies no longer used a site's stores
+// may hold beyond as many as the bodies used.
+const compactSlack = 8 << 20
+
+// compact makes the site's list of stores and, when they hold more than
+// twice the bytes of the bodies used plus slack (after many rebuilds that
+// each changed a few pages), copies its bodies into a new store, so that
+// the old ones can be freed.
+func (s *site) compact(slack int64) error {
+	held := map[*store]int64{} // bytes of bodies used, by store
+	for _, at := range s.bySum {
+		held[at.st] += at.size
+	}
+	var live, total int64
+	for st, n := range held {
+		live += n
+		total += st.size
+	}
+	if total <= 2*live+slack {
+		for st := range held {
+			s.stores = append(s.stores, st)
+		}
+		return nil
+	}
+	st, err := newStore()
+	if err != nil {
+		return fmt.Errorf("allocating memory for the pages: %w", err)
+	}
+	moved := make(map[[sha256.Size]byte]stored, len(s.bySum))
+	for sum, at := range s.bySum {
+		to := stored{st: st, off: st.reserve(at.size), size: at.size}
+		if err := st.writeAt(at.st.bytes(at.off, at.size), to.off); err != nil {
+			st.discard()
+			return fmt.Errorf("copying the pages: %w", err)
+		}
+		moved[sum] = to
+	}
+	if err := st.seal(); err != nil {
+		st.discard()
+		return fmt.Errorf("mapping the pages: %w", err)
+	}
+	s.bySum, s.stores = moved, []*store{st}
+	return nil
 }
 
 // checkPaging checks what the server relies on: positive limits, with the
@@ -278,9 +363,9 @@ func canonical(s string) (int, bool) {
 	return n, true
 }
 
-// readFiles reads every file of refs into its place in arena, on several
-// cores, and checks its size and SHA-256.
-func readFiles(fsys fs.FS, refs []fileRef, arena []byte) error {
+// readFiles reads the files refs[i] for every i in todo into their
+// places, on several cores, and checks their sizes and SHA-256 sums.
+func readFiles(fsys fs.FS, refs []fileRef, todo []int) error {
 	var (
 		next    atomic.Int64
 		errOnce sync.Once
@@ -289,15 +374,25 @@ func readFiles(fsys fs.FS, refs []fileRef, arena []byte) error {
 	)
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
+			var buf []byte
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(refs) {
+				if i >= len(todo) {
 					return
 				}
-				r := refs[i]
-				if err := readFile(fsys, r, arena[r.at:r.at+r.size]); err != nil {
+				r := refs[todo[i]]
+				if int64(cap(buf)) < r.size {
+					buf = make([]byte, r.size)
+				}
+				err := readFile(fsys, r, buf[:r.size])
+				if err == nil {
+					if err = r.at.st.writeAt(buf[:r.size], r.at.off); err != nil {
+						err = fmt.Errorf("storing %s: %w", r.path, err)
+					}
+				}
+				if err != nil {
 					errOnce.Do(func() { first = err })
-					next.Store(int64(len(refs)))
+					next.Store(int64(len(todo)))
 					return
 				}
 			}
@@ -361,7 +456,7 @@ func (s *site) lookup(limit int) *limitPages {
 func (s *site) emptyPage(limit int, offset string) page {
 	body := s.listing.AppendEmptyPage(nil, s.coll, limit, offset)
 	sum := sha256.Sum256(body)
-	return page{body: body, off: -1, etag: []string{etag(sum[:])}, length: []string{strconv.Itoa(len(body))}}
+	return page{body: body, etag: []string{etag(sum[:])}, length: []string{strconv.Itoa(len(body))}}
 }
 
 // describe is a one-line description of the build, for the log.

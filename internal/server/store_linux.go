@@ -5,55 +5,101 @@ package server
 import (
 	"errors"
 	"net"
+	"runtime"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// store holds the pages of one build, back to back, in a memory file
-// (memfd): mapped read-only, so that they are byte slices like any other,
-// and sent to clients with sendfile, so that the kernel hands the pages to
-// the socket without a copy. A store is never written once sealed; a new
-// build gets a new store.
+// store holds pages of builds, back to back, in a memory file (memfd):
+// filled with pwrite at offsets given out by reserve, from any number of
+// goroutines, then sealed: mapped read-only, so that its pages are byte
+// slices like any other, and sent to clients with sendfile, so that the
+// kernel hands them to the socket without a copy. A sealed store never
+// changes. It is freed once unreachable; a site keeps the stores of its
+// pages reachable.
 type store struct {
 	fd  int
-	mem []byte
+	mem []byte // the mapping, once sealed
+
+	mu     sync.Mutex
+	size   int64 // bytes reserved
+	sealed bool
 }
 
-// newStore returns a writable store of n bytes.
-func newStore(n int64) (*store, error) {
+// newStore returns an empty store.
+func newStore() (*store, error) {
 	fd, err := unix.MemfdCreate("feedgen-pages", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
-	s := &store{fd: fd}
-	if n > 0 {
-		if err := unix.Ftruncate(fd, n); err != nil {
-			unix.Close(fd)
-			return nil, err
-		}
-		if s.mem, err = unix.Mmap(fd, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
-			unix.Close(fd)
-			return nil, err
-		}
-	}
-	return s, nil
+	return &store{fd: fd}, nil
 }
 
-// seal makes the store read-only: a stray write crashes instead of
-// changing an answer.
-func (s *store) seal() {
-	if len(s.mem) > 0 {
-		unix.Mprotect(s.mem, unix.PROT_READ)
+// reserve returns the offset of n new bytes (see placeAt).
+func (s *store) reserve(n int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := placeAt(s.size, n)
+	s.size = at + n
+	return at
+}
+
+// writeAt writes p at off, which reserve gave.
+func (s *store) writeAt(p []byte, off int64) error {
+	for len(p) > 0 {
+		n, err := unix.Pwrite(s.fd, p, off)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p, off = p[n:], off+int64(n)
+	}
+	return nil
+}
+
+// seal maps the store read-only. Nothing is written to it afterwards.
+func (s *store) seal() error {
+	if s.size > 0 {
+		if err := unix.Ftruncate(s.fd, s.size); err != nil {
+			return err
+		}
+		mem, err := unix.Mmap(s.fd, 0, int(s.size), unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			return err
+		}
+		s.mem = mem
+	}
+	s.sealed = true
+	runtime.AddCleanup(s, storeMemory.release, storeMemory{s.fd, s.mem})
+	return nil
+}
+
+// bytes returns the n bytes at off of a sealed store.
+func (s *store) bytes(off, n int64) []byte { return s.mem[off : off+n : off+n] }
+
+// discard frees a store that was not sealed (a sealed one is freed once
+// unreachable).
+func (s *store) discard() {
+	if !s.sealed {
+		unix.Close(s.fd)
 	}
 }
 
-// release frees the store. Data already handed to sockets stays valid.
-func (s *store) release() {
-	if len(s.mem) > 0 {
-		unix.Munmap(s.mem)
+// storeMemory is what a store holds outside the Go heap.
+type storeMemory struct {
+	fd  int
+	mem []byte
+}
+
+func (m storeMemory) release() {
+	if len(m.mem) > 0 {
+		unix.Munmap(m.mem)
 	}
-	unix.Close(s.fd)
+	unix.Close(m.fd)
 }
 
 // sender writes answers to one connection. It keeps the state of the

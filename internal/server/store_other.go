@@ -2,16 +2,52 @@
 
 package server
 
-import "net"
+import (
+	"net"
+	"sync"
+)
 
-// store holds the pages of one build, back to back.
+// store holds pages of builds, back to back: filled at offsets given out
+// by reserve, then sealed, after which it never changes.
 type store struct {
-	mem []byte
+	mu     sync.Mutex
+	mem    []byte
+	size   int64
+	sealed bool
 }
 
-func newStore(n int64) (*store, error) { return &store{mem: make([]byte, n)}, nil }
-func (s *store) seal()                 {}
-func (s *store) release()              {}
+func newStore() (*store, error) { return &store{}, nil }
+
+// reserve returns the offset of n new bytes.
+func (s *store) reserve(n int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := placeAt(s.size, n)
+	s.size = at + n
+	return at
+}
+
+// writeAt copies p to off, which reserve gave.
+func (s *store) writeAt(p []byte, off int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if end := off + int64(len(p)); end > int64(len(s.mem)) {
+		s.mem = append(s.mem, make([]byte, end-int64(len(s.mem)))...)
+	}
+	copy(s.mem[off:], p)
+	return nil
+}
+
+func (s *store) seal() error {
+	s.sealed = true
+	if int64(len(s.mem)) < s.size {
+		s.mem = append(s.mem, make([]byte, s.size-int64(len(s.mem)))...)
+	}
+	return nil
+}
+
+func (s *store) bytes(off, n int64) []byte { return s.mem[off : off+n : off+n] }
+func (s *store) discard()                  {}
 
 // sender writes answers to one connection.
 type sender struct{ conn *net.TCPConn }

@@ -2,11 +2,11 @@ package watch
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,8 +19,9 @@ import (
 
 // PreviewOptions configure a live preview.
 type PreviewOptions struct {
-	// Build says what to build. An empty OutDir becomes a temporary folder,
-	// removed at the end; BaseURL is set to the preview's own address.
+	// Build says what to build. With an empty OutDir the pages stay in
+	// memory, written to no folder; BaseURL is set to the preview's own
+	// address.
 	Build build.Options
 	// ConfigPath is the config file on disk, watched with the content.
 	ConfigPath string
@@ -39,20 +40,21 @@ type PreviewOptions struct {
 // content or the config, until ctx is done. Broken content never breaks
 // the preview: the server keeps the last good build, and the errors are
 // printed once per failed rebuild.
+//
+// Each build hands the pages it renders to the server in memory (see
+// server.Batch), so the server switches to it without reading anything
+// back; pages whose inputs did not change are neither rendered nor
+// copied. Without an output folder no file is written at all: a site of
+// 10,000 articles with every offset is 270 MB, rewritten whole when an
+// article is added, which on disk costs more than the build itself.
 func Preview(ctx context.Context, opt PreviewOptions) error {
 	out := opt.Out
 	if out == nil {
 		out = io.Discard
 	}
-	if opt.Build.OutDir == "" {
-		dir, err := os.MkdirTemp("", "feedgen-preview-")
-		if err != nil {
-			return fmt.Errorf("creating preview folder: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		opt.Build.OutDir = dir
-	}
+	opt.Build.Memory = opt.Build.OutDir == ""
 	opt.Server.Dir = opt.Build.OutDir
+	opt.Server.ExternalBuilds = true
 	ln, err := net.Listen("tcp", opt.Server.Addr)
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
@@ -60,19 +62,44 @@ func Preview(ctx context.Context, opt PreviewOptions) error {
 	defer ln.Close()
 	addr := ln.Addr().String()
 	opt.Build.BaseURL = "http://" + addr
+	srv, err := server.New(ctx, opt.Server)
+	if err != nil {
+		return err
+	}
+	var batch *server.Batch // of the build running
+	opt.Build.OnPage = func(_ string, data []byte, sum [sha256.Size]byte) { batch.Add(data, sum) }
 	b := build.New(opt.Build)
+	// The content folder to watch is the config's: a config that does not
+	// load stops the preview at once, as it stops a build.
+	cfg, err := b.Config()
+	if err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		wg       sync.WaitGroup
-		srv      *server.Server
+		serving  bool
 		serveErr = make(chan error, 1)
 		broken   bool
 	)
 	rebuild := func(ctx context.Context, changed []string) {
 		start := time.Now()
+		batch = srv.NewBatch()
 		res, err := b.Rebuild(ctx, changed)
+		pages := batch
+		batch = nil
+		if err == nil {
+			if _, err = srv.Install(res.Manifest, res.ManifestData, pages); err != nil {
+				// The server is not on the build the Builder knows as its
+				// last: the next build renders every page again.
+				b.Forget()
+				err = fmt.Errorf("switching to the new build: %w", err)
+			}
+		} else {
+			pages.Discard()
+		}
 		if err != nil {
 			var dl diag.List
 			if errors.As(err, &dl) {
@@ -83,30 +110,15 @@ func Preview(ctx context.Context, opt PreviewOptions) error {
 				if len(dl) > 1 {
 					errs = fmt.Sprintf("%d errors", len(dl))
 				}
-				fmt.Fprintf(out, "%s: the preview keeps the last good build\n", errs)
+				if serving {
+					fmt.Fprintf(out, "%s: the preview keeps the last good build\n", errs)
+				} else {
+					fmt.Fprintf(out, "%s: the preview starts with the first good build\n", errs)
+				}
 			} else {
 				fmt.Fprintf(out, "build failed: %v\n", err)
 			}
 			broken = true
-			return
-		}
-		if srv == nil {
-			s, err := server.New(ctx, opt.Server)
-			if err != nil {
-				fmt.Fprintf(out, "starting the preview server: %v\n", err)
-				return
-			}
-			srv = s
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				serveErr <- srv.Serve(ctx, ln)
-			}()
-			if opt.Ready != nil {
-				defer opt.Ready(addr)
-			}
-		} else if _, err := srv.Reload(); err != nil {
-			fmt.Fprintf(out, "reloading the preview: %v\n", err)
 			return
 		}
 		what := "built"
@@ -119,16 +131,19 @@ func Preview(ctx context.Context, opt PreviewOptions) error {
 			fmt.Fprintln(out, "the site is good again")
 			broken = false
 		}
+		if !serving {
+			serving = true
+			wg.Go(func() { serveErr <- srv.Serve(ctx, ln) })
+			fmt.Fprintf(out, "previewing on http://%s/articles/: edit files under %s, Ctrl-C stops\n", addr, cfg.ContentDir)
+			if opt.Ready != nil {
+				opt.Ready(addr)
+			}
+		}
 	}
-	rebuild(ctx, nil)
-	content := "content"
-	paths := []string{opt.ConfigPath}
-	if cfg := b.Config(); cfg != nil {
-		content = cfg.ContentDir
-		paths = append(paths, cfg.ContentDir)
-	}
-	fmt.Fprintf(out, "previewing on http://%s/articles/: edit files under %s, Ctrl-C stops\n", addr, content)
-	err = Run(ctx, Options{Paths: paths, Quiet: opt.Quiet, Func: rebuild, Log: out})
+	err = Run(ctx, Options{
+		Paths: []string{opt.ConfigPath, cfg.ContentDir}, Quiet: opt.Quiet, Func: rebuild, Log: out,
+		Initial: true,
+	})
 	cancel()
 	wg.Wait()
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,5 +125,143 @@ func TestPreview(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("preview: %v", err)
+	}
+}
+
+// preview is a running live preview of a site in a temporary folder.
+type preview struct {
+	dir, url string
+	out      *syncBuffer
+	stop     func() error
+}
+
+// startPreview writes config (and articles a1..aN) and starts a preview,
+// with out as its output folder ("" for none).
+func startPreview(t *testing.T, config string, articles int, out string) *preview {
+	t.Helper()
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "config.yaml"), config)
+	for i := 1; i <= articles; i++ {
+		id := strconv.Itoa(i)
+		mustWrite(t, filepath.Join(dir, "content/news/politics/a"+id+".md"), previewArticle(id, "Title "+id))
+	}
+	p := &preview{dir: dir, out: &syncBuffer{}}
+	ready := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Preview(ctx, PreviewOptions{
+			Build:      build.Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, OutDir: out},
+			ConfigPath: filepath.Join(dir, "config.yaml"),
+			Server:     server.Options{Addr: "127.0.0.1:0"},
+			Out:        p.out,
+			Ready:      func(a string) { ready <- a },
+		})
+	}()
+	stopped := false
+	p.stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() { p.stop() })
+	select {
+	case addr := <-ready:
+		p.url = "http://" + addr + "/articles/"
+	case err := <-done:
+		t.Fatalf("preview stopped: %v\n%s", err, p.out.String())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("preview did not start:\n%s", p.out.String())
+	}
+	return p
+}
+
+func TestPreviewChanges(t *testing.T) {
+	p := startPreview(t, previewConfig, 3, "")
+	a3 := filepath.Join(p.dir, "content/news/politics/a3.md")
+
+	// An atomic save, as most editors do it: a temporary file renamed over.
+	tmp := filepath.Join(p.dir, "content/news/politics/.a3.md.swp")
+	mustWrite(t, tmp, previewArticle("3", "Saved atomically"))
+	if err := os.Rename(tmp, a3); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the atomic save", func() bool { return strings.Contains(get(t, p.url), "Saved atomically") })
+
+	// The config: a category's display name shows in every article of it.
+	mustWrite(t, filepath.Join(p.dir, "config.yaml"), strings.Replace(previewConfig, "politics: Politics", "politics: Politique", 1))
+	eventually(t, "the config change", func() bool { return strings.Contains(get(t, p.url), `"category":"Politique"`) })
+
+	// A deleted article leaves every page.
+	if err := os.Remove(a3); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deletion", func() bool { return strings.Contains(get(t, p.url), `"count":2,`) })
+
+	// A new folder with an article in it: watched, and its article listed.
+	mustWrite(t, filepath.Join(p.dir, "config.yaml"), strings.Replace(previewConfig, "sections: {news: {politics: Politics}}", "sections: {news: {politics: Politics, world: World}}", 1))
+	eventually(t, "the new category", func() bool { return strings.Contains(p.out.String(), "config.yaml") })
+	mustWrite(t, filepath.Join(p.dir, "content/news/world/w9.md"), previewArticle("9", "From a new folder"))
+	eventually(t, "the article in a new folder", func() bool { return strings.Contains(get(t, p.url), "From a new folder") })
+
+	// One line per rebuild, none about the server switching.
+	for _, line := range strings.Split(strings.TrimSpace(p.out.String()), "\n") {
+		if !strings.HasPrefix(line, "built in ") && !strings.HasPrefix(line, "rebuilt after ") && !strings.HasPrefix(line, "previewing on ") {
+			t.Errorf("unexpected output line %q", line)
+		}
+	}
+}
+
+// TestPreviewWritesNoFiles checks that a preview without an output folder
+// writes none (not even the config's output_dir), and one with --out
+// writes the pages it serves.
+func TestPreviewWritesNoFiles(t *testing.T) {
+	p := startPreview(t, previewConfig, 3, "")
+	if _, err := os.Stat(filepath.Join(p.dir, "public")); !os.IsNotExist(err) {
+		t.Errorf("the preview wrote output_dir: %v", err)
+	}
+
+	out := filepath.Join(t.TempDir(), "preview")
+	q := startPreview(t, previewConfig, 3, out)
+	data, err := os.ReadFile(filepath.Join(out, "articles", "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, q.url); got != string(data) {
+		t.Errorf("served %q, but %s holds %q", got, out, data)
+	}
+}
+
+func TestPreviewBrokenConfigAtStart(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: https://x\nbase_url: relative\n")
+	err := Preview(context.Background(), PreviewOptions{
+		Build:      build.Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir},
+		ConfigPath: filepath.Join(dir, "config.yaml"),
+		Server:     server.Options{Addr: "127.0.0.1:0"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "base_url") {
+		t.Errorf("got %v, want the config error", err)
+	}
+}
+
+func TestPreviewNoGoroutineLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := startPreview(t, previewConfig, 3, "")
+	get(t, p.url)
+	http.DefaultClient.CloseIdleConnections()
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after the preview stopped, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }

@@ -34,6 +34,9 @@ type Options struct {
 	Log io.Writer
 	// Ready, if set, is called once every path is watched.
 	Ready func()
+	// Initial calls Func once, with nil changed, as soon as every path is
+	// watched: a first build that no change made meanwhile can miss.
+	Initial bool
 }
 
 // Run watches until ctx is done. It returns an error only when watching
@@ -88,6 +91,9 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	if opt.Ready != nil {
 		opt.Ready()
+	}
+	if opt.Initial {
+		opt.Func(ctx, nil)
 	}
 
 	pending := map[string]bool{}
