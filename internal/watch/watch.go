@@ -28,7 +28,8 @@ type Options struct {
 	Quiet   time.Duration
 	MaxWait time.Duration
 	// Func runs after changes, never twice at once, with the changed paths
-	// (sorted). Changes made while it runs lead to one more call after it.
+	// (sorted), or nil when events were lost and anything may have
+	// changed. Changes made while it runs lead to one more call after it.
 	Func func(ctx context.Context, changed []string)
 	// Log receives watch errors; nil discards them.
 	Log io.Writer
@@ -97,6 +98,7 @@ func Run(ctx context.Context, opt Options) error {
 	}
 
 	pending := map[string]bool{}
+	lost := false       // events were lost: anything may have changed
 	var first time.Time // when the oldest pending change arrived
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -131,7 +133,7 @@ func Run(ctx context.Context, opt Options) error {
 			if ev.Op == fsnotify.Chmod {
 				continue // permissions and timestamps do not change content
 			}
-			if len(pending) == 0 {
+			if len(pending) == 0 && !lost {
 				first = time.Now()
 			}
 			pending[ev.Name] = true
@@ -143,22 +145,26 @@ func Run(ctx context.Context, opt Options) error {
 			fmt.Fprintf(opt.Log, "watch: %v\n", err)
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				// Events were lost: rebuild from what is on disk.
-				if len(pending) == 0 {
+				if len(pending) == 0 && !lost {
 					first = time.Now()
 				}
-				pending["(events lost)"] = true
+				lost = true
 				arm()
 			}
 		case <-timer.C:
-			if len(pending) == 0 {
+			if len(pending) == 0 && !lost {
 				continue
 			}
-			changed := make([]string, 0, len(pending))
-			for p := range pending {
-				changed = append(changed, p)
+			var changed []string
+			if !lost {
+				changed = make([]string, 0, len(pending))
+				for p := range pending {
+					changed = append(changed, p)
+				}
+				sort.Strings(changed)
 			}
-			sort.Strings(changed)
 			clear(pending)
+			lost = false
 			opt.Func(ctx, changed)
 			// Events that arrived meanwhile wait in the channel and give
 			// one more call after the quiet period.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,9 +22,10 @@ type recorder struct {
 
 func (r *recorder) fn(ctx context.Context, changed []string) {
 	r.mu.Lock()
-	rel := make([]string, len(changed))
-	for i, c := range changed {
-		rel[i], _ = filepath.Rel(r.dir, c)
+	var rel []string // nil for nil: anything may have changed
+	for _, c := range changed {
+		p, _ := filepath.Rel(r.dir, c)
+		rel = append(rel, p)
 	}
 	r.calls = append(r.calls, rel)
 	hook := r.hook
@@ -259,4 +261,43 @@ func TestNoGoroutineLeft(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines after shutdown, %d before", n, before)
 	}
+}
+
+// TestEventsLost overflows the kernel's event queue while a call runs:
+// the next call says that anything may have changed (nil), rather than
+// naming only the changes that were not lost.
+func TestEventsLost(t *testing.T) {
+	r, dir := start(t)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var once sync.Once
+	r.mu.Lock()
+	r.hook = func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	}
+	r.mu.Unlock()
+	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
+	<-entered
+	// Two events a file (create, write): more than the 16384 the kernel
+	// queues by default while nothing reads them.
+	cat := filepath.Join(dir, "content/news/politics")
+	for i := range 9000 {
+		if err := os.WriteFile(filepath.Join(cat, "f"+strconv.Itoa(i)+".md"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, c := range r.snapshot()[1:] {
+			if c == nil {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("no call said that events were lost: %d calls", len(r.snapshot()))
 }
