@@ -108,6 +108,8 @@ files, and serves them exactly as the original dynamic service answered.`,
 	cmd.AddCommand(
 		newBuildCmd(opts),
 		newServeCmd(opts),
+		newBundleCmd(opts),
+		newVerifyCmd(opts),
 		newVersionCmd(opts),
 	)
 	return cmd

@@ -24,6 +24,7 @@ func commands() []command {
 		{"build", "whole-process build benchmark: cold build, cp -a, no-change rebuild, large site", runBuildCommand},
 		{"serve", "feedgen serve against nginx with wrk: one hot page, a shuffled walk over every page, RSS", runServeCommand},
 		{"watch", "feedgen serve --watch: time from an edit (or a new article) to the server answering with it", runWatchCommand},
+		{"bundle", "feedgen bundle, verify and serve --bundle: bundle time and size, verify time, req/s against serve --dir", runBundleCommand},
 	}
 }
 

@@ -459,8 +459,15 @@ http {
 // startFeedgen starts feedgen serve on a free loopback port, with two
 // cores like nginx's two workers, and reads the address it listens on.
 func (b *serveBench) startFeedgen(ctx context.Context, public string) (*serverProcess, error) {
+	return startServing(ctx, b.feedgen, b.log, "serve", "--dir", public, "--addr", "127.0.0.1:0")
+}
+
+// startServing runs the feedgen binary bin with args (a serve command
+// listening on port 0) on two cores, copies its output to log, and
+// returns once it says where it listens.
+func startServing(ctx context.Context, bin string, log io.Writer, args ...string) (*serverProcess, error) {
 	pr, pw := io.Pipe()
-	p, err := startServerProcess(b.feedgen, []string{"GOMAXPROCS=2"}, pw, "serve", "--dir", public, "--addr", "127.0.0.1:0")
+	p, err := startServerProcess(bin, []string{"GOMAXPROCS=2"}, pw, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -476,17 +483,17 @@ func (b *serveBench) startFeedgen(ctx context.Context, public string) (*serverPr
 			if m := re.FindStringSubmatch(lines.Text()); m != nil {
 				found <- m[1]
 			}
-			fmt.Fprintln(b.log, lines.Text())
+			fmt.Fprintln(log, lines.Text())
 		}
 		io.Copy(io.Discard, pr)
 	}()
 	select {
 	case p.addr = <-found:
 	case <-p.done:
-		return nil, errors.New("feedgen serve exited before it listened")
+		return nil, fmt.Errorf("feedgen %s exited before it listened (its output is above)", strings.Join(args, " "))
 	case <-time.After(60 * time.Second):
 		p.stop()
-		return nil, errors.New("feedgen serve did not say where it listens within 60s")
+		return nil, fmt.Errorf("feedgen %s did not say where it listens within 60s", strings.Join(args, " "))
 	case <-ctx.Done():
 		p.stop()
 		return nil, ctx.Err()

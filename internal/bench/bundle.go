@@ -1,0 +1,405 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/corpus"
+)
+
+// Targets of the bundle benchmark.
+const (
+	targetBundleSize  = 0.25 // bundle size over the output's size on disk
+	targetBundleTime  = 2.0  // bundle time over a cold build's
+	targetBundleServe = 0.8  // serve --bundle req/s over serve --dir req/s, each workload
+	diskBlock         = 4096 // the block size of the "on disk" size
+)
+
+// bundlePlan is what one "feedbench bundle" measures.
+type bundlePlan struct {
+	feedgen     string
+	dir         string
+	articles    int
+	seed        int64
+	runs        int
+	duration    time.Duration
+	warmup      time.Duration
+	threads     int
+	connections int
+	rounds      int
+	quick       bool
+}
+
+func runBundleCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	plan, err := parseBundleFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if err := runBundle(ctx, plan, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "feedbench bundle: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseBundleFlags returns the plan the flags of "feedbench bundle" ask
+// for. Usage errors are printed to stderr before they are returned; -h
+// returns flag.ErrHelp.
+func parseBundleFlags(args []string, stderr io.Writer) (bundlePlan, error) {
+	fs := flag.NewFlagSet("feedbench bundle", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	feedgen := fs.String("feedgen", "", "feedgen `binary` to measure (default: go build ./cmd/feedgen of the current module)")
+	dir := fs.String("dir", "", "`folder` to create the temporary site in (default: the system temporary folder)")
+	articles := fs.Int("articles", 10_000, "`number` of articles of the site")
+	seed := fs.Int64("seed", 1, "`seed` of the synthetic corpus")
+	runs := fs.Int("runs", 5, "timed `runs` of cold build, bundle and verify; medians are reported")
+	duration := fs.Duration("duration", 10*time.Second, "measured `time` of each wrk run (whole seconds)")
+	warmup := fs.Duration("warmup", 2*time.Second, "warm-up `time` before each measured wrk run (whole seconds)")
+	threads := fs.Int("threads", 2, "wrk `threads`")
+	connections := fs.Int("connections", 64, "wrk `connections`")
+	rounds := fs.Int("rounds", 3, "measured wrk `runs` of each server on each workload, alternating which goes first; medians are reported")
+	quick := fs.Bool("quick", false, "smoke test: 1,000 articles, 3 runs, one round of 2s wrk runs after 1s warm-ups")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintln(w, "usage: feedbench bundle [-feedgen PATH] [-articles N] [-runs N] [-duration D] [-quick] [-dir DIR]")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Builds a site (limits [20], offsets all) and measures feedgen bundle against it:")
+		fmt.Fprintln(w, "  bundle time against a cold build (alternated, medians), target <= 2x")
+		fmt.Fprintln(w, "  bundle size against the output's size on disk (4 KiB blocks), target <= 0.25")
+		fmt.Fprintln(w, "  feedgen verify time")
+		fmt.Fprintln(w, "  feedgen serve --bundle req/s against serve --dir (GOMAXPROCS 2 each, wrk on two")
+		fmt.Fprintln(w, "  workloads: one hot page, a shuffled walk over every page), target >= 0.8")
+		fmt.Fprintln(w, "Installs wrk with apt-get when it is missing.")
+		fmt.Fprintln(w, "A missed target is reported, not an error: the exit code is 1 only when something fails to run.")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Example:")
+		fmt.Fprintln(w, "  go run ./cmd/feedbench bundle")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Flags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return bundlePlan{}, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "feedbench bundle: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return bundlePlan{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	plan := bundlePlan{
+		feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, runs: *runs, duration: *duration,
+		warmup: *warmup, threads: *threads, connections: *connections, rounds: *rounds, quick: *quick,
+	}
+	if plan.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["articles"] {
+			plan.articles = 1_000
+		}
+		if !set["runs"] {
+			plan.runs = 3
+		}
+		if !set["duration"] {
+			plan.duration = 2 * time.Second
+		}
+		if !set["warmup"] {
+			plan.warmup = time.Second
+		}
+		if !set["rounds"] {
+			plan.rounds = 1
+		}
+	}
+	if plan.articles < 100 || plan.runs < 1 || plan.duration < time.Second || plan.threads < 1 || plan.connections < plan.threads || plan.rounds < 1 {
+		fmt.Fprintln(stderr, "feedbench bundle: need -articles >= 100, -runs >= 1, -duration >= 1s, -threads >= 1, -connections >= -threads, -rounds >= 1")
+		return bundlePlan{}, errors.New("bad flags")
+	}
+	return plan, nil
+}
+
+// bundleBench holds the state of one run.
+type bundleBench struct {
+	plan    bundlePlan
+	out     io.Writer
+	log     io.Writer
+	root    string
+	feedgen string
+	serve   *serveBench // for its wrk runs
+	ok      int
+	missed  int
+}
+
+func (b *bundleBench) verdict(ok bool) string {
+	if ok {
+		b.ok++
+		return "ok"
+	}
+	b.missed++
+	return "MISSED"
+}
+
+// runBundle runs the whole benchmark in a temporary folder.
+func runBundle(ctx context.Context, plan bundlePlan, out, log io.Writer) (err error) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		if _, wrk, err = ensureTools(ctx, log); err != nil {
+			return err
+		}
+	}
+	root, err := os.MkdirTemp(plan.dir, "feedbench-bundle-")
+	if err != nil {
+		return fmt.Errorf("create temporary folder: %w", err)
+	}
+	defer func() {
+		if rerr := os.RemoveAll(root); rerr != nil && err == nil {
+			err = fmt.Errorf("remove temporary folder: %w", rerr)
+		}
+	}()
+	b := &bundleBench{plan: plan, out: out, log: log, root: root}
+	b.serve = &serveBench{plan: servePlan{threads: plan.threads, connections: plan.connections}, out: out, log: log, wrk: wrk}
+	if plan.feedgen == "" {
+		if b.feedgen, err = buildFeedgen(ctx, root); err != nil {
+			return err
+		}
+	} else if b.feedgen, err = resolveBinary(plan.feedgen); err != nil {
+		return err
+	}
+	return b.run(ctx)
+}
+
+func (b *bundleBench) run(ctx context.Context) error {
+	siteDir := filepath.Join(b.root, "site")
+	opt := corpus.Options{Articles: b.plan.articles, Limits: []int{20}, Offsets: "all", Seed: b.plan.seed}
+	if _, err := corpus.Write(siteDir, opt); err != nil {
+		return fmt.Errorf("generate site: %w", err)
+	}
+	s := site{dir: siteDir, opt: opt}
+	archive := filepath.Join(b.root, "feed.zip")
+	if b.plan.quick {
+		fmt.Fprintf(b.out, "quick mode: %d articles; the targets are meant for 10000\n", b.plan.articles)
+	}
+
+	// Cold builds alternated with bundles of the output they wrote.
+	var buildRuns, bundleRuns []measurement
+	for range b.plan.runs {
+		m, err := b.coldBuild(ctx, s)
+		if err != nil {
+			return err
+		}
+		buildRuns = append(buildRuns, m)
+		if err := removeAndSync(ctx, archive); err != nil {
+			return err
+		}
+		m, err = run(ctx, b.root, b.feedgen, "bundle", "--dir", s.public(), "--config", s.config(), "-o", archive, "--quiet")
+		if err != nil {
+			return fmt.Errorf("bundle: %w", err)
+		}
+		bundleRuns = append(bundleRuns, m)
+	}
+	size, err := treeSize(s.public())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "feedbench bundle: %s: %d files, %s (%s on disk in 4 KiB blocks)\n",
+		s, size.files, formatBytes(size.bytes), formatBytes(size.disk))
+	buildMedian, bundleMedian := median(walls(buildRuns)), median(walls(bundleRuns))
+	fmt.Fprintf(b.out, "%-14s %s\n", "cold build", timing(buildRuns))
+	r := ratio(bundleMedian, buildMedian)
+	fmt.Fprintf(b.out, "%-14s %s   bundle/build = %.2f   target <= %.1f %s\n", "bundle", timing(bundleRuns), r, targetBundleTime, b.verdict(r <= targetBundleTime))
+
+	info, err := os.Stat(archive)
+	if err != nil {
+		return err
+	}
+	onDisk, apparent := float64(info.Size())/float64(size.disk), float64(info.Size())/float64(size.bytes)
+	fmt.Fprintf(b.out, "%-14s %s: %.3f of the output on disk, %.3f of its bytes   target <= %.2f of the output on disk %s\n",
+		"bundle size", formatBytes(info.Size()), onDisk, apparent, targetBundleSize, b.verdict(onDisk <= targetBundleSize))
+
+	var verifyRuns []measurement
+	for range b.plan.runs {
+		m, err := run(ctx, b.root, b.feedgen, "verify", archive)
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		verifyRuns = append(verifyRuns, m)
+	}
+	fmt.Fprintf(b.out, "%-14s %s   (no target)\n", "verify", timing(verifyRuns))
+	return b.serveBoth(ctx, s, archive)
+}
+
+// coldBuild removes the output of s, syncs, and times a build.
+func (b *bundleBench) coldBuild(ctx context.Context, s site) (measurement, error) {
+	if err := removeAndSync(ctx, s.public()); err != nil {
+		return measurement{}, err
+	}
+	m, err := run(ctx, b.root, b.feedgen, "build", "--config", s.config(), "--quiet")
+	if err != nil {
+		return m, fmt.Errorf("cold build: %w", err)
+	}
+	return m, checkIndex("cold build", s)
+}
+
+// removeAndSync removes name and flushes the file system buffers, so that
+// what the last step wrote does not slow down the next timed one.
+func removeAndSync(ctx context.Context, name string) error {
+	if err := os.RemoveAll(name); err != nil {
+		return fmt.Errorf("remove %s: %w", name, err)
+	}
+	return syncDisk(ctx)
+}
+
+// serveBoth serves the output with serve --dir and its bundle with serve
+// --bundle, checks that they answer the same, and compares their req/s
+// with wrk on two workloads.
+func (b *bundleBench) serveBoth(ctx context.Context, s site, archive string) error {
+	start := time.Now()
+	dir, err := startServing(ctx, b.feedgen, b.log, "serve", "--dir", s.public(), "--addr", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer dir.stop()
+	dirStart := time.Since(start)
+	start = time.Now()
+	zipped, err := startServing(ctx, b.feedgen, b.log, "serve", "--bundle", archive, "--addr", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer zipped.stop()
+	zipStart := time.Since(start)
+	servers := []*serverProcess{dir, zipped}
+	names := []string{"dir", "bundle"}
+
+	offsets := make([]int, b.plan.articles)
+	for i := range offsets {
+		offsets[i] = i
+	}
+	rand.New(rand.NewPCG(uint64(b.plan.seed), 3)).Shuffle(len(offsets), func(i, j int) { offsets[i], offsets[j] = offsets[j], offsets[i] })
+	for _, off := range append([]int{40, 0, b.plan.articles - 1}, offsets[:50]...) {
+		target := "/articles/?limit=20&offset=" + strconv.Itoa(off)
+		want, err := os.ReadFile(filepath.Join(s.public(), "articles", "20", strconv.Itoa(off)+".json"))
+		if err != nil {
+			return err
+		}
+		for _, srv := range servers {
+			if got, err := fetchPage(ctx, srv.addr, target); err != nil {
+				return err
+			} else if !bytes.Equal(got, want) {
+				return fmt.Errorf("http://%s%s does not answer the page file", srv.addr, target)
+			}
+		}
+	}
+	rss := func(p *serverProcess) string {
+		n, err := readRSS(p.cmd.Process.Pid)
+		if err != nil {
+			return "?"
+		}
+		return formatBytes(n)
+	}
+	fmt.Fprintf(b.out, "serve --dir started in %s, RSS %s; serve --bundle (verify, then load) started in %s, RSS %s; wrk %d threads, %d connections, %s after %s warm-up\n",
+		formatSeconds(dirStart), rss(dir), formatSeconds(zipStart), rss(zipped),
+		b.plan.threads, b.plan.connections, b.plan.duration, b.plan.warmup)
+
+	paths := filepath.Join(b.root, "paths.txt")
+	var list strings.Builder
+	for _, off := range offsets {
+		list.WriteString("/articles/?limit=20&offset=" + strconv.Itoa(off) + "\n")
+	}
+	if err := os.WriteFile(paths, []byte(list.String()), 0o644); err != nil {
+		return err
+	}
+	script := filepath.Join(b.root, "walk.lua")
+	if err := os.WriteFile(script, []byte(walkScript(paths)), 0o644); err != nil {
+		return err
+	}
+	workloads := []struct{ name, target, script string }{
+		{"hot page " + hotTarget, hotTarget, ""},
+		{"shuffled walk over " + strconv.Itoa(len(offsets)) + " pages", "/articles/", script},
+	}
+	for _, w := range workloads {
+		for _, srv := range servers {
+			if _, err := b.serve.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.warmup); err != nil {
+				return err
+			}
+		}
+		// Rounds alternate which server goes first: this machine's speed
+		// drifts, and a fixed order would favour one of them.
+		var runs [2][]wrkResult
+		for r := range b.plan.rounds {
+			for k := range servers {
+				j := k
+				if r%2 == 1 {
+					j = 1 - k
+				}
+				res, err := b.serve.wrkRun(ctx, servers[j].addr, w.target, w.script, b.plan.duration)
+				if err != nil {
+					return err
+				}
+				runs[j] = append(runs[j], res)
+			}
+		}
+		var res [2]wrkResult
+		for j := range servers {
+			res[j] = medianResult(runs[j])
+			fmt.Fprintf(b.log, "%s serve --%s: %s\n", w.name, names[j], formatRuns(runs[j]))
+		}
+		r := res[1].reqPerSec / res[0].reqPerSec
+		fmt.Fprintf(b.out, "%-38s --dir %9.0f req/s p99 %-9s --bundle %9.0f req/s p99 %-9s bundle/dir %.2f  target >= %.1f %s\n",
+			w.name, res[0].reqPerSec, res[0].p99, res[1].reqPerSec, res[1].p99, r, targetBundleServe, b.verdict(r >= targetBundleServe))
+		for j, name := range names {
+			if res[j].errors > 0 {
+				fmt.Fprintf(b.out, "    warning: serve --%s answered %d requests with errors or a status other than 2xx/3xx\n", name, res[j].errors)
+			}
+		}
+	}
+	fmt.Fprintf(b.out, "targets: %d ok, %d MISSED\n", b.ok, b.missed)
+	return nil
+}
+
+// diskStats is the size of a tree: its files, their bytes, and the space
+// they take in 4 KiB blocks (what du shows on most file systems).
+type diskStats struct {
+	files int
+	bytes int64
+	disk  int64
+}
+
+// treeSize measures every file under root.
+func treeSize(root string) (diskStats, error) {
+	var st diskStats
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		st.files++
+		st.bytes += info.Size()
+		st.disk += roundUp(info.Size(), diskBlock)
+		return nil
+	})
+	if err != nil {
+		return diskStats{}, fmt.Errorf("measure %s: %w", root, err)
+	}
+	return st, nil
+}
+
+// roundUp returns n rounded up to a multiple of block.
+func roundUp(n, block int64) int64 {
+	return (n + block - 1) / block * block
+}

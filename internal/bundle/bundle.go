@@ -1,0 +1,132 @@
+// Package bundle writes, checks and opens offline bundles: one zip archive
+// holding a whole build (every page, its manifest, the config.yaml it was
+// built with and a small description), that standard unzip reads and
+// feedgen can check and serve years later without extracting it.
+//
+// Layout, entries sorted by name, every one deflated:
+//
+//	articles/...     the pages, paths exactly as in the manifest
+//	bundle.json      Info: format, versions, build time, counts
+//	config.yaml      the config the output was built with, as it was
+//	manifest.json    the build's manifest, byte for byte
+//
+// A bundle is reproducible: every entry carries the build time (UTC) as
+// its modification time and the same mode bits, with no host-specific
+// field, so two bundles of the same output by the same feedgen are
+// byte-identical.
+package bundle
+
+import (
+	"io/fs"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/feedgen/feedgen/internal/build"
+)
+
+// Format is the version of the bundle's layout, recorded in bundle.json.
+const Format = 1
+
+// Names of the entries beside the pages.
+const (
+	InfoName     = "bundle.json"
+	ConfigName   = "config.yaml"
+	ManifestName = build.ManifestName
+)
+
+// Info is bundle.json: what the bundle holds, readable without the rest.
+type Info struct {
+	Format    int       `json:"format"`
+	Generator string    `json:"generator"`  // the feedgen that built the pages (the manifest's)
+	BundledBy string    `json:"bundled_by"` // the feedgen that wrote the bundle
+	BuildTime time.Time `json:"build_time"`
+	Articles  int       `json:"articles"`
+	Pages     int       `json:"pages"` // page files, index.json included
+	Bytes     int64     `json:"bytes"` // their size, uncompressed
+}
+
+// Problem is one thing wrong with an archive: Entry names the entry it is
+// about, "" for the archive as a whole.
+type Problem struct {
+	Entry string
+	Msg   string // lowercase, no final period
+}
+
+func (p Problem) String() string {
+	if p.Entry == "" {
+		return p.Msg
+	}
+	return p.Entry + ": " + p.Msg
+}
+
+// Problems are everything wrong with an archive, one line each. A
+// non-empty Problems is the error of Read and Open on an archive that
+// fails verification.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// zip stores times as MS-DOS dates: from 1980 to 2107.
+var (
+	minTime = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTime = time.Date(2107, 12, 31, 23, 59, 58, 0, time.UTC)
+)
+
+// entryTime is the modification time of every entry of a bundle of a build
+// made at t: t in UTC, whole seconds, within the range zip can store.
+func entryTime(t time.Time) time.Time {
+	t = t.UTC().Truncate(time.Second)
+	switch {
+	case t.Before(minTime):
+		return minTime
+	case t.After(maxTime):
+		return maxTime
+	}
+	return t
+}
+
+// reserved reports whether name is an entry of the bundle that is not a
+// page.
+func reserved(name string) bool {
+	return name == InfoName || name == ConfigName || name == ManifestName
+}
+
+// checkName says what is wrong with an entry or manifest path, or "" when
+// it is a clean relative path: slash-separated, no "." or ".." element,
+// not absolute, no backslash, no control character.
+func checkName(name string) string {
+	switch {
+	case name == "":
+		return "empty name"
+	case strings.HasPrefix(name, "/"):
+		return "absolute path: entries must be relative to the archive"
+	case len(name) >= 2 && name[1] == ':' && ('a' <= name[0]|0x20 && name[0]|0x20 <= 'z'):
+		return "absolute path (a drive letter): entries must be relative to the archive"
+	case strings.Contains(name, `\`):
+		return `backslash in the name: entries must use forward slashes`
+	}
+	for _, el := range strings.Split(name, "/") {
+		if el == ".." {
+			return "the name leads outside the archive (..)"
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f {
+			return "control character in the name"
+		}
+	}
+	if p := strings.TrimSuffix(name, "/"); p == "." || !fs.ValidPath(p) {
+		return "not a clean relative path (an empty or . element)"
+	}
+	if !utf8.ValidString(name) {
+		return "the name is not valid UTF-8"
+	}
+	return ""
+}

@@ -1,0 +1,532 @@
+package bundle
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/build"
+)
+
+// Limits on what a bundle's own files may be, so that a damaged or
+// hostile archive cannot make Read allocate without bound.
+const (
+	maxManifestSize = 1 << 30
+	maxInfoSize     = 1 << 20
+	maxConfigSize   = 64 << 20
+)
+
+// Bundle is an archive that passed verification: its build can be served
+// from FS.
+type Bundle struct {
+	Info         Info
+	Manifest     *build.Manifest
+	ManifestData []byte // manifest.json, byte for byte
+	Config       []byte // config.yaml
+	Size         int64  // bytes of the archive
+
+	zr     *zip.Reader
+	closer io.Closer
+}
+
+// FS returns the archive as a file system: the output folder it was made
+// of (manifest.json and the pages), plus bundle.json and config.yaml.
+// Files are decompressed as they are read; it is safe for concurrent use.
+func (b *Bundle) FS() fs.FS { return b.zr }
+
+// Close closes the archive file of a Bundle from Open; for one from Read
+// it does nothing.
+func (b *Bundle) Close() error {
+	if b.closer == nil {
+		return nil
+	}
+	return b.closer.Close()
+}
+
+// Open opens the bundle in the file name and verifies it (see Read).
+// Problems with the archive come back as Problems; other errors (the file
+// cannot be read) as themselves.
+func Open(ctx context.Context, name string) (*Bundle, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("opening bundle: %w", err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening bundle: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("opening bundle: %s is not a regular file", name)
+	}
+	b, err := Read(ctx, f, info.Size())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	b.closer = f
+	return b, nil
+}
+
+// Read verifies the archive in r, size bytes long, and returns it opened.
+// It checks the archive's structure (a zip archive, complete, every name a
+// clean relative path found once, supported compression, no entry
+// overlapping another), its own files (manifest.json and bundle.json of
+// known formats that agree, config.yaml), and every page against the
+// manifest: none missing, none extra, each decompressing to the size and
+// SHA-256 the manifest gives. Everything found wrong comes back at once,
+// as Problems sorted by entry (a read error of r is one too); the only
+// other error is the context's. It never panics, whatever r holds.
+func Read(ctx context.Context, r io.ReaderAt, size int64) (*Bundle, error) {
+	v := &verifier{r: r, size: size}
+	b, err := v.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(v.problems) > 0 {
+		ps := v.problems
+		slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Entry, b.Entry) })
+		return nil, ps
+	}
+	return b, nil
+}
+
+// verifier holds the state of one Read.
+type verifier struct {
+	r        io.ReaderAt
+	size     int64
+	mu       sync.Mutex
+	problems Problems
+}
+
+func (v *verifier) add(entry, format string, args ...any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.problems = append(v.problems, Problem{Entry: entry, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *verifier) run(ctx context.Context) (*Bundle, error) {
+	zr, err := v.open()
+	if zr == nil {
+		return nil, err
+	}
+	es := v.checkEntries(zr)
+	v.checkLayout(zr)
+
+	b := &Bundle{Size: v.size, zr: zr}
+	var m *build.Manifest
+	if f := es.files[ManifestName]; f != nil {
+		if b.ManifestData = v.readOwn(f, maxManifestSize); b.ManifestData != nil {
+			m = v.parseManifest(b.ManifestData)
+			b.Manifest = m
+		}
+	} else if !es.bad[ManifestName] {
+		v.add(ManifestName, "missing: a bundle holds the manifest of its build")
+	}
+	if f := es.files[InfoName]; f != nil {
+		if data := v.readOwn(f, maxInfoSize); data != nil {
+			v.parseInfo(data, m, &b.Info)
+		}
+	} else if !es.bad[InfoName] {
+		v.add(InfoName, "missing: a bundle holds a description of its build")
+	}
+	if f := es.files[ConfigName]; f != nil {
+		b.Config = v.readOwn(f, maxConfigSize)
+	} else if !es.bad[ConfigName] {
+		v.add(ConfigName, "missing: a bundle holds the config.yaml its output was built with")
+	}
+	if m == nil {
+		return b, nil // no page can be checked without a manifest
+	}
+
+	var todo []pageCheck
+	listed := make(map[string]bool, len(m.Files))
+	dirs := map[string]bool{}
+	for _, p := range m.Files {
+		listed[p.Path] = true
+		for d := p.Path; ; {
+			i := strings.LastIndexByte(d, '/')
+			if i < 0 {
+				break
+			}
+			d = d[:i]
+			dirs[d+"/"] = true
+		}
+		switch f := es.files[p.Path]; {
+		case f == nil && es.bad[p.Path]:
+			// reported already
+		case f == nil:
+			v.add(p.Path, "missing: the manifest lists it")
+		case f.UncompressedSize64 != uint64(p.Size):
+			v.add(p.Path, "corrupted: %d bytes, the manifest says %d", f.UncompressedSize64, p.Size)
+		default:
+			todo = append(todo, pageCheck{f: f, file: p})
+		}
+	}
+	for name := range es.files {
+		if !listed[name] && !reserved(name) {
+			v.add(name, "extra: the manifest does not list it")
+		}
+	}
+	for _, name := range es.dirs {
+		if !dirs[name] {
+			v.add(name, "extra: a folder that holds no page of the manifest")
+		}
+	}
+	if err := v.checkPages(ctx, todo); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// open reads the archive's central directory. A nil reader means the
+// archive cannot be read at all, and err says why: an archive that cannot
+// be read, whatever the cause, is a problem with the archive.
+func (v *verifier) open() (*zip.Reader, error) {
+	if v.size == 0 {
+		return nil, Problems{{Msg: "not a zip archive: the file is empty"}}
+	}
+	zr, err := zip.NewReader(v.r, v.size)
+	if err == nil || errors.Is(err, zip.ErrInsecurePath) {
+		return zr, nil // names are checked one by one below
+	}
+	var head [4]byte
+	n, _ := v.r.ReadAt(head[:], 0)
+	isZip := n == len(head) && string(head[:]) == "PK\x03\x04"
+	switch end := v.directoryEnd(); {
+	case isZip && end != endComplete:
+		return nil, Problems{{Msg: "truncated: the archive stops before its end (its central directory is missing); the file was cut short, copy it again"}}
+	case isZip:
+		return nil, Problems{{Msg: fmt.Sprintf("damaged: the archive's central directory cannot be read (%v)", err)}}
+	case end == endMissing:
+		return nil, Problems{{Msg: "not a zip archive"}}
+	}
+	return nil, Problems{{Msg: fmt.Sprintf("damaged: not a readable zip archive (%v)", err)}}
+}
+
+// What the end of an archive holds.
+const (
+	endMissing  = iota // no end of central directory record
+	endCut             // one that the end of the file cuts short
+	endComplete        // a whole one
+)
+
+// directoryEnd looks for the end of central directory record of a zip in
+// the last 64 KiB of the archive (it is 22 bytes, then a comment of up to
+// 64 KiB).
+func (v *verifier) directoryEnd() int {
+	const recordLen = 22
+	n := min(v.size, 65535+recordLen)
+	buf := make([]byte, n)
+	if k, _ := v.r.ReadAt(buf, v.size-n); int64(k) != n {
+		return endMissing
+	}
+	i := bytes.LastIndex(buf, []byte("PK\x05\x06"))
+	switch {
+	case i < 0:
+		return endMissing
+	case i+recordLen > len(buf) || i+recordLen+int(binary.LittleEndian.Uint16(buf[i+20:])) > len(buf):
+		return endCut
+	}
+	return endComplete
+}
+
+// entrySet is the entries of an archive by kind.
+type entrySet struct {
+	files map[string]*zip.File // the regular files
+	dirs  []string             // folder entries ("articles/"), as zip -r writes them
+	bad   map[string]bool      // names already reported: found twice, or not usable
+}
+
+// checkEntries checks every entry's name and kind.
+func (v *verifier) checkEntries(zr *zip.Reader) entrySet {
+	es := entrySet{files: make(map[string]*zip.File, len(zr.File)), bad: map[string]bool{}}
+	count := map[string]int{}
+	for _, f := range zr.File {
+		count[f.Name]++
+	}
+	for _, f := range zr.File {
+		if es.bad[f.Name] {
+			continue
+		}
+		if n := count[f.Name]; n > 1 {
+			v.add(quoteName(f.Name), "found %d times: a name may appear only once", n)
+			es.bad[f.Name] = true
+			continue
+		}
+		if msg := checkName(f.Name); msg != "" {
+			v.add(quoteName(f.Name), "%s", msg)
+			es.bad[f.Name] = true
+			continue
+		}
+		mode := f.Mode()
+		switch {
+		case f.Flags&0x1 != 0:
+			v.add(f.Name, "encrypted: a bundle is never encrypted")
+		case f.Method != zip.Deflate && f.Method != zip.Store:
+			v.add(f.Name, "compressed with method %d: a bundle uses deflate (8) or store (0)", f.Method)
+		case strings.HasSuffix(f.Name, "/"):
+			if f.UncompressedSize64 != 0 {
+				v.add(f.Name, "a folder entry with data")
+				break
+			}
+			es.dirs = append(es.dirs, f.Name)
+			continue
+		case mode&fs.ModeType != 0:
+			v.add(f.Name, "not a regular file (%s)", mode.Type())
+		default:
+			es.files[f.Name] = f
+			continue
+		}
+		es.bad[f.Name] = true
+	}
+	return es
+}
+
+// quoteName quotes a name that would not read well as it is in a message.
+func quoteName(name string) string {
+	if checkName(name) == "" && !strings.ContainsAny(name, " :\"") {
+		return name
+	}
+	return strconv.Quote(name)
+}
+
+// checkLayout checks that every entry's data lies inside the archive and
+// that no two entries share bytes (a way to make a small archive unpack
+// into a huge one).
+func (v *verifier) checkLayout(zr *zip.Reader) {
+	type span struct {
+		name       string
+		start, end int64
+	}
+	var spans []span
+	for _, f := range zr.File {
+		start, err := f.DataOffset()
+		if err != nil {
+			v.add(quoteName(f.Name), "damaged: its local header cannot be read (%v)", err)
+			continue
+		}
+		end := start + int64(f.CompressedSize64)
+		if f.CompressedSize64 > uint64(v.size) || end > v.size || end < start {
+			v.add(quoteName(f.Name), "truncated: its data runs past the end of the archive")
+			continue
+		}
+		spans = append(spans, span{f.Name, start, end})
+	}
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return compare(a.start, b.start)
+		}
+		return compare(a.end, b.end)
+	})
+	var last span // the span reaching furthest so far
+	for _, sp := range spans {
+		if sp.start < last.end && sp.end > sp.start {
+			v.add(quoteName(sp.name), "damaged: its data overlaps the data of %s", quoteName(last.name))
+		}
+		if sp.end > last.end {
+			last = sp
+		}
+	}
+}
+
+func compare(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// readOwn reads one of the bundle's own files, of at most limit bytes; nil
+// when it cannot be read (the problem is reported).
+func (v *verifier) readOwn(f *zip.File, limit int64) []byte {
+	if f.UncompressedSize64 > uint64(limit) {
+		v.add(f.Name, "too large: %d bytes, more than %d", f.UncompressedSize64, limit)
+		return nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		v.add(f.Name, "corrupted: it cannot be opened (%v)", err)
+		return nil
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, int64(f.UncompressedSize64)+1))
+	switch {
+	case err != nil:
+		v.add(f.Name, "corrupted: %s", readError(err))
+		return nil
+	case uint64(len(data)) > f.UncompressedSize64:
+		v.add(f.Name, "corrupted: longer than the %d bytes the archive says", f.UncompressedSize64)
+		return nil
+	case uint64(len(data)) < f.UncompressedSize64:
+		v.add(f.Name, "corrupted: %d bytes, the archive says %d", len(data), f.UncompressedSize64)
+		return nil
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return data
+}
+
+// readError says why an entry could not be read.
+func readError(err error) string {
+	switch {
+	case errors.Is(err, zip.ErrChecksum):
+		return "its CRC-32 differs from the archive's"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "its data ends early"
+	}
+	return fmt.Sprintf("it cannot be decompressed (%v)", err)
+}
+
+// parseManifest reads manifest.json; nil when it is not a manifest this
+// feedgen reads (the problem is reported).
+func (v *verifier) parseManifest(data []byte) *build.Manifest {
+	var head struct {
+		Format json.RawMessage `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		v.add(ManifestName, "not a manifest: %v", err)
+		return nil
+	}
+	if string(head.Format) != strconv.Itoa(build.ManifestFormat) {
+		v.add(ManifestName, "manifest format %s is not supported (this feedgen reads format %d): open the bundle with the feedgen that wrote it", formatVersion(head.Format), build.ManifestFormat)
+		return nil
+	}
+	m, err := build.ParseManifest(data)
+	if err != nil {
+		v.add(ManifestName, "not a manifest: %v", errors.Unwrap(err))
+		return nil
+	}
+	if ps := checkManifest(m); len(ps) > 0 {
+		for _, p := range ps {
+			v.add(p.Entry, "%s", p.Msg)
+		}
+		return nil
+	}
+	return m
+}
+
+// formatVersion writes a format field as it was found.
+func formatVersion(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "(none)"
+	}
+	if len(raw) > 20 {
+		return string(raw[:20]) + "…"
+	}
+	return string(raw)
+}
+
+// parseInfo reads bundle.json into info and checks it against the
+// manifest m, when there is one.
+func (v *verifier) parseInfo(data []byte, m *build.Manifest, info *Info) {
+	var head struct {
+		Format json.RawMessage `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		v.add(InfoName, "not a bundle description: %v", err)
+		return
+	}
+	if string(head.Format) != strconv.Itoa(Format) {
+		v.add(InfoName, "bundle format %s is not supported (this feedgen reads format %d): open the bundle with the feedgen that wrote it", formatVersion(head.Format), Format)
+		return
+	}
+	if err := json.Unmarshal(data, info); err != nil {
+		v.add(InfoName, "not a bundle description: %v", err)
+		return
+	}
+	if m == nil {
+		return
+	}
+	var total int64
+	for _, f := range m.Files {
+		total += f.Size
+	}
+	for _, c := range []struct{ what, got, want string }{
+		{"build time", info.BuildTime.UTC().Format(time.RFC3339), m.BuildTime.UTC().Format(time.RFC3339)},
+		{"articles", strconv.Itoa(info.Articles), strconv.Itoa(m.Articles)},
+		{"pages", strconv.Itoa(info.Pages), strconv.Itoa(len(m.Files))},
+		{"bytes", strconv.FormatInt(info.Bytes, 10), strconv.FormatInt(total, 10)},
+		{"generator", strconv.Quote(info.Generator), strconv.Quote(m.Generator)},
+	} {
+		if c.got != c.want {
+			v.add(InfoName, "says %s %s, the manifest %s", c.what, c.got, c.want)
+		}
+	}
+}
+
+// pageCheck is a page entry to decompress and compare with the manifest.
+type pageCheck struct {
+	f    *zip.File
+	file build.File
+}
+
+// checkPages decompresses every page on several cores and compares it
+// with its size and SHA-256 in the manifest.
+func (v *verifier) checkPages(ctx context.Context, todo []pageCheck) error {
+	var (
+		next    atomic.Int64
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		first   error
+	)
+	for range min(runtime.GOMAXPROCS(0), max(1, len(todo))) {
+		wg.Go(func() {
+			h := sha256.New()
+			var sum [sha256.Size]byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(todo) {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errOnce.Do(func() { first = err })
+					return
+				}
+				c := todo[i]
+				want, _ := hex.DecodeString(c.file.SHA256)
+				rc, err := c.f.Open()
+				if err != nil {
+					v.add(c.file.Path, "corrupted: it cannot be opened (%v)", err)
+					continue
+				}
+				h.Reset()
+				n, err := io.Copy(h, io.LimitReader(rc, c.file.Size+1))
+				rc.Close()
+				switch {
+				case err != nil:
+					v.add(c.file.Path, "corrupted: %s", readError(err))
+				case n > c.file.Size:
+					v.add(c.file.Path, "corrupted: longer than the %d bytes the manifest says", c.file.Size)
+				case n < c.file.Size:
+					v.add(c.file.Path, "corrupted: %d bytes, the manifest says %d", n, c.file.Size)
+				case !bytes.Equal(h.Sum(sum[:0]), want):
+					v.add(c.file.Path, "corrupted: its SHA-256 differs from the manifest's")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
