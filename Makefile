@@ -4,11 +4,13 @@ BIN      := bin/feedgen
 ADDR     ?= 127.0.0.1:8080
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: run build test lint bench bench-serve bench-watch fuzz clean
+.PHONY: run build test lint bench bench-serve bench-watch bench-bundle fuzz clean
 
+# Build the sample site into public/, then serve it as a live preview that
+# rebuilds on every change under content/ (Ctrl-C stops it).
 run: build
 	./$(BIN) build
-	./$(BIN) serve --addr $(ADDR)
+	./$(BIN) serve --watch --addr $(ADDR)
 
 build:
 	$(GO) build -o $(BIN) ./cmd/feedgen
@@ -35,12 +37,19 @@ bench-serve:
 bench-watch:
 	$(GO) run ./cmd/feedbench watch
 
+bench-bundle:
+	$(GO) run ./cmd/feedbench bundle
+
 # Run each fuzz test for a while (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s
+FUZZ := internal/content:FuzzParse internal/content:FuzzSplit internal/yamlnode:FuzzSimple \
+	internal/feed:FuzzAppendString internal/feed:FuzzParseQuery \
+	internal/server:FuzzServeQuery internal/server:FuzzParseHead internal/bundle:FuzzRead
 fuzz:
-	$(GO) test ./internal/content -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/feed -run '^$$' -fuzz FuzzAppendString -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/feed -run '^$$' -fuzz FuzzParseQuery -fuzztime $(FUZZTIME)
+	@for t in $(FUZZ); do \
+		echo "fuzz $$t"; \
+		$(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
 
 clean:
 	rm -rf bin public

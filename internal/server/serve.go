@@ -152,7 +152,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case late:
 		return fmt.Errorf("shutting down: requests still running after %s: %w", s.opt.ShutdownTimeout, context.DeadlineExceeded)
 	}
-	fmt.Fprintf(s.log, "stopped serving %s\n", s.opt.Dir)
+	if !s.opt.ExternalBuilds {
+		fmt.Fprintf(s.log, "stopped serving %s\n", s.opt.Dir)
+	}
 	return nil
 }
 
