@@ -1,19 +1,15 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
@@ -170,7 +166,10 @@ func runBundle(ctx context.Context, plan bundlePlan, out, log io.Writer) (err er
 		}
 	}()
 	b := &bundleBench{plan: plan, out: out, log: log, root: root}
-	b.serve = &serveBench{plan: servePlan{threads: plan.threads, connections: plan.connections}, out: out, log: log, wrk: wrk}
+	b.serve = &serveBench{plan: servePlan{
+		threads: plan.threads, connections: plan.connections,
+		duration: plan.duration, warmup: plan.warmup, rounds: plan.rounds,
+	}, out: out, log: log, wrk: wrk}
 	if plan.feedgen == "" {
 		if b.feedgen, err = buildFeedgen(ctx, root); err != nil {
 			return err
@@ -281,89 +280,34 @@ func (b *bundleBench) serveBoth(ctx context.Context, s site, archive string) err
 	defer zipped.stop()
 	zipStart := time.Since(start)
 	servers := []*serverProcess{dir, zipped}
-	names := []string{"dir", "bundle"}
 
-	offsets := make([]int, b.plan.articles)
-	for i := range offsets {
-		offsets[i] = i
-	}
-	rand.New(rand.NewPCG(uint64(b.plan.seed), 3)).Shuffle(len(offsets), func(i, j int) { offsets[i], offsets[j] = offsets[j], offsets[i] })
-	for _, off := range append([]int{40, 0, b.plan.articles - 1}, offsets[:50]...) {
-		target := "/articles/?limit=20&offset=" + strconv.Itoa(off)
-		want, err := os.ReadFile(filepath.Join(s.public(), "articles", "20", strconv.Itoa(off)+".json"))
-		if err != nil {
-			return err
-		}
-		for _, srv := range servers {
-			if got, err := fetchPage(ctx, srv.addr, target); err != nil {
-				return err
-			} else if !bytes.Equal(got, want) {
-				return fmt.Errorf("http://%s%s does not answer the page file", srv.addr, target)
-			}
-		}
+	offsets := shuffledOffsets(b.plan.articles, b.plan.seed, 3)
+	if err := checkSamePages(ctx, s.public(), servers, offsets); err != nil {
+		return err
 	}
 	rss := func(p *serverProcess) string {
 		n, err := readRSS(p.cmd.Process.Pid)
 		if err != nil {
 			return "?"
 		}
-		return formatBytes(n)
+		return formatBytes(n + memfdBytes(p.cmd.Process.Pid))
 	}
-	fmt.Fprintf(b.out, "serve --dir started in %s, RSS %s; serve --bundle (verify, then load) started in %s, RSS %s; wrk %d threads, %d connections, %s after %s warm-up\n",
+	fmt.Fprintf(b.out, "serve --dir started in %s, memory %s; serve --bundle (verify, then load) started in %s, memory %s (RSS + pages in memfd); wrk %d threads, %d connections, %s after %s warm-up\n",
 		formatSeconds(dirStart), rss(dir), formatSeconds(zipStart), rss(zipped),
 		b.plan.threads, b.plan.connections, b.plan.duration, b.plan.warmup)
 
-	paths := filepath.Join(b.root, "paths.txt")
-	var list strings.Builder
-	for _, off := range offsets {
-		list.WriteString("/articles/?limit=20&offset=" + strconv.Itoa(off) + "\n")
-	}
-	if err := os.WriteFile(paths, []byte(list.String()), 0o644); err != nil {
+	workloads, err := writeWorkloads(b.root, offsets)
+	if err != nil {
 		return err
-	}
-	script := filepath.Join(b.root, "walk.lua")
-	if err := os.WriteFile(script, []byte(walkScript(paths)), 0o644); err != nil {
-		return err
-	}
-	workloads := []struct{ name, target, script string }{
-		{"hot page " + hotTarget, hotTarget, ""},
-		{"shuffled walk over " + strconv.Itoa(len(offsets)) + " pages", "/articles/", script},
 	}
 	for _, w := range workloads {
-		for _, srv := range servers {
-			if _, err := b.serve.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.warmup); err != nil {
-				return err
-			}
-		}
-		// Rounds alternate which server goes first: this machine's speed
-		// drifts, and a fixed order would favour one of them.
-		var runs [2][]wrkResult
-		for r := range b.plan.rounds {
-			for k := range servers {
-				j := k
-				if r%2 == 1 {
-					j = 1 - k
-				}
-				res, err := b.serve.wrkRun(ctx, servers[j].addr, w.target, w.script, b.plan.duration)
-				if err != nil {
-					return err
-				}
-				runs[j] = append(runs[j], res)
-			}
-		}
-		var res [2]wrkResult
-		for j := range servers {
-			res[j] = medianResult(runs[j])
-			fmt.Fprintf(b.log, "%s serve --%s: %s\n", w.name, names[j], formatRuns(runs[j]))
+		res, err := b.serve.compare(ctx, [2]*serverProcess{dir, zipped}, [2]string{"serve --dir", "serve --bundle"}, w, func() {})
+		if err != nil {
+			return err
 		}
 		r := res[1].reqPerSec / res[0].reqPerSec
 		fmt.Fprintf(b.out, "%-38s --dir %9.0f req/s p99 %-9s --bundle %9.0f req/s p99 %-9s bundle/dir %.2f  target >= %.1f %s\n",
 			w.name, res[0].reqPerSec, res[0].p99, res[1].reqPerSec, res[1].p99, r, targetBundleServe, b.verdict(r >= targetBundleServe))
-		for j, name := range names {
-			if res[j].errors > 0 {
-				fmt.Fprintf(b.out, "    warning: serve --%s answered %d requests with errors or a status other than 2xx/3xx\n", name, res[j].errors)
-			}
-		}
 	}
 	fmt.Fprintf(b.out, "targets: %d ok, %d MISSED\n", b.ok, b.missed)
 	return nil

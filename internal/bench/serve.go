@@ -250,92 +250,33 @@ func (b *serveBench) run(ctx context.Context) error {
 		nginx.version, nginx.addr, fg.addr)
 
 	// Both must give the same bytes before their speed means anything.
-	offsets := make([]int, b.plan.articles)
-	for i := range offsets {
-		offsets[i] = i
-	}
-	rand.New(rand.NewPCG(uint64(b.plan.seed), 2)).Shuffle(len(offsets), func(i, j int) { offsets[i], offsets[j] = offsets[j], offsets[i] })
-	for _, off := range append([]int{40, 0, b.plan.articles - 1}, offsets[:50]...) {
-		target := "/articles/?limit=20&offset=" + strconv.Itoa(off)
-		want, err := os.ReadFile(filepath.Join(public, "articles", "20", strconv.Itoa(off)+".json"))
-		if err != nil {
-			return err
-		}
-		for _, addr := range []string{nginx.addr, fg.addr} {
-			if got, err := fetchPage(ctx, addr, target); err != nil {
-				return err
-			} else if !bytes.Equal(got, want) {
-				return fmt.Errorf("http://%s%s does not answer the page file", addr, target)
-			}
-		}
-	}
-
-	paths := filepath.Join(b.root, "paths.txt")
-	var list strings.Builder
-	for _, off := range offsets {
-		list.WriteString("/articles/?limit=20&offset=" + strconv.Itoa(off) + "\n")
-	}
-	if err := os.WriteFile(paths, []byte(list.String()), 0o644); err != nil {
+	offsets := shuffledOffsets(b.plan.articles, b.plan.seed, 2)
+	if err := checkSamePages(ctx, public, []*serverProcess{nginx, fg}, offsets); err != nil {
 		return err
 	}
-	script := filepath.Join(b.root, "walk.lua")
-	if err := os.WriteFile(script, []byte(walkScript(paths)), 0o644); err != nil {
+	workloads, err := writeWorkloads(b.root, offsets)
+	if err != nil {
 		return err
 	}
 
 	sampler := sampleRSS(fg.cmd.Process.Pid, 100*time.Millisecond)
 	var warmRSS int64
-	workloads := []struct {
-		name   string
-		target string
-		script string
-	}{
-		{"hot page " + hotTarget, hotTarget, ""},
-		{"shuffled walk over " + strconv.Itoa(len(offsets)) + " pages", "/articles/", script},
-	}
-	servers := []*serverProcess{nginx, fg}
 	for i, w := range workloads {
-		for j, srv := range servers {
-			if _, err := b.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.warmup); err != nil {
-				return err
-			}
-			if i == 0 && j == 1 {
+		res, err := b.compare(ctx, [2]*serverProcess{nginx, fg}, [2]string{"nginx", "feedgen"}, w, func() {
+			if i == 0 {
 				warmRSS = sampler.last()
 			}
-		}
-		// Rounds alternate which server goes first: this machine's speed
-		// drifts, and a fixed order would favour one of them.
-		var runs [2][]wrkResult
-		for r := range b.plan.rounds {
-			for k := range servers {
-				j := k
-				if r%2 == 1 {
-					j = 1 - k
-				}
-				res, err := b.wrkRun(ctx, servers[j].addr, w.target, w.script, b.plan.duration)
-				if err != nil {
-					return err
-				}
-				runs[j] = append(runs[j], res)
-			}
-		}
-		var res [2]wrkResult
-		for j := range servers {
-			res[j] = medianResult(runs[j])
-			fmt.Fprintf(b.log, "%s %s: %s\n", w.name, []string{"nginx", "feedgen"}[j], formatRuns(runs[j]))
+		})
+		if err != nil {
+			return err
 		}
 		r := res[1].reqPerSec / res[0].reqPerSec
 		fmt.Fprintf(b.out, "%-38s nginx %9.0f req/s p99 %-9s feedgen %9.0f req/s p99 %-9s feedgen/nginx %.2f  target >= %.1f %s, p99 <= nginx's %s\n",
 			w.name, res[0].reqPerSec, res[0].p99, res[1].reqPerSec, res[1].p99, r,
 			targetServeRatio, b.verdict(r >= targetServeRatio), b.verdict(res[1].p99 <= res[0].p99))
-		for j, name := range []string{"nginx", "feedgen"} {
-			if res[j].errors > 0 {
-				fmt.Fprintf(b.out, "    warning: %s answered %d requests with errors or a status other than 2xx/3xx\n", name, res[j].errors)
-			}
-		}
 	}
 	maxRSS, endRSS := sampler.stop()
-	fmt.Fprintf(b.out, "feedgen RSS: max %s, end %s, after warm-up %s; output %s   target max <= output + %d MB %s, not growing (end <= after warm-up + %d MB) %s\n",
+	fmt.Fprintf(b.out, "feedgen memory (RSS + pages in memfd): max %s, end %s, after warm-up %s; output %s   target max <= output + %d MB %s, not growing (end <= after warm-up + %d MB) %s\n",
 		formatBytes(maxRSS), formatBytes(endRSS), formatBytes(warmRSS), formatBytes(st.bytes),
 		targetServeRSS/1_000_000, b.verdict(maxRSS <= st.bytes+targetServeRSS),
 		servingGrowth/1_000_000, b.verdict(endRSS <= warmRSS+servingGrowth))
@@ -363,6 +304,102 @@ function request()
   return wrk.format(nil, paths[i])
 end
 `
+}
+
+// shuffledOffsets returns the offsets 0 to n-1 in an order given by seed
+// and salt.
+func shuffledOffsets(n int, seed int64, salt uint64) []int {
+	offsets := make([]int, n)
+	for i := range offsets {
+		offsets[i] = i
+	}
+	rand.New(rand.NewPCG(uint64(seed), salt)).Shuffle(n, func(i, j int) { offsets[i], offsets[j] = offsets[j], offsets[i] })
+	return offsets
+}
+
+// checkSamePages checks that every server answers pages of limit 20 (the
+// first, the last, one in between and 50 of offsets) with the bytes of
+// their files in public: both must give the same bytes before their
+// speed means anything.
+func checkSamePages(ctx context.Context, public string, servers []*serverProcess, offsets []int) error {
+	n := len(offsets)
+	for _, off := range append([]int{min(40, n-1), 0, n - 1}, offsets[:min(50, n)]...) {
+		target := "/articles/?limit=20&offset=" + strconv.Itoa(off)
+		want, err := os.ReadFile(filepath.Join(public, "articles", "20", strconv.Itoa(off)+".json"))
+		if err != nil {
+			return err
+		}
+		for _, srv := range servers {
+			if got, err := fetchPage(ctx, srv.addr, target); err != nil {
+				return err
+			} else if !bytes.Equal(got, want) {
+				return fmt.Errorf("http://%s%s does not answer the page file", srv.addr, target)
+			}
+		}
+	}
+	return nil
+}
+
+// workload is what wrk requests: one target, or the paths of a script.
+type workload struct{ name, target, script string }
+
+// writeWorkloads writes into dir the wrk script of a walk over the pages
+// of limit 20 at offsets, and returns the two workloads: one hot page,
+// and that walk.
+func writeWorkloads(dir string, offsets []int) ([]workload, error) {
+	paths := filepath.Join(dir, "paths.txt")
+	var list strings.Builder
+	for _, off := range offsets {
+		list.WriteString("/articles/?limit=20&offset=" + strconv.Itoa(off) + "\n")
+	}
+	if err := os.WriteFile(paths, []byte(list.String()), 0o644); err != nil {
+		return nil, err
+	}
+	script := filepath.Join(dir, "walk.lua")
+	if err := os.WriteFile(script, []byte(walkScript(paths)), 0o644); err != nil {
+		return nil, err
+	}
+	return []workload{
+		{"hot page " + hotTarget, hotTarget, ""},
+		{"shuffled walk over " + strconv.Itoa(len(offsets)) + " pages", "/articles/", script},
+	}, nil
+}
+
+// compare measures two servers on workload w: a warm-up run of each
+// (warmed is called after them), then rounds of measured runs that
+// alternate which server goes first, because this machine's speed drifts
+// and a fixed order would favour one. It returns each server's medians
+// and logs every run.
+func (b *serveBench) compare(ctx context.Context, servers [2]*serverProcess, names [2]string, w workload, warmed func()) ([2]wrkResult, error) {
+	var res [2]wrkResult
+	for _, srv := range servers {
+		if _, err := b.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.warmup); err != nil {
+			return res, err
+		}
+	}
+	warmed()
+	var runs [2][]wrkResult
+	for r := range b.plan.rounds {
+		for k := range servers {
+			j := k
+			if r%2 == 1 {
+				j = 1 - k
+			}
+			m, err := b.wrkRun(ctx, servers[j].addr, w.target, w.script, b.plan.duration)
+			if err != nil {
+				return res, err
+			}
+			runs[j] = append(runs[j], m)
+		}
+	}
+	for j := range servers {
+		res[j] = medianResult(runs[j])
+		fmt.Fprintf(b.log, "%s %s: %s\n", w.name, names[j], formatRuns(runs[j]))
+		if res[j].errors > 0 {
+			fmt.Fprintf(b.out, "    warning: %s answered %d requests with errors or a status other than 2xx/3xx\n", names[j], res[j].errors)
+		}
+	}
+	return res, nil
 }
 
 // serverProcess is a server the benchmark started.
@@ -653,7 +690,9 @@ func parseWrk(s string) (wrkResult, error) {
 	return r, nil
 }
 
-// rssSampler reads a process's resident set size from /proc every period.
+// rssSampler reads a process's memory from /proc every period: its
+// resident set size, plus the memory files (memfd) it holds, which hold
+// feedgen's pages without counting in the RSS until they are mapped.
 type rssSampler struct {
 	stopc chan struct{}
 	done  chan struct{}
@@ -670,6 +709,7 @@ func sampleRSS(pid int, period time.Duration) *rssSampler {
 		defer t.Stop()
 		for {
 			if rss, err := readRSS(pid); err == nil {
+				rss += memfdBytes(pid)
 				s.mu.Lock()
 				s.cur, s.max = rss, max(s.max, rss)
 				s.mu.Unlock()
@@ -698,6 +738,25 @@ func (s *rssSampler) stop() (maxRSS, last int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.max, s.cur
+}
+
+// memfdBytes returns the size of the memory files (memfd) process pid has
+// open.
+func memfdBytes(pid int) int64 {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(target, "/memfd:") {
+			if info, err := os.Stat(filepath.Join(dir, e.Name())); err == nil {
+				n += info.Size()
+			}
+		}
+	}
+	return n
 }
 
 // readRSS returns VmRSS of /proc/PID/status in bytes.

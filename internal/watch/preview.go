@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -157,15 +158,23 @@ func Preview(ctx context.Context, opt PreviewOptions) error {
 	}
 }
 
-// describe names the changed files for the rebuild line.
+// describe names the changed files for the rebuild line: the articles,
+// the config and whatever still exists, not an editor's temporary files
+// that came and went (all of them when that leaves none).
 func describe(changed []string) string {
-	names := make([]string, 0, 4)
-	for i, c := range changed {
-		if i == 3 {
-			names = append(names, fmt.Sprintf("%d more", len(changed)-3))
-			break
+	shown := make([]string, 0, len(changed))
+	for _, c := range changed {
+		if _, err := os.Lstat(c); err == nil || strings.HasSuffix(c, ".md") || strings.HasSuffix(c, ".yaml") {
+			shown = append(shown, filepath.ToSlash(c))
 		}
-		names = append(names, filepath.ToSlash(c))
 	}
-	return strings.Join(names, ", ")
+	if len(shown) == 0 {
+		for _, c := range changed {
+			shown = append(shown, filepath.ToSlash(c))
+		}
+	}
+	if len(shown) > 3 {
+		shown = append(shown[:3], fmt.Sprintf("%d more", len(shown)-3))
+	}
+	return strings.Join(shown, ", ")
 }

@@ -265,3 +265,24 @@ func TestPreviewNoGoroutineLeft(t *testing.T) {
 		t.Errorf("%d goroutines after the preview stopped, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.md")
+	mustWrite(t, a, "x")
+	gone := filepath.Join(dir, "sedX1y2Z3") // sed -i's temporary file, renamed away
+	tests := []struct {
+		changed []string
+		want    string
+	}{
+		{[]string{a, gone}, filepath.ToSlash(a)},
+		{[]string{gone}, filepath.ToSlash(gone)},
+		{[]string{filepath.Join(dir, "deleted.md")}, filepath.ToSlash(filepath.Join(dir, "deleted.md"))},
+		{[]string{a, a, a, a, a}, strings.Repeat(filepath.ToSlash(a)+", ", 3) + "2 more"},
+	}
+	for _, tt := range tests {
+		if got := describe(tt.changed); got != tt.want {
+			t.Errorf("describe(%q) = %q, want %q", tt.changed, got, tt.want)
+		}
+	}
+}
