@@ -25,9 +25,11 @@ type Options struct {
 	Future bool
 	// Root is how the content folder is named in messages, e.g. "content".
 	Root string
-	// Changed, when not nil, lists the only files (slash-separated, relative
-	// to the content folder) that may have changed since the last Load of a
-	// caching Loader: the others are taken from the cache without a stat.
+	// Changed, when not nil, lists the only files and folders
+	// (slash-separated, relative to the content folder) that may have
+	// changed since the last Load of a caching Loader: files not among
+	// them nor in a folder among them are taken from the cache without a
+	// stat.
 	// A watcher that saw every change can say so; nil checks every file.
 	Changed []string
 }
@@ -117,7 +119,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	err := l.list(ctx, fsys, root, &errs, func(e *entry) {
 		files = append(files, e)
 		if c, ok := l.cache[e.name]; ok && l.Cache {
-			if changed != nil && !changed[e.name] {
+			if changed != nil && !underChanged(changed, e.name) {
 				e.stamp, e.result = c.stamp, c.result
 				return
 			}
@@ -185,6 +187,17 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		}
 	}
 	return site, nil
+}
+
+// underChanged reports whether name, or a folder it is in, is among
+// changed: a folder moved in over another reports its path alone.
+func underChanged(changed map[string]bool, name string) bool {
+	for p := name; p != "." && p != "/"; p = path.Dir(p) {
+		if changed[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // entry is one article file: where it is, and once read, its stamp and

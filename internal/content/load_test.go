@@ -392,3 +392,32 @@ func TestParseKeepsNoReference(t *testing.T) {
 		}
 	}
 }
+
+// TestLoaderChangedFolder replaces a category folder by moving in another
+// with the same file names: the watcher reports only the folder, and every
+// file in it is read again.
+func TestLoaderChangedFolder(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "news", "politics")
+	os.MkdirAll(cat, 0o755)
+	os.WriteFile(filepath.Join(cat, "a.md"), []byte(good), 0o644)
+	l := NewLoader(testCfg(t))
+	l.Cache = true
+	if _, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	staging := filepath.Join(t.TempDir(), "politics")
+	os.MkdirAll(staging, 0o755)
+	os.WriteFile(filepath.Join(staging, "a.md"), []byte(strings.Replace(good, "Hello", "Replaced", 1)), 0o644)
+	os.RemoveAll(cat)
+	if err := os.Rename(staging, cat); err != nil {
+		t.Fatal(err)
+	}
+	site, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now, Changed: []string{"news/politics"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(site.Articles) != 1 || site.Articles[0].Title != "Replaced" {
+		t.Errorf("got %d articles, first %q; want the replaced one", len(site.Articles), site.Articles[0].Title)
+	}
+}

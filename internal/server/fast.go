@@ -51,6 +51,7 @@ type fastConn struct {
 	rdl, wdl time.Time // the read and write deadlines set on conn
 	headAt   time.Time // when the pending request was first seen incomplete
 	now      time.Time // the time of the last answer (reading the clock costs)
+	served   bool      // a request was answered
 }
 
 // reqHead is the part of a request head the fast path uses.
@@ -113,6 +114,7 @@ func (c *fastConn) serve() bool {
 				if !c.answer() {
 					return false
 				}
+				c.served = true
 				c.start += n
 				if c.start == c.end {
 					c.start, c.end = 0, 0
@@ -129,13 +131,18 @@ func (c *fastConn) serve() bool {
 				c.setReadDeadline(d)
 			}
 		} else {
-			// Idle between requests.
+			// Idle between requests: after the first answer, the idle
+			// timeout (before it, the header timeout set above). The
+			// deadline is set before the connection says it is idle, and
+			// closing is read after: a shutdown that finds it idle and
+			// wakes it sets the last deadline; one that does not find it
+			// idle stored closing before it is read here.
+			if c.served && c.rdl.Before(c.now.Add(opt.IdleTimeout/2)) {
+				c.setReadDeadline(time.Now().Add(opt.IdleTimeout))
+			}
 			c.state.Store(connIdle)
 			if c.srv.closing.Load() {
 				return false
-			}
-			if c.rdl.Before(c.now.Add(opt.IdleTimeout / 2)) {
-				c.setReadDeadline(time.Now().Add(opt.IdleTimeout))
 			}
 		}
 		if c.end == len(c.buf) {
@@ -297,7 +304,10 @@ func (c *fastConn) parse(b []byte) (n int, ok bool) {
 	if !r.haveHost {
 		return 0, false
 	}
-	return len(b) - len(rest), true
+	if n := len(b) - len(rest); n <= c.limit {
+		return n, true
+	}
+	return 0, false // too large: net/http answers 431
 }
 
 // cutLine cuts the first line, ended by CR LF, from b. complete is false

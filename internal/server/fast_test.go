@@ -54,7 +54,7 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := &http.Server{Handler: s.Handler(), DisableGeneralOptionsHandler: true}
+	ref := &http.Server{Handler: s.Handler(), DisableGeneralOptionsHandler: true, MaxHeaderBytes: DefaultMaxHeaderBytes}
 	go ref.Serve(ln)
 	t.Cleanup(func() { ref.Shutdown(context.Background()) })
 	plain := ln.Addr().String()
@@ -100,6 +100,8 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 		{"no Host", "GET /articles/ HTTP/1.1\r\n\r\n", nil},
 		{"two Hosts", "GET /articles/" + h + "Host: y\r\n\r\n", nil},
 		{"bad header", "GET /articles/" + h + "Bad Name: x\r\n\r\n", nil},
+		{"head over the limit", "GET /articles/" + h + "X-Big: " + strings.Repeat("a", 13000) + "\r\n\r\n", nil},
+		{"query over the limit", "GET /articles/?offset=" + strings.Repeat("9", 13000) + h + "\r\n", nil},
 		{"fast then handed over", "GET /articles/?limit=5" + h + "\r\nOPTIONS /articles/" + h + "\r\n", []string{"GET", "OPTIONS"}},
 	}
 	for _, tt := range tests {
@@ -260,5 +262,27 @@ func BenchmarkFastPath(b *testing.B) {
 		if _, err := io.ReadFull(conn, buf[:size]); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSilentConnection opens a connection that sends nothing: it is
+// closed after ReadHeaderTimeout, as net/http closes it, not after the
+// idle timeout of a connection that was answered.
+func TestSilentConnection(t *testing.T) {
+	const headerTimeout = 300 * time.Millisecond
+	s, _ := newServer(t, Options{Dir: allSite.out, ReadHeaderTimeout: headerTimeout, IdleTimeout: 10 * time.Second})
+	addr := strings.TrimPrefix(serve(t, s), "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _ := conn.Read(make([]byte, 1)); n != 0 {
+		t.Fatalf("got %d bytes, want none", n)
+	}
+	if d := time.Since(start); d > headerTimeout+time.Second {
+		t.Errorf("a connection that sent nothing was closed after %s, want about %s", d, headerTimeout)
 	}
 }

@@ -119,7 +119,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var err error
 	select {
 	case err = <-acceptDone:
-		err = fmt.Errorf("serving: %w", err)
+		if err == nil {
+			err = errors.New("serving: the listener was closed")
+		} else {
+			err = fmt.Errorf("serving: %w", err)
+		}
 	case <-ctx.Done():
 		ln.Close()
 		<-acceptDone

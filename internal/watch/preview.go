@@ -87,19 +87,25 @@ func Preview(ctx context.Context, opt PreviewOptions) error {
 	)
 	rebuild := func(ctx context.Context, changed []string) {
 		start := time.Now()
-		batch = srv.NewBatch()
-		res, err := b.Rebuild(ctx, changed)
-		pages := batch
-		batch = nil
-		if err == nil {
-			if _, err = srv.Install(res.Manifest, res.ManifestData, pages); err != nil {
-				// The server is not on the build the Builder knows as its
-				// last: the next build renders every page again.
-				b.Forget()
-				err = fmt.Errorf("switching to the new build: %w", err)
+		var res *build.Result
+		var err error
+		for try := 0; try < 2; try++ {
+			batch = srv.NewBatch()
+			res, err = b.Rebuild(ctx, changed)
+			pages := batch
+			batch = nil
+			if err != nil {
+				pages.Discard()
+				break
 			}
-		} else {
-			pages.Discard()
+			if _, err = srv.Install(res.Manifest, res.ManifestData, pages); err == nil {
+				break
+			}
+			// The server is not on the build the Builder knows as its
+			// last: build again, every page rendered and handed over.
+			b.Forget()
+			changed = nil
+			err = fmt.Errorf("switching to the new build: %w", err)
 		}
 		if err != nil {
 			var dl diag.List
