@@ -64,7 +64,7 @@ exist are deleted; a build with any content or config error writes nothing.
 SOURCE_DATE_EPOCH, when set, is the build time.`,
 		Example: `  feedgen build
   feedgen build --config site/config.yaml --out /tmp/public
-  SOURCE_DATE_EPOCH=1735689600 feedgen build --quiet`,
+  SOURCE_DATE_EPOCH=1796083200 feedgen build --quiet`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bo, err := site.options(cmd, opts)

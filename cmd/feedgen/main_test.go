@@ -114,7 +114,7 @@ func TestExitCodes(t *testing.T) {
 			filepath.Join(site, "content/news/politics/bad.md") + `:5: unknown author "nobody"`,
 			"feedgen: 2 errors, nothing written\n",
 		}},
-		{"missing config given explicitly", []string{"build", "--config", filepath.Join(site, "nope.yaml")}, 1, []string{"reading config: open nope.yaml: no such file or directory"}},
+		{"missing config given explicitly", []string{"build", "--config", filepath.Join(site, "nope.yaml")}, 1, []string{"reading config " + filepath.Join(site, "nope.yaml") + ": no such file or directory"}},
 		{"unknown flag", []string{"build", "--frobnicate"}, 2, []string{"unknown flag: --frobnicate", "Run 'feedgen --help' for usage."}},
 		{"extra argument", []string{"build", "extra"}, 2, []string{`feedgen build takes no arguments, got ["extra"]`}},
 		{"unknown command", []string{"frobnicate"}, 2, []string{`unknown command "frobnicate"`}},

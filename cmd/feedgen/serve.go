@@ -77,6 +77,9 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 			if cmd.Flags().Changed("dir") {
 				return usageError{fmt.Errorf("--dir and --watch do not go together: --watch builds the site of --config (and --out)")}
 			}
+			if _, err := os.Stat(site.config); err != nil {
+				return usageError{fmt.Errorf("serve --watch needs a site on disk: no %s here (pass --config)", site.config)}
+			}
 			bo, err := site.options(cmd, opts)
 			if err != nil {
 				return err

@@ -209,11 +209,13 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		contentFS = content.DirFS(cfg.ContentDir)
 	}
 	site, err := b.loader.Load(ctx, contentFS, content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: b.changed(cfg)})
+	if site != nil {
+		for _, w := range site.Warnings {
+			fmt.Fprintf(b.opt.Log, "warning: %s\n", w)
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	for _, w := range site.Warnings {
-		fmt.Fprintf(b.opt.Log, "warning: %s\n", w)
 	}
 	baseURL := cfg.BaseURL
 	if b.opt.BaseURL != "" {
@@ -265,16 +267,20 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 }
 
 func (b *Builder) loadConfig() (*config.Config, error) {
-	data, err := fs.ReadFile(b.opt.FS, b.opt.ConfigName)
-	if err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
-	}
-	if b.cfg != nil && bytes.Equal(data, b.cfgData) {
-		return b.cfg, nil
-	}
 	name := b.opt.ConfigName
 	if b.opt.Root != "" {
 		name = filepath.Join(b.opt.Root, b.opt.ConfigName)
+	}
+	data, err := fs.ReadFile(b.opt.FS, b.opt.ConfigName)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // named below, with its folder
+		}
+		return nil, fmt.Errorf("reading config %s: %w", name, err)
+	}
+	if b.cfg != nil && bytes.Equal(data, b.cfgData) {
+		return b.cfg, nil
 	}
 	cfg, err := config.Parse(name, b.opt.Root, data)
 	if err != nil {

@@ -457,3 +457,18 @@ func TestRebuildMatchesCleanBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestWarningsOfFailedBuild checks that a build with errors still prints
+// its warnings: a typo in a key is often what the errors come from.
+func TestWarningsOfFailedBuild(t *testing.T) {
+	dir := site(t, 2)
+	write(t, dir, "content/news/politics/a2.md", "---\nid: 2\ntitel: Typo\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n")
+	var log bytes.Buffer
+	_, err := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}).Build(context.Background())
+	if err == nil {
+		t.Fatal("a build without a title succeeded")
+	}
+	if want := `warning: ` + filepath.Join(dir, "content") + `/news/politics/a2.md:3: unknown front matter key "titel" is ignored: did you mean "title"?`; !strings.Contains(log.String(), want) {
+		t.Errorf("got log %q, want %q", log.String(), want)
+	}
+}

@@ -73,7 +73,8 @@ func NewLoader(cfg *config.Config) *Loader {
 
 // Load reads every article under fsys (the content folder; DirFS for one
 // on disk). Errors in content are returned together as a diag.List, sorted
-// by path; any other error is returned as it is.
+// by path, with a Site that holds only the warnings; any other error is
+// returned as it is.
 //
 // Files are parsed on all cores while the folders are still being walked.
 func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, error) {
@@ -173,7 +174,8 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	}
 	if len(errs) > 0 {
 		errs.Sort()
-		return nil, errs
+		site.Warnings.Sort()
+		return &Site{Warnings: site.Warnings}, errs // the warnings still say something
 	}
 	site.Warnings.Sort()
 	for _, a := range all {

@@ -226,6 +226,9 @@ func (s *Server) load(data []byte, m *build.Manifest, batch *Batch) (bool, error
 		root, err := os.OpenRoot(s.opt.Dir)
 		if err != nil {
 			batch.Discard()
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, fmt.Errorf("opening output folder: %w: run feedgen build first, or pass --dir", err)
+			}
 			return false, fmt.Errorf("opening output folder: %w", err)
 		}
 		defer root.Close()

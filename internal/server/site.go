@@ -39,7 +39,7 @@ type site struct {
 	limits      []limitPages
 
 	lastModified []string // the Last-Modified header value
-	pages        int
+	pages        int // page files, index.json included
 	bytes        int64
 	read         int // pages read from files (the rest were in memory already)
 
@@ -214,6 +214,7 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest, prev *site, fresh *Bat
 
 	lengths := map[int64][]string{}
 	for _, r := range refs {
+		s.pages++
 		if r.li < 0 {
 			continue // index.json: the same page as (default limit, 0)
 		}
@@ -230,7 +231,6 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest, prev *site, fresh *Bat
 			etag:   []string{etag(r.sum[:])},
 			length: ln,
 		}
-		s.pages++
 	}
 	return s, nil
 }

@@ -177,7 +177,7 @@ func TestWatchSwitches(t *testing.T) {
 	out := t.TempDir()
 	siteA.build(t, out)
 	s, log := newServer(t, Options{Dir: out, PollInterval: 30 * time.Millisecond, RetryInterval: 5 * time.Millisecond})
-	if got, want := log.String(), "loaded the build of 2026-11-01T12:00:00Z (60 articles, 120 pages, "; !strings.HasPrefix(got, want) {
+	if got, want := log.String(), "loaded the build of 2026-11-01T12:00:00Z (60 articles, 121 pages, "; !strings.HasPrefix(got, want) {
 		t.Errorf("got log %q, want it to start with %q", got, want)
 	}
 	watch(t, s)
@@ -190,7 +190,7 @@ func TestWatchSwitches(t *testing.T) {
 	// A new build: switched to, said once.
 	siteB.build(t, out)
 	waitFor(t, 5*time.Second, "the switch to the 75-article build", func() bool { return count() == 75 })
-	if got := strings.Count(log.String(), "switched to the build of 2026-11-01T12:00:00Z (75 articles, 150 pages, "); got != 1 {
+	if got := strings.Count(log.String(), "switched to the build of 2026-11-01T12:00:00Z (75 articles, 151 pages, "); got != 1 {
 		t.Errorf("got %d switch lines, want 1; log:\n%s", got, log.String())
 	}
 

@@ -118,14 +118,17 @@ func Run(ctx context.Context, opt Options) error {
 			if !ok {
 				return nil
 			}
-			if ignored(ev.Name) || (fileDirs[filepath.Dir(ev.Name)] && !files[ev.Name] && !inTree(ev.Name)) {
+			// Names are cleaned as the paths were: a folder watched as "."
+			// names its files "./config.yaml".
+			name := filepath.Clean(ev.Name)
+			if ignored(name) || (fileDirs[filepath.Dir(name)] && !files[name] && !inTree(name)) {
 				continue
 			}
 			if ev.Has(fsnotify.Create) {
 				// A new folder, maybe with files already in it (moved in,
 				// or created by mkdir -p and filled at once).
-				if info, err := os.Stat(ev.Name); err == nil && info.IsDir() {
-					if err := addTree(w, ev.Name); err != nil {
+				if info, err := os.Stat(name); err == nil && info.IsDir() {
+					if err := addTree(w, name); err != nil {
 						fmt.Fprintf(opt.Log, "watch: %v\n", err)
 					}
 				}
@@ -136,7 +139,7 @@ func Run(ctx context.Context, opt Options) error {
 			if len(pending) == 0 && !lost {
 				first = time.Now()
 			}
-			pending[ev.Name] = true
+			pending[name] = true
 			arm()
 		case err, ok := <-w.Errors:
 			if !ok {

@@ -301,3 +301,32 @@ func TestEventsLost(t *testing.T) {
 	}
 	t.Errorf("no call said that events were lost: %d calls", len(r.snapshot()))
 }
+
+// TestRelativePaths watches "config.yaml" and "content" relative to the
+// current folder, as feedgen serve --watch does by default.
+func TestRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "config.yaml"), "a")
+	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+	t.Chdir(dir)
+	r := &recorder{dir: "."}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Paths: []string{"config.yaml", "content"}, Func: r.fn, Ready: func() { close(ready) }})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	<-ready
+	mustWrite(t, "config.yaml", "b")
+	if calls := waitCalls(t, r, 1); !contains(calls, "config.yaml") {
+		t.Errorf("calls %v do not name config.yaml", calls)
+	}
+	mustWrite(t, "content/news/politics/a.md", "b")
+	if calls := waitCalls(t, r, 2); !contains(calls[1:], "content/news/politics/a.md") {
+		t.Errorf("calls %v do not name the article", calls)
+	}
+}
