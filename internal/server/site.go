@@ -39,7 +39,7 @@ type site struct {
 	limits      []limitPages
 
 	lastModified []string // the Last-Modified header value
-	pages        int // page files, index.json included
+	pages        int      // page files, index.json included
 	bytes        int64
 	read         int // pages read from files (the rest were in memory already)
 
