@@ -25,17 +25,13 @@ const (
 
 // bundlePlan is what one "feedbench bundle" measures.
 type bundlePlan struct {
-	feedgen     string
-	dir         string
-	articles    int
-	seed        int64
-	runs        int
-	duration    time.Duration
-	warmup      time.Duration
-	threads     int
-	connections int
-	rounds      int
-	quick       bool
+	feedgen  string
+	dir      string
+	articles int
+	seed     int64
+	runs     int
+	wrkPlan
+	quick bool
 }
 
 func runBundleCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -64,11 +60,8 @@ func parseBundleFlags(args []string, stderr io.Writer) (bundlePlan, error) {
 	articles := fs.Int("articles", 10_000, "`number` of articles of the site")
 	seed := fs.Int64("seed", 1, "`seed` of the synthetic corpus")
 	runs := fs.Int("runs", 5, "timed `runs` of cold build, bundle and verify; medians are reported")
-	duration := fs.Duration("duration", 10*time.Second, "measured `time` of each wrk run (whole seconds)")
-	warmup := fs.Duration("warmup", 2*time.Second, "warm-up `time` before each measured wrk run (whole seconds)")
-	threads := fs.Int("threads", 2, "wrk `threads`")
-	connections := fs.Int("connections", 64, "wrk `connections`")
-	rounds := fs.Int("rounds", 3, "measured wrk `runs` of each server on each workload, alternating which goes first; medians are reported")
+	var wrk wrkPlan
+	wrk.register(fs)
 	quick := fs.Bool("quick", false, "smoke test: 1,000 articles, 3 runs, one round of 2s wrk runs after 1s warm-ups")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -98,8 +91,7 @@ func parseBundleFlags(args []string, stderr io.Writer) (bundlePlan, error) {
 		return bundlePlan{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	plan := bundlePlan{
-		feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, runs: *runs, duration: *duration,
-		warmup: *warmup, threads: *threads, connections: *connections, rounds: *rounds, quick: *quick,
+		feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, runs: *runs, wrkPlan: wrk, quick: *quick,
 	}
 	if plan.quick {
 		set := map[string]bool{}
@@ -110,18 +102,10 @@ func parseBundleFlags(args []string, stderr io.Writer) (bundlePlan, error) {
 		if !set["runs"] {
 			plan.runs = 3
 		}
-		if !set["duration"] {
-			plan.duration = 2 * time.Second
-		}
-		if !set["warmup"] {
-			plan.warmup = time.Second
-		}
-		if !set["rounds"] {
-			plan.rounds = 1
-		}
+		plan.wrkPlan.setQuick(set)
 	}
-	if plan.articles < 100 || plan.runs < 1 || plan.duration < time.Second || plan.threads < 1 || plan.connections < plan.threads || plan.rounds < 1 {
-		fmt.Fprintln(stderr, "feedbench bundle: need -articles >= 100, -runs >= 1, -duration >= 1s, -threads >= 1, -connections >= -threads, -rounds >= 1")
+	if plan.articles < 100 || plan.runs < 1 || !plan.wrkPlan.ok() {
+		fmt.Fprintln(stderr, "feedbench bundle: need -articles >= 100, -runs >= 1, "+wrkNeeds)
 		return bundlePlan{}, errors.New("bad flags")
 	}
 	return plan, nil
@@ -166,10 +150,7 @@ func runBundle(ctx context.Context, plan bundlePlan, out, log io.Writer) (err er
 		}
 	}()
 	b := &bundleBench{plan: plan, out: out, log: log, root: root}
-	b.serve = &serveBench{plan: servePlan{
-		threads: plan.threads, connections: plan.connections,
-		duration: plan.duration, warmup: plan.warmup, rounds: plan.rounds,
-	}, out: out, log: log, wrk: wrk}
+	b.serve = &serveBench{plan: servePlan{wrkPlan: plan.wrkPlan}, out: out, log: log, wrk: wrk}
 	if plan.feedgen == "" {
 		if b.feedgen, err = buildFeedgen(ctx, root); err != nil {
 			return err

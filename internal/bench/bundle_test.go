@@ -14,8 +14,8 @@ import (
 )
 
 func TestParseBundleFlags(t *testing.T) {
-	full := bundlePlan{articles: 10_000, seed: 1, runs: 5, duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}
-	quick := bundlePlan{articles: 1_000, seed: 1, runs: 3, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1, quick: true}
+	full := bundlePlan{articles: 10_000, seed: 1, runs: 5, wrkPlan: wrkPlan{duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}}
+	quick := bundlePlan{articles: 1_000, seed: 1, runs: 3, wrkPlan: wrkPlan{duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1}, quick: true}
 	tests := []struct {
 		args    []string
 		want    bundlePlan

@@ -35,17 +35,52 @@ const (
 
 // servePlan is what one "feedbench serve" measures.
 type servePlan struct {
-	feedgen     string
-	dir         string
-	articles    int
-	seed        int64
-	duration    time.Duration
-	warmup      time.Duration
+	feedgen  string
+	dir      string
+	articles int
+	seed     int64
+	wrkPlan
+	quick bool
+}
+
+// wrkPlan is how the wrk runs of a benchmark go.
+type wrkPlan struct {
+	duration    time.Duration // of each measured run
+	warmup      time.Duration // of the run before them
 	threads     int
 	connections int
-	rounds      int
-	quick       bool
+	rounds      int // measured runs of each server on each workload
 }
+
+// register adds the flags of a wrkPlan to fs, with their defaults.
+func (w *wrkPlan) register(fs *flag.FlagSet) {
+	fs.DurationVar(&w.duration, "duration", 10*time.Second, "measured `time` of each wrk run (whole seconds)")
+	fs.DurationVar(&w.warmup, "warmup", 2*time.Second, "warm-up `time` before each measured wrk run (whole seconds)")
+	fs.IntVar(&w.threads, "threads", 2, "wrk `threads`")
+	fs.IntVar(&w.connections, "connections", 64, "wrk `connections`")
+	fs.IntVar(&w.rounds, "rounds", 3, "measured wrk `runs` of each server on each workload, alternating which goes first; medians are reported")
+}
+
+// setQuick sets the smoke-test values of the flags not set: one round of 2s
+// runs after 1s warm-ups.
+func (w *wrkPlan) setQuick(set map[string]bool) {
+	if !set["duration"] {
+		w.duration = 2 * time.Second
+	}
+	if !set["warmup"] {
+		w.warmup = time.Second
+	}
+	if !set["rounds"] {
+		w.rounds = 1
+	}
+}
+
+// ok reports whether the plan can run (see wrkNeeds).
+func (w wrkPlan) ok() bool {
+	return w.duration >= time.Second && w.threads >= 1 && w.connections >= w.threads && w.rounds >= 1
+}
+
+const wrkNeeds = "-duration >= 1s, -threads >= 1, -connections >= -threads, -rounds >= 1"
 
 func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	plan, err := parseServeFlags(args, stderr)
@@ -70,11 +105,8 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 	dir := fs.String("dir", "", "`folder` to create the temporary site in (default: the system temporary folder)")
 	articles := fs.Int("articles", 10_000, "`number` of articles of the site")
 	seed := fs.Int64("seed", 1, "`seed` of the synthetic corpus")
-	duration := fs.Duration("duration", 10*time.Second, "measured `time` of each wrk run (whole seconds)")
-	warmup := fs.Duration("warmup", 2*time.Second, "warm-up `time` before each measured run (whole seconds)")
-	threads := fs.Int("threads", 2, "wrk `threads`")
-	connections := fs.Int("connections", 64, "wrk `connections`")
-	rounds := fs.Int("rounds", 3, "measured `runs` of each server on each workload, alternating which goes first; medians are reported")
+	var wrk wrkPlan
+	wrk.register(fs)
 	quick := fs.Bool("quick", false, "smoke test: 1,000 articles, one round of 2s runs after 1s warm-ups")
 	fs.Usage = func() {
 		w := fs.Output()
@@ -100,28 +132,17 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 		fs.Usage()
 		return servePlan{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	plan := servePlan{
-		feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, duration: *duration,
-		warmup: *warmup, threads: *threads, connections: *connections, rounds: *rounds, quick: *quick,
-	}
+	plan := servePlan{feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, wrkPlan: wrk, quick: *quick}
 	if plan.quick {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if !set["articles"] {
 			plan.articles = 1_000
 		}
-		if !set["duration"] {
-			plan.duration = 2 * time.Second
-		}
-		if !set["warmup"] {
-			plan.warmup = time.Second
-		}
-		if !set["rounds"] {
-			plan.rounds = 1
-		}
+		plan.wrkPlan.setQuick(set)
 	}
-	if plan.articles < 100 || plan.duration < time.Second || plan.threads < 1 || plan.connections < plan.threads || plan.rounds < 1 {
-		fmt.Fprintln(stderr, "feedbench serve: need -articles >= 100, -duration >= 1s, -threads >= 1, -connections >= -threads, -rounds >= 1")
+	if plan.articles < 100 || !plan.wrkPlan.ok() {
+		fmt.Fprintln(stderr, "feedbench serve: need -articles >= 100, "+wrkNeeds)
 		return servePlan{}, errors.New("bad flags")
 	}
 	return plan, nil

@@ -54,9 +54,9 @@ func TestParseServeFlags(t *testing.T) {
 		want    servePlan
 		wantErr bool
 	}{
-		{nil, servePlan{articles: 10_000, seed: 1, duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}, false},
-		{[]string{"-quick"}, servePlan{articles: 1_000, seed: 1, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1, quick: true}, false},
-		{[]string{"-quick", "-articles", "500"}, servePlan{articles: 500, seed: 1, duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1, quick: true}, false},
+		{nil, servePlan{articles: 10_000, seed: 1, wrkPlan: wrkPlan{duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}}, false},
+		{[]string{"-quick"}, servePlan{articles: 1_000, seed: 1, wrkPlan: wrkPlan{duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1}, quick: true}, false},
+		{[]string{"-quick", "-articles", "500"}, servePlan{articles: 500, seed: 1, wrkPlan: wrkPlan{duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1}, quick: true}, false},
 		{[]string{"-articles", "5"}, servePlan{}, true},
 		{[]string{"extra"}, servePlan{}, true},
 		{[]string{"-rounds", "0"}, servePlan{}, true},

@@ -14,17 +14,7 @@ import (
 // never panic, and must give either an article or at least one error, each
 // naming the file and a line inside it.
 func FuzzParse(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "seeds", "*.md"))
-	if err != nil || len(seeds) == 0 {
-		f.Fatalf("no seeds in testdata/seeds: %v", err)
-	}
-	for _, s := range seeds {
-		data, err := os.ReadFile(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	addSeeds(f)
 	cfg := testCfg(f)
 	fp := &fileParser{cfg: cfg, md: newMarkdownParser()}
 	const p = "content/news/politics/x.md"
@@ -63,17 +53,7 @@ func FuzzParse(f *testing.F) {
 // FuzzSplit checks the front matter split of usual files against
 // adrg/frontmatter's: the same front matter and body.
 func FuzzSplit(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "seeds", "*.md"))
-	if err != nil || len(seeds) == 0 {
-		f.Fatalf("no seeds in testdata/seeds: %v", err)
-	}
-	for _, s := range seeds {
-		data, err := os.ReadFile(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	addSeeds(f)
 	for _, s := range []string{"---\n---", "---\n---\n", "---\r\nid: 1\r\n---\r\nbody", "---\nid: 1\n ---\n---\n", "---\na: ---\n---\n"} {
 		f.Add([]byte(s))
 	}
@@ -91,4 +71,20 @@ func FuzzSplit(f *testing.F) {
 			t.Fatalf("got front matter %q body %q, want %q and %q", fm, body, want, wantBody)
 		}
 	})
+}
+
+// addSeeds adds the files of testdata/seeds to a fuzz test's corpus.
+func addSeeds(f *testing.F) {
+	f.Helper()
+	seeds, err := filepath.Glob(filepath.Join("testdata", "seeds", "*.md"))
+	if err != nil || len(seeds) == 0 {
+		f.Fatalf("no seeds in testdata/seeds: %v", err)
+	}
+	for _, s := range seeds {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 }

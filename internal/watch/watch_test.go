@@ -35,6 +35,22 @@ func (r *recorder) fn(ctx context.Context, changed []string) {
 	}
 }
 
+// blockFirstCall makes the next call wait inside Func: entered is closed
+// when it starts, and it returns once release is closed.
+func (r *recorder) blockFirstCall() (entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	r.mu.Lock()
+	r.hook = func() {
+		once.Do(func() {
+			close(entered)
+			<-release
+		})
+	}
+	r.mu.Unlock()
+	return entered, release
+}
+
 func (r *recorder) snapshot() [][]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -219,17 +235,7 @@ func itoa(i int) string {
 
 func TestChangeDuringCallNotLost(t *testing.T) {
 	r, dir := start(t)
-	entered := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	r.mu.Lock()
-	r.hook = func() {
-		once.Do(func() {
-			close(entered)
-			<-release
-		})
-	}
-	r.mu.Unlock()
+	entered, release := r.blockFirstCall()
 	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
 	<-entered
 	mustWrite(t, filepath.Join(dir, "content/news/politics/b.md"), "during")
@@ -268,17 +274,7 @@ func TestNoGoroutineLeft(t *testing.T) {
 // naming only the changes that were not lost.
 func TestEventsLost(t *testing.T) {
 	r, dir := start(t)
-	entered := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	r.mu.Lock()
-	r.hook = func() {
-		once.Do(func() {
-			close(entered)
-			<-release
-		})
-	}
-	r.mu.Unlock()
+	entered, release := r.blockFirstCall()
 	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
 	<-entered
 	// Two events a file (create, write): more than the 16384 the kernel
