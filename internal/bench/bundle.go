@@ -267,13 +267,13 @@ func (b *bundleBench) serveBoth(ctx context.Context, s site, archive string) err
 		return err
 	}
 	rss := func(p *serverProcess) string {
-		n, err := readRSS(p.cmd.Process.Pid)
+		n, err := serverMemory(p.cmd.Process.Pid)
 		if err != nil {
 			return "?"
 		}
-		return formatBytes(n + memfdBytes(p.cmd.Process.Pid))
+		return formatBytes(n)
 	}
-	fmt.Fprintf(b.out, "serve --dir started in %s, memory %s; serve --bundle (verify, then load) started in %s, memory %s (RSS + pages in memfd); wrk %d threads, %d connections, %s after %s warm-up\n",
+	fmt.Fprintf(b.out, "serve --dir started in %s, memory %s; serve --bundle (verify, then load) started in %s, memory %s (RSS + pages in memfd, counted once); wrk %d threads, %d connections, %s after %s warm-up\n",
 		formatSeconds(dirStart), rss(dir), formatSeconds(zipStart), rss(zipped),
 		b.plan.threads, b.plan.connections, b.plan.duration, b.plan.warmup)
 

@@ -17,8 +17,8 @@ import (
 // header map and a response writer for each. So the server reads such
 // requests itself: it parses the request head in place, decides the
 // answer (decide, shared with the net/http path), writes the head into a
-// reused buffer and sends the page from the build's store without copying
-// it (see sender.send). Anything it does not fully understand (another
+// reused buffer and sends it and the page, from the build's store, with
+// one system call (see sender.send). Anything it does not fully understand (another
 // method, HTTP/1.0, a body, Connection: close, Expect, folded or oversized
 // headers, an escaped path, bare LF line ends) is not answered here: the
 // connection, with the bytes read so far, is handed to net/http, which

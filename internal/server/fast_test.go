@@ -286,3 +286,82 @@ func TestSilentConnection(t *testing.T) {
 		t.Errorf("a connection that sent nothing was closed after %s, want about %s", d, headerTimeout)
 	}
 }
+
+// TestSendPartialWrites sends answers far larger than the socket buffers
+// to a client that reads them late and a little at a time: the sender
+// writes each in many partial writes, waiting for the socket between
+// them, and the client gets every byte, head and page, in order.
+func TestSendPartialWrites(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	conn := c.(*net.TCPConn)
+	conn.SetWriteBuffer(64 << 10)
+	conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	client.(*net.TCPConn).SetReadBuffer(64 << 10)
+
+	st, err := newStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := [][]byte{bytes.Repeat([]byte("0123456789abcdef"), 1<<16), bytes.Repeat([]byte("page two "), 50_000)}
+	var offs []int64
+	for _, p := range pages {
+		off := st.reserve(int64(len(p)))
+		if err := st.writeAt(p, off); err != nil {
+			t.Fatal(err)
+		}
+		offs = append(offs, off)
+	}
+	if err := st.seal(); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	for i, p := range pages {
+		want.WriteString(strings.Repeat("head ", 1000+i))
+		want.Write(p)
+	}
+
+	got := make(chan []byte)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // the sender fills the socket and waits
+		client.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, _ := io.ReadAll(io.LimitReader(&slowReader{r: client, n: 16 << 10}, int64(want.Len())))
+		got <- b
+	}()
+	snd, err := newSender(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pages {
+		if err := snd.send([]byte(strings.Repeat("head ", 1000+i)), st, offs[i], int64(len(p))); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	if b := <-got; !bytes.Equal(b, want.Bytes()) {
+		t.Fatalf("got %d bytes, want %d (the heads and pages, in order)", len(b), want.Len())
+	}
+}
+
+// slowReader reads at most n bytes per millisecond.
+type slowReader struct {
+	r io.Reader
+	n int
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	return s.r.Read(p[:min(len(p), s.n)])
+}

@@ -415,21 +415,3 @@ func TestETagListMatches(t *testing.T) {
 		}
 	}
 }
-
-func TestPlaceAt(t *testing.T) {
-	tests := []struct{ at, n, want int64 }{
-		{0, 27249, 0},     // aligned already
-		{100, 3996, 100},  // ends where the memory page ends
-		{100, 3997, 4096}, // would straddle two
-		{5000, 100, 5000}, // small and inside a memory page
-		{8000, 27249, 8192},
-		{4096 + 1423, 27249, 4096 + 1423}, // 7 memory pages, as few as can be
-		{4096 + 1424, 27249, 8192},        // would be 8
-		{4096, 0, 4096},
-	}
-	for _, tt := range tests {
-		if got := placeAt(tt.at, tt.n); got != tt.want {
-			t.Errorf("placeAt(%d, %d) = %d, want %d", tt.at, tt.n, got, tt.want)
-		}
-	}
-}

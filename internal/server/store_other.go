@@ -22,8 +22,8 @@ func newStore() (*store, error) { return &store{}, nil }
 func (s *store) reserve(n int64) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at := placeAt(s.size, n)
-	s.size = at + n
+	at := s.size
+	s.size += n
 	return at
 }
 
