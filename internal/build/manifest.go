@@ -56,6 +56,10 @@ type File struct {
 	Path   string `json:"path"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
+	// Input is the hex digest of what the page was made of
+	// (feed.Listing.PageInput): the next build, in another process, finds
+	// the pages whose input did not change without rendering them.
+	Input string `json:"input,omitempty"`
 }
 
 // ParseManifest reads a manifest and checks its format version.
@@ -89,6 +93,10 @@ func (m *Manifest) Marshal() []byte {
 		b.WriteString(strconv.FormatInt(f.Size, 10))
 		b.WriteString(`,"sha256":"`)
 		b.WriteString(f.SHA256)
+		if f.Input != "" {
+			b.WriteString(`","input":"`)
+			b.WriteString(f.Input)
+		}
 		b.WriteString(`"}`)
 	}
 	b.WriteString("\n]}\n")

@@ -88,3 +88,22 @@ func addSeeds(f *testing.F) {
 		f.Add(data)
 	}
 }
+
+// FuzzFirstParagraph checks that the announcement taken from the leading
+// paragraph alone (leadingParagraph) is the one a parse of the whole body
+// gives.
+func FuzzFirstParagraph(f *testing.F) {
+	addSeeds(f)
+	for _, s := range []string{
+		"Text\n\nMore", "\n\n  \nText *a\nb* c\n\n# H", "Text [x][r]\n\n[r]: /u", "Text\n===\n", "Text\n- item\n",
+		"Text\r\n\r\nMore", "Text\n    code\n\nMore", "Привет **мир**\n> quote\n", "Text `a\n\nb`",
+	} {
+		f.Add([]byte(s))
+	}
+	p := newMarkdownParser()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if got, want := firstParagraph(p, body), paragraphText(p, body); got != want {
+			t.Fatalf("from the leading paragraph %q, got %q, want %q", leadingParagraph(body), got, want)
+		}
+	})
+}

@@ -31,8 +31,9 @@ type parsed struct {
 
 // fileParser turns one file's bytes into an Article.
 type fileParser struct {
-	cfg *config.Config
-	md  parser.Parser
+	cfg  *config.Config
+	md   parser.Parser
+	yaml yamlnode.Parser // its nodes live until the next file
 }
 
 // yamlFormat hands the raw front matter to the caller: the YAML is parsed
@@ -116,7 +117,7 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 		return fail(0, "reading front matter: %v", err)
 	}
 	// The front matter starts on the line after the opening ---.
-	root, err := yamlnode.Parse(fm, open)
+	root, err := fp.yaml.Parse(fm, open)
 	if err != nil {
 		return fail(yamlnode.Line(err, open), "%v", err)
 	}

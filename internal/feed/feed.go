@@ -4,6 +4,7 @@
 package feed
 
 import (
+	"crypto/sha256"
 	"net/url"
 	"runtime"
 	"slices"
@@ -53,6 +54,8 @@ type Collection struct {
 	lo     []int
 	start  []int
 	end    []int
+	// sums[i] is the SHA-256 of article i's JSON (PageInput).
+	sums [][sha256.Size]byte
 }
 
 // Count is the number of articles in the collection.
@@ -78,15 +81,16 @@ func Update(prev *Listing, baseURL string, p config.Pagination, articles []*cont
 	sorted := slices.Clone(articles)
 	content.Sort(sorted)
 	main := &Collection{Dir: Dir, Articles: sorted, count: len(sorted)}
-	var known map[*content.Article][]byte
+	var known map[*content.Article]int
+	var pm *Collection
 	if prev != nil {
-		pm := prev.Main()
-		known = make(map[*content.Article][]byte, pm.Count())
+		pm = prev.Main()
+		known = make(map[*content.Article]int, pm.Count())
 		for i, a := range pm.Articles {
-			known[a] = pm.ArticleJSON(i)
+			known[a] = i
 		}
 	}
-	main.encode(known)
+	main.encode(pm, known)
 	return &Listing{BaseURL: baseURL, Pagination: p, Collections: []*Collection{main}}
 }
 
@@ -108,12 +112,14 @@ func (c *Collection) Changes(prev *Collection) []int {
 // Main returns the unfiltered listing.
 func (l *Listing) Main() *Collection { return l.Collections[0] }
 
-// encode writes every article's JSON, on all cores, each core into its
-// own chunk, taking the bytes of articles in known as they are.
-func (c *Collection) encode(known map[*content.Article][]byte) {
+// encode writes every article's JSON and its SHA-256, on all cores, each
+// core into its own chunk, taking both as they are for articles of prev
+// (known gives their index there).
+func (c *Collection) encode(prev *Collection, known map[*content.Article]int) {
 	n := len(c.Articles)
 	c.start = make([]int, n)
 	c.end = make([]int, n)
+	c.sums = make([][sha256.Size]byte, n)
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
 	c.chunks = make([][]byte, workers)
 	c.lo = make([]int, workers)
@@ -126,7 +132,9 @@ func (c *Collection) encode(known map[*content.Article][]byte) {
 			defer wg.Done()
 			size := 0
 			for i := lo; i < hi; i++ {
-				size += len(known[c.Articles[i]]) + 1
+				if j, ok := known[c.Articles[i]]; ok {
+					size += len(prev.ArticleJSON(j)) + 1
+				}
 			}
 			if size < (hi-lo)*64 {
 				size = (hi - lo) * 1536
@@ -137,10 +145,12 @@ func (c *Collection) encode(known map[*content.Article][]byte) {
 					buf = append(buf, ',')
 				}
 				c.start[i] = len(buf)
-				if b, ok := known[c.Articles[i]]; ok {
-					buf = append(buf, b...)
+				if j, ok := known[c.Articles[i]]; ok {
+					buf = append(buf, prev.ArticleJSON(j)...)
+					c.sums[i] = prev.sums[j]
 				} else {
 					buf = AppendArticle(buf, c.Articles[i])
+					c.sums[i] = sha256.Sum256(buf[c.start[i]:])
 				}
 				c.end[i] = len(buf)
 			}
@@ -247,6 +257,27 @@ func (l *Listing) AppendPage(dst []byte, pg Page) []byte {
 	dst = pg.appendResults(dst)
 	return append(dst, "]}"...)
 }
+
+// PageInput returns a digest of what page pg is made of: its head (count
+// and links) and the SHA-256 of each of its articles' JSON. Pages with the
+// same input are the same bytes, so a build whose manifest recorded a
+// page's input need not render the page again to know it is unchanged.
+// scratch is reused memory, returned for the next call.
+func (l *Listing) PageInput(pg Page, scratch []byte) ([sha256.Size]byte, []byte) {
+	scratch = append(scratch[:0], pageInputVersion...)
+	scratch = l.appendHead(scratch, pg.Coll, pg.Limit, strconv.Itoa(pg.Offset))
+	c := pg.Coll
+	if pg.Offset < c.Count() {
+		for _, sum := range c.sums[pg.Offset:min(pg.Offset+pg.Limit, c.Count())] {
+			scratch = append(scratch, sum[:]...)
+		}
+	}
+	return sha256.Sum256(scratch), scratch
+}
+
+// pageInputVersion starts every page input: a change to how pages are put
+// together from heads and articles must change it.
+const pageInputVersion = "feedgen page 1\n"
 
 // PageSize is the exact length of the page's JSON, computed without
 // rendering it.

@@ -44,6 +44,10 @@ func AppendString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
+		if c >= 0xc2 && c < 0xe0 && i+1 < len(s) && s[i+1]&0xc0 == 0x80 {
+			i += 2 // a two-byte character (Cyrillic, Greek, ...): as it is
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)

@@ -1,6 +1,7 @@
 package yamlnode
 
 import (
+	"bytes"
 	"strings"
 	"unicode/utf8"
 
@@ -20,8 +21,19 @@ import (
 // It returns the same nodes yaml.v3 would (kind, tag, value, line), and
 // ok=false for anything outside the subset, which the caller then hands to
 // yaml.v3: the subset is checked against yaml.v3 by FuzzSimple.
-func parseSimple(data []byte, offset int) (*yaml.Node, bool) {
-	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1 + offset, Column: 1}
+func (p *Parser) parseSimple(data []byte, offset int) (*yaml.Node, bool) {
+	// Two nodes a line (key and value) and the root are enough unless
+	// flow lists hold many items; more are allocated one by one.
+	lines := bytes.Count(data, []byte("\n")) + 1
+	if cap(p.nodes) < 2*lines+1 {
+		p.nodes = make([]yaml.Node, 0, 2*lines+1+16)
+	}
+	if cap(p.content) < 2*lines {
+		p.content = make([]*yaml.Node, 0, 2*lines+16)
+	}
+	nodes := slab(p.nodes[:0])
+	defer func() { p.nodes = nodes }()
+	root := nodes.new(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: 1 + offset, Column: 1, Content: p.content[:0]})
 	s := string(data)
 	var seq *yaml.Node // the block list being read, if any
 	seqIndent := -1
@@ -48,7 +60,7 @@ func parseSimple(data []byte, offset int) (*yaml.Node, bool) {
 			}
 			seqIndent = indent
 			iv := strings.TrimLeft(t[1:], " ")
-			item, ok := scalar(iv, n+offset, len(line)-len(iv)+1, false)
+			item, ok := nodes.scalar(iv, n+offset, len(line)-len(iv)+1, false)
 			if !ok {
 				return nil, false
 			}
@@ -71,23 +83,23 @@ func parseSimple(data []byte, offset int) (*yaml.Node, bool) {
 		if rest != "" && rest[0] != ' ' {
 			return nil, false
 		}
-		key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: line[:colon], Line: n + offset, Column: 1}
+		key := nodes.new(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: line[:colon], Line: n + offset, Column: 1})
 		v := strings.TrimLeft(rest, " ")
 		col := len(line) - len(v) + 1
 		var val *yaml.Node
 		switch {
 		case v == "":
 			// A block list may follow; until then, an empty sequence.
-			val = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: n + offset, Column: col}
+			val = nodes.new(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: n + offset, Column: col})
 			seq = val
 		case v[0] == '[':
 			var ok bool
-			if val, ok = flowList(v, n+offset, col); !ok {
+			if val, ok = nodes.flowList(v, n+offset, col); !ok {
 				return nil, false
 			}
 		default:
 			var ok bool
-			if val, ok = scalar(v, n+offset, col, false); !ok {
+			if val, ok = nodes.scalar(v, n+offset, col, false); !ok {
 				return nil, false
 			}
 		}
@@ -103,12 +115,31 @@ func parseSimple(data []byte, offset int) (*yaml.Node, bool) {
 	if first {
 		return nil, false
 	}
+	p.content = root.Content
 	return root, true
+}
+
+// slab hands out nodes from memory allocated beforehand.
+type slab []yaml.Node
+
+// new returns a node holding n: the next of the slab while it has room
+// (appending never moves the nodes handed out before), else a new one.
+func (nodes *slab) new(n yaml.Node) *yaml.Node {
+	if len(*nodes) == cap(*nodes) {
+		p := new(yaml.Node)
+		*p = n
+		return p
+	}
+	*nodes = append(*nodes, n)
+	return &(*nodes)[len(*nodes)-1]
 }
 
 // isKey reports whether k is a plain text key: letters, digits and '_',
 // not starting with a digit, and not a word YAML reads as a bool or null.
 func isKey(k string) bool {
+	if len(k) > 1000 {
+		return false // yaml.v3 takes no implicit key of more than 1024 characters
+	}
 	switch k {
 	case "", "true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL":
 		return false
@@ -152,9 +183,9 @@ func printableUTF8(s string) bool {
 
 // scalar reads one scalar that makes up all of v (trailing spaces aside).
 // In a flow list, inFlow also rejects the flow indicators.
-func scalar(v string, line, col int, inFlow bool) (*yaml.Node, bool) {
+func (nodes *slab) scalar(v string, line, col int, inFlow bool) (*yaml.Node, bool) {
 	v = strings.TrimRight(v, " ")
-	node := &yaml.Node{Kind: yaml.ScalarNode, Line: line, Column: col}
+	node := nodes.new(yaml.Node{Kind: yaml.ScalarNode, Line: line, Column: col})
 	if v == "" {
 		node.Tag = "!!null"
 		return node, !inFlow
@@ -277,12 +308,12 @@ func doubleQuoted(v string) (string, bool) {
 }
 
 // flowList reads [a, "b", 'c'] that is all of v.
-func flowList(v string, line, col int) (*yaml.Node, bool) {
+func (nodes *slab) flowList(v string, line, col int) (*yaml.Node, bool) {
 	v = strings.TrimRight(v, " ")
 	if len(v) < 2 || v[len(v)-1] != ']' {
 		return nil, false
 	}
-	node := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: line, Column: col}
+	node := nodes.new(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: line, Column: col})
 	body := v[1 : len(v)-1]
 	if strings.TrimLeft(body, " ") == "" {
 		return node, true
@@ -309,7 +340,7 @@ func flowList(v string, line, col int) (*yaml.Node, bool) {
 		if end <= 0 {
 			return nil, false
 		}
-		item, ok := scalar(body[:end], line, pos, true)
+		item, ok := nodes.scalar(body[:end], line, pos, true)
 		if !ok {
 			return nil, false
 		}

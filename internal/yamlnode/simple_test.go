@@ -80,21 +80,24 @@ var simpleSeeds = []string{
 }
 
 func TestSimpleMatchesYAML(t *testing.T) {
+	var p Parser
 	for _, s := range simpleSeeds {
-		t.Run(s, func(t *testing.T) { checkSimple(t, []byte(s)) })
+		t.Run(s, func(t *testing.T) { checkSimple(t, &p, []byte(s)) })
 	}
 }
 
 func TestSimpleCoversTypicalFrontMatter(t *testing.T) {
 	typical := "id: 12\ntitle: \"Выборы: итоги\"\npublished: 2025-01-02T10:00:00\nauthor: ivan\ntags: [a, b]\npageviews: 10\nimg_big: /i/x.jpg\ndraft: false\n"
-	if _, ok := parseSimple([]byte(typical), 0); !ok {
+	if _, ok := new(Parser).parseSimple([]byte(typical), 0); !ok {
 		t.Errorf("typical front matter not read by the fast path")
 	}
 }
 
-func checkSimple(t *testing.T, data []byte) {
+// checkSimple compares what p's fast path reads of data with yaml.v3.
+// Tests share one Parser across documents, as a content loader does.
+func checkSimple(t *testing.T, p *Parser, data []byte) {
 	t.Helper()
-	fast, ok := parseSimple(data, 3)
+	fast, ok := p.parseSimple(data, 3)
 	if !ok {
 		return
 	}
@@ -115,11 +118,12 @@ func FuzzSimple(f *testing.F) {
 	for _, s := range simpleSeeds {
 		f.Add([]byte(s))
 	}
+	var p Parser
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if strings.Count(string(data), "\n") > 200 {
 			return
 		}
-		checkSimple(t, data)
+		checkSimple(t, &p, data)
 	})
 }
 
@@ -140,11 +144,13 @@ img_small_2x: "/images/2015/12/airport-culture-2535_small_2x.jpg"
 `
 
 func BenchmarkParse(b *testing.B) {
+	var p Parser
 	for _, bm := range []struct {
 		name string
 		fn   func([]byte) bool
 	}{
-		{"simple", func(d []byte) bool { _, ok := parseSimple(d, 1); return ok }},
+		{"simple", func(d []byte) bool { _, ok := new(Parser).parseSimple(d, 1); return ok }},
+		{"simple, reused", func(d []byte) bool { _, ok := p.parseSimple(d, 1); return ok }},
 		{"yaml.v3", func(d []byte) bool { _, err := viaYAML(d, 1); return err == nil }},
 	} {
 		b.Run(bm.name, func(b *testing.B) {

@@ -25,7 +25,22 @@ type Pair struct {
 // file: every node's Line, and the line of a *SyntaxError, are lines of
 // the file. An empty document gives a nil node.
 func Parse(data []byte, offset int) (*yaml.Node, error) {
-	if n, ok := parseSimple(data, offset); ok {
+	var p Parser
+	return p.Parse(data, offset)
+}
+
+// A Parser is Parse for many documents in turn, one after the other: it
+// reuses its memory, so the nodes one Parse returns are valid only until
+// the next. A content loader parses thousands of front matters and keeps
+// none of their nodes. The zero Parser is ready to use.
+type Parser struct {
+	nodes   []yaml.Node  // the nodes of the last document
+	content []*yaml.Node // its root's Content
+}
+
+// Parse is the package's Parse, but for the nodes' lifetime.
+func (p *Parser) Parse(data []byte, offset int) (*yaml.Node, error) {
+	if n, ok := p.parseSimple(data, offset); ok {
 		return n, nil
 	}
 	var doc yaml.Node
