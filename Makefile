@@ -42,7 +42,7 @@ bench-bundle:
 
 # Run each fuzz test for a while (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s
-FUZZ := internal/content:FuzzParse internal/content:FuzzSplit internal/content:FuzzFirstParagraph internal/yamlnode:FuzzSimple \
+FUZZ := internal/content:FuzzParse internal/content:FuzzSplit internal/content:FuzzFirstParagraph internal/content:FuzzValidUTF8 internal/yamlnode:FuzzSimple \
 	internal/feed:FuzzAppendString internal/feed:FuzzParseQuery \
 	internal/server:FuzzServeQuery internal/server:FuzzParseHead internal/bundle:FuzzRead
 fuzz:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/adrg/frontmatter"
 )
@@ -104,6 +105,19 @@ func FuzzFirstParagraph(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if got, want := firstParagraph(p, body), paragraphText(p, body); got != want {
 			t.Fatalf("from the leading paragraph %q, got %q, want %q", leadingParagraph(body), got, want)
+		}
+	})
+}
+
+// FuzzValidUTF8 checks validUTF8 against utf8.Valid.
+func FuzzValidUTF8(f *testing.F) {
+	addSeeds(f)
+	for _, s := range []string{"", "привет, мир", "\xd0", "abcdefg\xd0\xbf", "\xc0\x80abcdefgh", "日本語 текст 😀 ok", "abcdefg\xd0\xd0\xbfxxxxxxx"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := validUTF8(data), utf8.Valid(data); got != want {
+			t.Fatalf("validUTF8(%q) = %v, want %v", data, got, want)
 		}
 	})
 }

@@ -101,7 +101,7 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fail(0, "file is empty: start it with front matter between --- lines (id, title, published)")
 	}
-	if !utf8.Valid(data) {
+	if !validUTF8(data) {
 		return fail(invalidUTF8Line(data), "invalid UTF-8: save the file with UTF-8 encoding")
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
