@@ -61,7 +61,8 @@ type Options struct {
 	Generator string
 	// OnPage, when set, is called with each page the build renders (new or
 	// changed inputs; pages whose inputs did not change since this
-	// Builder's last build are not rendered): its path, bytes and SHA-256.
+	// Builder's last build are not rendered, and with OnPage set every
+	// page of a Builder's first build is): its path, bytes and SHA-256.
 	// It is called from several goroutines at once, and data is valid only
 	// during the call. The live preview hands pages to its server this way.
 	OnPage func(path string, data []byte, sum [sha256.Size]byte)
@@ -76,6 +77,7 @@ type Result struct {
 	Reparsed  int // article files read and parsed (the rest were cached)
 
 	Pages     int
+	Rendered  int // pages rendered (the others were known unchanged)
 	Written   int
 	Unchanged int
 	Deleted   int
@@ -318,6 +320,11 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 	}
 	// Pages of the last build of this Builder whose inputs did not change
 	// are known without rendering them: same count, links and article bytes.
+	// A new Builder (a new process) learns which pages are unchanged from
+	// the inputs the manifest records, if the same feedgen wrote it; not
+	// in memory, and not for OnPage, which must see every page of a
+	// Builder's first build (the preview's server holds none yet).
+	byInput := !memory && prev != nil && prev.Generator == b.opt.Generator && (b.opt.OnPage == nil || b.last != nil)
 	var changes []int
 	if last := b.last; last != nil && prev != nil && b.prevDir == outDir && last.BaseURL == l.BaseURL &&
 		samePaging(last.Pagination, l.Pagination) && last.Main().Count() == l.Main().Count() {
@@ -341,12 +348,18 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 	var (
 		next, done        atomic.Int64
 		written, bytesOut atomic.Int64
+		rendered          atomic.Int64
 		firstErr          error
 		errOnce           sync.Once
 		wg                sync.WaitGroup
 	)
 	workers := max(2, 2*runtime.GOMAXPROCS(0))
 	total := len(pages)
+	finished := func() {
+		if n := done.Add(1); b.opt.Progress != nil && (n%256 == 0 || int(n) == total) {
+			b.opt.Progress(int(n), total)
+		}
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -368,21 +381,22 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 						(memory || b.hint || sizeIs(string(name), o.Size)) {
 						files[i] = o
 						bytesOut.Add(o.Size)
-						done.Add(1)
+						finished()
 						continue
 					}
 				}
 				var in [sha256.Size]byte
 				in, scratch = l.PageInput(pg, scratch)
 				input := hex.EncodeToString(in[:])
-				if o, ok := old[pg.Path]; ok && !memory && o.Input == input && sizeIs(string(name), o.Size) {
+				if o, ok := old[pg.Path]; ok && byInput && o.Input == input && sizeIs(string(name), o.Size) {
 					// Made of the same head and articles as the file
 					// the last build wrote: the same bytes.
 					files[i] = o
 					bytesOut.Add(o.Size)
-					done.Add(1)
+					finished()
 					continue
 				}
+				rendered.Add(1)
 				buf = l.AppendPage(buf[:0], pg)
 				sum := sha256.Sum256(buf)
 				if b.opt.OnPage != nil {
@@ -401,9 +415,7 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 				} else {
 					written.Add(1)
 				}
-				if n := done.Add(1); b.opt.Progress != nil && (n%256 == 0 || int(n) == total) {
-					b.opt.Progress(int(n), total)
-				}
+				finished()
 			}
 		}()
 	}
@@ -415,6 +427,7 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 		return err
 	}
 	res.Written = int(written.Load())
+	res.Rendered = int(rendered.Load())
 	res.Unchanged = total - res.Written
 	res.Bytes = bytesOut.Load()
 

@@ -400,9 +400,6 @@ func chdir(t *testing.T, dir string) {
 	t.Chdir(dir)
 }
 
-// TestRebuildMatchesCleanBuild edits a site step by step and, after each
-// incremental Rebuild, compares the output with a clean build of the same
-// content: skipping pages must never skip a change.
 // TestRebuildMatchesCleanBuild changes a site step by step and rebuilds
 // it, with the builder that made the last build (watch mode, told what
 // changed) and with a new builder each time (a new "feedgen build", which
@@ -421,14 +418,7 @@ func TestRebuildMatchesCleanBuild(t *testing.T) {
 
 func testRebuilds(t *testing.T, newBuilder bool) {
 	dir := site(t, 9)
-	var rendered atomic.Int64
-	newB := func() *Builder {
-		return New(Options{
-			FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test",
-			OnPage: func(string, []byte, [sha256.Size]byte) { rendered.Add(1) },
-		})
-	}
-	b := newB()
+	b := builder(dir)
 	if _, err := b.Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -467,11 +457,10 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 	}
 	for _, st := range steps {
 		st.change()
-		rendered.Store(0)
 		var res *Result
 		var err error
 		if newBuilder {
-			res, err = newB().Build(context.Background())
+			res, err = builder(dir).Build(context.Background())
 		} else {
 			res, err = b.Rebuild(context.Background(), st.changed)
 		}
@@ -481,8 +470,8 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 		if st.written >= 0 && res.Written != st.written {
 			t.Errorf("%s: %d pages written, want %d", st.name, res.Written, st.written)
 		}
-		if newBuilder && st.written >= 0 && int(rendered.Load()) != st.written {
-			t.Errorf("%s: %d pages rendered, want %d (those whose input changed)", st.name, rendered.Load(), st.written)
+		if st.written >= 0 && res.Rendered != st.written {
+			t.Errorf("%s: %d pages rendered, want %d (those whose input changed)", st.name, res.Rendered, st.written)
 		}
 		clean := t.TempDir()
 		fresh := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", OutDir: clean})
@@ -513,5 +502,50 @@ func TestWarningsOfFailedBuild(t *testing.T) {
 	}
 	if want := `warning: ` + filepath.Join(dir, "content") + `/news/politics/a2.md:3: unknown front matter key "titel" is ignored: did you mean "title"?`; !strings.Contains(log.String(), want) {
 		t.Errorf("got log %q, want %q", log.String(), want)
+	}
+}
+
+// TestOnPageSeesFirstBuild checks that a Builder with OnPage (the live
+// preview) is handed every page of its first build, and of the first
+// after Forget, even where the manifest on disk says a page is unchanged:
+// its server holds no page yet.
+func TestOnPageSeesFirstBuild(t *testing.T) {
+	dir := site(t, 5)
+	mustBuild(t, dir)
+	var seen atomic.Int64
+	b := New(Options{
+		FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test",
+		OnPage: func(string, []byte, [sha256.Size]byte) { seen.Add(1) },
+	})
+	for _, step := range []string{"first build", "after Forget"} {
+		seen.Store(0)
+		res, err := b.Build(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(seen.Load()) != res.Pages || res.Written != 0 {
+			t.Errorf("%s: OnPage saw %d of %d pages, %d written; want all, 0 written", step, seen.Load(), res.Pages, res.Written)
+		}
+		b.Forget()
+	}
+}
+
+// TestInputsOfAnotherGenerator checks that page inputs recorded by
+// another feedgen are not trusted: it may put pages together differently.
+func TestInputsOfAnotherGenerator(t *testing.T) {
+	dir := site(t, 5)
+	mustBuild(t, dir)
+	for _, tt := range []struct {
+		generator string
+		rendered  int
+	}{{"feedgen test", 0}, {"feedgen other", 11}} {
+		b := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: tt.generator})
+		res, err := b.Build(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rendered != tt.rendered || res.Written != 0 {
+			t.Errorf("%s: %d pages rendered, %d written; want %d, 0", tt.generator, res.Rendered, res.Written, tt.rendered)
+		}
 	}
 }

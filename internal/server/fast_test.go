@@ -328,13 +328,15 @@ func TestSendPartialWrites(t *testing.T) {
 	if err := st.seal(); err != nil {
 		t.Fatal(err)
 	}
+	// The second head alone is larger than the socket's buffer.
+	heads := []string{strings.Repeat("head ", 1000), strings.Repeat("large head ", 30_000)}
 	var want bytes.Buffer
 	for i, p := range pages {
-		want.WriteString(strings.Repeat("head ", 1000+i))
+		want.WriteString(heads[i])
 		want.Write(p)
 	}
 
-	got := make(chan []byte)
+	got := make(chan []byte, 1)
 	go func() {
 		time.Sleep(50 * time.Millisecond) // the sender fills the socket and waits
 		client.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -346,7 +348,7 @@ func TestSendPartialWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range pages {
-		if err := snd.send([]byte(strings.Repeat("head ", 1000+i)), st, offs[i], int64(len(p))); err != nil {
+		if err := snd.send([]byte(heads[i]), st, offs[i], int64(len(p))); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}

@@ -4,6 +4,7 @@ package server
 
 import (
 	"errors"
+	"io"
 	"net"
 	"runtime"
 	"sync"
@@ -135,7 +136,7 @@ func (s *sender) send(head []byte, st *store, off, n int64) error {
 	}
 	s.head, s.body, s.err = head, st.bytes(off, n), nil
 	err := s.raw.Write(s.write)
-	s.head, s.body = nil, nil
+	s.head, s.body, s.iov = nil, nil, [2]unix.Iovec{} // keep no reference to the page
 	if err != nil {
 		return err
 	}
@@ -157,6 +158,10 @@ func (s *sender) writeFD(fd uintptr) bool {
 		w, _, errno := unix.Syscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
 		switch errno {
 		case 0:
+			if w == 0 {
+				s.err = io.ErrShortWrite
+				return true
+			}
 		case unix.EAGAIN:
 			return false
 		case unix.EINTR:

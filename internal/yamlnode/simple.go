@@ -171,7 +171,17 @@ func printable(s string) bool {
 }
 
 func printableUTF8(s string) bool {
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c >= 0x20 && c < 0x7f:
+			i++
+			continue
+		case c >= 0xc3 && c < 0xe0 && i+1 < len(s) && s[i+1]&0xc0 == 0x80:
+			i += 2 // U+00C0 to U+07FF: Latin, Greek, Cyrillic, ..., all printable
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		switch {
 		case r < 0x20 || r == 0x7f, r >= 0x80 && r <= 0x9f, r == 0x2028, r == 0x2029, r == 0xfeff,
 			r >= 0xfffe && r <= 0xffff, r == utf8.RuneError:
