@@ -405,9 +405,10 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 				f := File{Path: pg.Path, Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:]), Input: input}
 				files[i] = f
 				bytesOut.Add(f.Size)
-				if o, ok := old[pg.Path]; ok && o.SHA256 == f.SHA256 && o.Size == f.Size && (memory || sizeIs(string(name), f.Size)) {
+				o, known := old[pg.Path]
+				if known && o.SHA256 == f.SHA256 && o.Size == f.Size && (memory || sizeIs(string(name), f.Size)) {
 					// unchanged
-				} else if memory {
+				} else if memory || !known && createNew(string(name), buf) {
 					written.Add(1)
 				} else if err := writeAtomic(string(name), buf); err != nil {
 					errOnce.Do(func() { firstErr = err })
