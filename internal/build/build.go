@@ -210,6 +210,20 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	} else {
 		contentFS = content.DirFS(cfg.ContentDir)
 	}
+	outDir := cfg.OutputDir
+	switch {
+	case b.opt.Memory:
+		outDir = ""
+	case b.opt.OutDir != "":
+		outDir = b.opt.OutDir
+	}
+	// The last build's manifest, needed to write, is read and parsed while
+	// the content loads.
+	var early chan manifestRead
+	if !b.opt.Memory && (b.prev == nil || b.prevDir != outDir) {
+		early = make(chan manifestRead, 1)
+		go func() { early <- readManifestFile(outDir) }()
+	}
 	site, err := b.loader.Load(ctx, contentFS, content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: b.changed(cfg)})
 	if site != nil {
 		for _, w := range site.Warnings {
@@ -239,13 +253,6 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 			FormatBytes(estimate), len(pages), FormatBytes(max))}}
 	}
 
-	outDir := cfg.OutputDir
-	switch {
-	case b.opt.Memory:
-		outDir = ""
-	case b.opt.OutDir != "":
-		outDir = b.opt.OutDir
-	}
 	res := &Result{
 		OutDir: outDir, Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
 		Reparsed: site.Reparsed, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
@@ -261,7 +268,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, ManifestListing{Dir: c.Dir, Params: c.Params, Count: c.Count()})
 	}
-	if err := b.write(ctx, outDir, listing, pages, m, res); err != nil {
+	if err := b.write(ctx, outDir, early, listing, pages, m, res); err != nil {
 		return nil, err
 	}
 	res.Duration = time.Since(start)
@@ -296,7 +303,7 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 
 // write renders every page and writes those whose bytes changed, deletes
 // pages that no longer exist, then writes the manifest.
-func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
+func (b *Builder) write(ctx context.Context, outDir string, early <-chan manifestRead, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
 	memory := b.opt.Memory
 	prev := b.prev
 	if !memory {
@@ -309,7 +316,7 @@ func (b *Builder) write(ctx context.Context, outDir string, l *feed.Listing, pag
 		}
 		defer unlock()
 		if prev == nil || b.prevDir != outDir {
-			prev = readManifest(outDir, b.opt.Log)
+			prev = b.manifest(outDir, early)
 		}
 	}
 	old := make(map[string]File)
@@ -487,17 +494,49 @@ func samePaging(a, b config.Pagination) bool {
 	return a.DefaultLimit == b.DefaultLimit && a.Offsets == b.Offsets && slices.Equal(a.Limits, b.Limits)
 }
 
-func readManifest(outDir string, log io.Writer) *Manifest {
-	data, err := os.ReadFile(filepath.Join(outDir, ManifestName))
+// manifestRead is a manifest read from an output folder: info is the
+// file's, nil when there is none.
+type manifestRead struct {
+	m    *Manifest
+	err  error
+	info fs.FileInfo
+}
+
+// readManifestFile reads and parses the manifest of outDir.
+func readManifestFile(outDir string) manifestRead {
+	f, err := os.Open(filepath.Join(outDir, ManifestName))
 	if err != nil {
-		return nil
+		return manifestRead{}
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return manifestRead{}
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return manifestRead{}
 	}
 	m, err := ParseManifest(data)
-	if err != nil {
-		fmt.Fprintf(log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, ManifestName), err)
-		return nil
+	return manifestRead{m: m, err: err, info: info}
+}
+
+// manifest returns the manifest of outDir, with the build's lock held:
+// the one read early, unless the file changed since (another build
+// finished meanwhile), in which case it is read again.
+func (b *Builder) manifest(outDir string, early <-chan manifestRead) *Manifest {
+	var r manifestRead
+	if early != nil {
+		r = <-early
 	}
-	return m
+	if now, err := os.Stat(filepath.Join(outDir, ManifestName)); early == nil ||
+		err != nil || r.info == nil || !os.SameFile(now, r.info) || now.Size() != r.info.Size() || !now.ModTime().Equal(r.info.ModTime()) {
+		r = readManifestFile(outDir)
+	}
+	if r.err != nil {
+		fmt.Fprintf(b.opt.Log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, ManifestName), r.err)
+	}
+	return r.m
 }
 
 func sizeIs(name string, size int64) bool {

@@ -549,3 +549,45 @@ func TestInputsOfAnotherGenerator(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestReadEarly checks the manifest a build reads while its
+// content loads: another build's manifest written meanwhile is read again,
+// and a damaged one is a warning, after which every page is written.
+func TestManifestReadEarly(t *testing.T) {
+	dir := site(t, 3)
+	out := filepath.Join(dir, "public")
+	mustBuild(t, dir)
+	mpath := filepath.Join(out, ManifestName)
+
+	early := make(chan manifestRead, 1)
+	early <- readManifestFile(out)
+	data, err := os.ReadFile(mpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := ParseManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Files = other.Files[:1]
+	if err := writeAtomic(mpath, other.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	b := New(Options{Log: &log})
+	if m := b.manifest(out, early); m == nil || len(m.Files) != 1 {
+		t.Errorf("got a manifest of the files before the other build, want the other build's (1 file)")
+	}
+
+	write(t, dir, "public/"+ManifestName, "{not json")
+	res, err := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}).Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "manifest.json: reading manifest:") || !strings.Contains(log.String(), "every page will be rewritten") {
+		t.Errorf("log %q, want a warning about the damaged manifest", log.String())
+	}
+	if res.Rendered != res.Pages {
+		t.Errorf("after a damaged manifest %d of %d pages rendered, want all", res.Rendered, res.Pages)
+	}
+}
