@@ -71,6 +71,7 @@ SOURCE_DATE_EPOCH, when set, is the build time.`,
 			if err != nil {
 				return err
 			}
+			bo.Quiet = quiet
 			if !quiet {
 				bar := newProgress(opts.stderr)
 				defer bar.Close()

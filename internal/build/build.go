@@ -54,6 +54,9 @@ type Options struct {
 	Now func() time.Time
 	// Log receives warnings and notices; nil discards them.
 	Log io.Writer
+	// Quiet keeps the notices (waiting for another build) out of Log:
+	// it gets warnings only.
+	Quiet bool
 	// Progress, when set, is called from time to time while pages are
 	// written, with the pages done so far and the total.
 	Progress func(done, total int)
@@ -310,7 +313,11 @@ func (b *Builder) write(ctx context.Context, outDir string, early <-chan manifes
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
 			return fmt.Errorf("creating output folder: %w", err)
 		}
-		unlock, err := lock(ctx, outDir, b.opt.Log)
+		notices := b.opt.Log
+		if b.opt.Quiet {
+			notices = io.Discard
+		}
+		unlock, err := lock(ctx, outDir, notices)
 		if err != nil {
 			return err
 		}

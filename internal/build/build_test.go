@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"flag"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -589,5 +590,36 @@ func TestManifestReadEarly(t *testing.T) {
 	}
 	if res.Rendered != res.Pages {
 		t.Errorf("after a damaged manifest %d of %d pages rendered, want all", res.Rendered, res.Pages)
+	}
+}
+
+// TestQuietBuildWaits checks that a quiet build waiting for another one
+// says nothing of it: its log is for warnings only.
+func TestQuietBuildWaits(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		dir := site(t, 2)
+		out := filepath.Join(dir, "public")
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		unlock, err := lock(context.Background(), out, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		done := make(chan error, 1)
+		go func() {
+			b := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log, Quiet: quiet})
+			_, err := b.Build(context.Background())
+			done <- err
+		}()
+		time.Sleep(200 * time.Millisecond)
+		unlock()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if said := strings.Contains(log.String(), "waiting for another build"); said == quiet {
+			t.Errorf("quiet %v: log %q", quiet, log.String())
+		}
 	}
 }
