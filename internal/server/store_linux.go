@@ -38,15 +38,6 @@ func newStore() (*store, error) {
 	return &store{fd: fd}, nil
 }
 
-// reserve returns the offset of n new bytes.
-func (s *store) reserve(n int64) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	at := s.size
-	s.size += n
-	return at
-}
-
 // writeAt writes p at off, which reserve gave.
 func (s *store) writeAt(p []byte, off int64) error {
 	for len(p) > 0 {

@@ -18,15 +18,6 @@ type store struct {
 
 func newStore() (*store, error) { return &store{}, nil }
 
-// reserve returns the offset of n new bytes.
-func (s *store) reserve(n int64) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	at := s.size
-	s.size += n
-	return at
-}
-
 // writeAt copies p to off, which reserve gave.
 func (s *store) writeAt(p []byte, off int64) error {
 	s.mu.Lock()
