@@ -38,6 +38,7 @@ func (f *siteFlags) options(cmd *cobra.Command, opts *globalOptions) (build.Opti
 		Now:       now,
 		Log:       opts.stderr,
 		Generator: "feedgen " + opts.version,
+		Code:      codeID(opts.version),
 	}
 	if _, err := os.Stat(f.config); errors.Is(err, fs.ErrNotExist) && !cmd.Flags().Changed("config") {
 		fmt.Fprintln(opts.stderr, "no config.yaml here: using the embedded sample site")

@@ -62,6 +62,12 @@ type Options struct {
 	Progress func(done, total int)
 	// Generator names the program in the manifest, e.g. "feedgen 1.0.0".
 	Generator string
+	// Code identifies the program's code: its release version, or the
+	// build ID of a development build. When set, the manifest records
+	// what the pages were made of (Manifest.Source), and a new Builder
+	// whose inputs are those stops once it has read and hashed the
+	// content, without parsing it. "" turns that off.
+	Code string
 	// OnPage, when set, is called with each page the build renders (new or
 	// changed inputs; pages whose inputs did not change since this
 	// Builder's last build are not rendered, and with OnPage set every
@@ -78,6 +84,9 @@ type Result struct {
 	Drafts    int
 	Scheduled int
 	Reparsed  int // article files read and parsed (the rest were cached)
+	// Skipped is set when the inputs were those the output was built
+	// from (Options.Code): no file was parsed, no page rendered.
+	Skipped bool
 
 	Pages     int
 	Rendered  int // pages rendered (the others were known unchanged)
@@ -96,7 +105,7 @@ type Result struct {
 // Summary is the one-line report of a build.
 func (r *Result) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d articles", r.Articles)
+	b.WriteString(plural(r.Articles, "article"))
 	var left []string
 	if r.Drafts > 0 {
 		left = append(left, plural(r.Drafts, "draft"))
@@ -110,6 +119,9 @@ func (r *Result) Summary() string {
 	fmt.Fprintf(&b, ", %d pages in %s: %d written, %d unchanged, %d deleted, %s (estimated %s), %s",
 		r.Pages, filepath.Join(r.OutDir, feed.Dir), r.Written, r.Unchanged, r.Deleted,
 		FormatBytes(r.Bytes), FormatBytes(r.Estimate), r.Duration.Round(time.Millisecond))
+	if r.Skipped {
+		b.WriteString(", inputs unchanged")
+	}
 	return b.String()
 }
 
@@ -222,23 +234,42 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	}
 	// The last build's manifest, needed to write, is read and parsed while
 	// the content loads.
-	var early chan manifestRead
+	var early func() manifestRead
 	if !b.opt.Memory && (b.prev == nil || b.prevDir != outDir) {
-		early = make(chan manifestRead, 1)
-		go func() { early <- readManifestFile(outDir) }()
-	}
-	site, err := b.loader.Load(ctx, contentFS, content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: b.changed(cfg)})
-	if site != nil {
-		for _, w := range site.Warnings {
-			fmt.Fprintf(b.opt.Log, "warning: %s\n", w)
-		}
-	}
-	if err != nil {
-		return nil, err
+		ch := make(chan manifestRead, 1)
+		go func() { ch <- readManifestFile(outDir) }()
+		early = sync.OnceValue(func() manifestRead { return <-ch })
 	}
 	baseURL := cfg.BaseURL
 	if b.opt.BaseURL != "" {
 		baseURL = strings.TrimRight(b.opt.BaseURL, "/")
+	}
+	opts := content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: b.changed(cfg)}
+	// A new Builder may find the content to be what the folder was built
+	// from, if it has a manifest (a cold build reads and parses in one
+	// pass); not the preview's first build, which must render every page.
+	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" && exists(filepath.Join(outDir, ManifestName)) {
+		opts.Unchanged = func(digest [sha256.Size]byte) bool {
+			return early().m.builtFrom(b.sourceDigest(baseURL, digest), now)
+		}
+	}
+	site, err := b.load(ctx, contentFS, opts)
+	if err != nil {
+		return nil, err
+	}
+	if site.Unchanged {
+		res, err := b.unchanged(ctx, outDir, early, b.sourceDigest(baseURL, site.Digest), now)
+		if err != nil || res != nil {
+			if res != nil {
+				res.Duration = time.Since(start)
+			}
+			return res, err
+		}
+		// The folder does not hold what its manifest says: build in full.
+		opts.Unchanged = nil
+		if site, err = b.load(ctx, contentFS, opts); err != nil {
+			return nil, err
+		}
 	}
 	listing := feed.Update(b.last, baseURL, cfg.Pagination, site.Articles)
 	pages := listing.Pages()
@@ -271,10 +302,93 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, ManifestListing{Dir: c.Dir, Params: c.Params, Count: c.Count()})
 	}
+	if b.opt.Code != "" && len(site.Warnings) == 0 {
+		m.Source = b.source(baseURL, site)
+	}
 	if err := b.write(ctx, outDir, early, listing, pages, m, res); err != nil {
 		return nil, err
 	}
 	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// load loads the content and prints its warnings.
+func (b *Builder) load(ctx context.Context, fsys fs.FS, opt content.Options) (*content.Site, error) {
+	site, err := b.loader.Load(ctx, fsys, opt)
+	if site != nil {
+		for _, w := range site.Warnings {
+			fmt.Fprintf(b.opt.Log, "warning: %s\n", w)
+		}
+	}
+	return site, err
+}
+
+// sourceDigest is Source.Digest for content of the given digest, built
+// with this Builder's code, config and options.
+func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "feedgen source 1\n%q\n%q\nfuture=%t\n%d\n", b.opt.Code, baseURL, b.opt.Future, len(b.cfgData))
+	h.Write(b.cfgData)
+	h.Write(content[:])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// source describes the inputs of a build of site.
+func (b *Builder) source(baseURL string, site *content.Site) *Source {
+	s := &Source{Digest: b.sourceDigest(baseURL, site.Digest), Drafts: site.Drafts, Scheduled: site.Scheduled}
+	if b.opt.Future {
+		return s
+	}
+	for _, a := range site.Articles {
+		if s.From == nil || a.Instant.After(*s.From) {
+			t := a.Instant.UTC()
+			s.From = &t
+		}
+	}
+	if !site.NextScheduled.IsZero() {
+		t := site.NextScheduled.UTC()
+		s.Until = &t
+	}
+	return s
+}
+
+// unchanged finishes a build whose inputs are those the manifest of outDir
+// records (source is their digest): with the lock held, it checks that the
+// manifest is still that one and that every page it lists is there with
+// its size, deletes what is not a page as a full build does, and reports
+// every page unchanged. It returns nil, and no error, when the folder does
+// not hold what the manifest says.
+func (b *Builder) unchanged(ctx context.Context, outDir string, early func() manifestRead, source string, now time.Time) (*Result, error) {
+	notices := b.opt.Log
+	if b.opt.Quiet {
+		notices = io.Discard
+	}
+	unlock, err := lock(ctx, outDir, notices)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r := b.manifestRead(outDir, early)
+	m := r.m
+	if !m.builtFrom(source, now) {
+		return nil, nil // another build replaced it meanwhile
+	}
+	res := &Result{
+		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
+		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.data,
+	}
+	keep := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		if !sizeIs(filepath.Join(outDir, filepath.FromSlash(f.Path)), f.Size) {
+			return nil, nil
+		}
+		keep[f.Path] = true
+		res.Bytes += f.Size
+	}
+	res.Estimate = res.Bytes
+	if res.Deleted, err = sweep(outDir, keep); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -306,7 +420,7 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 
 // write renders every page and writes those whose bytes changed, deletes
 // pages that no longer exist, then writes the manifest.
-func (b *Builder) write(ctx context.Context, outDir string, early <-chan manifestRead, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
+func (b *Builder) write(ctx context.Context, outDir string, early func() manifestRead, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
 	memory := b.opt.Memory
 	prev := b.prev
 	if !memory {
@@ -505,6 +619,7 @@ func samePaging(a, b config.Pagination) bool {
 // file's, nil when there is none.
 type manifestRead struct {
 	m    *Manifest
+	data []byte
 	err  error
 	info fs.FileInfo
 }
@@ -525,16 +640,21 @@ func readManifestFile(outDir string) manifestRead {
 		return manifestRead{}
 	}
 	m, err := ParseManifest(data)
-	return manifestRead{m: m, err: err, info: info}
+	return manifestRead{m: m, data: data, err: err, info: info}
 }
 
 // manifest returns the manifest of outDir, with the build's lock held:
 // the one read early, unless the file changed since (another build
 // finished meanwhile), in which case it is read again.
-func (b *Builder) manifest(outDir string, early <-chan manifestRead) *Manifest {
+func (b *Builder) manifest(outDir string, early func() manifestRead) *Manifest {
+	return b.manifestRead(outDir, early).m
+}
+
+// manifestRead is manifest, with the file's bytes.
+func (b *Builder) manifestRead(outDir string, early func() manifestRead) manifestRead {
 	var r manifestRead
 	if early != nil {
-		r = <-early
+		r = early()
 	}
 	if now, err := os.Stat(filepath.Join(outDir, ManifestName)); early == nil ||
 		err != nil || r.info == nil || !os.SameFile(now, r.info) || now.Size() != r.info.Size() || !now.ModTime().Equal(r.info.ModTime()) {
@@ -543,7 +663,12 @@ func (b *Builder) manifest(outDir string, early <-chan manifestRead) *Manifest {
 	if r.err != nil {
 		fmt.Fprintf(b.opt.Log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, ManifestName), r.err)
 	}
-	return r.m
+	return r
+}
+
+func exists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 func sizeIs(name string, size int64) bool {

@@ -85,7 +85,7 @@ func diffSnap(a, b snapshot) (changed []string) {
 
 func TestGoldenSample(t *testing.T) {
 	out := t.TempDir()
-	res, err := New(Options{FS: feedgen.Sample(), ConfigName: "config.yaml", OutDir: out, Now: fixedNow, Generator: "feedgen test"}).Build(context.Background())
+	res, err := New(Options{FS: feedgen.Sample(), ConfigName: "config.yaml", OutDir: out, Now: fixedNow, Generator: "feedgen test", Code: testCode}).Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +172,12 @@ func write(t *testing.T, dir, name, data string) {
 	}
 }
 
+// testCode is Options.Code of the tests' builders: a new Builder skips
+// loading content that its output folder was built from.
+const testCode = "test code"
+
 func builder(dir string) *Builder {
-	return New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test"})
+	return New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode})
 }
 
 func mustBuild(t *testing.T, dir string) *Result {
@@ -475,7 +479,7 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 			t.Errorf("%s: %d pages rendered, want %d (those whose input changed)", st.name, res.Rendered, st.written)
 		}
 		clean := t.TempDir()
-		fresh := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", OutDir: clean})
+		fresh := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, OutDir: clean})
 		if _, err := fresh.Build(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -560,8 +564,8 @@ func TestManifestReadEarly(t *testing.T) {
 	mustBuild(t, dir)
 	mpath := filepath.Join(out, ManifestName)
 
-	early := make(chan manifestRead, 1)
-	early <- readManifestFile(out)
+	first := readManifestFile(out)
+	early := func() manifestRead { return first }
 	data, err := os.ReadFile(mpath)
 	if err != nil {
 		t.Fatal(err)

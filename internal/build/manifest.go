@@ -28,7 +28,41 @@ type Manifest struct {
 	Articles    int               `json:"articles"`
 	Pagination  ManifestPaging    `json:"pagination"`
 	Collections []ManifestListing `json:"collections"`
-	Files       []File            `json:"files"`
+	// Source, when set, says what the pages were made of; absent when
+	// the build had warnings (a build that skips loading could not
+	// repeat them) or the program cannot name its code (Options.Code).
+	Source *Source `json:"source,omitempty"`
+	Files  []File  `json:"files"`
+}
+
+// Source identifies the inputs of a build, so that a later build of the
+// same inputs, in another process, can tell that its pages would be the
+// same without parsing a file: it reads and hashes the content, and stops
+// there when Digest is the same and the build time is within From and
+// Until.
+type Source struct {
+	// Digest is the hex SHA-256 of the program's code, the config, the
+	// build options and the path and bytes of every article file.
+	Digest    string `json:"digest"`
+	Drafts    int    `json:"drafts"`
+	Scheduled int    `json:"scheduled"`
+	// From is the latest publication of a listed article and Until the
+	// earliest of a scheduled one: a build time before From or from Until
+	// on lists other articles. Absent: no bound (and both absent with
+	// --future).
+	From  *time.Time `json:"from,omitempty"`
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// builtFrom reports whether m describes a build of the inputs whose
+// source digest is given, and whether a build at now would list the same
+// articles.
+func (m *Manifest) builtFrom(digest string, now time.Time) bool {
+	if m == nil || m.Source == nil || m.Source.Digest != digest {
+		return false
+	}
+	s := m.Source
+	return (s.From == nil || !now.Before(*s.From)) && (s.Until == nil || now.Before(*s.Until))
 }
 
 // ManifestPaging is the pagination the pages were rendered with.

@@ -2,6 +2,8 @@ package content
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,9 +12,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/diag"
 )
@@ -32,6 +36,13 @@ type Options struct {
 	// stat.
 	// A watcher that saw every change can say so; nil checks every file.
 	Changed []string
+	// Unchanged, when set, is asked once every file has been read and
+	// before any is parsed, with the digest the Site will have: if it
+	// says the content is one it already built, Load parses nothing and
+	// returns a Site with only Digest and Unchanged set. The bytes read
+	// are parsed without reading them again otherwise. A Loader whose
+	// cache holds files never asks.
+	Unchanged func(digest [sha256.Size]byte) bool
 }
 
 // Site is the outcome of a load.
@@ -48,6 +59,16 @@ type Site struct {
 	// Reparsed is how many files were read and parsed (the rest came from
 	// the loader's cache).
 	Reparsed int
+	// Digest identifies the content: the path and bytes of every article
+	// file, drafts and scheduled ones included (see Digest).
+	Digest [sha256.Size]byte
+	// NextScheduled is the earliest publication instant of the scheduled
+	// articles left out, zero when there are none: the build time from
+	// which the same content gives another listing.
+	NextScheduled time.Time
+	// Unchanged is set when Options.Unchanged said the content was
+	// already built: the Site holds only Digest.
+	Unchanged bool
 }
 
 // A Loader loads the articles of one site. It remembers what it parsed, so
@@ -56,6 +77,7 @@ type Site struct {
 type Loader struct {
 	cfg   *config.Config
 	cache map[string]cached
+	keep  int64 // keepLimit, or less in tests
 	// Cache enables the per-file cache. A Load with a non-empty cache and
 	// no Options.Changed stats every file to find the changed ones.
 	Cache bool
@@ -63,12 +85,14 @@ type Loader struct {
 
 type cached struct {
 	stamp  stamp
+	size   int64
+	sum    uint64
 	result parsed
 }
 
 // NewLoader returns a loader for the site configured by cfg.
 func NewLoader(cfg *config.Config) *Loader {
-	return &Loader{cfg: cfg, cache: map[string]cached{}}
+	return &Loader{cfg: cfg, cache: map[string]cached{}, keep: keepLimit}
 }
 
 // Load reads every article under fsys (the content folder; DirFS for one
@@ -76,7 +100,8 @@ func NewLoader(cfg *config.Config) *Loader {
 // by path, with a Site that holds only the warnings; any other error is
 // returned as it is.
 //
-// Files are parsed on all cores while the folders are still being walked.
+// Files are parsed on all cores while the folders are still being walked;
+// with Options.Unchanged, once every file has been read and found changed.
 func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, error) {
 	root := opt.Root
 	if root == "" {
@@ -93,40 +118,33 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	// Without a list of changes, a cached file is reused only when a stat
 	// says it is unchanged.
 	stat := l.Cache && changed == nil && len(l.cache) > 0
+	// Asking whether the content is unchanged means reading it all before
+	// parsing any: a first pass reads and keeps the bytes.
+	ask := opt.Unchanged != nil && len(l.cache) == 0
 
 	var (
 		files []*entry
 		todo  = make(chan *entry, 256)
 		wg    sync.WaitGroup
+		kept  atomic.Int64
 	)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
-			var buf []byte
-			for e := range todo {
-				p := path.Join(root, e.name)
-				data, st, err := readFile(fsys, e.name, l.Cache, buf)
-				if err != nil {
-					e.result = parsed{errs: diag.List{{Path: p, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
-					continue
-				}
-				e.stamp = st
-				e.result = fp.parse(p, e.section, e.sectionSlug, e.slug, data)
-				buf = data
-			}
-		})
+	work := func(parse bool) {
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() { l.work(fsys, root, todo, parse, &kept) })
+		}
 	}
+	work(!ask)
 	reparsed := 0
 	err := l.list(ctx, fsys, root, &errs, func(e *entry) {
 		files = append(files, e)
 		if c, ok := l.cache[e.name]; ok && l.Cache {
 			if changed != nil && !underChanged(changed, e.name) {
-				e.stamp, e.result = c.stamp, c.result
+				e.stamp, e.size, e.sum, e.result = c.stamp, c.size, c.sum, c.result
 				return
 			}
 			if stat {
 				if st, err := statFile(fsys, e.name); err == nil && st == c.stamp && !st.modTime.IsZero() {
-					e.stamp, e.result = c.stamp, c.result
+					e.stamp, e.size, e.sum, e.result = c.stamp, c.size, c.sum, c.result
 					return
 				}
 			}
@@ -139,11 +157,28 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	if err != nil {
 		return nil, err
 	}
-	site := &Site{Files: len(files), Reparsed: reparsed}
+	if ask {
+		if len(errs) == 0 && allRead(files) && opt.Unchanged(digest(files)) {
+			return &Site{Files: len(files), Digest: digest(files), Unchanged: true}, nil
+		}
+		todo = make(chan *entry, 256)
+		work(true)
+		for _, e := range files {
+			if !e.failed {
+				todo <- e
+			}
+		}
+		close(todo)
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	site := &Site{Files: len(files), Reparsed: reparsed, Digest: digest(files)}
 	if l.Cache {
 		next := make(map[string]cached, len(files))
 		for _, e := range files {
-			next[e.name] = cached{stamp: e.stamp, result: e.result}
+			next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result}
 		}
 		l.cache = next
 	}
@@ -184,6 +219,9 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 			site.Drafts++
 		case !opt.Future && a.Instant.After(opt.Now):
 			site.Scheduled++
+			if site.NextScheduled.IsZero() || a.Instant.Before(site.NextScheduled) {
+				site.NextScheduled = a.Instant
+			}
 		default:
 			site.Articles = append(site.Articles, a)
 		}
@@ -202,12 +240,84 @@ func underChanged(changed map[string]bool, name string) bool {
 	return false
 }
 
-// entry is one article file: where it is, and once read, its stamp and
-// what parsing it gave.
+// keepLimit bounds the bytes a Load that first asks whether the content
+// changed keeps between its two passes; files past it are read again.
+const keepLimit = 256 << 20
+
+// work reads the files sent on todo and parses them or, when parse is
+// false, keeps their bytes (up to l.keep in all, counted in kept) for
+// a second call that parses them. Each file's sum is that of the bytes
+// it is parsed from.
+func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, kept *atomic.Int64) {
+	fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
+	var buf, arena []byte
+	for e := range todo {
+		data := e.data
+		if data == nil {
+			d, st, err := readFile(fsys, e.name, l.Cache, buf)
+			if err != nil {
+				e.failed = true
+				e.result = parsed{errs: diag.List{{Path: path.Join(root, e.name), Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
+				continue
+			}
+			data, buf, e.stamp = d, d, st
+			e.size, e.sum = int64(len(data)), xxhash.Sum64(data)
+		}
+		if parse {
+			e.result = fp.parse(path.Join(root, e.name), e.section, e.sectionSlug, e.slug, data)
+			e.data = nil
+			continue
+		}
+		if kept.Add(int64(len(data))) > l.keep {
+			continue
+		}
+		if len(arena)+len(data) > cap(arena) {
+			arena = make([]byte, 0, max(4<<20, len(data)))
+		}
+		start := len(arena)
+		arena = append(arena, data...)
+		e.data = arena[start:len(arena):len(arena)]
+	}
+}
+
+// allRead reports whether every file of files was read.
+func allRead(files []*entry) bool {
+	for _, e := range files {
+		if e.failed {
+			return false
+		}
+	}
+	return true
+}
+
+// digest is Site.Digest: SHA-256 of a version line and, for each file in
+// the order walked, its path, its length and the xxhash of its bytes.
+func digest(files []*entry) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte("feedgen content 1\n"))
+	var b []byte
+	for _, e := range files {
+		b = append(b[:0], e.name...)
+		b = append(b, 0)
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.size))
+		b = binary.LittleEndian.AppendUint64(b, e.sum)
+		h.Write(b)
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// entry is one article file: where it is, and once read, its stamp, sum
+// and what parsing it gave.
 type entry struct {
 	name                       string // path in fsys
 	section, sectionSlug, slug string
 	stamp                      stamp
+	size                       int64  // length of the bytes
+	sum                        uint64 // xxhash of the bytes
+	data                       []byte // the bytes, kept between two passes
+	failed                     bool   // could not be read
 	result                     parsed
 }
 

@@ -1,0 +1,212 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUnchangedInputs checks the no-change shortcut of a new Builder (a
+// new process): it parses no file when the code, config, options, content
+// and the articles the build time lists are those the output folder's
+// manifest records, and only then; every build ends with the output a
+// clean build gives.
+func TestUnchangedInputs(t *testing.T) {
+	later := buildTime.Add(365 * 24 * time.Hour)
+	earlier := time.Date(2025, 1, 3, 0, 0, 0, 0, time.UTC) // before a3 and a4 are published
+	tests := []struct {
+		name     string
+		change   func(t *testing.T, dir string)
+		opt      func(o *Options)
+		shortcut bool
+		written  int // -1: not checked
+		deleted  int // -1: not checked
+	}{
+		{name: "nothing", shortcut: true},
+		{name: "a stray file in the output", shortcut: true, deleted: 1, change: func(t *testing.T, dir string) {
+			write(t, dir, "public/articles/2/99.json", "{}")
+		}},
+		{name: "a temporary file of a killed build", shortcut: true, change: func(t *testing.T, dir string) {
+			write(t, dir, "public/articles/2/.0.json.123-0.tmp", "{")
+		}},
+		{name: "a page file cut short", written: 1, change: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "public", "articles", "2", "0.json")
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, "public/articles/2/0.json", string(data[:len(data)-1]))
+		}},
+		{name: "a page file deleted", written: 1, change: func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "public", "articles", "3", "0.json"))
+		}},
+		{name: "an article edited", written: -1, change: func(t *testing.T, dir string) {
+			write(t, dir, "content/news/politics/a2.md", strings.Replace(article(2, "2025-01-02T10:00:00"), "Body 2", "Body two", 1))
+		}},
+		{name: "an article added", written: -1, change: func(t *testing.T, dir string) {
+			write(t, dir, "content/news/politics/a9.md", article(9, "2025-01-09T10:00:00"))
+		}},
+		{name: "a draft edited", written: 0, change: func(t *testing.T, dir string) {
+			write(t, dir, "content/news/politics/draft.md", strings.Replace(draft, "Draft body", "Other", 1))
+		}},
+		{name: "config edited", written: -1, change: func(t *testing.T, dir string) {
+			write(t, dir, "config.yaml", strings.Replace(siteConfig, "Politics", "Politika", 1))
+		}},
+		{name: "config edited without effect", written: 0, change: func(t *testing.T, dir string) {
+			write(t, dir, "config.yaml", siteConfig+"# a comment\n")
+		}},
+		{name: "build time reaches a scheduled article", written: -1, opt: func(o *Options) { o.Now = func() time.Time { return later } }},
+		{name: "build time before a listed article", written: -1, deleted: -1, opt: func(o *Options) { o.Now = func() time.Time { return earlier } }},
+		{name: "future articles included", written: -1, opt: func(o *Options) { o.Future = true }},
+		{name: "another feedgen", written: 0, opt: func(o *Options) { o.Code = "other code" }},
+		{name: "no code", written: 0, opt: func(o *Options) { o.Code = "" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := shortcutSite(t)
+			out := filepath.Join(dir, "public")
+			first := mustBuild(t, dir)
+			before := snap(t, out)
+			if tt.change != nil {
+				tt.change(t, dir)
+			}
+			opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode}
+			if tt.opt != nil {
+				tt.opt(&opt)
+			}
+			res, err := New(opt).Build(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := res.Reparsed == 0; took != tt.shortcut || res.Skipped != tt.shortcut {
+				t.Errorf("parsed %d files, skipped %v; want the shortcut %v", res.Reparsed, res.Skipped, tt.shortcut)
+			}
+			if got := strings.HasSuffix(res.Summary(), ", inputs unchanged"); got != tt.shortcut {
+				t.Errorf("summary %q; want it to say the inputs were unchanged: %v", res.Summary(), tt.shortcut)
+			}
+			if tt.shortcut {
+				if res.Articles != first.Articles || res.Drafts != first.Drafts || res.Scheduled != first.Scheduled ||
+					res.Pages != first.Pages || res.Unchanged != first.Pages || res.Bytes != first.Bytes || res.Estimate != first.Bytes {
+					t.Errorf("got %+v, want the counts of the build before: %+v", res, first)
+				}
+				if d := diffSnap(before, snap(t, out)); len(d) > 0 {
+					t.Errorf("changed %v, want nothing", d)
+				}
+			}
+			if tt.written >= 0 && res.Written != tt.written {
+				t.Errorf("%d pages written, want %d", res.Written, tt.written)
+			}
+			if tt.deleted >= 0 && res.Deleted != tt.deleted {
+				t.Errorf("%d pages deleted, want %d", res.Deleted, tt.deleted)
+			}
+			clean := t.TempDir()
+			opt.OutDir = clean
+			if _, err := New(opt).Build(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got, want := snap(t, out), snap(t, clean)
+			if !sameFiles(got, want) {
+				t.Errorf("output %v differs from a clean build's %v", keys(got), keys(want))
+			}
+		})
+	}
+}
+
+const draft = "---\nid: 50\ntitle: Draft\npublished: 2025-01-05T10:00:00\nauthor: ivan\ndraft: true\n---\nDraft body.\n"
+
+// shortcutSite is site(t, 4) with a draft and an article scheduled after
+// buildTime.
+func shortcutSite(t *testing.T) string {
+	t.Helper()
+	dir := site(t, 4)
+	write(t, dir, "content/news/politics/draft.md", draft)
+	write(t, dir, "content/news/politics/later.md", article(60, "2027-06-01T10:00:00"))
+	return dir
+}
+
+// sameFiles reports whether two outputs hold the same files with the same
+// bytes, manifests aside but for their sources.
+func sameFiles(a, b snapshot) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, fa := range a {
+		fb, ok := b[p]
+		if !ok {
+			return false
+		}
+		if p == ManifestName {
+			ma, erra := ParseManifest([]byte(fa.data))
+			mb, errb := ParseManifest([]byte(fb.data))
+			if erra != nil || errb != nil || sourceString(ma.Source) != sourceString(mb.Source) {
+				return false
+			}
+			continue
+		}
+		if fa.data != fb.data {
+			return false
+		}
+	}
+	return true
+}
+
+func sourceString(s *Source) string {
+	if s == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s %d %d %v %v", s.Digest, s.Drafts, s.Scheduled, s.From, s.Until)
+}
+
+func keys(s snapshot) []string {
+	var k []string
+	for p := range s {
+		k = append(k, p)
+	}
+	slices.Sort(k)
+	return k
+}
+
+// TestSourceRecorded checks Manifest.Source: the counts and the bounds of
+// the build times that list the same articles, none with --future, and no
+// source at all after warnings, whose next build parses every file again
+// to repeat them.
+func TestSourceRecorded(t *testing.T) {
+	dir := shortcutSite(t)
+	res := mustBuild(t, dir)
+	s := res.Manifest.Source
+	if s == nil {
+		t.Fatal("no source recorded")
+	}
+	from, until := time.Date(2025, 1, 4, 10, 0, 0, 0, time.UTC), time.Date(2027, 6, 1, 10, 0, 0, 0, time.UTC) // the site is in UTC
+	if s.Drafts != 1 || s.Scheduled != 1 || s.From == nil || !s.From.Equal(from) || s.Until == nil || !s.Until.Equal(until) {
+		t.Errorf("got source %+v from %v until %v; want 1 draft, 1 scheduled, from %v until %v", s, s.From, s.Until, from, until)
+	}
+
+	future, err := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Code: testCode, Future: true, OutDir: t.TempDir()}).Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := future.Manifest.Source; s == nil || s.From != nil || s.Until != nil || s.Digest == res.Manifest.Source.Digest {
+		t.Errorf("--future: got source %+v, want one without bounds and with another digest", s)
+	}
+
+	write(t, dir, "content/news/politics/a1.md", strings.Replace(article(1, "2025-01-01T10:00:00"), "author:", "autor: x\nauthor:", 1))
+	for i := range 2 {
+		var log bytes.Buffer
+		b := builder(dir)
+		b.opt.Log = &log
+		res, err := b.Build(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Manifest.Source != nil || res.Reparsed == 0 || !strings.Contains(log.String(), `unknown front matter key "autor"`) {
+			t.Errorf("build %d with a warning: source %+v, parsed %d files, log %q; want no source, every file parsed, the warning", i+1, res.Manifest.Source, res.Reparsed, log.String())
+		}
+	}
+}
