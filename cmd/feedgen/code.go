@@ -4,26 +4,32 @@ import (
 	"bytes"
 	"debug/elf"
 	"os"
+	"strings"
 )
 
-// codeID names the code of this program for build.Options.Code: its
-// version, or for a development build (every one of which calls itself
-// "dev") "dev " and the Go build ID of its executable, which changes with
-// any change to the code. It is "" when the executable carries no build ID
-// that can be read (not ELF): builds then parse all content every time.
+// codeID names the code of this program for build.Options.Code: the Go
+// build ID of its executable, which changes with any change to the code or
+// the toolchain that built it; where none can be read (not ELF), a release
+// version. A development build's version ("dev", or a VCS pseudo-version
+// that stays the same through uncommitted edits, "+dirty") names no code:
+// "", and builds then parse all content every time.
 func codeID(version string) string {
-	if version != "dev" {
-		return version
+	id := ""
+	if exe, err := os.Executable(); err == nil {
+		id = goBuildID(exe)
 	}
-	exe, err := os.Executable()
-	if err != nil {
+	return code(id, version)
+}
+
+// code is codeID, given the build ID (or "") and the version.
+func code(buildID, version string) string {
+	switch {
+	case buildID != "":
+		return "go build " + buildID
+	case version == "dev", strings.Contains(version, "+dirty"):
 		return ""
 	}
-	id := goBuildID(exe)
-	if id == "" {
-		return ""
-	}
-	return "dev " + id
+	return version
 }
 
 // goBuildID returns the Go build ID of the ELF executable at path: the

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// TestCodeID checks the code a build records: the version of a release,
-// and for a development build the Go build ID that go tool buildid reads,
-// which changes with the code; nothing for a file that carries none.
+// TestCodeID checks the code a build records: the Go build ID that go tool
+// buildid reads, which changes with the code, whatever the version says;
+// without one, a release version, but never a development one.
 func TestCodeID(t *testing.T) {
 	out, err := exec.Command("go", "tool", "buildid", binary).Output()
 	if err != nil {
@@ -25,15 +25,29 @@ func TestCodeID(t *testing.T) {
 	if got := goBuildID(notELF); got != "" {
 		t.Errorf("goBuildID of a script = %q, want \"\"", got)
 	}
-	if got := codeID("v1.2.3"); got != "v1.2.3" {
-		t.Errorf("codeID(v1.2.3) = %q, want the version", got)
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, id := codeID("dev"), goBuildID(exe); id == "" || got != "dev "+id {
-		t.Errorf("codeID(dev) = %q, want \"dev \" and the test binary's build ID %q", got, id)
+	id := goBuildID(exe)
+	if id == "" {
+		t.Fatal("the test binary has no build ID")
+	}
+	for _, version := range []string{"dev", "v1.2.3", "v0.0.0-20261123133345-224cf57177b5+dirty"} {
+		if got := codeID(version); got != "go build "+id {
+			t.Errorf("codeID(%q) = %q, want the build ID of the test binary %q", version, got, id)
+		}
+	}
+	for _, tt := range []struct{ id, version, want string }{
+		{"abc/def", "v1.2.3", "go build abc/def"},
+		{"", "v1.2.3", "v1.2.3"},
+		{"", "v0.0.0-20261123133345-224cf57177b5", "v0.0.0-20261123133345-224cf57177b5"},
+		{"", "v0.0.0-20261123133345-224cf57177b5+dirty", ""},
+		{"", "dev", ""},
+	} {
+		if got := code(tt.id, tt.version); got != tt.want {
+			t.Errorf("code(%q, %q) = %q, want %q", tt.id, tt.version, got, tt.want)
+		}
 	}
 }
 

@@ -250,7 +250,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	// pass); not the preview's first build, which must render every page.
 	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" && exists(filepath.Join(outDir, ManifestName)) {
 		opts.Unchanged = func(digest [sha256.Size]byte) bool {
-			return early().m.builtFrom(b.sourceDigest(baseURL, digest), now)
+			return b.builtFrom(early().m, baseURL, digest, now)
 		}
 	}
 	site, err := b.load(ctx, contentFS, opts)
@@ -258,7 +258,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if site.Unchanged {
-		res, err := b.unchanged(ctx, outDir, early, b.sourceDigest(baseURL, site.Digest), now)
+		res, err := b.unchanged(ctx, outDir, early, baseURL, site.Digest, now)
 		if err != nil || res != nil {
 			if res != nil {
 				res.Duration = time.Since(start)
@@ -302,10 +302,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, ManifestListing{Dir: c.Dir, Params: c.Params, Count: c.Count()})
 	}
-	if b.opt.Code != "" && len(site.Warnings) == 0 {
-		m.Source = b.source(baseURL, site)
-	}
-	if err := b.write(ctx, outDir, early, listing, pages, m, res); err != nil {
+	if err := b.write(ctx, outDir, early, site, listing, pages, m, res); err != nil {
 		return nil, err
 	}
 	res.Duration = time.Since(start)
@@ -323,19 +320,51 @@ func (b *Builder) load(ctx context.Context, fsys fs.FS, opt content.Options) (*c
 	return site, err
 }
 
-// sourceDigest is Source.Digest for content of the given digest, built
-// with this Builder's code, config and options.
-func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte) string {
+// sourceDigest is Source.Digest: for content of the given digest, built
+// with this Builder's code, config and options, into the pages files.
+func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte, files []File) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "feedgen source 1\n%q\n%q\nfuture=%t\n%d\n", b.opt.Code, baseURL, b.opt.Future, len(b.cfgData))
 	h.Write(b.cfgData)
+	writeZone(h, b.cfg.Location)
 	h.Write(content[:])
+	for _, f := range files {
+		fmt.Fprintf(h, "%q %d %s\n", f.Path, f.Size, f.SHA256)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// source describes the inputs of a build of site.
-func (b *Builder) source(baseURL string, site *content.Site) *Source {
-	s := &Source{Digest: b.sourceDigest(baseURL, site.Digest), Drafts: site.Drafts, Scheduled: site.Scheduled}
+// writeZone writes the offsets of loc from 1900 to 2100 to w: the same
+// zone name means other local times with other time zone data (a system
+// update, ZONEINFO).
+func writeZone(w io.Writer, loc *time.Location) {
+	end := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	for t := time.Date(1900, 1, 1, 0, 0, 0, 0, loc); t.Before(end); {
+		name, offset := t.Zone()
+		fmt.Fprintf(w, "%d %s %d\n", t.Unix(), name, offset)
+		_, next := t.ZoneBounds()
+		if !next.After(t) {
+			break // no change after t
+		}
+		t = next
+	}
+}
+
+// builtFrom reports whether m describes a build of the same code, config,
+// options and content (whose digest is given) as this one, into pages it
+// lists, and whether a build at now lists the same articles.
+func (b *Builder) builtFrom(m *Manifest, baseURL string, content [sha256.Size]byte, now time.Time) bool {
+	if m == nil || m.Source == nil {
+		return false
+	}
+	s := m.Source
+	return (s.From == nil || !now.Before(*s.From)) && (s.Until == nil || now.Before(*s.Until)) &&
+		s.Digest == b.sourceDigest(baseURL, content, m.Files)
+}
+
+// source describes the inputs of a build of site into files.
+func (b *Builder) source(baseURL string, site *content.Site, files []File) *Source {
+	s := &Source{Digest: b.sourceDigest(baseURL, site.Digest, files), Drafts: site.Drafts, Scheduled: site.Scheduled}
 	if b.opt.Future {
 		return s
 	}
@@ -353,24 +382,21 @@ func (b *Builder) source(baseURL string, site *content.Site) *Source {
 }
 
 // unchanged finishes a build whose inputs are those the manifest of outDir
-// records (source is their digest): with the lock held, it checks that the
-// manifest is still that one and that every page it lists is there with
-// its size, deletes what is not a page as a full build does, and reports
-// every page unchanged. It returns nil, and no error, when the folder does
-// not hold what the manifest says.
-func (b *Builder) unchanged(ctx context.Context, outDir string, early func() manifestRead, source string, now time.Time) (*Result, error) {
-	notices := b.opt.Log
-	if b.opt.Quiet {
-		notices = io.Discard
-	}
-	unlock, err := lock(ctx, outDir, notices)
+// records: with the lock held, it checks that the manifest is still one of
+// a build of those inputs, that every page it lists is there with its size
+// and that no other page is, deletes the temporary files of an interrupted
+// build, and reports every page unchanged. It returns nil, and no error,
+// when the folder does not hold what the manifest says, for a full build
+// to mend.
+func (b *Builder) unchanged(ctx context.Context, outDir string, early func() manifestRead, baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
+	unlock, err := b.lock(ctx, outDir)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	r := b.manifestRead(outDir, early)
 	m := r.m
-	if !m.builtFrom(source, now) {
+	if !b.builtFrom(m, baseURL, content, now) {
 		return nil, nil // another build replaced it meanwhile
 	}
 	res := &Result{
@@ -386,10 +412,29 @@ func (b *Builder) unchanged(ctx context.Context, outDir string, early func() man
 		res.Bytes += f.Size
 	}
 	res.Estimate = res.Bytes
-	if res.Deleted, err = sweep(outDir, keep); err != nil {
+	stale, dirs, err := strays(outDir, keep)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range stale {
+		if !strings.HasSuffix(p, ".tmp") {
+			return nil, nil // a page no build of these inputs wrote
+		}
+	}
+	if _, err := remove(stale, dirs); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// lock takes the lock of the output folder, saying so on the log when it
+// waits unless the build is quiet.
+func (b *Builder) lock(ctx context.Context, outDir string) (func(), error) {
+	notices := b.opt.Log
+	if b.opt.Quiet {
+		notices = io.Discard
+	}
+	return lock(ctx, outDir, notices)
 }
 
 func (b *Builder) loadConfig() (*config.Config, error) {
@@ -418,26 +463,23 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 	return cfg, nil
 }
 
-// write renders every page and writes those whose bytes changed, deletes
-// pages that no longer exist, then writes the manifest.
-func (b *Builder) write(ctx context.Context, outDir string, early func() manifestRead, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
+// write renders every page of site's listing l and writes those whose
+// bytes changed, deletes pages that no longer exist, then writes the
+// manifest.
+func (b *Builder) write(ctx context.Context, outDir string, early func() manifestRead, site *content.Site, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
 	memory := b.opt.Memory
 	prev := b.prev
 	if !memory {
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
 			return fmt.Errorf("creating output folder: %w", err)
 		}
-		notices := b.opt.Log
-		if b.opt.Quiet {
-			notices = io.Discard
-		}
-		unlock, err := lock(ctx, outDir, notices)
+		unlock, err := b.lock(ctx, outDir)
 		if err != nil {
 			return err
 		}
 		defer unlock()
 		if prev == nil || b.prevDir != outDir {
-			prev = b.manifest(outDir, early)
+			prev = b.manifestRead(outDir, early).m
 		}
 	}
 	old := make(map[string]File)
@@ -592,6 +634,9 @@ func (b *Builder) write(ctx context.Context, outDir string, early func() manifes
 
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	m.Files = files
+	if b.opt.Code != "" && len(res.Warnings) == 0 {
+		m.Source = b.source(l.BaseURL, site, m.Files)
+	}
 	if prev != nil && res.Written == 0 && res.Deleted == 0 {
 		// Same pages: keep the manifest (and its build time) unless
 		// something else in it changed.
@@ -643,14 +688,9 @@ func readManifestFile(outDir string) manifestRead {
 	return manifestRead{m: m, data: data, err: err, info: info}
 }
 
-// manifest returns the manifest of outDir, with the build's lock held:
+// manifestRead returns the manifest of outDir, with the build's lock held:
 // the one read early, unless the file changed since (another build
 // finished meanwhile), in which case it is read again.
-func (b *Builder) manifest(outDir string, early func() manifestRead) *Manifest {
-	return b.manifestRead(outDir, early).m
-}
-
-// manifestRead is manifest, with the file's bytes.
 func (b *Builder) manifestRead(outDir string, early func() manifestRead) manifestRead {
 	var r manifestRead
 	if early != nil {
@@ -707,12 +747,20 @@ func writeAtomic(name string, data []byte) error {
 
 // sweep deletes every file under outDir/articles that is not a page of this
 // build (stale pages, temporary files of an interrupted build), and the
-// folders it leaves empty.
+// folders it leaves empty. It returns how many pages it deleted.
 func sweep(outDir string, keep map[string]bool) (int, error) {
+	files, dirs, err := strays(outDir, keep)
+	if err != nil {
+		return 0, err
+	}
+	return remove(files, dirs)
+}
+
+// strays lists the files under outDir/articles that are not in keep (paths
+// relative to outDir), and every folder there, parents first.
+func strays(outDir string, keep map[string]bool) (files, dirs []string, err error) {
 	root := filepath.Join(outDir, feed.Dir)
-	deleted := 0
-	var dirs []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -727,20 +775,28 @@ func sweep(outDir string, keep map[string]bool) (int, error) {
 		if err != nil {
 			return err
 		}
-		rel = filepath.ToSlash(rel)
-		if keep[rel] {
-			return nil
-		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("deleting stale page: %w", err)
-		}
-		if !strings.HasSuffix(rel, ".tmp") {
-			deleted++
+		if !keep[filepath.ToSlash(rel)] {
+			files = append(files, p)
 		}
 		return nil
 	})
 	if err != nil {
-		return deleted, fmt.Errorf("cleaning output folder: %w", err)
+		return nil, nil, fmt.Errorf("cleaning output folder: %w", err)
+	}
+	return files, dirs, nil
+}
+
+// remove deletes files, then the folders of dirs that are left empty, and
+// returns how many files it deleted that were pages, not temporary files.
+func remove(files, dirs []string) (int, error) {
+	deleted := 0
+	for _, p := range files {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return deleted, fmt.Errorf("deleting stale page: %w", err)
+		}
+		if !strings.HasSuffix(p, ".tmp") {
+			deleted++
+		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		os.Remove(dirs[i]) // fails, as it should, unless empty

@@ -519,7 +519,7 @@ func TestOnPageSeesFirstBuild(t *testing.T) {
 	mustBuild(t, dir)
 	var seen atomic.Int64
 	b := New(Options{
-		FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test",
+		FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode,
 		OnPage: func(string, []byte, [sha256.Size]byte) { seen.Add(1) },
 	})
 	for _, step := range []string{"first build", "after Forget"} {
@@ -580,7 +580,7 @@ func TestManifestReadEarly(t *testing.T) {
 	}
 	var log bytes.Buffer
 	b := New(Options{Log: &log})
-	if m := b.manifest(out, early); m == nil || len(m.Files) != 1 {
+	if m := b.manifestRead(out, early).m; m == nil || len(m.Files) != 1 {
 		t.Errorf("got a manifest of the files before the other build, want the other build's (1 file)")
 	}
 

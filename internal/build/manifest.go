@@ -42,7 +42,11 @@ type Manifest struct {
 // Until.
 type Source struct {
 	// Digest is the hex SHA-256 of the program's code, the config, the
-	// build options and the path and bytes of every article file.
+	// time zone's offsets, the build options, the path, length and
+	// xxhash64 of every article file, and the path, size and SHA-256 of
+	// every page of Manifest.Files. The xxhash tells changed bytes from
+	// unchanged ones, as a file system's modification time would try to;
+	// it is no defence against content crafted to collide.
 	Digest    string `json:"digest"`
 	Drafts    int    `json:"drafts"`
 	Scheduled int    `json:"scheduled"`
@@ -52,17 +56,6 @@ type Source struct {
 	// --future).
 	From  *time.Time `json:"from,omitempty"`
 	Until *time.Time `json:"until,omitempty"`
-}
-
-// builtFrom reports whether m describes a build of the inputs whose
-// source digest is given, and whether a build at now would list the same
-// articles.
-func (m *Manifest) builtFrom(digest string, now time.Time) bool {
-	if m == nil || m.Source == nil || m.Source.Digest != digest {
-		return false
-	}
-	s := m.Source
-	return (s.From == nil || !now.Before(*s.From)) && (s.Until == nil || now.Before(*s.Until))
 }
 
 // ManifestPaging is the pagination the pages were rendered with.

@@ -3,7 +3,10 @@ package build
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +23,11 @@ import (
 func TestUnchangedInputs(t *testing.T) {
 	later := buildTime.Add(365 * 24 * time.Hour)
 	earlier := time.Date(2025, 1, 3, 0, 0, 0, 0, time.UTC) // before a3 and a4 are published
+	newest := time.Date(2025, 1, 4, 10, 0, 0, 0, time.UTC) // a4
+	scheduled := time.Date(2027, 6, 1, 10, 0, 0, 0, time.UTC)
+	at := func(now time.Time) func(o *Options) {
+		return func(o *Options) { o.Now = func() time.Time { return now } }
+	}
 	tests := []struct {
 		name     string
 		change   func(t *testing.T, dir string)
@@ -29,7 +37,7 @@ func TestUnchangedInputs(t *testing.T) {
 		deleted  int // -1: not checked
 	}{
 		{name: "nothing", shortcut: true},
-		{name: "a stray file in the output", shortcut: true, deleted: 1, change: func(t *testing.T, dir string) {
+		{name: "a stray page in the output", written: 0, deleted: 1, change: func(t *testing.T, dir string) {
 			write(t, dir, "public/articles/2/99.json", "{}")
 		}},
 		{name: "a temporary file of a killed build", shortcut: true, change: func(t *testing.T, dir string) {
@@ -61,8 +69,41 @@ func TestUnchangedInputs(t *testing.T) {
 		{name: "config edited without effect", written: 0, change: func(t *testing.T, dir string) {
 			write(t, dir, "config.yaml", siteConfig+"# a comment\n")
 		}},
-		{name: "build time reaches a scheduled article", written: -1, opt: func(o *Options) { o.Now = func() time.Time { return later } }},
-		{name: "build time before a listed article", written: -1, deleted: -1, opt: func(o *Options) { o.Now = func() time.Time { return earlier } }},
+		{name: "a page left out of the manifest", written: 1, change: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "public", ManifestName)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := ParseManifest(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Files = m.Files[1:]
+			write(t, dir, "public/"+ManifestName, string(m.Marshal()))
+		}},
+		{name: "a file not a page listed in the manifest", written: 0, deleted: 1, change: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "public", ManifestName)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := ParseManifest(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, "public/articles/2/99.json", "{}")
+			sum := sha256.Sum256([]byte("{}"))
+			m.Files = append(m.Files, File{Path: "articles/2/99.json", Size: 2, SHA256: hex.EncodeToString(sum[:])})
+			write(t, dir, "public/"+ManifestName, string(m.Marshal()))
+		}},
+		{name: "build time reaches a scheduled article", written: -1, opt: at(later)},
+		{name: "build time before a listed article", written: -1, deleted: -1, opt: at(earlier)},
+		{name: "build time at the newest listed article", shortcut: true, opt: at(newest)},
+		{name: "build time a second before it", written: -1, deleted: -1, opt: at(newest.Add(-time.Second))},
+		{name: "build time a second before the scheduled article", shortcut: true, opt: at(scheduled.Add(-time.Second))},
+		{name: "build time at the scheduled article", written: -1, opt: at(scheduled)},
+		{name: "another base URL", written: -1, opt: func(o *Options) { o.BaseURL = "http://127.0.0.1:8080" }},
 		{name: "future articles included", written: -1, opt: func(o *Options) { o.Future = true }},
 		{name: "another feedgen", written: 0, opt: func(o *Options) { o.Code = "other code" }},
 		{name: "no code", written: 0, opt: func(o *Options) { o.Code = "" }},
@@ -209,4 +250,90 @@ func TestSourceRecorded(t *testing.T) {
 			t.Errorf("build %d with a warning: source %+v, parsed %d files, log %q; want no source, every file parsed, the warning", i+1, res.Manifest.Source, res.Reparsed, log.String())
 		}
 	}
+}
+
+// TestWriteZone checks that the time zone enters the source digest by its
+// offsets, not its name: other time zone data under the same name is
+// another input.
+func TestWriteZone(t *testing.T) {
+	moscow, err := time.LoadLocation("Europe/Moscow")
+	if err != nil {
+		t.Skip("no time zone data:", err)
+	}
+	var real, fixed, utc bytes.Buffer
+	writeZone(&real, moscow)
+	writeZone(&fixed, time.FixedZone("Europe/Moscow", 3*3600))
+	writeZone(&utc, time.UTC)
+	if real.String() == fixed.String() || strings.Count(real.String(), "\n") < 10 {
+		t.Errorf("Moscow's offsets (%d lines) and a fixed zone of the same name write the same", strings.Count(real.String(), "\n"))
+	}
+	if got := utc.String(); got != "-2208988800 UTC 0\n" {
+		t.Errorf("UTC: got %q, want one line", got)
+	}
+
+	dir := shortcutSite(t)
+	b := builder(dir)
+	if _, err := b.loadConfig(); err != nil {
+		t.Fatal(err)
+	}
+	var content [32]byte
+	before := b.sourceDigest("", content, nil)
+	b.cfg.Location = time.FixedZone("UTC", 3600)
+	if b.sourceDigest("", content, nil) == before {
+		t.Error("the source digest does not change with the zone's offsets")
+	}
+}
+
+// TestUnchangedRechecksUnderLock checks that the shortcut, having found the
+// content unchanged, checks the manifest again once it holds the lock:
+// another build may have replaced it meanwhile.
+func TestUnchangedRechecksUnderLock(t *testing.T) {
+	dir := shortcutSite(t)
+	out := filepath.Join(dir, "public")
+	mustBuild(t, dir)
+	unlock, err := lock(context.Background(), out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{})
+	b := builder(dir)
+	b.opt.Log = signalWriter(waiting)
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := b.Build(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	<-waiting // the build found the content unchanged and waits for the lock
+	p := filepath.Join(out, ManifestName)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Source.Digest = strings.Repeat("0", 64) // as another build of other inputs would
+	if err := writeAtomic(p, m.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if res := <-done; res == nil || res.Skipped || res.Reparsed == 0 {
+		t.Errorf("got %+v; want a full build", res)
+	}
+}
+
+// signalWriter closes ch on its first write.
+type signalWriter chan struct{}
+
+func (w signalWriter) Write(p []byte) (int, error) {
+	select {
+	case <-w:
+	default:
+		close(w)
+	}
+	return len(p), nil
 }

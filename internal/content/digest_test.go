@@ -55,7 +55,10 @@ func TestDigest(t *testing.T) {
 			m["news/politics/c.md"] = "---\nid: 3\ntitle: C\npublished: 2025-01-03T10:00:00\nauthor: ivan\ndraft: true\n---\n"
 		})},
 		{"a file removed", false, with(func(m map[string]string) { delete(m, "news/politics/b.md") })},
-		{"a file renamed", false, with(func(m map[string]string) { m["news/politics/c.md"] = m["news/politics/b.md"]; delete(m, "news/politics/b.md") })},
+		{"a file renamed", false, with(func(m map[string]string) {
+			m["news/politics/c.md"] = m["news/politics/b.md"]
+			delete(m, "news/politics/b.md")
+		})},
 		{"two files swap bytes", false, with(func(m map[string]string) { m["news/politics/a.md"], m["news/politics/b.md"] = good2, good })},
 		{"an ignored file", true, with(func(m map[string]string) { m["news/politics/_c.md"] = "anything" })},
 		{"a hidden folder", true, with(func(m map[string]string) { m["news/.git/c.md"] = "anything" })},

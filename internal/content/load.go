@@ -158,12 +158,17 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		return nil, err
 	}
 	if ask {
-		if len(errs) == 0 && allRead(files) && opt.Unchanged(digest(files)) {
-			return &Site{Files: len(files), Digest: digest(files), Unchanged: true}, nil
+		// A file that could not be read adds an error, and its empty sum
+		// matches no build's.
+		if d := digest(files); len(errs) == 0 && opt.Unchanged(d) {
+			return &Site{Files: len(files), Digest: d, Unchanged: true}, nil
 		}
 		todo = make(chan *entry, 256)
 		work(true)
 		for _, e := range files {
+			if ctx.Err() != nil {
+				break
+			}
 			if !e.failed {
 				todo <- e
 			}
@@ -278,16 +283,6 @@ func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, k
 		arena = append(arena, data...)
 		e.data = arena[start:len(arena):len(arena)]
 	}
-}
-
-// allRead reports whether every file of files was read.
-func allRead(files []*entry) bool {
-	for _, e := range files {
-		if e.failed {
-			return false
-		}
-	}
-	return true
 }
 
 // digest is Site.Digest: SHA-256 of a version line and, for each file in
