@@ -562,22 +562,9 @@ func TestManifestReadEarly(t *testing.T) {
 	dir := site(t, 3)
 	out := filepath.Join(dir, "public")
 	mustBuild(t, dir)
-	mpath := filepath.Join(out, ManifestName)
-
 	first := readManifestFile(out)
 	early := func() manifestRead { return first }
-	data, err := os.ReadFile(mpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := ParseManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other.Files = other.Files[:1]
-	if err := writeAtomic(mpath, other.Marshal()); err != nil {
-		t.Fatal(err)
-	}
+	editManifest(t, out, func(m *Manifest) { m.Files = m.Files[:1] })
 	var log bytes.Buffer
 	b := New(Options{Log: &log})
 	if m := b.manifestRead(out, early).m; m == nil || len(m.Files) != 1 {

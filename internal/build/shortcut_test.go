@@ -70,32 +70,14 @@ func TestUnchangedInputs(t *testing.T) {
 			write(t, dir, "config.yaml", siteConfig+"# a comment\n")
 		}},
 		{name: "a page left out of the manifest", written: 1, change: func(t *testing.T, dir string) {
-			p := filepath.Join(dir, "public", ManifestName)
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := ParseManifest(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m.Files = m.Files[1:]
-			write(t, dir, "public/"+ManifestName, string(m.Marshal()))
+			editManifest(t, filepath.Join(dir, "public"), func(m *Manifest) { m.Files = m.Files[1:] })
 		}},
 		{name: "a file not a page listed in the manifest", written: 0, deleted: 1, change: func(t *testing.T, dir string) {
-			p := filepath.Join(dir, "public", ManifestName)
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := ParseManifest(data)
-			if err != nil {
-				t.Fatal(err)
-			}
 			write(t, dir, "public/articles/2/99.json", "{}")
 			sum := sha256.Sum256([]byte("{}"))
-			m.Files = append(m.Files, File{Path: "articles/2/99.json", Size: 2, SHA256: hex.EncodeToString(sum[:])})
-			write(t, dir, "public/"+ManifestName, string(m.Marshal()))
+			editManifest(t, filepath.Join(dir, "public"), func(m *Manifest) {
+				m.Files = append(m.Files, File{Path: "articles/2/99.json", Size: 2, SHA256: hex.EncodeToString(sum[:])})
+			})
 		}},
 		{name: "build time reaches a scheduled article", written: -1, opt: at(later)},
 		{name: "build time before a listed article", written: -1, deleted: -1, opt: at(earlier)},
@@ -307,19 +289,9 @@ func TestUnchangedRechecksUnderLock(t *testing.T) {
 		done <- res
 	}()
 	<-waiting // the build found the content unchanged and waits for the lock
-	p := filepath.Join(out, ManifestName)
-	data, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := ParseManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Source.Digest = strings.Repeat("0", 64) // as another build of other inputs would
-	if err := writeAtomic(p, m.Marshal()); err != nil {
-		t.Fatal(err)
-	}
+	editManifest(t, out, func(m *Manifest) {
+		m.Source.Digest = strings.Repeat("0", 64) // as another build of other inputs would
+	})
 	unlock()
 	if res := <-done; res == nil || res.Skipped || res.Reparsed == 0 {
 		t.Errorf("got %+v; want a full build", res)
@@ -336,4 +308,23 @@ func (w signalWriter) Write(p []byte) (int, error) {
 		close(w)
 	}
 	return len(p), nil
+}
+
+// editManifest rewrites the manifest of the output folder out, changed by
+// edit.
+func editManifest(t *testing.T, out string, edit func(m *Manifest)) {
+	t.Helper()
+	p := filepath.Join(out, ManifestName)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if err := writeAtomic(p, m.Marshal()); err != nil {
+		t.Fatal(err)
+	}
 }
