@@ -62,8 +62,8 @@ type Options struct {
 	Progress func(done, total int)
 	// Generator names the program in the manifest, e.g. "feedgen 1.0.0".
 	Generator string
-	// Code identifies the program's code: its release version, or the
-	// build ID of a development build. When set, the manifest records
+	// Code identifies the program's code: the Go build ID of its
+	// executable, or a release version where none can be read. When set, the manifest records
 	// what the pages were made of (Manifest.Source), and a new Builder
 	// whose inputs are those stops once it has read and hashed the
 	// content, without parsing it. "" turns that off.
@@ -321,7 +321,7 @@ func (b *Builder) load(ctx context.Context, fsys fs.FS, opt content.Options) (*c
 }
 
 // sourceDigest is Source.Digest: for content of the given digest, built
-// with this Builder's code, config and options, into the pages files.
+// with this Builder's code, config and options, into the pages of files.
 func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte, files []File) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "feedgen source 1\n%q\n%q\nfuture=%t\n%d\n", b.opt.Code, baseURL, b.opt.Future, len(b.cfgData))

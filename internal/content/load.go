@@ -128,12 +128,12 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		wg    sync.WaitGroup
 		kept  atomic.Int64
 	)
-	work := func(parse bool) {
+	work := func(todo <-chan *entry, parse bool) {
 		for range runtime.GOMAXPROCS(0) {
 			wg.Go(func() { l.work(fsys, root, todo, parse, &kept) })
 		}
 	}
-	work(!ask)
+	work(todo, !ask)
 	reparsed := 0
 	err := l.list(ctx, fsys, root, &errs, func(e *entry) {
 		files = append(files, e)
@@ -163,8 +163,8 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		if d := digest(files); len(errs) == 0 && opt.Unchanged(d) {
 			return &Site{Files: len(files), Digest: d, Unchanged: true}, nil
 		}
-		todo = make(chan *entry, 256)
-		work(true)
+		todo := make(chan *entry, 256)
+		work(todo, true)
 		for _, e := range files {
 			if ctx.Err() != nil {
 				break
