@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/bundle"
+	"github.com/feedgen/feedgen/internal/human"
 	"github.com/spf13/cobra"
 )
 
@@ -78,7 +78,7 @@ end: a failed bundle leaves nothing behind.`,
 			if !quiet {
 				fmt.Fprintf(opts.stdout, "%s: the build of %s (%d articles, %d pages, %s) in %s (%.2f), %s\n",
 					out, res.Info.BuildTime.Format(time.RFC3339), res.Info.Articles, res.Pages,
-					build.FormatBytes(res.Info.Bytes), build.FormatBytes(res.Size),
+					human.Bytes(res.Info.Bytes), human.Bytes(res.Size),
 					float64(res.Size)/float64(max(1, res.Info.Bytes)), time.Since(start).Round(time.Millisecond))
 			}
 			return nil

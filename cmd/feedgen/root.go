@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/human"
 	"github.com/spf13/cobra"
 )
 
@@ -61,7 +62,7 @@ func report(stderr io.Writer, err error) int {
 		for _, d := range dl {
 			fmt.Fprintln(stderr, d)
 		}
-		fmt.Fprintf(stderr, "feedgen: %s, nothing written\n", plural(len(dl), "error"))
+		fmt.Fprintf(stderr, "feedgen: %s, nothing written\n", human.Plural(len(dl), "error"))
 		return exitContent
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "feedgen: %v\nRun 'feedgen --help' for usage.\n", ue.err)
@@ -72,13 +73,6 @@ func report(stderr io.Writer, err error) int {
 	}
 	fmt.Fprintf(stderr, "feedgen: %v\n", err)
 	return exitContent
-}
-
-func plural(n int, s string) string {
-	if n == 1 {
-		return "1 " + s
-	}
-	return strconv.Itoa(n) + " " + s + "s"
 }
 
 func newRootCmd(opts *globalOptions) *cobra.Command {

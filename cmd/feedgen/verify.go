@@ -6,8 +6,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/bundle"
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/human"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +39,7 @@ manifest gives, and that nothing else is. It prints one line per problem,
 			defer b.Close()
 			_, err = fmt.Fprintf(opts.stdout, "%s: ok: the build of %s (%d articles, %d pages, %s) in %s, verified in %s\n",
 				name, b.Info.BuildTime.Format(time.RFC3339), b.Info.Articles, len(b.Manifest.Files),
-				build.FormatBytes(b.Info.Bytes), build.FormatBytes(b.Size), time.Since(start).Round(time.Millisecond))
+				human.Bytes(b.Info.Bytes), human.Bytes(b.Size), time.Since(start).Round(time.Millisecond))
 			return err
 		},
 	}
@@ -49,12 +50,12 @@ manifest gives, and that nothing else is. It prints one line per problem,
 // returns an error that says how many.
 func openBundle(cmd *cobra.Command, name string, stderr io.Writer) (*bundle.Bundle, error) {
 	b, err := bundle.Open(cmd.Context(), name)
-	var ps bundle.Problems
+	var ps diag.List
 	if errors.As(err, &ps) {
 		for _, p := range ps {
 			fmt.Fprintf(stderr, "%s: %s\n", name, p)
 		}
-		return nil, fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, plural(len(ps), "problem"))
+		return nil, fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, human.Plural(len(ps), "problem"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

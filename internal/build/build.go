@@ -27,6 +27,9 @@ import (
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // Options say what to build and where.
@@ -97,7 +100,7 @@ type Result struct {
 	Estimate  int64 // size computed before writing
 	Duration  time.Duration
 	Warnings  diag.List
-	Manifest  *Manifest
+	Manifest  *manifest.Manifest
 	// ManifestData is the manifest as written.
 	ManifestData []byte
 }
@@ -105,10 +108,10 @@ type Result struct {
 // Summary is the one-line report of a build.
 func (r *Result) Summary() string {
 	var b strings.Builder
-	b.WriteString(plural(r.Articles, "article"))
+	b.WriteString(human.Plural(r.Articles, "article"))
 	var left []string
 	if r.Drafts > 0 {
-		left = append(left, plural(r.Drafts, "draft"))
+		left = append(left, human.Plural(r.Drafts, "draft"))
 	}
 	if r.Scheduled > 0 {
 		left = append(left, strconv.Itoa(r.Scheduled)+" scheduled")
@@ -117,32 +120,12 @@ func (r *Result) Summary() string {
 		fmt.Fprintf(&b, " (%s left out)", strings.Join(left, ", "))
 	}
 	fmt.Fprintf(&b, ", %d pages in %s: %d written, %d unchanged, %d deleted, %s (estimated %s), %s",
-		r.Pages, filepath.Join(r.OutDir, feed.Dir), r.Written, r.Unchanged, r.Deleted,
-		FormatBytes(r.Bytes), FormatBytes(r.Estimate), r.Duration.Round(time.Millisecond))
+		r.Pages, filepath.Join(r.OutDir, listing.Dir), r.Written, r.Unchanged, r.Deleted,
+		human.Bytes(r.Bytes), human.Bytes(r.Estimate), r.Duration.Round(time.Millisecond))
 	if r.Skipped {
 		b.WriteString(", inputs unchanged")
 	}
 	return b.String()
-}
-
-func plural(n int, s string) string {
-	if n == 1 {
-		return "1 " + s
-	}
-	return strconv.Itoa(n) + " " + s + "s"
-}
-
-// FormatBytes writes n in B, kB, MB or GB (powers of 1000).
-func FormatBytes(n int64) string {
-	switch {
-	case n < 1000:
-		return strconv.FormatInt(n, 10) + " B"
-	case n < 1e6:
-		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + " kB"
-	case n < 1e9:
-		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
-	}
-	return strconv.FormatFloat(float64(n)/1e9, 'f', 2, 64) + " GB"
 }
 
 // Builder builds one site, again and again (watch mode): it keeps the
@@ -152,7 +135,7 @@ type Builder struct {
 	cfgData []byte
 	cfg     *config.Config
 	loader  *content.Loader
-	prev    *Manifest // manifest of the last build, when it went to the same folder
+	prev    *manifest.Manifest // manifest of the last build, when it went to the same folder
 	prevDir string
 	// last is the listing of the last build this Builder wrote: pages whose
 	// articles, count and links are the same are not rendered again.
@@ -234,11 +217,10 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	}
 	// The last build's manifest, needed to write, is read and parsed while
 	// the content loads.
-	var early func() manifestRead
+	var early func() (*manifest.Snapshot, error)
 	if !b.opt.Memory && (b.prev == nil || b.prevDir != outDir) {
-		ch := make(chan manifestRead, 1)
-		go func() { ch <- readManifestFile(outDir) }()
-		early = sync.OnceValue(func() manifestRead { return <-ch })
+		early = sync.OnceValues(func() (*manifest.Snapshot, error) { return readManifest(outDir) })
+		go early()
 	}
 	baseURL := cfg.BaseURL
 	if b.opt.BaseURL != "" {
@@ -248,9 +230,10 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	// A new Builder may find the content to be what the folder was built
 	// from, if it has a manifest (a cold build reads and parses in one
 	// pass); not the preview's first build, which must render every page.
-	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" && exists(filepath.Join(outDir, ManifestName)) {
+	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" && exists(filepath.Join(outDir, manifest.Name)) {
 		opts.Unchanged = func(digest [sha256.Size]byte) bool {
-			return b.builtFrom(early().m, baseURL, digest, now)
+			last, _ := early()
+			return last != nil && b.builtFrom(last.Manifest, baseURL, digest, now)
 		}
 	}
 	site, err := b.load(ctx, contentFS, opts)
@@ -284,23 +267,23 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	if max := cfg.Pagination.MaxOutputBytes; estimate > max {
 		return nil, diag.List{{Path: cfg.Path, Msg: fmt.Sprintf(
 			"the output would be %s in %d files, more than pagination.max_output_bytes (%s): use offsets: aligned, fewer limits, or raise max_output_bytes",
-			FormatBytes(estimate), len(pages), FormatBytes(max))}}
+			human.Bytes(estimate), len(pages), human.Bytes(max))}}
 	}
 
 	res := &Result{
 		OutDir: outDir, Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
 		Reparsed: site.Reparsed, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
 	}
-	m := &Manifest{
-		Format: ManifestFormat, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
+	m := &manifest.Manifest{
+		Format: manifest.Format, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
 		BaseURL: baseURL, Articles: len(site.Articles),
-		Pagination: ManifestPaging{
+		Pagination: manifest.Paging{
 			DefaultLimit: cfg.Pagination.DefaultLimit, MaxLimit: cfg.Pagination.MaxLimit,
 			Limits: cfg.Pagination.Limits, Offsets: cfg.Pagination.Offsets,
 		},
 	}
 	for _, c := range listing.Collections {
-		m.Collections = append(m.Collections, ManifestListing{Dir: c.Dir, Params: c.Params, Count: c.Count()})
+		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
 	}
 	if err := b.write(ctx, outDir, early, site, listing, pages, m, res); err != nil {
 		return nil, err
@@ -322,7 +305,7 @@ func (b *Builder) load(ctx context.Context, fsys fs.FS, opt content.Options) (*c
 
 // sourceDigest is Source.Digest: for content of the given digest, built
 // with this Builder's code, config and options, into the pages of files.
-func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte, files []File) string {
+func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte, files []manifest.File) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "feedgen source 1\n%q\n%q\nfuture=%t\n%d\n", b.opt.Code, baseURL, b.opt.Future, len(b.cfgData))
 	h.Write(b.cfgData)
@@ -353,7 +336,7 @@ func writeZone(w io.Writer, loc *time.Location) {
 // builtFrom reports whether m describes a build of the same code, config,
 // options and content (whose digest is given) as this one, into pages it
 // lists, and whether a build at now lists the same articles.
-func (b *Builder) builtFrom(m *Manifest, baseURL string, content [sha256.Size]byte, now time.Time) bool {
+func (b *Builder) builtFrom(m *manifest.Manifest, baseURL string, content [sha256.Size]byte, now time.Time) bool {
 	if m == nil || m.Source == nil {
 		return false
 	}
@@ -363,8 +346,8 @@ func (b *Builder) builtFrom(m *Manifest, baseURL string, content [sha256.Size]by
 }
 
 // source describes the inputs of a build of site into files.
-func (b *Builder) source(baseURL string, site *content.Site, files []File) *Source {
-	s := &Source{Digest: b.sourceDigest(baseURL, site.Digest, files), Drafts: site.Drafts, Scheduled: site.Scheduled}
+func (b *Builder) source(baseURL string, site *content.Site, files []manifest.File) *manifest.Source {
+	s := &manifest.Source{Digest: b.sourceDigest(baseURL, site.Digest, files), Drafts: site.Drafts, Scheduled: site.Scheduled}
 	if b.opt.Future {
 		return s
 	}
@@ -388,20 +371,20 @@ func (b *Builder) source(baseURL string, site *content.Site, files []File) *Sour
 // build, and reports every page unchanged. It returns nil, and no error,
 // when the folder does not hold what the manifest says, for a full build
 // to mend.
-func (b *Builder) unchanged(ctx context.Context, outDir string, early func() manifestRead, baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
+func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*manifest.Snapshot, error), baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
 	unlock, err := b.lock(ctx, outDir)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	r := b.manifestRead(outDir, early)
-	m := r.m
-	if !b.builtFrom(m, baseURL, content, now) {
+	r := b.lastManifest(outDir, early)
+	if r == nil || !b.builtFrom(r.Manifest, baseURL, content, now) {
 		return nil, nil // another build replaced it meanwhile
 	}
+	m := r.Manifest
 	res := &Result{
 		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
-		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.data,
+		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.Data,
 	}
 	keep := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
@@ -466,7 +449,7 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 // write renders every page of site's listing l and writes those whose
 // bytes changed, deletes pages that no longer exist, then writes the
 // manifest.
-func (b *Builder) write(ctx context.Context, outDir string, early func() manifestRead, site *content.Site, l *feed.Listing, pages []feed.Page, m *Manifest, res *Result) error {
+func (b *Builder) write(ctx context.Context, outDir string, early func() (*manifest.Snapshot, error), site *content.Site, l *feed.Listing, pages []feed.Page, m *manifest.Manifest, res *Result) error {
 	memory := b.opt.Memory
 	prev := b.prev
 	if !memory {
@@ -479,10 +462,12 @@ func (b *Builder) write(ctx context.Context, outDir string, early func() manifes
 		}
 		defer unlock()
 		if prev == nil || b.prevDir != outDir {
-			prev = b.manifestRead(outDir, early).m
+			if r := b.lastManifest(outDir, early); r != nil {
+				prev = r.Manifest
+			}
 		}
 	}
-	old := make(map[string]File)
+	old := make(map[string]manifest.File)
 	if prev != nil {
 		for _, f := range prev.Files {
 			old[f.Path] = f
@@ -514,7 +499,7 @@ func (b *Builder) write(ctx context.Context, outDir string, early func() manifes
 		}
 	}
 
-	files := make([]File, len(pages))
+	files := make([]manifest.File, len(pages))
 	var (
 		next, done        atomic.Int64
 		written, bytesOut atomic.Int64
@@ -572,7 +557,7 @@ func (b *Builder) write(ctx context.Context, outDir string, early func() manifes
 				if b.opt.OnPage != nil {
 					b.opt.OnPage(pg.Path, buf, sum)
 				}
-				f := File{Path: pg.Path, Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:]), Input: input}
+				f := manifest.File{Path: pg.Path, Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:]), Input: input}
 				files[i] = f
 				bytesOut.Add(f.Size)
 				o, known := old[pg.Path]
@@ -632,7 +617,7 @@ func (b *Builder) write(ctx context.Context, outDir string, early func() manifes
 		res.Deleted = deleted
 	}
 
-	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(files, func(a, b manifest.File) int { return strings.Compare(a.Path, b.Path) })
 	m.Files = files
 	if b.opt.Code != "" && len(res.Warnings) == 0 {
 		m.Source = b.source(l.BaseURL, site, m.Files)
@@ -644,7 +629,7 @@ func (b *Builder) write(ctx context.Context, outDir string, early func() manifes
 	}
 	data := m.Marshal()
 	if !memory {
-		mpath := filepath.Join(outDir, ManifestName)
+		mpath := filepath.Join(outDir, manifest.Name)
 		if cur, err := os.ReadFile(mpath); err != nil || !bytes.Equal(cur, data) {
 			if err := writeAtomic(mpath, data); err != nil {
 				return err
@@ -660,48 +645,31 @@ func samePaging(a, b config.Pagination) bool {
 	return a.DefaultLimit == b.DefaultLimit && a.Offsets == b.Offsets && slices.Equal(a.Limits, b.Limits)
 }
 
-// manifestRead is a manifest read from an output folder: info is the
-// file's, nil when there is none.
-type manifestRead struct {
-	m    *Manifest
-	data []byte
-	err  error
-	info fs.FileInfo
+// readManifest reads the manifest of outDir: nil, and no error, when there
+// is none.
+func readManifest(outDir string) (*manifest.Snapshot, error) {
+	r, err := manifest.Read(os.DirFS(outDir))
+	if errors.Is(err, manifest.ErrNoBuild) {
+		return nil, nil
+	}
+	return r, err
 }
 
-// readManifestFile reads and parses the manifest of outDir.
-func readManifestFile(outDir string) manifestRead {
-	f, err := os.Open(filepath.Join(outDir, ManifestName))
-	if err != nil {
-		return manifestRead{}
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return manifestRead{}
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return manifestRead{}
-	}
-	m, err := ParseManifest(data)
-	return manifestRead{m: m, data: data, err: err, info: info}
-}
-
-// manifestRead returns the manifest of outDir, with the build's lock held:
+// lastManifest returns the manifest of outDir, with the build's lock held:
 // the one read early, unless the file changed since (another build
-// finished meanwhile), in which case it is read again.
-func (b *Builder) manifestRead(outDir string, early func() manifestRead) manifestRead {
-	var r manifestRead
+// finished meanwhile), in which case it is read again. nil when there is
+// none, or it cannot be read (said on the log: every page is rewritten).
+func (b *Builder) lastManifest(outDir string, early func() (*manifest.Snapshot, error)) *manifest.Snapshot {
+	var r *manifest.Snapshot
+	var err error
 	if early != nil {
-		r = early()
+		r, err = early()
 	}
-	if now, err := os.Stat(filepath.Join(outDir, ManifestName)); early == nil ||
-		err != nil || r.info == nil || !os.SameFile(now, r.info) || now.Size() != r.info.Size() || !now.ModTime().Equal(r.info.ModTime()) {
-		r = readManifestFile(outDir)
+	if now, serr := os.Stat(filepath.Join(outDir, manifest.Name)); early == nil || serr != nil || !r.Current(now) {
+		r, err = readManifest(outDir)
 	}
-	if r.err != nil {
-		fmt.Fprintf(b.opt.Log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, ManifestName), r.err)
+	if err != nil {
+		fmt.Fprintf(b.opt.Log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, manifest.Name), err)
 	}
 	return r
 }
@@ -759,7 +727,7 @@ func sweep(outDir string, keep map[string]bool) (int, error) {
 // strays lists the files under outDir/articles that are not in keep (paths
 // relative to outDir), and every folder there, parents first.
 func strays(outDir string, keep map[string]bool) (files, dirs []string, err error) {
-	root := filepath.Join(outDir, feed.Dir)
+	root := filepath.Join(outDir, listing.Dir)
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {

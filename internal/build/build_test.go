@@ -20,6 +20,7 @@ import (
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -485,7 +486,7 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 		}
 		got, want := snap(t, filepath.Join(dir, "public")), snap(t, clean)
 		for path, w := range want {
-			if path != ManifestName && got[path].data != w.data {
+			if path != manifest.Name && got[path].data != w.data {
 				t.Errorf("%s: %s differs from a clean build", st.name, path)
 			}
 		}
@@ -562,16 +563,19 @@ func TestManifestReadEarly(t *testing.T) {
 	dir := site(t, 3)
 	out := filepath.Join(dir, "public")
 	mustBuild(t, dir)
-	first := readManifestFile(out)
-	early := func() manifestRead { return first }
-	editManifest(t, out, func(m *Manifest) { m.Files = m.Files[:1] })
+	first, err := readManifest(out)
+	if err != nil || first == nil {
+		t.Fatalf("reading the manifest: %v", err)
+	}
+	early := func() (*manifest.Snapshot, error) { return first, nil }
+	editManifest(t, out, func(m *manifest.Manifest) { m.Files = m.Files[:1] })
 	var log bytes.Buffer
 	b := New(Options{Log: &log})
-	if m := b.manifestRead(out, early).m; m == nil || len(m.Files) != 1 {
+	if m := b.lastManifest(out, early); m == nil || len(m.Files) != 1 {
 		t.Errorf("got a manifest of the files before the other build, want the other build's (1 file)")
 	}
 
-	write(t, dir, "public/"+ManifestName, "{not json")
+	write(t, dir, "public/"+manifest.Name, "{not json")
 	res, err := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}).Build(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // TestUnchangedInputs checks the no-change shortcut of a new Builder (a
@@ -70,13 +72,13 @@ func TestUnchangedInputs(t *testing.T) {
 			write(t, dir, "config.yaml", siteConfig+"# a comment\n")
 		}},
 		{name: "a page left out of the manifest", written: 1, change: func(t *testing.T, dir string) {
-			editManifest(t, filepath.Join(dir, "public"), func(m *Manifest) { m.Files = m.Files[1:] })
+			editManifest(t, filepath.Join(dir, "public"), func(m *manifest.Manifest) { m.Files = m.Files[1:] })
 		}},
 		{name: "a file not a page listed in the manifest", written: 0, deleted: 1, change: func(t *testing.T, dir string) {
 			write(t, dir, "public/articles/2/99.json", "{}")
 			sum := sha256.Sum256([]byte("{}"))
-			editManifest(t, filepath.Join(dir, "public"), func(m *Manifest) {
-				m.Files = append(m.Files, File{Path: "articles/2/99.json", Size: 2, SHA256: hex.EncodeToString(sum[:])})
+			editManifest(t, filepath.Join(dir, "public"), func(m *manifest.Manifest) {
+				m.Files = append(m.Files, manifest.File{Path: "articles/2/99.json", Size: 2, SHA256: hex.EncodeToString(sum[:])})
 			})
 		}},
 		{name: "build time reaches a scheduled article", written: -1, opt: at(later)},
@@ -164,9 +166,9 @@ func sameFiles(a, b snapshot) bool {
 		if !ok {
 			return false
 		}
-		if p == ManifestName {
-			ma, erra := ParseManifest([]byte(fa.data))
-			mb, errb := ParseManifest([]byte(fb.data))
+		if p == manifest.Name {
+			ma, erra := manifest.Parse([]byte(fa.data))
+			mb, errb := manifest.Parse([]byte(fb.data))
 			if erra != nil || errb != nil || sourceString(ma.Source) != sourceString(mb.Source) {
 				return false
 			}
@@ -179,7 +181,7 @@ func sameFiles(a, b snapshot) bool {
 	return true
 }
 
-func sourceString(s *Source) string {
+func sourceString(s *manifest.Source) string {
 	if s == nil {
 		return "none"
 	}
@@ -289,7 +291,7 @@ func TestUnchangedRechecksUnderLock(t *testing.T) {
 		done <- res
 	}()
 	<-waiting // the build found the content unchanged and waits for the lock
-	editManifest(t, out, func(m *Manifest) {
+	editManifest(t, out, func(m *manifest.Manifest) {
 		m.Source.Digest = strings.Repeat("0", 64) // as another build of other inputs would
 	})
 	unlock()
@@ -312,14 +314,14 @@ func (w signalWriter) Write(p []byte) (int, error) {
 
 // editManifest rewrites the manifest of the output folder out, changed by
 // edit.
-func editManifest(t *testing.T, out string, edit func(m *Manifest)) {
+func editManifest(t *testing.T, out string, edit func(m *manifest.Manifest)) {
 	t.Helper()
-	p := filepath.Join(out, ManifestName)
+	p := filepath.Join(out, manifest.Name)
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := ParseManifest(data)
+	m, err := manifest.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,9 @@
 package bundle
 
 import (
-	"io/fs"
-	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // Format is the version of the bundle's layout, recorded in bundle.json.
@@ -32,7 +29,7 @@ const Format = 1
 const (
 	InfoName     = "bundle.json"
 	ConfigName   = "config.yaml"
-	ManifestName = build.ManifestName
+	ManifestName = manifest.Name
 )
 
 // Info is bundle.json: what the bundle holds, readable without the rest.
@@ -44,33 +41,6 @@ type Info struct {
 	Articles  int       `json:"articles"`
 	Pages     int       `json:"pages"` // page files, index.json included
 	Bytes     int64     `json:"bytes"` // their size, uncompressed
-}
-
-// Problem is one thing wrong with an archive: Entry names the entry it is
-// about, "" for the archive as a whole.
-type Problem struct {
-	Entry string
-	Msg   string // lowercase, no final period
-}
-
-func (p Problem) String() string {
-	if p.Entry == "" {
-		return p.Msg
-	}
-	return p.Entry + ": " + p.Msg
-}
-
-// Problems are everything wrong with an archive, one line each. A
-// non-empty Problems is the error of Read and Open on an archive that
-// fails verification.
-type Problems []Problem
-
-func (ps Problems) Error() string {
-	lines := make([]string, len(ps))
-	for i, p := range ps {
-		lines[i] = p.String()
-	}
-	return strings.Join(lines, "\n")
 }
 
 // zip stores times as MS-DOS dates: from 1980 to 2107.
@@ -96,37 +66,4 @@ func entryTime(t time.Time) time.Time {
 // page.
 func reserved(name string) bool {
 	return name == InfoName || name == ConfigName || name == ManifestName
-}
-
-// checkName says what is wrong with an entry or manifest path, or "" when
-// it is a clean relative path: slash-separated, no "." or ".." element,
-// not absolute, no backslash, no control character.
-func checkName(name string) string {
-	switch {
-	case name == "":
-		return "empty name"
-	case strings.HasPrefix(name, "/"):
-		return "absolute path: entries must be relative to the archive"
-	case len(name) >= 2 && name[1] == ':' && ('a' <= name[0]|0x20 && name[0]|0x20 <= 'z'):
-		return "absolute path (a drive letter): entries must be relative to the archive"
-	case strings.Contains(name, `\`):
-		return `backslash in the name: entries must use forward slashes`
-	}
-	for _, el := range strings.Split(name, "/") {
-		if el == ".." {
-			return "the name leads outside the archive (..)"
-		}
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c < 0x20 || c == 0x7f {
-			return "control character in the name"
-		}
-	}
-	if p := strings.TrimSuffix(name, "/"); p == "." || !fs.ValidPath(p) {
-		return "not a clean relative path (an empty or . element)"
-	}
-	if !utf8.ValidString(name) {
-		return "the name is not valid UTF-8"
-	}
-	return ""
 }

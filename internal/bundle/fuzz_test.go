@@ -15,9 +15,10 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
-	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 var update = flag.Bool("update", false, "rewrite the bundles in testdata")
@@ -34,11 +35,11 @@ func tinyBundle(t testing.TB) []byte {
 	t.Helper()
 	page := []byte(`{"count":0,"next":null,"previous":null,"results":[]}`)
 	sum := sha256.Sum256(page)
-	m := build.Manifest{
-		Format: build.ManifestFormat, Generator: "feedgen test", BuildTime: buildTime,
-		BaseURL: "https://api.example.com", Pagination: build.ManifestPaging{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all"},
-		Collections: []build.ManifestListing{{Dir: "articles", Params: []feed.Param{}}},
-		Files:       []build.File{{Path: "articles/index.json", Size: int64(len(page)), SHA256: hex.EncodeToString(sum[:])}},
+	m := manifest.Manifest{
+		Format: manifest.Format, Generator: "feedgen test", BuildTime: buildTime,
+		BaseURL: "https://api.example.com", Pagination: manifest.Paging{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all"},
+		Collections: []manifest.Collection{{Dir: "articles", Params: []listing.Param{}}},
+		Files:       []manifest.File{{Path: "articles/index.json", Size: int64(len(page)), SHA256: hex.EncodeToString(sum[:])}},
 	}
 	output := fstest.MapFS{
 		"manifest.json":       {Data: m.Marshal()},
@@ -119,9 +120,9 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := read(data)
 		if err != nil {
-			var ps Problems
+			var ps diag.List
 			if !errors.As(err, &ps) || len(ps) == 0 {
-				t.Fatalf("got error %v, want Problems", err)
+				t.Fatalf("got error %v, want a diag.List", err)
 			}
 			for _, p := range ps {
 				if p.Msg == "" || strings.ContainsAny(p.String(), "\n\r") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/diag"
 )
 
 // buildTime is the build time of the test sites.
@@ -79,9 +80,9 @@ func problems(t testing.TB, data []byte) []string {
 	if err == nil {
 		return nil
 	}
-	var ps Problems
+	var ps diag.List
 	if !errors.As(err, &ps) {
-		t.Fatalf("got error %v, want Problems", err)
+		t.Fatalf("got error %v, want a diag.List", err)
 	}
 	lines := make([]string, len(ps))
 	for i, p := range ps {

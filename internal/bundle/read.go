@@ -4,9 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // Limits on what a bundle's own files may be, so that a damaged or
@@ -36,7 +35,7 @@ const (
 // from FS.
 type Bundle struct {
 	Info         Info
-	Manifest     *build.Manifest
+	Manifest     *manifest.Manifest
 	ManifestData []byte // manifest.json, byte for byte
 	Config       []byte // config.yaml
 	Size         int64  // bytes of the archive
@@ -60,7 +59,7 @@ func (b *Bundle) Close() error {
 }
 
 // Open opens the bundle in the file name and verifies it (see Read).
-// Problems with the archive come back as Problems; other errors (the file
+// Problems with the archive come back as a diag.List; other errors (the file
 // cannot be read) as themselves.
 func Open(ctx context.Context, name string) (*Bundle, error) {
 	f, err := os.Open(name)
@@ -92,7 +91,7 @@ func Open(ctx context.Context, name string) (*Bundle, error) {
 // known formats that agree, config.yaml), and every page against the
 // manifest: none missing, none extra, each decompressing to the size and
 // SHA-256 the manifest gives. Everything found wrong comes back at once,
-// as Problems sorted by entry (a read error of r is one too); the only
+// as a diag.List sorted by entry (a read error of r is one too); the only
 // other error is the context's. It never panics, whatever r holds.
 func Read(ctx context.Context, r io.ReaderAt, size int64) (*Bundle, error) {
 	v := &verifier{r: r, size: size}
@@ -102,7 +101,7 @@ func Read(ctx context.Context, r io.ReaderAt, size int64) (*Bundle, error) {
 	}
 	if len(v.problems) > 0 {
 		ps := v.problems
-		slices.SortStableFunc(ps, func(a, b Problem) int { return strings.Compare(a.Entry, b.Entry) })
+		ps.Sort()
 		return nil, ps
 	}
 	return b, nil
@@ -113,13 +112,13 @@ type verifier struct {
 	r        io.ReaderAt
 	size     int64
 	mu       sync.Mutex
-	problems Problems
+	problems diag.List
 }
 
 func (v *verifier) add(entry, format string, args ...any) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.problems = append(v.problems, Problem{Entry: entry, Msg: fmt.Sprintf(format, args...)})
+	v.problems.Add(entry, 0, fmt.Sprintf(format, args...))
 }
 
 func (v *verifier) run(ctx context.Context) (*Bundle, error) {
@@ -131,7 +130,7 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 	v.checkLayout(zr)
 
 	b := &Bundle{Size: v.size, zr: zr}
-	var m *build.Manifest
+	var m *manifest.Manifest
 	if f := es.files[ManifestName]; f != nil {
 		if b.ManifestData = v.readOwn(f, maxManifestSize); b.ManifestData != nil {
 			m = v.parseManifest(b.ManifestData)
@@ -201,7 +200,7 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 // be read, whatever the cause, is a problem with the archive.
 func (v *verifier) open() (*zip.Reader, error) {
 	if v.size == 0 {
-		return nil, Problems{{Msg: "not a zip archive: the file is empty"}}
+		return nil, diag.List{{Msg: "not a zip archive: the file is empty"}}
 	}
 	zr, err := zip.NewReader(v.r, v.size)
 	if err == nil || errors.Is(err, zip.ErrInsecurePath) {
@@ -212,13 +211,13 @@ func (v *verifier) open() (*zip.Reader, error) {
 	isZip := n == len(head) && string(head[:]) == "PK\x03\x04"
 	switch end := v.directoryEnd(); {
 	case isZip && end != endComplete:
-		return nil, Problems{{Msg: "truncated: the archive stops before its end (its central directory is missing); the file was cut short, copy it again"}}
+		return nil, diag.List{{Msg: "truncated: the archive stops before its end (its central directory is missing); the file was cut short, copy it again"}}
 	case isZip:
-		return nil, Problems{{Msg: fmt.Sprintf("damaged: the archive's central directory cannot be read (%v)", err)}}
+		return nil, diag.List{{Msg: fmt.Sprintf("damaged: the archive's central directory cannot be read (%v)", err)}}
 	case end == endMissing:
-		return nil, Problems{{Msg: "not a zip archive"}}
+		return nil, diag.List{{Msg: "not a zip archive"}}
 	}
-	return nil, Problems{{Msg: fmt.Sprintf("damaged: not a readable zip archive (%v)", err)}}
+	return nil, diag.List{{Msg: fmt.Sprintf("damaged: not a readable zip archive (%v)", err)}}
 }
 
 // What the end of an archive holds.
@@ -271,7 +270,7 @@ func (v *verifier) checkEntries(zr *zip.Reader) entrySet {
 			es.bad[f.Name] = true
 			continue
 		}
-		if msg := checkName(f.Name); msg != "" {
+		if msg := manifest.CheckPath(f.Name); msg != "" {
 			v.add(quoteName(f.Name), "%s", msg)
 			es.bad[f.Name] = true
 			continue
@@ -302,7 +301,7 @@ func (v *verifier) checkEntries(zr *zip.Reader) entrySet {
 
 // quoteName quotes a name that would not read well as it is in a message.
 func quoteName(name string) string {
-	if checkName(name) == "" && !strings.ContainsAny(name, " :\"") {
+	if manifest.CheckPath(name) == "" && !strings.ContainsAny(name, " :\"") {
 		return name
 	}
 	return strconv.Quote(name)
@@ -401,7 +400,7 @@ func readError(err error) string {
 
 // parseManifest reads manifest.json; nil when it is not a manifest this
 // feedgen reads (the problem is reported).
-func (v *verifier) parseManifest(data []byte) *build.Manifest {
+func (v *verifier) parseManifest(data []byte) *manifest.Manifest {
 	var head struct {
 		Format json.RawMessage `json:"format"`
 	}
@@ -409,19 +408,19 @@ func (v *verifier) parseManifest(data []byte) *build.Manifest {
 		v.add(ManifestName, "not a manifest: %v", err)
 		return nil
 	}
-	if string(head.Format) != strconv.Itoa(build.ManifestFormat) {
-		v.add(ManifestName, "manifest format %s is not supported (this feedgen reads format %d): open the bundle with the feedgen that wrote it", formatVersion(head.Format), build.ManifestFormat)
+	if string(head.Format) != strconv.Itoa(manifest.Format) {
+		v.add(ManifestName, "manifest format %s is not supported (this feedgen reads format %d): open the bundle with the feedgen that wrote it", formatVersion(head.Format), manifest.Format)
 		return nil
 	}
-	m, err := build.ParseManifest(data)
+	m, err := manifest.Parse(data)
 	if err != nil {
 		v.add(ManifestName, "not a manifest: %v", errors.Unwrap(err))
 		return nil
 	}
 	if ps := checkManifest(m); len(ps) > 0 {
-		for _, p := range ps {
-			v.add(p.Entry, "%s", p.Msg)
-		}
+		v.mu.Lock()
+		v.problems = append(v.problems, ps...)
+		v.mu.Unlock()
 		return nil
 	}
 	return m
@@ -440,7 +439,7 @@ func formatVersion(raw json.RawMessage) string {
 
 // parseInfo reads bundle.json into info and checks it against the
 // manifest m, when there is one.
-func (v *verifier) parseInfo(data []byte, m *build.Manifest, info *Info) {
+func (v *verifier) parseInfo(data []byte, m *manifest.Manifest, info *Info) {
 	var head struct {
 		Format json.RawMessage `json:"format"`
 	}
@@ -479,7 +478,7 @@ func (v *verifier) parseInfo(data []byte, m *build.Manifest, info *Info) {
 // pageCheck is a page entry to decompress and compare with the manifest.
 type pageCheck struct {
 	f    *zip.File
-	file build.File
+	file manifest.File
 }
 
 // checkPages decompresses every page on several cores and compares it
@@ -493,8 +492,7 @@ func (v *verifier) checkPages(ctx context.Context, todo []pageCheck) error {
 	)
 	for range min(runtime.GOMAXPROCS(0), max(1, len(todo))) {
 		wg.Go(func() {
-			h := sha256.New()
-			var sum [sha256.Size]byte
+			var buf []byte
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(todo) {
@@ -505,24 +503,21 @@ func (v *verifier) checkPages(ctx context.Context, todo []pageCheck) error {
 					return
 				}
 				c := todo[i]
-				want, _ := hex.DecodeString(c.file.SHA256)
 				rc, err := c.f.Open()
 				if err != nil {
 					v.add(c.file.Path, "corrupted: it cannot be opened (%v)", err)
 					continue
 				}
-				h.Reset()
-				n, err := io.Copy(h, io.LimitReader(rc, c.file.Size+1))
+				data, err := manifest.ReadChecked(rc, c.file, buf)
 				rc.Close()
+				var mm *manifest.Mismatch
 				switch {
+				case errors.As(err, &mm):
+					v.add(c.file.Path, "corrupted: %s", mm.Reason)
 				case err != nil:
-					v.add(c.file.Path, "corrupted: %s", readError(err))
-				case n > c.file.Size:
-					v.add(c.file.Path, "corrupted: longer than the %d bytes the manifest says", c.file.Size)
-				case n < c.file.Size:
-					v.add(c.file.Path, "corrupted: %d bytes, the manifest says %d", n, c.file.Size)
-				case !bytes.Equal(h.Sum(sum[:0]), want):
-					v.add(c.file.Path, "corrupted: its SHA-256 differs from the manifest's")
+					v.add(c.file.Path, "corrupted: %s", readError(errors.Unwrap(err)))
+				default:
+					buf = data[:0]
 				}
 			}
 		})

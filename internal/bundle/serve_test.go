@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/corpus"
-	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/server"
 )
 
@@ -115,7 +115,7 @@ func TestServeLikeDir(t *testing.T) {
 			var reqs []request
 			for _, f := range b.Manifest.Files {
 				target := "/articles/"
-				if l, off, index, ok := feed.ParsePagePath(f.Path); !ok {
+				if l, off, index, ok := listing.ParsePagePath(f.Path); !ok {
 					t.Fatalf("%s: not a page path", f.Path)
 				} else if !index {
 					target += "?limit=" + strconv.Itoa(l) + "&offset=" + strconv.Itoa(off)

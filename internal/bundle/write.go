@@ -5,8 +5,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // DefaultLevel is the deflate level of Write: about 0.23 of the output's
@@ -81,17 +80,11 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	if level < 1 || level > 9 {
 		return nil, fmt.Errorf("writing bundle: deflate level %d is not between 1 and 9", level)
 	}
-	mdata, err := fs.ReadFile(output, ManifestName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errors.New("no build here (no " + ManifestName + "): run feedgen build first")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading manifest: %w", err)
-	}
-	m, err := build.ParseManifest(mdata)
+	r, err := manifest.Read(output)
 	if err != nil {
 		return nil, err
 	}
+	m, mdata := r.Manifest, r.Data
 	if ps := checkManifest(m); len(ps) > 0 {
 		return nil, fmt.Errorf("checking the output's manifest: %w", ps)
 	}
@@ -175,7 +168,7 @@ func headerAt(t time.Time) (zip.FileHeader, error) {
 // pack reads, checks and compresses the entries on several goroutines and
 // hands them to write one at a time, in order. At most a few entries per
 // worker wait in memory to be written.
-func pack(ctx context.Context, output fs.FS, m *build.Manifest, entries []entry, level int, opt Options, write func(*entry, *packed) error) error {
+func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, entries []entry, level int, opt Options, write func(*entry, *packed) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	workers := opt.Workers
@@ -256,7 +249,7 @@ func pack(ctx context.Context, output fs.FS, m *build.Manifest, entries []entry,
 
 // packEntry reads entry e (a page from output, checked against the
 // manifest, or its data), and compresses it into comp.
-func packEntry(output fs.FS, m *build.Manifest, e *entry, c compressor, buf *[]byte, comp *bytes.Buffer) (*packed, error) {
+func packEntry(output fs.FS, m *manifest.Manifest, e *entry, c compressor, buf *[]byte, comp *bytes.Buffer) (*packed, error) {
 	data := e.data
 	if e.page >= 0 {
 		f := m.Files[e.page]
@@ -277,79 +270,30 @@ func packEntry(output fs.FS, m *build.Manifest, e *entry, c compressor, buf *[]b
 
 // readPage reads the page file f into *buf and checks it against its size
 // and SHA-256 in the manifest.
-func readPage(output fs.FS, f build.File, buf *[]byte) ([]byte, error) {
-	changed := func(how string) error {
-		return fmt.Errorf("%s: %s: the output changed since its manifest was written; run feedgen build again, and bundle once it is done", f.Path, how)
-	}
-	r, err := output.Open(f.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, changed("missing")
+func readPage(output fs.FS, f manifest.File, buf *[]byte) ([]byte, error) {
+	data, err := manifest.ReadPage(output, f, *buf)
+	var mm *manifest.Mismatch
+	if errors.As(err, &mm) {
+		return nil, fmt.Errorf("%w: the output changed since its manifest was written; run feedgen build again, and bundle once it is done", err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading page: %w", err)
+		return nil, err
 	}
-	defer r.Close()
-	if info, err := r.Stat(); err != nil || !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading page: %s is not a regular file", f.Path)
-	}
-	if int64(cap(*buf)) < f.Size+1 {
-		*buf = make([]byte, f.Size+1)
-	}
-	data := (*buf)[:f.Size+1]
-	n, err := io.ReadFull(r, data)
-	switch {
-	case n <= int(f.Size) && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)):
-		if n < int(f.Size) {
-			return nil, changed("shorter than the manifest says")
-		}
-	case err != nil:
-		return nil, fmt.Errorf("reading page: %w", err)
-	default:
-		return nil, changed("longer than the manifest says")
-	}
-	data = data[:f.Size]
-	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != f.SHA256 {
-		return nil, changed("its SHA-256 differs from the manifest")
-	}
+	*buf = data[:0]
 	return data, nil
 }
 
-// checkManifest checks what a bundle relies on in a manifest: every path
-// a clean relative path, listed once, not the name of one of the bundle's
-// own files, with a size and a SHA-256.
-func checkManifest(m *build.Manifest) Problems {
-	var ps Problems
-	seen := make(map[string]bool, len(m.Files))
+// checkManifest checks what a bundle relies on in a manifest: what every
+// reader relies on (manifest.Validate), and no page by the name of one of
+// the bundle's own files.
+func checkManifest(m *manifest.Manifest) diag.List {
+	ps := m.Validate()
 	for _, f := range m.Files {
-		switch msg := checkName(f.Path); {
-		case msg != "":
-			ps = append(ps, Problem{ManifestName, fmt.Sprintf("page %q: %s", f.Path, msg)})
-		case strings.HasSuffix(f.Path, "/"):
-			ps = append(ps, Problem{ManifestName, fmt.Sprintf("page %q: a folder, not a file", f.Path)})
-		case reserved(f.Path):
-			ps = append(ps, Problem{ManifestName, fmt.Sprintf("page %q: the name of one of the bundle's own files", f.Path)})
-		case seen[f.Path]:
-			ps = append(ps, Problem{ManifestName, fmt.Sprintf("page %s: listed twice", f.Path)})
-		case f.Size < 0 || !isSHA256(f.SHA256):
-			ps = append(ps, Problem{ManifestName, fmt.Sprintf("page %s: bad size or sha256", f.Path)})
+		if reserved(f.Path) {
+			ps.Add(ManifestName, 0, fmt.Sprintf("page %q: the name of one of the bundle's own files", f.Path))
 		}
-		seen[f.Path] = true
 	}
 	return ps
-}
-
-// isSHA256 reports whether s is a SHA-256 in lowercase hexadecimal.
-func isSHA256(s string) bool {
-	if len(s) != 2*sha256.Size {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func isASCII(s string) bool {

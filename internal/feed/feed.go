@@ -1,26 +1,19 @@
 // Package feed turns articles into the pages of the paginated listing:
-// their order, their links, their exact JSON bytes and the paths of the
-// files that hold them. It is the one place that knows the page layout.
+// their order and their exact JSON bytes. The listing's contract (links,
+// paths, query) is package listing's.
 package feed
 
 import (
 	"crypto/sha256"
-	"net/url"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/listing"
 )
-
-// Dir is the folder, inside the output folder, that holds every page.
-const Dir = "articles"
-
-// IndexPath is the page served for /articles/ with no query.
-const IndexPath = Dir + "/index.json"
 
 // Listing is every pre-rendered page of a site.
 type Listing struct {
@@ -29,20 +22,14 @@ type Listing struct {
 	Collections []*Collection // the main listing first
 }
 
-// Param is one query parameter that selects a collection (a filter).
-type Param struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
-
 // Collection is one ordered list of articles with its own pages: the main
 // listing, or a filtered one named by its query parameters.
 type Collection struct {
 	// Params are the filter parameters, sorted by key; none for the main listing.
-	Params []Param
+	Params []listing.Param
 	// Dir is the folder of its pages inside the output, e.g. "articles".
 	Dir      string
-	Articles []*content.Article // nil in a collection read back from a manifest
+	Articles []*content.Article
 	count    int
 
 	// chunks hold the encoded articles separated by commas (a chunk after
@@ -61,13 +48,6 @@ type Collection struct {
 // Count is the number of articles in the collection.
 func (c *Collection) Count() int { return c.count }
 
-// Described returns a collection known only by its folder, filter and
-// article count, as a build's manifest records it: enough to compute the
-// pages past its end (AppendEmptyPage), not to render its pages.
-func Described(dir string, params []Param, count int) *Collection {
-	return &Collection{Dir: dir, Params: params, count: count}
-}
-
 // New sorts articles newest first and encodes each of them once.
 // articles is not modified.
 func New(baseURL string, p config.Pagination, articles []*content.Article) *Listing {
@@ -80,7 +60,7 @@ func New(baseURL string, p config.Pagination, articles []*content.Article) *List
 func Update(prev *Listing, baseURL string, p config.Pagination, articles []*content.Article) *Listing {
 	sorted := slices.Clone(articles)
 	content.Sort(sorted)
-	main := &Collection{Dir: Dir, Articles: sorted, count: len(sorted)}
+	main := &Collection{Dir: listing.Dir, Articles: sorted, count: len(sorted)}
 	var known map[*content.Article]int
 	var pm *Collection
 	if prev != nil {
@@ -182,33 +162,21 @@ type Page struct {
 	Path   string // slash-separated, relative to the output folder
 }
 
-// PagePath returns the file of the page (limit, offset) of collection c.
-func PagePath(c *Collection, limit, offset int) string {
-	b := make([]byte, 0, len(c.Dir)+24)
-	b = append(b, c.Dir...)
-	b = append(b, '/')
-	b = strconv.AppendInt(b, int64(limit), 10)
-	b = append(b, '/')
-	b = strconv.AppendInt(b, int64(offset), 10)
-	b = append(b, ".json"...)
-	return string(b)
-}
-
 // Pages lists every page to write, in a stable order: per collection, its
 // index page (main listing only), then each limit's offsets ascending.
 func (l *Listing) Pages() []Page {
 	var pages []Page
 	p := l.Pagination
 	for _, c := range l.Collections {
-		if c.Dir == Dir {
-			pages = append(pages, Page{Coll: c, Limit: p.DefaultLimit, Offset: 0, Path: IndexPath})
+		if c.Dir == listing.Dir {
+			pages = append(pages, Page{Coll: c, Limit: p.DefaultLimit, Offset: 0, Path: listing.IndexPath})
 		}
 		for _, lim := range p.Limits {
 			for off := 0; off == 0 || off < c.Count(); off++ {
 				if p.Offsets == config.OffsetsAligned && off%lim != 0 {
 					continue
 				}
-				pages = append(pages, Page{Coll: c, Limit: lim, Offset: off, Path: PagePath(c, lim, off)})
+				pages = append(pages, Page{Coll: c, Limit: lim, Offset: off, Path: listing.PagePath(c.Dir, lim, off)})
 			}
 		}
 	}
@@ -286,121 +254,8 @@ func (l *Listing) PageSize(pg Page, scratch []byte) (int, []byte) {
 	return len(scratch) + pg.resultsSize() + 2, scratch
 }
 
-// AppendEmptyPage appends the page the original service gave for an offset
-// at or past the end of collection c: no results, no next link, and the
-// previous link by the usual rules. offset is a decimal number of any size.
-func (l *Listing) AppendEmptyPage(dst []byte, c *Collection, limit int, offset string) []byte {
-	dst = l.appendHead(dst, c, limit, offset)
-	return append(dst, "]}"...)
-}
-
-// appendHead writes {"count":C,"next":N,"previous":P,"results":[
+// appendHead writes the head of page (limit, offset) of c, up to the
+// opening bracket of its results.
 func (l *Listing) appendHead(dst []byte, c *Collection, limit int, offset string) []byte {
-	count := c.Count()
-	dst = append(dst, `{"count":`...)
-	dst = strconv.AppendInt(dst, int64(count), 10)
-	dst = append(dst, `,"next":`...)
-	off, small := smallInt(offset)
-	if !small || off+int64(limit) >= int64(count) {
-		dst = append(dst, "null"...)
-	} else {
-		dst = l.appendLink(dst, c, limit, strconv.FormatInt(off+int64(limit), 10))
-	}
-	dst = append(dst, `,"previous":`...)
-	switch {
-	case small && off <= 0:
-		dst = append(dst, "null"...)
-	case small && off-int64(limit) <= 0:
-		dst = l.appendLink(dst, c, limit, "")
-	default:
-		dst = l.appendLink(dst, c, limit, subtract(offset, limit))
-	}
-	return append(dst, `,"results":[`...)
-}
-
-// appendLink writes the JSON string of the link to page (limit, offset) of
-// c; an empty offset is left out. Parameters are in sorted key order and
-// encoded as an HTML form encodes them.
-func (l *Listing) appendLink(dst []byte, c *Collection, limit int, offset string) []byte {
-	u := make([]byte, 0, len(l.BaseURL)+64)
-	u = append(u, l.BaseURL...)
-	u = append(u, "/articles/?"...)
-	params := make([]Param, 0, len(c.Params)+2)
-	params = append(params, c.Params...)
-	params = append(params, Param{"limit", strconv.Itoa(limit)})
-	if offset != "" {
-		params = append(params, Param{"offset", offset})
-	}
-	slices.SortStableFunc(params, func(a, b Param) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
-	for i, p := range params {
-		if i > 0 {
-			u = append(u, '&')
-		}
-		u = append(u, url.QueryEscape(p.Key)...)
-		u = append(u, '=')
-		u = append(u, url.QueryEscape(p.Value)...)
-	}
-	return AppendString(dst, string(u))
-}
-
-// smallInt parses a non-negative decimal that fits in 62 bits.
-func smallInt(s string) (int64, bool) {
-	if len(s) > 18 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil
-}
-
-// subtract returns the decimal s - n for a decimal s of any size greater than n.
-func subtract(s string, n int) string {
-	if v, ok := smallInt(s); ok {
-		return strconv.FormatInt(v-int64(n), 10)
-	}
-	d := []byte(s)
-	borrow := n
-	for i := len(d) - 1; i >= 0 && borrow > 0; i-- {
-		v := int(d[i]-'0') - borrow%10
-		borrow /= 10
-		if v < 0 {
-			v += 10
-			borrow++
-		}
-		d[i] = byte('0' + v)
-	}
-	i := 0
-	for i < len(d)-1 && d[i] == '0' {
-		i++
-	}
-	return string(d[i:])
-}
-
-// ParsePagePath reads a page path written by PagePath or IndexPath, inside
-// the main listing's folder.
-func ParsePagePath(p string) (limit, offset int, index, ok bool) {
-	if p == IndexPath {
-		return 0, 0, true, true
-	}
-	rest, found := strings.CutPrefix(p, Dir+"/")
-	if !found {
-		return 0, 0, false, false
-	}
-	l, o, found := strings.Cut(strings.TrimSuffix(rest, ".json"), "/")
-	if !found || !strings.HasSuffix(rest, ".json") {
-		return 0, 0, false, false
-	}
-	limit, err1 := strconv.Atoi(l)
-	offset, err2 := strconv.Atoi(o)
-	if err1 != nil || err2 != nil || limit <= 0 || offset < 0 || strconv.Itoa(limit) != l || strconv.Itoa(offset) != o {
-		return 0, 0, false, false
-	}
-	return limit, offset, false, true
+	return listing.AppendHead(dst, l.BaseURL, c.Params, c.Count(), limit, offset)
 }

@@ -96,31 +96,6 @@ func TestLinks(t *testing.T) {
 	}
 }
 
-func TestEmptyPage(t *testing.T) {
-	tests := []struct {
-		name   string
-		count  int
-		offset string
-		want   string
-	}{
-		{"at the end", 45, "45", `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=25","results":[]}`},
-		{"past the end", 45, "100", `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=80","results":[]}`},
-		{"empty collection", 0, "0", `{"count":0,"next":null,"previous":null,"results":[]}`},
-		{"empty collection, offset below limit", 0, "5", `{"count":0,"next":null,"previous":"` + base + `/articles/?limit=20","results":[]}`},
-		{"huge offset", 3, "1000000000000000000000000000000", `{"count":3,"next":null,"previous":"` + base + `/articles/?limit=20&offset=999999999999999999999999999980","results":[]}`},
-		{"huge offset borrow", 3, "100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000015", `{"count":3,"next":null,"previous":"` + base + `/articles/?limit=20&offset=99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999995","results":[]}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			l := New(base, paging(20), articles(tt.count))
-			got := string(l.AppendEmptyPage(nil, l.Main(), 20, tt.offset))
-			if got != tt.want {
-				t.Errorf("got  %s\nwant %s", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestOrderTies(t *testing.T) {
 	t0 := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
 	in := []*content.Article{
@@ -194,17 +169,6 @@ func TestArticleJSON(t *testing.T) {
 	}
 }
 
-func TestDescribedEmptyPage(t *testing.T) {
-	l := &Listing{BaseURL: base, Pagination: paging(20)}
-	got := string(l.AppendEmptyPage(nil, Described(Dir, nil, 45), 20, "60"))
-	want := `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=40","results":[]}`
-	if got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-}
-
-// TestPagesAcrossChunks renders every page of a listing big enough to be
-// encoded in several chunks and checks each against the articles it holds.
 func TestPagesAcrossChunks(t *testing.T) {
 	l := New(base, paging(7, 100), articles(2000))
 	c := l.Main()
@@ -225,28 +189,3 @@ func TestPagesAcrossChunks(t *testing.T) {
 	}
 }
 
-func TestParsePagePath(t *testing.T) {
-	tests := []struct {
-		in            string
-		limit, offset int
-		index, ok     bool
-	}{
-		{"articles/index.json", 0, 0, true, true},
-		{"articles/20/40.json", 20, 40, false, true},
-		{"articles/20/040.json", 0, 0, false, false},
-		{"articles/0/0.json", 0, 0, false, false},
-		{"articles/20/-1.json", 0, 0, false, false},
-		{"articles/20/1.txt", 0, 0, false, false},
-		{"other/20/1.json", 0, 0, false, false},
-		{"articles/20/1/2.json", 0, 0, false, false},
-	}
-	for _, tt := range tests {
-		l, o, idx, ok := ParsePagePath(tt.in)
-		if l != tt.limit || o != tt.offset || idx != tt.index || ok != tt.ok {
-			t.Errorf("ParsePagePath(%q) = %d, %d, %v, %v; want %d, %d, %v, %v", tt.in, l, o, idx, ok, tt.limit, tt.offset, tt.index, tt.ok)
-		}
-		if ok && !idx && PagePath(&Collection{Dir: Dir}, l, o) != tt.in {
-			t.Errorf("PagePath does not give back %q", tt.in)
-		}
-	}
-}

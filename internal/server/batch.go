@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // A Batch carries pages from the build that renders them to the server,
@@ -98,7 +98,7 @@ func (b *Batch) Discard() {
 // written), taking the page bodies from batch, from the build being
 // served, or, for any other, from the output folder. It reports whether
 // it switched: not when m is the manifest of the build being served.
-func (s *Server) Install(m *build.Manifest, data []byte, batch *Batch) (bool, error) {
+func (s *Server) Install(m *manifest.Manifest, data []byte, batch *Batch) (bool, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
 	if err := batch.seal(); err != nil {

@@ -59,8 +59,8 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 	t.Cleanup(func() { ref.Shutdown(context.Background()) })
 	plain := ln.Addr().String()
 
-	etag := `"` + manifest(t, allSite.out).Files[0].SHA256 + `"`
-	for _, f := range manifest(t, allSite.out).Files {
+	etag := `"` + readManifest(t, allSite.out).Files[0].SHA256 + `"`
+	for _, f := range readManifest(t, allSite.out).Files {
 		if f.Path == "articles/5/0.json" {
 			etag = `"` + f.SHA256 + `"`
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/config"
-	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // FuzzServeQuery checks the mapping of any raw query to an answer, on a
@@ -41,7 +41,7 @@ func FuzzServeQuery(f *testing.F) {
 	var targets []target
 	for _, st := range []testSite{allSite, alignSite, noneSite} {
 		s, _ := newServer(f, Options{Dir: st.out})
-		m := manifest(f, st.out)
+		m := readManifest(f, st.out)
 		files := map[string][]byte{}
 		err := filepath.WalkDir(st.out, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -62,7 +62,7 @@ func FuzzServeQuery(f *testing.F) {
 		for _, tg := range targets {
 			resp := request(tg.s, http.MethodGet, "/articles/?"+raw, nil)
 			body := readBody(t, resp)
-			q := feed.ParseQuery(raw, tg.paging)
+			q := listing.ParseQuery(raw, tg.paging, nil)
 			off := q.Offset
 			if off == "" || off[0] == '-' || off != "0" && off[0] == '0' {
 				t.Fatalf("ParseQuery(%q) gave offset %q", raw, off)

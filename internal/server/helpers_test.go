@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // buildTime is the fixed build time of the test sites.
@@ -106,18 +107,14 @@ func file(t testing.TB, out string, limit, offset int) []byte {
 	return data
 }
 
-// manifest reads the manifest of an output.
-func manifest(t testing.TB, out string) *build.Manifest {
+// readManifest reads the manifest of an output.
+func readManifest(t testing.TB, out string) *manifest.Manifest {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(out, build.ManifestName))
+	r, err := manifest.Read(os.DirFS(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := build.ParseManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return r.Manifest
 }
 
 // newServer returns a server for out, its log going to the returned buffer.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 var titleLine = regexp.MustCompile(`(?m)^title: .*$`)
@@ -40,7 +41,7 @@ func editTitle(t *testing.T, s testSite, n int, title string) string {
 // the bytes of its file there.
 func checkServes(t *testing.T, s *Server, out string) {
 	t.Helper()
-	for _, f := range manifest(t, out).Files {
+	for _, f := range readManifest(t, out).Files {
 		limit, offset, index, ok := parsePage(f.Path)
 		if !ok {
 			continue
@@ -76,7 +77,7 @@ func parsePage(p string) (limit, offset int, index, ok bool) {
 
 // newSums counts the distinct page sums of manifest b that manifest a
 // does not have.
-func newSums(a, b *build.Manifest) int {
+func newSums(a, b *manifest.Manifest) int {
 	old := map[string]bool{}
 	for _, f := range a.Files {
 		old[f.SHA256] = true
@@ -97,16 +98,16 @@ func newSums(a, b *build.Manifest) int {
 func TestIncrementalReload(t *testing.T) {
 	s := makeSite(t, corpus.Options{Articles: 45, Limits: []int{5, 20}, Seed: 3})
 	srv, _ := newServer(t, Options{Dir: s.out})
-	before := manifest(t, s.out)
-	if got := srv.cur.Load().read; got != newSums(&build.Manifest{}, before) {
-		t.Errorf("first load read %d pages, want every distinct page, %d", got, newSums(&build.Manifest{}, before))
+	before := readManifest(t, s.out)
+	if got := srv.cur.Load().read; got != newSums(&manifest.Manifest{}, before) {
+		t.Errorf("first load read %d pages, want every distinct page, %d", got, newSums(&manifest.Manifest{}, before))
 	}
 	editTitle(t, s, 7, "A new title")
 	s.build(t, s.out)
 	if switched, err := srv.Reload(); err != nil || !switched {
 		t.Fatalf("Reload: %v, %v", switched, err)
 	}
-	after := manifest(t, s.out)
+	after := readManifest(t, s.out)
 	want := newSums(before, after)
 	if got := srv.cur.Load().read; got != want || want == 0 {
 		t.Errorf("reload read %d pages, want the %d with new bytes", got, want)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // reply is the answer to one request, decided once (decide) and then sent
@@ -48,11 +48,10 @@ func (s *Server) decide(st *site, method, path, rawQuery string, cond *condition
 	case http.MethodOptions:
 		return reply{status: http.StatusOK, listing: true, body: s.options}
 	default:
-		body := append([]byte(`{"detail":`), feed.AppendString(nil, `Method "`+method+`" not allowed.`)...)
-		return reply{status: http.StatusMethodNotAllowed, listing: true, body: append(body, '}')}
+		return reply{status: http.StatusMethodNotAllowed, listing: true, body: listing.AppendMethodNotAllowed(nil, method)}
 	}
 
-	q := feed.ParseQuery(rawQuery, st.paging)
+	q := listing.ParseQuery(rawQuery, st.paging, nil)
 	lp := st.lookup(q.Limit)
 	if lp == nil {
 		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}

@@ -24,8 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/build"
-	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // Defaults of Options.
@@ -119,13 +119,7 @@ func (o Options) withDefaults() Options {
 }
 
 // ListPath is the path of the listing.
-const ListPath = "/" + feed.Dir + "/"
-
-// The bodies of the answers that are not pages.
-const (
-	notFoundBody = `{"detail":"Not found."}`
-	optionsBody  = `{"name":"Article List","description":"","renders":["application/json","text/html"],"parses":["application/json","application/x-www-form-urlencoded","multipart/form-data"]}`
-)
+const ListPath = listing.Path
 
 // Server answers requests from the build it holds. It is an http.Handler.
 type Server struct {
@@ -156,15 +150,15 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		realClock:      realClock,
 		compactSlack:   compactSlack,
 		log:            &syncWriter{w: opt.Log},
-		allow:          []string{"GET, HEAD, OPTIONS"},
-		vary:           []string{"Accept"},
-		json:           []string{"application/json"},
+		allow:          []string{listing.Allow},
+		vary:           []string{listing.Vary},
+		json:           []string{listing.ContentType},
 		html:           []string{"text/html; charset=utf-8"},
 		zero:           []string{"0"},
-		notFoundLength: []string{strconv.Itoa(len(notFoundBody))},
-		optionsLength:  []string{strconv.Itoa(len(optionsBody))},
-		notFound:       []byte(notFoundBody),
-		options:        []byte(optionsBody),
+		notFoundLength: []string{strconv.Itoa(len(listing.NotFoundBody))},
+		optionsLength:  []string{strconv.Itoa(len(listing.OptionsBody))},
+		notFound:       []byte(listing.NotFoundBody),
+		options:        []byte(listing.OptionsBody),
 	}
 	if opt.AccessLog != nil {
 		s.accessLog = &accessLog{next: s, w: opt.AccessLog, now: opt.Now}
@@ -220,7 +214,7 @@ func (s *Server) Reload() (bool, error) {
 // load switches to a build: the one of manifest m (data, its bytes) with
 // page bodies from batch, or with m nil, the one whose manifest is in the
 // folder. The caller holds loadMu.
-func (s *Server) load(data []byte, m *build.Manifest, batch *Batch) (bool, error) {
+func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch) (bool, error) {
 	fsys := s.opt.FS
 	if fsys == nil && s.opt.Dir != "" {
 		root, err := os.OpenRoot(s.opt.Dir)
@@ -238,10 +232,11 @@ func (s *Server) load(data []byte, m *build.Manifest, batch *Batch) (bool, error
 		if fsys == nil {
 			return false, errors.New("no build to load: no folder, and none installed")
 		}
-		var err error
-		if data, m, err = readManifest(fsys); err != nil {
+		r, err := manifest.Read(fsys)
+		if err != nil {
 			return false, err
 		}
+		data, m = r.Data, r.Manifest
 	}
 	cur := s.cur.Load()
 	if cur.sameManifest(data) {

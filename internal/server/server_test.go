@@ -204,7 +204,7 @@ func TestStatuses(t *testing.T) {
 	s, _ := newServer(t, Options{Dir: allSite.out})
 	addr := strings.TrimPrefix(serve(t, s), "http://")
 
-	m := manifest(t, allSite.out)
+	m := readManifest(t, allSite.out)
 	etags := map[string]string{}
 	for _, f := range m.Files {
 		etags[f.Path] = `"` + f.SHA256 + `"`

@@ -5,19 +5,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/config"
-	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // site is one build held in memory: every page the manifest lists, with
@@ -31,8 +30,7 @@ import (
 type site struct {
 	manifestSum [sha256.Size]byte // of the manifest's bytes: the build's identity
 	buildTime   time.Time
-	listing     *feed.Listing    // base URL and pagination, for the pages past the end
-	coll        *feed.Collection // the main listing as the manifest describes it
+	baseURL     string // of the links, for the pages past the end
 	paging      config.Pagination
 	count       int
 	aligned     bool
@@ -76,29 +74,9 @@ type notReadyError struct{ err error }
 func (e notReadyError) Error() string { return e.err.Error() }
 func (e notReadyError) Unwrap() error { return e.err }
 
-// errNoBuild is a folder without a manifest.
-var errNoBuild = errors.New("no build here (no " + build.ManifestName + "): run feedgen build first")
-
-// readManifest reads the manifest of the build in fsys.
-func readManifest(fsys fs.FS) ([]byte, *build.Manifest, error) {
-	data, err := fs.ReadFile(fsys, build.ManifestName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, errNoBuild
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading manifest: %w", err)
-	}
-	m, err := build.ParseManifest(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	return data, m, nil
-}
-
 // fileRef is one page file of the manifest and where its body is.
 type fileRef struct {
-	path   string
-	size   int64
+	file   manifest.File
 	sum    [sha256.Size]byte
 	at     stored
 	li, ix int // limitPages index and page index; li < 0 for index.json
@@ -113,25 +91,21 @@ type fileRef struct {
 //
 // When the stores the pages are in hold more than twice their bytes plus
 // slack, the pages are copied to a new store (see compact).
-func loadSite(fsys fs.FS, data []byte, m *build.Manifest, prev *site, fresh *Batch, slack int64) (*site, error) {
-	p := m.Pagination.Pagination()
-	if err := checkPaging(p); err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
+func loadSite(fsys fs.FS, data []byte, m *manifest.Manifest, prev *site, fresh *Batch, slack int64) (*site, error) {
+	if ps := m.Validate(); len(ps) > 0 {
+		return nil, ps
 	}
-	count := -1
+	p := m.Pagination.Pagination()
+	count := 0
 	for _, c := range m.Collections {
-		if c.Dir == feed.Dir && len(c.Params) == 0 {
+		if c.Dir == listing.Dir && len(c.Params) == 0 {
 			count = c.Count
 		}
-	}
-	if count < 0 {
-		return nil, fmt.Errorf("manifest: no collection %q", feed.Dir)
 	}
 	s := &site{
 		manifestSum:  sha256.Sum256(data),
 		buildTime:    m.BuildTime,
-		listing:      &feed.Listing{BaseURL: m.BaseURL, Pagination: p},
-		coll:         feed.Described(feed.Dir, nil, count),
+		baseURL:      m.BaseURL,
 		paging:       p,
 		count:        count,
 		aligned:      p.Offsets == config.OffsetsAligned,
@@ -156,14 +130,8 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest, prev *site, fresh *Bat
 		if !ok {
 			continue // not a page this server answers with (a filter's, say)
 		}
-		if seen[f.Path] {
-			return nil, fmt.Errorf("manifest: %s listed twice", f.Path)
-		}
 		seen[f.Path] = true
-		r := fileRef{path: f.Path, size: f.Size, li: li, ix: ix}
-		if n, err := hex.Decode(r.sum[:], []byte(f.SHA256)); err != nil || n != sha256.Size || len(f.SHA256) != 2*sha256.Size || f.Size < 0 {
-			return nil, fmt.Errorf("manifest: %s: bad size or sha256", f.Path)
-		}
+		r := fileRef{file: f, sum: f.Sum(), li: li, ix: ix}
 		s.bytes += f.Size
 		at, known := s.bySum[r.sum]
 		if !known {
@@ -189,14 +157,14 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest, prev *site, fresh *Bat
 	for _, lp := range s.limits {
 		for i := range lp.pages {
 			if p := s.pagePath(lp.limit, i); !seen[p] {
-				return nil, fmt.Errorf("manifest: page %s is missing", p)
+				return nil, fmt.Errorf("%s: page %s is missing", manifest.Name, p)
 			}
 		}
 	}
 	if disk != nil {
 		if fsys == nil {
 			disk.discard()
-			return nil, fmt.Errorf("page %s is neither in memory nor in a folder", refs[toRead[0]].path)
+			return nil, fmt.Errorf("page %s is neither in memory nor in a folder", refs[toRead[0]].file.Path)
 		}
 		if err := readFiles(fsys, refs, toRead); err != nil {
 			disk.discard()
@@ -219,10 +187,10 @@ func loadSite(fsys fs.FS, data []byte, m *build.Manifest, prev *site, fresh *Bat
 			continue // index.json: the same page as (default limit, 0)
 		}
 		at := s.bySum[r.sum]
-		ln, ok := lengths[r.size]
+		ln, ok := lengths[r.file.Size]
 		if !ok {
-			ln = []string{strconv.FormatInt(r.size, 10)}
-			lengths[r.size] = ln
+			ln = []string{strconv.FormatInt(r.file.Size, 10)}
+			lengths[r.file.Size] = ln
 		}
 		s.limits[r.li].pages[r.ix] = page{
 			body:   at.st.bytes(at.off, at.size),
@@ -280,34 +248,19 @@ func (s *site) compact(slack int64) error {
 	return nil
 }
 
-// checkPaging checks what the server relies on: positive limits, with the
-// default and maximum among them.
-func checkPaging(p config.Pagination) error {
-	if len(p.Limits) == 0 || !slices.IsSorted(p.Limits) || p.Limits[0] <= 0 {
-		return fmt.Errorf("bad limits %v", p.Limits)
-	}
-	if !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {
-		return fmt.Errorf("default_limit %d or max_limit %d is not one of limits %v", p.DefaultLimit, p.MaxLimit, p.Limits)
-	}
-	if p.Offsets != config.OffsetsAll && p.Offsets != config.OffsetsAligned {
-		return fmt.Errorf("unknown offsets mode %q", p.Offsets)
-	}
-	return nil
-}
-
 // pagePath is the file of page i of limit l.
 func (s *site) pagePath(l, i int) string {
 	if s.aligned {
 		i *= l
 	}
-	return feed.PagePath(s.coll, l, i)
+	return listing.PagePath(listing.Dir, l, i)
 }
 
 // place maps a manifest path onto the page it holds: (limit index, page
 // index), or li = -1 for the index page. ok is false for a path that is
 // not a page of the main listing.
 func (s *site) place(p string) (li, ix int, ok bool) {
-	l, off, index, ok := feed.ParsePagePath(p)
+	l, off, index, ok := listing.ParsePagePath(p)
 	if !ok {
 		return 0, 0, false
 	}
@@ -351,7 +304,8 @@ func canonical(s string) (int, bool) {
 }
 
 // readFiles reads the files refs[i] for every i in todo into their
-// places, on several cores, and checks their sizes and SHA-256 sums.
+// places, on several cores, checked against their sizes and SHA-256 sums.
+// A file that differs gives a notReadyError.
 func readFiles(fsys fs.FS, refs []fileRef, todo []int) error {
 	var (
 		next    atomic.Int64
@@ -368,13 +322,15 @@ func readFiles(fsys fs.FS, refs []fileRef, todo []int) error {
 					return
 				}
 				r := refs[todo[i]]
-				if int64(cap(buf)) < r.size {
-					buf = make([]byte, r.size)
-				}
-				err := readFile(fsys, r, buf[:r.size])
-				if err == nil {
-					if err = r.at.st.writeAt(buf[:r.size], r.at.off); err != nil {
-						err = fmt.Errorf("storing %s: %w", r.path, err)
+				data, err := manifest.ReadPage(fsys, r.file, buf)
+				var mm *manifest.Mismatch
+				switch {
+				case errors.As(err, &mm):
+					err = notReadyError{err}
+				case err == nil:
+					buf = data[:0]
+					if err = r.at.st.writeAt(data, r.at.off); err != nil {
+						err = fmt.Errorf("storing %s: %w", r.file.Path, err)
 					}
 				}
 				if err != nil {
@@ -387,36 +343,6 @@ func readFiles(fsys fs.FS, refs []fileRef, todo []int) error {
 	}
 	wg.Wait()
 	return first
-}
-
-// readFile reads one page file into dst, which is exactly as long as the
-// manifest says the file is, and checks its bytes.
-func readFile(fsys fs.FS, r fileRef, dst []byte) error {
-	f, err := fsys.Open(r.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return notReadyError{fmt.Errorf("%s: missing", r.path)}
-	}
-	if err != nil {
-		return fmt.Errorf("reading page: %w", err)
-	}
-	defer f.Close()
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", r.path)
-	}
-	if _, err := io.ReadFull(f, dst); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return notReadyError{fmt.Errorf("%s: shorter than the manifest says", r.path)}
-		}
-		return fmt.Errorf("reading page: %w", err)
-	}
-	var one [1]byte
-	if n, _ := f.Read(one[:]); n > 0 {
-		return notReadyError{fmt.Errorf("%s: longer than the manifest says", r.path)}
-	}
-	if sha256.Sum256(dst) != r.sum {
-		return notReadyError{fmt.Errorf("%s: sha256 differs from the manifest", r.path)}
-	}
-	return nil
 }
 
 // etag returns the strong entity tag of a body with SHA-256 sum.
@@ -441,7 +367,7 @@ func (s *site) lookup(limit int) *limitPages {
 // emptyPage renders the page past the end for (limit, offset), offset a
 // canonical decimal of any size.
 func (s *site) emptyPage(limit int, offset string) page {
-	body := s.listing.AppendEmptyPage(nil, s.coll, limit, offset)
+	body := listing.AppendEmptyPage(nil, s.baseURL, nil, s.count, limit, offset)
 	sum := sha256.Sum256(body)
 	return page{body: body, etag: []string{etag(sum[:])}, length: []string{strconv.Itoa(len(body))}}
 }
@@ -449,7 +375,7 @@ func (s *site) emptyPage(limit int, offset string) page {
 // describe is a one-line description of the build, for the log.
 func (s *site) describe() string {
 	return fmt.Sprintf("build of %s (%d articles, %d pages, %s)",
-		s.buildTime.UTC().Format(time.RFC3339), s.count, s.pages, build.FormatBytes(s.bytes))
+		s.buildTime.UTC().Format(time.RFC3339), s.count, s.pages, human.Bytes(s.bytes))
 }
 
 // sameManifest reports whether data is the manifest s was loaded from.

@@ -20,8 +20,8 @@ import (
 	"time"
 	"weak"
 
-	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // readTree returns every file under dir by slash-separated relative path.
@@ -213,11 +213,11 @@ func TestWatchSwitches(t *testing.T) {
 	files := readTree(t, half)
 	const late = "articles/5/0.json"
 	for p, data := range files {
-		if p != late && p != build.ManifestName {
+		if p != late && p != manifest.Name {
 			write(t, filepath.Join(out, p), string(data))
 		}
 	}
-	write(t, filepath.Join(out, build.ManifestName), string(files[build.ManifestName]))
+	write(t, filepath.Join(out, manifest.Name), string(files[manifest.Name]))
 	defer func() {
 		if t.Failed() {
 			t.Logf("log:\n%s", log.String())
@@ -259,7 +259,7 @@ func write(t *testing.T, name, data string) {
 // with a message that says why.
 func TestNewErrors(t *testing.T) {
 	badFormat := t.TempDir()
-	os.WriteFile(filepath.Join(badFormat, build.ManifestName), []byte(`{"format":99}`), 0o644)
+	os.WriteFile(filepath.Join(badFormat, manifest.Name), []byte(`{"format":99}`), 0o644)
 	missing := t.TempDir()
 	siteA := makeSite(t, corpus.Options{Articles: 10, Limits: []int{5}, Seed: 1})
 	os.Remove(filepath.Join(siteA.out, "articles", "5", "3.json"))
@@ -301,32 +301,6 @@ func TestNewWaitsForBuild(t *testing.T) {
 	}
 	if got := s.Current().Articles; got != 10 {
 		t.Errorf("got %d articles, want 10", got)
-	}
-}
-
-func TestChanged(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	os.WriteFile(a, []byte("1"), 0o644)
-	os.WriteFile(b, []byte("12"), 0o644)
-	ia, _ := os.Stat(a)
-	ib, _ := os.Stat(b)
-	ia2, _ := os.Stat(a)
-	tests := []struct {
-		name string
-		x, y os.FileInfo
-		want bool
-	}{
-		{"same", ia, ia2, false},
-		{"other file", ia, ib, true},
-		{"appeared", nil, ia, true},
-		{"vanished", ia, nil, true},
-		{"neither", nil, nil, false},
-	}
-	for _, tt := range tests {
-		if got := changed(tt.x, tt.y); got != tt.want {
-			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
-		}
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -21,7 +21,7 @@ import (
 // any failure, the server keeps answering from the build it had.
 func (s *Server) Watch(ctx context.Context) {
 	dir := s.opt.Dir
-	manifest := filepath.Join(dir, build.ManifestName)
+	manifestPath := filepath.Join(dir, manifest.Name)
 	var (
 		events <-chan fsnotify.Event
 		errs   <-chan error
@@ -65,7 +65,7 @@ func (s *Server) Watch(ctx context.Context) {
 		}
 	}
 
-	lastManifest, _ := os.Stat(manifest)
+	lastManifest, _ := os.Stat(manifestPath)
 	lastDir, _ := os.Stat(dir)
 	for {
 		select {
@@ -76,7 +76,7 @@ func (s *Server) Watch(ctx context.Context) {
 				events = nil
 				continue
 			}
-			if filepath.Base(ev.Name) == build.ManifestName && ev.Has(fsnotify.Create|fsnotify.Write) {
+			if filepath.Base(ev.Name) == manifest.Name && ev.Has(fsnotify.Create|fsnotify.Write) {
 				reload()
 			}
 		case err, ok := <-errs:
@@ -95,19 +95,11 @@ func (s *Server) Watch(ctx context.Context) {
 				lastDir = info
 				w.Add(dir)
 			}
-			info, _ := os.Stat(manifest)
-			if changed(lastManifest, info) {
+			info, _ := os.Stat(manifestPath)
+			if !manifest.SameFile(lastManifest, info) {
 				lastManifest = info
 				reload()
 			}
 		}
 	}
-}
-
-// changed reports whether a file's stat results differ.
-func changed(a, b os.FileInfo) bool {
-	if a == nil || b == nil {
-		return a != b
-	}
-	return !os.SameFile(a, b) || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime())
 }

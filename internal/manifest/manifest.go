@@ -1,4 +1,9 @@
-package build
+// Package manifest owns the manifest of a build: the file, written last
+// into the output folder, that lists every page with its size and SHA-256,
+// the collections and their counts, and the pagination the pages were
+// rendered with. The build writes it; the server, bundles and publishing
+// read it and check a build against it here.
+package manifest
 
 import (
 	"bytes"
@@ -8,26 +13,26 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/config"
-	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
-// ManifestName is the manifest's file name in the output folder.
-const ManifestName = "manifest.json"
+// Name is the manifest's file name in the output folder.
+const Name = "manifest.json"
 
-// ManifestFormat is the version of the manifest's format.
-const ManifestFormat = 1
+// Format is the version of the manifest's format.
+const Format = 1
 
 // Manifest describes one build: the listing's parameters, and every page
 // file with its size and SHA-256. It is written last, so it always
 // describes complete files.
 type Manifest struct {
-	Format      int               `json:"format"`
-	Generator   string            `json:"generator"`
-	BuildTime   time.Time         `json:"build_time"`
-	BaseURL     string            `json:"base_url"`
-	Articles    int               `json:"articles"`
-	Pagination  ManifestPaging    `json:"pagination"`
-	Collections []ManifestListing `json:"collections"`
+	Format      int          `json:"format"`
+	Generator   string       `json:"generator"`
+	BuildTime   time.Time    `json:"build_time"`
+	BaseURL     string       `json:"base_url"`
+	Articles    int          `json:"articles"`
+	Pagination  Paging       `json:"pagination"`
+	Collections []Collection `json:"collections"`
 	// Source, when set, says what the pages were made of; absent when
 	// the build had warnings (a build that skips loading could not
 	// repeat them) or the program cannot name its code (Options.Code).
@@ -58,8 +63,8 @@ type Source struct {
 	Until *time.Time `json:"until,omitempty"`
 }
 
-// ManifestPaging is the pagination the pages were rendered with.
-type ManifestPaging struct {
+// Paging is the pagination the pages were rendered with.
+type Paging struct {
 	DefaultLimit int    `json:"default_limit"`
 	MaxLimit     int    `json:"max_limit"`
 	Limits       []int  `json:"limits"`
@@ -67,15 +72,15 @@ type ManifestPaging struct {
 }
 
 // Pagination returns p as a config value.
-func (p ManifestPaging) Pagination() config.Pagination {
+func (p Paging) Pagination() config.Pagination {
 	return config.Pagination{DefaultLimit: p.DefaultLimit, MaxLimit: p.MaxLimit, Limits: p.Limits, Offsets: p.Offsets}
 }
 
-// ManifestListing is one collection: its folder, filter and article count.
-type ManifestListing struct {
-	Dir    string       `json:"dir"`
-	Params []feed.Param `json:"params"`
-	Count  int          `json:"count"`
+// Collection is one collection: its folder, filter and article count.
+type Collection struct {
+	Dir    string          `json:"dir"`
+	Params []listing.Param `json:"params"`
+	Count  int             `json:"count"`
 }
 
 // File is one page of the output.
@@ -84,19 +89,19 @@ type File struct {
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
 	// Input is the hex digest of what the page was made of
-	// (feed.Listing.PageInput): the next build, in another process, finds
+	// (see feed.Listing.PageInput): the next build, in another process, finds
 	// the pages whose input did not change without rendering them.
 	Input string `json:"input,omitempty"`
 }
 
-// ParseManifest reads a manifest and checks its format version.
-func ParseManifest(data []byte) (*Manifest, error) {
+// Parse reads a manifest and checks its format version.
+func Parse(data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
-	if m.Format != ManifestFormat {
-		return nil, fmt.Errorf("manifest format %d is not supported (this feedgen reads format %d): rebuild the output", m.Format, ManifestFormat)
+	if m.Format != Format {
+		return nil, fmt.Errorf("manifest format %d is not supported (this feedgen reads format %d): rebuild the output", m.Format, Format)
 	}
 	return &m, nil
 }
@@ -115,7 +120,7 @@ func (m *Manifest) Marshal() []byte {
 			b.WriteString(",\n")
 		}
 		b.WriteString(`{"path":`)
-		b.Write(feed.AppendString(nil, f.Path))
+		b.Write(listing.AppendString(nil, f.Path))
 		b.WriteString(`,"size":`)
 		b.WriteString(strconv.FormatInt(f.Size, 10))
 		b.WriteString(`,"sha256":"`)

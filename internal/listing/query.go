@@ -1,6 +1,7 @@
-package feed
+package listing
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -8,9 +9,14 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 )
 
-// Query is a request for one page, as the original service understood it.
+// Query is a request for one page, as the original service understood it:
+// the key of a page, (collection, limit, offset).
 type Query struct {
-	Limit int // the effective limit: default when absent or invalid, clamped to max_limit
+	// Params are the filters that select the collection, sorted by key:
+	// the last non-empty value of each parameter named as a filter. None
+	// for the main listing.
+	Params []Param
+	Limit  int // the effective limit: default when absent or invalid, clamped to max_limit
 	// Offset is the effective offset as a canonical decimal (no sign, no
 	// leading zeros): it may be larger than any integer type.
 	Offset string
@@ -20,10 +26,12 @@ type Query struct {
 // service did: pairs split on '&' only, keys and values percent-decoded
 // with '+' as a space (invalid UTF-8 becomes U+FFFD), the last value of a
 // parameter wins, and limit and offset read as the original's language
-// read integers. Unknown parameters are ignored.
-func ParseQuery(raw string, p config.Pagination) Query {
+// read integers. The parameters named in filters select a collection (an
+// empty value is no filter); other parameters are ignored.
+func ParseQuery(raw string, p config.Pagination, filters []string) Query {
 	var limit, offset string
 	var haveLimit, haveOffset bool
+	var params []Param
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
@@ -36,9 +44,19 @@ func ParseQuery(raw string, p config.Pagination) Query {
 			limit, haveLimit = v, true
 		case "offset":
 			offset, haveOffset = v, true
+		default:
+			if len(filters) > 0 {
+				params = setParam(params, filters, unescape(k), v)
+			}
 		}
 	}
 	q := Query{Limit: p.DefaultLimit, Offset: "0"}
+	for _, f := range params {
+		if f.Value != "" {
+			q.Params = append(q.Params, Param{Key: f.Key, Value: unescape(f.Value)})
+		}
+	}
+	slices.SortFunc(q.Params, func(a, b Param) int { return strings.Compare(a.Key, b.Key) })
 	if haveLimit {
 		if neg, digits, ok := ParseInt(unescape(limit)); ok && !neg && digits != "0" {
 			q.Limit = p.MaxLimit
@@ -53,6 +71,21 @@ func ParseQuery(raw string, p config.Pagination) Query {
 		}
 	}
 	return q
+}
+
+// setParam records the raw value v of parameter key when key is one of
+// filters: the last value of a parameter wins.
+func setParam(params []Param, filters []string, key, v string) []Param {
+	if !slices.Contains(filters, key) {
+		return params
+	}
+	for i := range params {
+		if params[i].Key == key {
+			params[i].Value = v
+			return params
+		}
+	}
+	return append(params, Param{Key: key, Value: v})
 }
 
 // unescape percent-decodes s with '+' as a space, as an HTML form is

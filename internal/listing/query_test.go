@@ -1,6 +1,8 @@
-package feed
+package listing
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -63,7 +65,7 @@ func TestParseQuery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			q := ParseQuery(tt.query, testPaging)
+			q := ParseQuery(tt.query, testPaging, nil)
 			if q.Limit != tt.wantLimit || q.Offset != tt.wantOffset {
 				t.Errorf("ParseQuery(%q) = limit %d offset %s, want limit %d offset %s", tt.query, q.Limit, q.Offset, tt.wantLimit, tt.wantOffset)
 			}
@@ -99,7 +101,7 @@ func FuzzParseQuery(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		q := ParseQuery(raw, testPaging)
+		q := ParseQuery(raw, testPaging, nil)
 		if q.Limit < 1 || q.Limit > testPaging.MaxLimit {
 			t.Fatalf("limit %d out of range", q.Limit)
 		}
@@ -109,8 +111,38 @@ func FuzzParseQuery(f *testing.F) {
 		if !utf8.ValidString(unescape(raw)) {
 			t.Fatalf("unescape gave invalid UTF-8")
 		}
-		l := New(base, testPaging, articles(3))
-		page := l.AppendEmptyPage(nil, l.Main(), q.Limit, q.Offset)
-		decode(t, page)
+		page := AppendEmptyPage(nil, base, q.Params, 3, q.Limit, q.Offset)
+		if !json.Valid(page) {
+			t.Fatalf("page past the end is not JSON: %s", page)
+		}
 	})
+}
+
+func TestParseQueryFilters(t *testing.T) {
+	filters := []string{"category", "section", "tag"}
+	tests := []struct {
+		query string
+		want  []Param
+	}{
+		{"", nil},
+		{"tag=Go", []Param{{"tag", "Go"}}},
+		{"tag=", nil},
+		{"tag=Go&tag=", nil},
+		{"tag=&tag=Go", []Param{{"tag", "Go"}}},
+		{"tag=a&tag=b", []Param{{"tag", "b"}}},
+		{"tag=C%2B%2B+x", []Param{{"tag", "C++ x"}}},
+		{"section=news&category=politics&limit=50", []Param{{"category", "politics"}, {"section", "news"}}},
+		{"author=ivan&tag=Go", []Param{{"tag", "Go"}}},
+		{"t%61g=%D0%81%D0%B6", []Param{{"tag", "Ёж"}}},
+		{"tag=%ff", []Param{{"tag", "\ufffd"}}},
+	}
+	for _, tt := range tests {
+		q := ParseQuery(tt.query, testPaging, filters)
+		if !slices.Equal(q.Params, tt.want) {
+			t.Errorf("ParseQuery(%q).Params = %q, want %q", tt.query, q.Params, tt.want)
+		}
+	}
+	if q := ParseQuery("tag=Go", testPaging, nil); q.Params != nil {
+		t.Errorf("without filters: Params = %q, want none", q.Params)
+	}
 }

@@ -1,4 +1,4 @@
-package feed
+package listing
 
 import (
 	"encoding/json"

@@ -1,0 +1,23 @@
+package listing
+
+// The headers of every answer from the listing's path.
+const (
+	Allow       = "GET, HEAD, OPTIONS"
+	Vary        = "Accept"
+	ContentType = "application/json"
+)
+
+// The bodies of the answers that are not pages: a request no page answers
+// (404), and OPTIONS (200).
+const (
+	NotFoundBody = `{"detail":"Not found."}`
+	OptionsBody  = `{"name":"Article List","description":"","renders":["application/json","text/html"],"parses":["application/json","application/x-www-form-urlencoded","multipart/form-data"]}`
+)
+
+// AppendMethodNotAllowed appends the body of the 405 answer to a request
+// with method: {"detail":"Method \"POST\" not allowed."}.
+func AppendMethodNotAllowed(dst []byte, method string) []byte {
+	dst = append(dst, `{"detail":`...)
+	dst = AppendString(dst, `Method "`+method+`" not allowed.`)
+	return append(dst, '}')
+}

@@ -1,0 +1,106 @@
+package listing
+
+import (
+	"strconv"
+	"testing"
+)
+
+const base = "https://api.example.com"
+
+func TestAppendHead(t *testing.T) {
+	tests := []struct {
+		name                 string
+		count, limit, offset int
+		want                 string
+	}{
+		{"offset 0", 45, 20, 0, `{"count":45,"next":"` + base + `/articles/?limit=20&offset=20","previous":null,"results":[`},
+		{"offset below limit drops offset in previous", 45, 20, 7, `{"count":45,"next":"` + base + `/articles/?limit=20&offset=27","previous":"` + base + `/articles/?limit=20","results":[`},
+		{"offset equal to limit", 45, 20, 20, `{"count":45,"next":"` + base + `/articles/?limit=20&offset=40","previous":"` + base + `/articles/?limit=20","results":[`},
+		{"middle", 100, 20, 40, `{"count":100,"next":"` + base + `/articles/?limit=20&offset=60","previous":"` + base + `/articles/?limit=20&offset=20","results":[`},
+		{"last page", 45, 20, 40, `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=20","results":[`},
+		{"count exact multiple of limit", 40, 20, 20, `{"count":40,"next":null,"previous":"` + base + `/articles/?limit=20","results":[`},
+		{"single page", 5, 20, 0, `{"count":5,"next":null,"previous":null,"results":[`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(AppendHead(nil, base, nil, tt.count, tt.limit, strconv.Itoa(tt.offset)))
+			if got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEmptyPage(t *testing.T) {
+	tests := []struct {
+		name   string
+		count  int
+		offset string
+		want   string
+	}{
+		{"at the end", 45, "45", `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=25","results":[]}`},
+		{"past the end", 45, "100", `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=80","results":[]}`},
+		{"past the end, aligned", 45, "60", `{"count":45,"next":null,"previous":"` + base + `/articles/?limit=20&offset=40","results":[]}`},
+		{"empty collection", 0, "0", `{"count":0,"next":null,"previous":null,"results":[]}`},
+		{"empty collection, offset below limit", 0, "5", `{"count":0,"next":null,"previous":"` + base + `/articles/?limit=20","results":[]}`},
+		{"huge offset", 3, "1000000000000000000000000000000", `{"count":3,"next":null,"previous":"` + base + `/articles/?limit=20&offset=999999999999999999999999999980","results":[]}`},
+		{"huge offset borrow", 3, "100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000015", `{"count":3,"next":null,"previous":"` + base + `/articles/?limit=20&offset=99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999995","results":[]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(AppendEmptyPage(nil, base, nil, tt.count, 20, tt.offset))
+			if got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLinkParams(t *testing.T) {
+	tests := []struct {
+		params []Param
+		offset string
+		want   string
+	}{
+		{[]Param{{"tag", "zzz"}}, "20", `"` + base + `/articles/?limit=20&offset=20&tag=zzz"`},
+		{[]Param{{"category", "politics"}, {"section", "news"}}, "40", `"` + base + `/articles/?category=politics&limit=20&offset=40&section=news"`},
+		{[]Param{{"tag", "C++ & <b>/ё"}}, "", `"` + base + `/articles/?limit=20&tag=C%2B%2B+%26+%3Cb%3E%2F%D1%91"`},
+	}
+	for _, tt := range tests {
+		if got := string(AppendLink(nil, base, tt.params, 20, tt.offset)); got != tt.want {
+			t.Errorf("AppendLink(%q, %q) = %s, want %s", tt.params, tt.offset, got, tt.want)
+		}
+	}
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	if got, want := string(AppendMethodNotAllowed(nil, "POST")), `{"detail":"Method \"POST\" not allowed."}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestParsePagePath(t *testing.T) {
+	tests := []struct {
+		in            string
+		limit, offset int
+		index, ok     bool
+	}{
+		{"articles/index.json", 0, 0, true, true},
+		{"articles/20/40.json", 20, 40, false, true},
+		{"articles/20/040.json", 0, 0, false, false},
+		{"articles/0/0.json", 0, 0, false, false},
+		{"articles/20/-1.json", 0, 0, false, false},
+		{"articles/20/1.txt", 0, 0, false, false},
+		{"other/20/1.json", 0, 0, false, false},
+		{"articles/20/1/2.json", 0, 0, false, false},
+	}
+	for _, tt := range tests {
+		l, o, idx, ok := ParsePagePath(tt.in)
+		if l != tt.limit || o != tt.offset || idx != tt.index || ok != tt.ok {
+			t.Errorf("ParsePagePath(%q) = %d, %d, %v, %v; want %d, %d, %v, %v", tt.in, l, o, idx, ok, tt.limit, tt.offset, tt.index, tt.ok)
+		}
+		if ok && !idx && PagePath(Dir, l, o) != tt.in {
+			t.Errorf("PagePath does not give back %q", tt.in)
+		}
+	}
+}

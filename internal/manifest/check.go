@@ -1,0 +1,188 @@
+package manifest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// Validate checks what every reader of a build relies on in its manifest,
+// before it reads a page: pagination with positive sorted limits that
+// include the default and the maximum, a known offsets mode, the main
+// listing among the collections, and every page listed once by a clean
+// relative path with a size and a SHA-256. Each problem names Name.
+func (m *Manifest) Validate() diag.List {
+	var ps diag.List
+	add := func(format string, args ...any) { ps.Add(Name, 0, fmt.Sprintf(format, args...)) }
+	if err := checkPaging(m.Pagination.Pagination()); err != nil {
+		add("%v", err)
+	}
+	main := false
+	for _, c := range m.Collections {
+		if c.Dir == listing.Dir && len(c.Params) == 0 {
+			main = true
+		}
+	}
+	if !main {
+		add("no collection %q", listing.Dir)
+	}
+	seen := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		switch msg := CheckPath(f.Path); {
+		case msg != "":
+			add("page %q: %s", f.Path, msg)
+		case strings.HasSuffix(f.Path, "/"):
+			add("page %q: a folder, not a file", f.Path)
+		case seen[f.Path]:
+			add("page %s: listed twice", f.Path)
+		case f.Size < 0 || !isSHA256(f.SHA256):
+			add("page %s: bad size or sha256", f.Path)
+		case f.Size > MaxPageSize:
+			add("page %s: %d bytes, more than any page feedgen writes (%d)", f.Path, f.Size, MaxPageSize)
+		}
+		seen[f.Path] = true
+	}
+	return ps
+}
+
+// MaxPageSize bounds the size of one page: far more than the largest
+// limit of the largest articles, far less than a reader could not hold.
+const MaxPageSize = 256 << 20
+
+// checkPaging checks the pagination a server answers with.
+func checkPaging(p config.Pagination) error {
+	if len(p.Limits) == 0 || !slices.IsSorted(p.Limits) || p.Limits[0] <= 0 {
+		return fmt.Errorf("bad limits %v", p.Limits)
+	}
+	if !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {
+		return fmt.Errorf("default_limit %d or max_limit %d is not one of limits %v", p.DefaultLimit, p.MaxLimit, p.Limits)
+	}
+	if p.Offsets != config.OffsetsAll && p.Offsets != config.OffsetsAligned {
+		return fmt.Errorf("unknown offsets mode %q", p.Offsets)
+	}
+	return nil
+}
+
+// CheckPath says what is wrong with a page path, or "" when it is a clean
+// relative path: slash-separated, no "." or ".." element, not absolute, no
+// backslash, no control character, valid UTF-8.
+func CheckPath(name string) string {
+	switch {
+	case name == "":
+		return "empty name"
+	case strings.HasPrefix(name, "/"):
+		return "absolute path: entries must be relative to the archive"
+	case len(name) >= 2 && name[1] == ':' && ('a' <= name[0]|0x20 && name[0]|0x20 <= 'z'):
+		return "absolute path (a drive letter): entries must be relative to the archive"
+	case strings.Contains(name, `\`):
+		return `backslash in the name: entries must use forward slashes`
+	}
+	for _, el := range strings.Split(name, "/") {
+		if el == ".." {
+			return "the name leads outside the archive (..)"
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f {
+			return "control character in the name"
+		}
+	}
+	if p := strings.TrimSuffix(name, "/"); p == "." || !fs.ValidPath(p) {
+		return "not a clean relative path (an empty or . element)"
+	}
+	if !utf8.ValidString(name) {
+		return "the name is not valid UTF-8"
+	}
+	return ""
+}
+
+// isSHA256 reports whether s is a SHA-256 in lowercase hexadecimal.
+func isSHA256(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Sum returns the SHA-256 the manifest records for f. Call it on a
+// validated manifest.
+func (f File) Sum() [sha256.Size]byte {
+	var sum [sha256.Size]byte
+	hex.Decode(sum[:], []byte(f.SHA256))
+	return sum
+}
+
+// Mismatch says that a page is not what the manifest records: the output
+// changed since the manifest was written (a build is being written, or
+// died), or an archive is damaged.
+type Mismatch struct {
+	Path   string
+	Reason string // "missing", "shorter than the manifest says", ...
+}
+
+func (e *Mismatch) Error() string { return e.Path + ": " + e.Reason }
+
+// ReadPage reads the page f from fsys and checks it against the size and
+// SHA-256 the manifest records: a file that is missing, shorter, longer or
+// of other bytes gives a *Mismatch. buf is reused when it has room.
+func ReadPage(fsys fs.FS, f File, buf []byte) ([]byte, error) {
+	r, err := fsys.Open(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &Mismatch{f.Path, "missing"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading page: %w", err)
+	}
+	defer r.Close()
+	if info, err := r.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading page: %s is not a regular file", f.Path)
+	}
+	return ReadChecked(r, f, buf)
+}
+
+// ReadChecked reads r to its end (io.EOF), expecting the bytes of page f: exactly
+// f.Size of them with the SHA-256 the manifest records, or a *Mismatch.
+// buf is reused when it has room. It reads at most f.Size+1 bytes.
+func ReadChecked(r io.Reader, f File, buf []byte) ([]byte, error) {
+	if int64(cap(buf)) < f.Size+1 {
+		buf = make([]byte, f.Size+1)
+	}
+	data := buf[:f.Size+1]
+	n := 0
+	for n < len(data) {
+		k, err := r.Read(data[n:])
+		n += k
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading page %s: %w", f.Path, err)
+		}
+	}
+	switch {
+	case int64(n) < f.Size:
+		return nil, &Mismatch{f.Path, "shorter than the manifest says"}
+	case int64(n) > f.Size:
+		return nil, &Mismatch{f.Path, "longer than the manifest says"}
+	}
+	data = data[:f.Size]
+	if sha256.Sum256(data) != f.Sum() {
+		return nil, &Mismatch{f.Path, "its SHA-256 differs from the manifest"}
+	}
+	return data, nil
+}
