@@ -87,7 +87,7 @@ func (s *served) do(t *testing.T, method, target string, header map[string]strin
 }
 
 // TestServeLikeDir serves a build from its folder and from its bundle,
-// and checks that every page and every rule of SPEC section 5 gets the
+// and checks that every page and every rule of the file server gets the
 // same answer from both: status, headers but Date, body.
 func TestServeLikeDir(t *testing.T) {
 	sites := []struct {

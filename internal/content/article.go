@@ -4,7 +4,10 @@
 // reports every problem of a run at once, as "path:line: message".
 package content
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Article is one validated article, with every field of the listing
 // resolved to the text it is published with.
@@ -47,11 +50,19 @@ type Article struct {
 // PublishedLayout is the format of published, in front matter and output.
 const PublishedLayout = "2006-01-02T15:04:05"
 
-// Before reports whether a is listed after b: the listing is newest first,
-// equal publication times broken by id, higher first.
+// Before reports whether a is listed before b: the listing is newest
+// first (by the wall clock of Published, not the instant), equal
+// publication times broken by id, higher first.
 func Before(a, b *Article) bool {
 	if !a.Published.Equal(b.Published) {
 		return a.Published.After(b.Published)
 	}
 	return a.ID > b.ID
+}
+
+// Ignored reports whether a file or folder of the content folder, by its
+// name, is left out of the site: names starting with '_' or '.' (drafts
+// kept aside, editors' and tools' files).
+func Ignored(name string) bool {
+	return strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".")
 }

@@ -332,7 +332,7 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 			return nil
 		}
 		name := d.Name()
-		if strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") {
+		if Ignored(name) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}

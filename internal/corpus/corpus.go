@@ -122,7 +122,7 @@ func Write(dir string, opt Options) (int, error) {
 	return n, nil
 }
 
-// Config returns the config.yaml of the site (SPEC section 3).
+// Config returns the config.yaml of the site.
 func Config(opt Options) []byte {
 	opt = opt.withDefaults()
 	b := make([]byte, 0, 4096)
