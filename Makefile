@@ -29,21 +29,21 @@ $(STATICCHECK):
 # Go benchmarks, then whole-process builds on a generated corpus.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
-	$(GO) run ./cmd/feedbench build
+	$(GO) run ./tools/feedbench build
 
 bench-serve:
-	$(GO) run ./cmd/feedbench serve
+	$(GO) run ./tools/feedbench serve
 
 bench-watch:
-	$(GO) run ./cmd/feedbench watch
+	$(GO) run ./tools/feedbench watch
 
 bench-bundle:
-	$(GO) run ./cmd/feedbench bundle
+	$(GO) run ./tools/feedbench bundle
 
 # Run each fuzz test for a while (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s
 FUZZ := internal/content:FuzzParse internal/content:FuzzSplit internal/content:FuzzFirstParagraph internal/content:FuzzValidUTF8 internal/yamlnode:FuzzSimple \
-	internal/feed:FuzzAppendString internal/feed:FuzzParseQuery \
+	internal/listing:FuzzAppendString internal/listing:FuzzParseQuery \
 	internal/server:FuzzServeQuery internal/server:FuzzParseHead internal/bundle:FuzzRead
 fuzz:
 	@for t in $(FUZZ); do \

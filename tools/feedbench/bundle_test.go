@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func TestBundleCommandUsage(t *testing.T) {
 	if code := Run(context.Background(), []string{"bundle", "-h"}, &stdout, &stderr); code != 0 {
 		t.Errorf("bundle -h: got exit %d, want 0", code)
 	}
-	if !strings.Contains(stderr.String(), "go run ./cmd/feedbench bundle") {
+	if !strings.Contains(stderr.String(), "go run ./tools/feedbench bundle") {
 		t.Errorf("bundle -h: no example in %q", stderr.String())
 	}
 	stdout.Reset()

@@ -1,10 +1,9 @@
-package bench
+package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -29,64 +28,68 @@ const (
 	targetAddRatio  = 1.2                    // new article median / cold build
 )
 
-func runWatchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("feedbench watch", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	bin := fs.String("feedgen", "", "feedgen binary (default: go build ./cmd/feedgen)")
-	edits := fs.Int("edits", 20, "edits (and new articles) per site size")
-	sizes := fs.String("sizes", "1000,10000", "site sizes, comma-separated")
-	dir := fs.String("dir", "", "parent of the temporary folder (default: the system's)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+// watchPlan is what one "feedbench watch" measures.
+type watchPlan struct {
+	feedgen string
+	dir     string
+	edits   int   // edits, and new articles, per site size
+	sizes   []int // articles of each site
+}
+
+// watchAbout is what "feedbench watch -h" says the command does.
+const watchAbout = `For each site size (limits [20], offsets all): times 3 cold builds, then runs feedgen serve --watch
+and times, from the write to the first answer that holds it, edits of the title of the first
+article (target median <= 50ms up to 1,000 articles, <= 150ms above) and new articles, which
+shift every page (target median <= 1.2x the cold build's).
+`
+
+// parseWatchFlags returns the plan the flags of "feedbench watch" ask for.
+// Usage errors are printed to stderr before they are returned; -h returns
+// flag.ErrHelp.
+func parseWatchFlags(args []string, stderr io.Writer) (watchPlan, error) {
+	c := newCommandLine("watch", stderr, "[-feedgen PATH] [-edits N] [-sizes N,N] [-dir DIR]", "", watchAbout)
+	edits := c.Int("edits", 20, "edits (and new articles) per site size")
+	sizes := c.String("sizes", "1000,10000", "site sizes, comma-separated")
+	if err := c.parse(args); err != nil {
+		return watchPlan{}, err
 	}
-	tmp, err := os.MkdirTemp(*dir, "feedbench-watch-")
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	feedgen := *bin
-	if feedgen == "" {
-		if feedgen, err = buildFeedgen(ctx, tmp); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-	} else if feedgen, err = resolveBinary(feedgen); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	ok, missed := 0, 0
-	verdict := func(good bool) string {
-		if good {
-			ok++
-			return "ok"
-		}
-		missed++
-		return "MISSED"
-	}
+	plan := watchPlan{feedgen: c.feedgen, dir: c.dir, edits: *edits}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
-			fmt.Fprintf(stderr, "feedbench watch: bad size %q\n", s)
-			return 2
+			return watchPlan{}, c.usageError("bad size %q", s)
 		}
-		r, err := watchSize(ctx, feedgen, filepath.Join(tmp, strconv.Itoa(n)), n, *edits)
+		plan.sizes = append(plan.sizes, n)
+	}
+	return plan, nil
+}
+
+// runWatch measures every site size of plan in a temporary folder and
+// writes the report to out. It logs nothing.
+func runWatch(ctx context.Context, plan watchPlan, out, _ io.Writer) (err error) {
+	tmp, feedgen, err := workspace(ctx, "watch", plan.dir, plan.feedgen)
+	if err != nil {
+		return err
+	}
+	defer removeRoot(tmp, &err)
+	var t tally
+	for _, n := range plan.sizes {
+		r, err := watchSize(ctx, feedgen, filepath.Join(tmp, strconv.Itoa(n)), n, plan.edits)
 		if err != nil {
-			fmt.Fprintf(stderr, "feedbench watch: %d articles: %v\n", n, err)
-			return 1
+			return fmt.Errorf("%d articles: %w", n, err)
 		}
 		target := targetEditLarge
 		if n <= 1000 {
 			target = targetEditSmall
 		}
-		fmt.Fprintf(stdout, "%6d articles  title edit visible   median %s  max %s  (%d edits)   target median <= %s %s\n",
-			n, formatSeconds(median(r.edits)), formatSeconds(slicesMax(r.edits)), len(r.edits), formatSeconds(target), verdict(median(r.edits) <= target))
+		fmt.Fprintf(out, "%6d articles  title edit visible   median %s  max %s  (%d edits)   target median <= %s %s\n",
+			n, formatSeconds(median(r.edits)), formatSeconds(slicesMax(r.edits)), len(r.edits), formatSeconds(target), t.verdict(median(r.edits) <= target))
 		ra := ratio(median(r.adds), median(r.cold))
-		fmt.Fprintf(stdout, "%6d articles  new article visible  median %s  max %s  (%d adds)    cold build median %s   ratio %.2f   target <= %.1f %s\n",
-			n, formatSeconds(median(r.adds)), formatSeconds(slicesMax(r.adds)), len(r.adds), formatSeconds(median(r.cold)), ra, targetAddRatio, verdict(ra <= targetAddRatio))
+		fmt.Fprintf(out, "%6d articles  new article visible  median %s  max %s  (%d adds)    cold build median %s   ratio %.2f   target <= %.1f %s\n",
+			n, formatSeconds(median(r.adds)), formatSeconds(slicesMax(r.adds)), len(r.adds), formatSeconds(median(r.cold)), ra, targetAddRatio, t.verdict(ra <= targetAddRatio))
 	}
-	fmt.Fprintf(stdout, "targets: %d ok, %d MISSED\n", ok, missed)
-	return 0
+	fmt.Fprintln(out, t)
+	return nil
 }
 
 func slicesMax(ds []time.Duration) time.Duration {

@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"bufio"
@@ -61,18 +61,12 @@ func (w *wrkPlan) register(fs *flag.FlagSet) {
 	fs.IntVar(&w.rounds, "rounds", 3, "measured wrk `runs` of each server on each workload, alternating which goes first; medians are reported")
 }
 
-// setQuick sets the smoke-test values of the flags not set: one round of 2s
-// runs after 1s warm-ups.
-func (w *wrkPlan) setQuick(set map[string]bool) {
-	if !set["duration"] {
-		w.duration = 2 * time.Second
-	}
-	if !set["warmup"] {
-		w.warmup = time.Second
-	}
-	if !set["rounds"] {
-		w.rounds = 1
-	}
+// setQuick sets, under -quick, the smoke-test values of the flags not
+// given: one round of 2s runs after 1s warm-ups.
+func (w *wrkPlan) setQuick(c *commandLine) {
+	quickDefault(c, "duration", &w.duration, 2*time.Second)
+	quickDefault(c, "warmup", &w.warmup, time.Second)
+	quickDefault(c, "rounds", &w.rounds, 1)
 }
 
 // ok reports whether the plan can run (see wrkNeeds).
@@ -82,68 +76,29 @@ func (w wrkPlan) ok() bool {
 
 const wrkNeeds = "-duration >= 1s, -threads >= 1, -connections >= -threads, -rounds >= 1"
 
-func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	plan, err := parseServeFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if err := runServe(ctx, plan, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "feedbench serve: %v\n", err)
-		return 1
-	}
-	return 0
-}
+// serveAbout is what "feedbench serve -h" says the command does.
+const serveAbout = `Builds a site (limits [20], offsets all) and serves its output with nginx (2 workers,
+sendfile, open_file_cache) and with feedgen serve (GOMAXPROCS 2), both on loopback, then
+measures both with wrk on two workloads: one hot page, and a shuffled walk over every page.
+Installs nginx and wrk with apt-get when they are missing.
+`
 
 // parseServeFlags returns the plan the flags of "feedbench serve" ask for.
 func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
-	fs := flag.NewFlagSet("feedbench serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	feedgen := fs.String("feedgen", "", "feedgen `binary` to measure (default: go build ./cmd/feedgen of the current module)")
-	dir := fs.String("dir", "", "`folder` to create the temporary site in (default: the system temporary folder)")
-	articles := fs.Int("articles", 10_000, "`number` of articles of the site")
-	seed := fs.Int64("seed", 1, "`seed` of the synthetic corpus")
+	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
+	articles := c.Int("articles", 10_000, "`number` of articles of the site")
+	c.seedFlag()
 	var wrk wrkPlan
-	wrk.register(fs)
-	quick := fs.Bool("quick", false, "smoke test: 1,000 articles, one round of 2s runs after 1s warm-ups")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: feedbench serve [-feedgen PATH] [-articles N] [-duration D] [-quick] [-dir DIR]")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Builds a site (limits [20], offsets all) and serves its output with nginx (2 workers,")
-		fmt.Fprintln(w, "sendfile, open_file_cache) and with feedgen serve (GOMAXPROCS 2), both on loopback, then")
-		fmt.Fprintln(w, "measures both with wrk on two workloads: one hot page, and a shuffled walk over every page.")
-		fmt.Fprintln(w, "Installs nginx and wrk with apt-get when they are missing.")
-		fmt.Fprintln(w, "A missed target is reported, not an error: the exit code is 1 only when something fails to run.")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Example:")
-		fmt.Fprintln(w, "  go run ./cmd/feedbench serve")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Flags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	wrk.register(c.FlagSet)
+	c.quickFlag("smoke test: 1,000 articles, one round of 2s runs after 1s warm-ups")
+	if err := c.parse(args); err != nil {
 		return servePlan{}, err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "feedbench serve: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return servePlan{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	plan := servePlan{feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, wrkPlan: wrk, quick: *quick}
-	if plan.quick {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["articles"] {
-			plan.articles = 1_000
-		}
-		plan.wrkPlan.setQuick(set)
-	}
+	plan := servePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, wrkPlan: wrk, quick: c.quick}
+	quickDefault(c, "articles", &plan.articles, 1_000)
+	plan.wrkPlan.setQuick(c)
 	if plan.articles < 100 || !plan.wrkPlan.ok() {
-		fmt.Fprintln(stderr, "feedbench serve: need -articles >= 100, "+wrkNeeds)
-		return servePlan{}, errors.New("bad flags")
+		return servePlan{}, c.usageError("need -articles >= 100, " + wrkNeeds)
 	}
 	return plan, nil
 }
@@ -157,17 +112,7 @@ type serveBench struct {
 	feedgen string
 	wrk     string
 	nginx   string
-	ok      int
-	missed  int
-}
-
-func (b *serveBench) verdict(ok bool) string {
-	if ok {
-		b.ok++
-		return "ok"
-	}
-	b.missed++
-	return "MISSED"
+	tally
 }
 
 // runServe runs the whole benchmark in a temporary folder.
@@ -176,27 +121,13 @@ func runServe(ctx context.Context, plan servePlan, out, log io.Writer) (err erro
 	if b.nginx, b.wrk, err = ensureTools(ctx, log); err != nil {
 		return err
 	}
-	root, err := os.MkdirTemp(plan.dir, "feedbench-serve-")
-	if err != nil {
-		return fmt.Errorf("create temporary folder: %w", err)
-	}
-	defer func() {
-		if rerr := os.RemoveAll(root); rerr != nil && err == nil {
-			err = fmt.Errorf("remove temporary folder: %w", rerr)
-		}
-	}()
-	// nginx's workers may run as another user: let them read the output.
-	if err := os.Chmod(root, 0o755); err != nil {
-		return fmt.Errorf("create temporary folder: %w", err)
-	}
-	b.root = root
-
-	if plan.feedgen == "" {
-		if b.feedgen, err = buildFeedgen(ctx, root); err != nil {
-			return err
-		}
-	} else if b.feedgen, err = resolveBinary(plan.feedgen); err != nil {
+	if b.root, b.feedgen, err = workspace(ctx, "serve", plan.dir, plan.feedgen); err != nil {
 		return err
+	}
+	defer removeRoot(b.root, &err)
+	// nginx's workers may run as another user: let them read the output.
+	if err := os.Chmod(b.root, 0o755); err != nil {
+		return fmt.Errorf("create temporary folder: %w", err)
 	}
 	return b.run(ctx)
 }
@@ -301,7 +232,7 @@ func (b *serveBench) run(ctx context.Context) error {
 		formatBytes(maxRSS), formatBytes(endRSS), formatBytes(warmRSS), formatBytes(st.bytes),
 		targetServeRSS/1_000_000, b.verdict(maxRSS <= st.bytes+targetServeRSS),
 		servingGrowth/1_000_000, b.verdict(endRSS <= warmRSS+servingGrowth))
-	fmt.Fprintf(b.out, "targets: %d ok, %d MISSED\n", b.ok, b.missed)
+	fmt.Fprintln(b.out, b.tally)
 	return nil
 }
 

@@ -1,7 +1,4 @@
-// Package bench implements feedbench, the benchmark harness of feedgen. It
-// runs the real feedgen binary on synthetic sites from package corpus and
-// reports timings against the project's targets.
-package bench
+package main
 
 import (
 	"context"
@@ -21,10 +18,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"build", "whole-process build benchmark: cold build, cp -a, no-change rebuild, large site", runBuildCommand},
-		{"serve", "feedgen serve against nginx with wrk: one hot page, a shuffled walk over every page, RSS", runServeCommand},
-		{"watch", "feedgen serve --watch: time from an edit (or a new article) to the server answering with it", runWatchCommand},
-		{"bundle", "feedgen bundle, verify and serve --bundle: bundle time and size, verify time, req/s against serve --dir", runBundleCommand},
+		newCommand("build", "whole-process build benchmark: cold build, cp -a, no-change rebuild, large site", parseBuildFlags, runBuild),
+		newCommand("serve", "feedgen serve against nginx with wrk: one hot page, a shuffled walk over every page, RSS", parseServeFlags, runServe),
+		newCommand("watch", "feedgen serve --watch: time from an edit (or a new article) to the server answering with it", parseWatchFlags, runWatch),
+		newCommand("bundle", "feedgen bundle, verify and serve --bundle: bundle time and size, verify time, req/s against serve --dir", parseBundleFlags, runBundle),
 	}
 }
 

@@ -1,9 +1,10 @@
-package bench
+package main
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -134,7 +135,7 @@ func runFake(t *testing.T, mode string, runs int) (string, error) {
 		large:   230,
 		seed:    3,
 		quick:   true,
-	}, &out)
+	}, &out, io.Discard)
 	left, rerr := os.ReadDir(dir)
 	if rerr != nil {
 		t.Fatal(rerr)
@@ -241,7 +242,7 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"help"}, 0, "build", ""},
 		{[]string{"-h"}, 0, "usage: feedbench", ""},
 		{[]string{"nope"}, 2, "", `unknown command "nope"`},
-		{[]string{"build", "-h"}, 0, "", "go run ./cmd/feedbench build"},
+		{[]string{"build", "-h"}, 0, "", "go run ./tools/feedbench build"},
 		{[]string{"build", "-bogus"}, 2, "", "flag provided but not defined"},
 		{[]string{"build", "extra"}, 2, "", `unexpected argument "extra"`},
 		{[]string{"build", "-runs", "0"}, 2, "", "-runs must be at least 1"},

@@ -1,9 +1,7 @@
-package bench
+package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -34,79 +32,38 @@ type bundlePlan struct {
 	quick bool
 }
 
-func runBundleCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	plan, err := parseBundleFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if err := runBundle(ctx, plan, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "feedbench bundle: %v\n", err)
-		return 1
-	}
-	return 0
-}
+// bundleAbout is what "feedbench bundle -h" says the command does.
+const bundleAbout = `Builds a site (limits [20], offsets all) and measures feedgen bundle against it:
+  bundle time against a cold build (alternated, medians), target <= 2x
+  bundle size against the output's size on disk (4 KiB blocks), target <= 0.25
+  feedgen verify time
+  feedgen serve --bundle req/s against serve --dir (GOMAXPROCS 2 each, wrk on two
+  workloads: one hot page, a shuffled walk over every page), target >= 0.8
+Installs wrk with apt-get when it is missing.
+`
 
 // parseBundleFlags returns the plan the flags of "feedbench bundle" ask
 // for. Usage errors are printed to stderr before they are returned; -h
 // returns flag.ErrHelp.
 func parseBundleFlags(args []string, stderr io.Writer) (bundlePlan, error) {
-	fs := flag.NewFlagSet("feedbench bundle", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	feedgen := fs.String("feedgen", "", "feedgen `binary` to measure (default: go build ./cmd/feedgen of the current module)")
-	dir := fs.String("dir", "", "`folder` to create the temporary site in (default: the system temporary folder)")
-	articles := fs.Int("articles", 10_000, "`number` of articles of the site")
-	seed := fs.Int64("seed", 1, "`seed` of the synthetic corpus")
-	runs := fs.Int("runs", 5, "timed `runs` of cold build, bundle and verify; medians are reported")
+	c := newCommandLine("bundle", stderr, "[-feedgen PATH] [-articles N] [-runs N] [-duration D] [-quick] [-dir DIR]", "", bundleAbout)
+	articles := c.Int("articles", 10_000, "`number` of articles of the site")
+	c.seedFlag()
+	c.runsFlag("timed `runs` of cold build, bundle and verify; medians are reported")
 	var wrk wrkPlan
-	wrk.register(fs)
-	quick := fs.Bool("quick", false, "smoke test: 1,000 articles, 3 runs, one round of 2s wrk runs after 1s warm-ups")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: feedbench bundle [-feedgen PATH] [-articles N] [-runs N] [-duration D] [-quick] [-dir DIR]")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Builds a site (limits [20], offsets all) and measures feedgen bundle against it:")
-		fmt.Fprintln(w, "  bundle time against a cold build (alternated, medians), target <= 2x")
-		fmt.Fprintln(w, "  bundle size against the output's size on disk (4 KiB blocks), target <= 0.25")
-		fmt.Fprintln(w, "  feedgen verify time")
-		fmt.Fprintln(w, "  feedgen serve --bundle req/s against serve --dir (GOMAXPROCS 2 each, wrk on two")
-		fmt.Fprintln(w, "  workloads: one hot page, a shuffled walk over every page), target >= 0.8")
-		fmt.Fprintln(w, "Installs wrk with apt-get when it is missing.")
-		fmt.Fprintln(w, "A missed target is reported, not an error: the exit code is 1 only when something fails to run.")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Example:")
-		fmt.Fprintln(w, "  go run ./cmd/feedbench bundle")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Flags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	wrk.register(c.FlagSet)
+	c.quickFlag("smoke test: 1,000 articles, 3 runs, one round of 2s wrk runs after 1s warm-ups")
+	if err := c.parse(args); err != nil {
 		return bundlePlan{}, err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "feedbench bundle: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return bundlePlan{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
 	plan := bundlePlan{
-		feedgen: *feedgen, dir: *dir, articles: *articles, seed: *seed, runs: *runs, wrkPlan: wrk, quick: *quick,
+		feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, runs: c.runs, wrkPlan: wrk, quick: c.quick,
 	}
-	if plan.quick {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["articles"] {
-			plan.articles = 1_000
-		}
-		if !set["runs"] {
-			plan.runs = 3
-		}
-		plan.wrkPlan.setQuick(set)
-	}
+	quickDefault(c, "articles", &plan.articles, 1_000)
+	quickDefault(c, "runs", &plan.runs, 3)
+	plan.wrkPlan.setQuick(c)
 	if plan.articles < 100 || plan.runs < 1 || !plan.wrkPlan.ok() {
-		fmt.Fprintln(stderr, "feedbench bundle: need -articles >= 100, -runs >= 1, "+wrkNeeds)
-		return bundlePlan{}, errors.New("bad flags")
+		return bundlePlan{}, c.usageError("need -articles >= 100, -runs >= 1, " + wrkNeeds)
 	}
 	return plan, nil
 }
@@ -119,17 +76,7 @@ type bundleBench struct {
 	root    string
 	feedgen string
 	serve   *serveBench // for its wrk runs
-	ok      int
-	missed  int
-}
-
-func (b *bundleBench) verdict(ok bool) string {
-	if ok {
-		b.ok++
-		return "ok"
-	}
-	b.missed++
-	return "MISSED"
+	tally
 }
 
 // runBundle runs the whole benchmark in a temporary folder.
@@ -140,24 +87,12 @@ func runBundle(ctx context.Context, plan bundlePlan, out, log io.Writer) (err er
 			return err
 		}
 	}
-	root, err := os.MkdirTemp(plan.dir, "feedbench-bundle-")
-	if err != nil {
-		return fmt.Errorf("create temporary folder: %w", err)
-	}
-	defer func() {
-		if rerr := os.RemoveAll(root); rerr != nil && err == nil {
-			err = fmt.Errorf("remove temporary folder: %w", rerr)
-		}
-	}()
-	b := &bundleBench{plan: plan, out: out, log: log, root: root}
+	b := &bundleBench{plan: plan, out: out, log: log}
 	b.serve = &serveBench{plan: servePlan{wrkPlan: plan.wrkPlan}, out: out, log: log, wrk: wrk}
-	if plan.feedgen == "" {
-		if b.feedgen, err = buildFeedgen(ctx, root); err != nil {
-			return err
-		}
-	} else if b.feedgen, err = resolveBinary(plan.feedgen); err != nil {
+	if b.root, b.feedgen, err = workspace(ctx, "bundle", plan.dir, plan.feedgen); err != nil {
 		return err
 	}
+	defer removeRoot(b.root, &err)
 	return b.run(ctx)
 }
 
@@ -290,7 +225,7 @@ func (b *bundleBench) serveBoth(ctx context.Context, s site, archive string) err
 		fmt.Fprintf(b.out, "%-38s --dir %9.0f req/s p99 %-9s --bundle %9.0f req/s p99 %-9s bundle/dir %.2f  target >= %.1f %s\n",
 			w.name, res[0].reqPerSec, res[0].p99, res[1].reqPerSec, res[1].p99, r, targetBundleServe, b.verdict(r >= targetBundleServe))
 	}
-	fmt.Fprintf(b.out, "targets: %d ok, %d MISSED\n", b.ok, b.missed)
+	fmt.Fprintln(b.out, b.tally)
 	return nil
 }
 

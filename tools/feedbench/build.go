@@ -1,9 +1,8 @@
-package bench
+package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -40,104 +39,56 @@ type buildPlan struct {
 	quick   bool   // smoke-test sizes (only changes the report)
 }
 
-func runBuildCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	plan, err := parseBuildFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if err := runBuild(ctx, plan, stdout); err != nil {
-		fmt.Fprintf(stderr, "feedbench build: %v\n", err)
-		return 1
-	}
-	return 0
-}
+// buildAbout is what "feedbench build -h" says the command does.
+const buildAbout = `Times whole feedgen build processes on synthetic sites:
+  (a) cold build, 10,000 articles, limits [20], offsets all
+  (c) cp -a of the tree (a) wrote, alternated with (a)
+  (b) rebuild of (a) with no change: must write no file
+  (d) cold build, 100,000 articles, limits [20, 50, 100], offsets aligned
+  (e) cold build, 10,000 articles, limits [20], offsets aligned
+`
 
 // parseBuildFlags returns the plan the flags of "feedbench build" ask for.
 // Usage errors are printed to stderr before they are returned; -h returns
 // flag.ErrHelp.
 func parseBuildFlags(args []string, stderr io.Writer) (buildPlan, error) {
-	fs := flag.NewFlagSet("feedbench build", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	feedgen := fs.String("feedgen", "", "feedgen `binary` to measure (default: go build ./cmd/feedgen of the current module)")
-	runs := fs.Int("runs", 5, "timed `runs` of each scenario; (d) gets max(1, runs/2) (default with -quick: 1)")
-	quick := fs.Bool("quick", false, "smoke test: 1,000 and 10,000 articles instead of 10,000 and 100,000, 1 run")
-	dir := fs.String("dir", "", "`folder` to create the temporary sites in (default: the system temporary folder)")
-	seed := fs.Int64("seed", 1, "`seed` of the synthetic corpus")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintln(w, "usage: feedbench build [-feedgen PATH] [-runs N] [-quick] [-dir DIR] [-seed N]")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Times whole feedgen build processes on synthetic sites:")
-		fmt.Fprintln(w, "  (a) cold build, 10,000 articles, limits [20], offsets all")
-		fmt.Fprintln(w, "  (c) cp -a of the tree (a) wrote, alternated with (a)")
-		fmt.Fprintln(w, "  (b) rebuild of (a) with no change: must write no file")
-		fmt.Fprintln(w, "  (d) cold build, 100,000 articles, limits [20, 50, 100], offsets aligned")
-		fmt.Fprintln(w, "  (e) cold build, 10,000 articles, limits [20], offsets aligned")
-		fmt.Fprintln(w, "A missed target is reported, not an error: the exit code is 1 only when something fails to run.")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Example:")
-		fmt.Fprintln(w, "  go run ./cmd/feedbench build -runs 5")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Flags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	c := newCommandLine("build", stderr, "[-feedgen PATH] [-runs N] [-quick] [-dir DIR] [-seed N]", "-runs 5", buildAbout)
+	c.runsFlag("timed `runs` of each scenario; (d) gets max(1, runs/2) (default with -quick: 1)")
+	c.seedFlag()
+	c.quickFlag("smoke test: 1,000 and 10,000 articles instead of 10,000 and 100,000, 1 run")
+	if err := c.parse(args); err != nil {
 		return buildPlan{}, err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "feedbench build: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return buildPlan{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
 	plan := buildPlan{
-		feedgen: *feedgen,
-		dir:     *dir,
-		runs:    *runs,
+		feedgen: c.feedgen,
+		dir:     c.dir,
+		runs:    c.runs,
 		small:   10_000,
 		large:   100_000,
-		seed:    *seed,
-		quick:   *quick,
+		seed:    c.seed,
+		quick:   c.quick,
 	}
 	if plan.quick {
 		plan.small, plan.large = 1_000, 10_000
-		runsSet := false
-		fs.Visit(func(f *flag.Flag) { runsSet = runsSet || f.Name == "runs" })
-		if !runsSet {
-			plan.runs = 1
-		}
 	}
+	quickDefault(c, "runs", &plan.runs, 1)
 	if plan.runs < 1 {
-		fmt.Fprintf(stderr, "feedbench build: -runs must be at least 1, got %d\n", plan.runs)
-		return buildPlan{}, fmt.Errorf("-runs must be at least 1, got %d", plan.runs)
+		return buildPlan{}, c.usageError("-runs must be at least 1, got %d", plan.runs)
 	}
 	return plan, nil
 }
 
 // runBuild generates the sites in a temporary folder, runs every scenario,
-// writes the report to out and removes the folder.
-func runBuild(ctx context.Context, plan buildPlan, out io.Writer) (err error) {
-	root, err := os.MkdirTemp(plan.dir, "feedbench-build-")
+// writes the report to out and removes the folder. It logs nothing.
+func runBuild(ctx context.Context, plan buildPlan, out, _ io.Writer) (err error) {
+	start := time.Now()
+	root, bin, err := workspace(ctx, "build", plan.dir, plan.feedgen)
 	if err != nil {
-		return fmt.Errorf("create temporary folder: %w", err)
-	}
-	defer func() {
-		if rerr := os.RemoveAll(root); rerr != nil && err == nil {
-			err = fmt.Errorf("remove temporary folder: %w", rerr)
-		}
-	}()
-
-	bin := plan.feedgen
-	if bin == "" {
-		start := time.Now()
-		if bin, err = buildFeedgen(ctx, root); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "go build ./cmd/feedgen: %s\n", formatSeconds(time.Since(start)))
-	} else if bin, err = resolveBinary(bin); err != nil {
 		return err
+	}
+	defer removeRoot(root, &err)
+	if plan.feedgen == "" {
+		fmt.Fprintf(out, "go build ./cmd/feedgen: %s\n", formatSeconds(time.Since(start)))
 	}
 	fmt.Fprintf(out, "feedbench build: %s, runs %d, GOMAXPROCS %d, sites in %s\n", bin, plan.runs, runtime.GOMAXPROCS(0), root)
 	if plan.quick {
@@ -147,7 +98,7 @@ func runBuild(ctx context.Context, plan buildPlan, out io.Writer) (err error) {
 	if err := b.run(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "targets: %d ok, %d MISSED\n", b.ok, b.missed)
+	fmt.Fprintln(out, b.tally)
 	return nil
 }
 
@@ -219,9 +170,8 @@ type buildBench struct {
 	feedgen string
 	root    string
 	out     io.Writer
-	ok      int
-	missed  int
-	asides  int // trees set aside (setAside)
+	tally
+	asides int // trees set aside (setAside)
 }
 
 func (b *buildBench) run(ctx context.Context) error {
@@ -326,16 +276,6 @@ func (b *buildBench) run(ctx context.Context) error {
 		"cold build", e, timing(eRuns), eStats, formatBytes(eRSS),
 		targetAlignedWall, b.verdict(eMedian <= targetAlignedWall), targetSmallRSS/1_000_000, b.verdict(eRSS <= targetSmallRSS))
 	return nil
-}
-
-// verdict counts a target and returns "ok" or "MISSED".
-func (b *buildBench) verdict(ok bool) string {
-	if ok {
-		b.ok++
-		return "ok"
-	}
-	b.missed++
-	return "MISSED"
 }
 
 // generate writes a corpus into the folder name of the temporary folder.
