@@ -301,7 +301,9 @@ func TestWriteRefuses(t *testing.T) {
 		}, `checking the output's manifest: manifest.json: page "../secret.json": the name leads outside the archive (..)`},
 		{"manifest lists config.yaml", func(t *testing.T, out string) {
 			m := readManifest(t, out)
-			m.Files[3].Path = ConfigName
+			f := m.Files[3]
+			f.Path = ConfigName
+			m.Files = append(m.Files, f)
 			os.WriteFile(filepath.Join(out, manifest.Name), m.Marshal(), 0o644)
 		}, `checking the output's manifest: manifest.json: page "config.yaml": the name of one of the bundle's own files`},
 	}
@@ -583,5 +585,50 @@ func TestOpen(t *testing.T) {
 		if _, err := Open(context.Background(), tt.name); err == nil || err.Error() != tt.want {
 			t.Errorf("Open(%s): got %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestBombs checks that archives made to exhaust memory are refused from
+// their headers, before anything is decompressed: a manifest or a page of
+// spaces that deflates a thousand times, and a manifest far larger than
+// the archive's entries call for.
+func TestBombs(t *testing.T) {
+	o := buildSite(t, smallOpt)
+	good := o.write(t, Options{})
+	const page = "articles/5/3.json"
+	spaces := func(n int) []byte { return bytes.Repeat([]byte{' '}, n) }
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"manifest of spaces", rezip(t, edit(entries(t, good), ManifestName, func(e *zipEntry) bool {
+			e.data = append(e.data, spaces(8<<20)...)
+			return true
+		})), "manifest.json: refused: "},
+		{"page of spaces", rezip(t, edit(entries(t, good), page, func(e *zipEntry) bool {
+			e.data = append(e.data, spaces(4<<20)...)
+			return true
+		})), page + ": refused: "},
+		{"manifest larger than its entries call for", rezip(t, edit(entries(t, good), ManifestName, func(e *zipEntry) bool {
+			r := make([]byte, 3<<20) // random bytes: no ratio to refuse
+			for i := range r {
+				r[i] = byte(i*7919 + i>>8*31)
+			}
+			e.data = append(e.data, r...)
+			return true
+		})), "manifest.json: too large: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := problems(t, tt.data)
+			found := false
+			for _, p := range got {
+				found = found || strings.HasPrefix(p, tt.want)
+			}
+			if !found {
+				t.Errorf("got problems %q, want one starting %q", got, tt.want)
+			}
+		})
 	}
 }

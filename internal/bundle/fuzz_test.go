@@ -27,8 +27,8 @@ var update = flag.Bool("update", false, "rewrite the bundles in testdata")
 // must stay readable by every later one.
 const v1 = "testdata/v1.zip"
 
-// tiny is the smallest bundle there is, a seed for FuzzRead: one empty
-// page and a one-line config.
+// tiny is the smallest bundle there is, a seed for FuzzRead: the two
+// pages of an empty listing and a one-line config.
 const tiny = "testdata/tiny.zip"
 
 func tinyBundle(t testing.TB) []byte {
@@ -39,10 +39,14 @@ func tinyBundle(t testing.TB) []byte {
 		Format: manifest.Format, Generator: "feedgen test", BuildTime: buildTime,
 		BaseURL: "https://api.example.com", Pagination: manifest.Paging{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all"},
 		Collections: []manifest.Collection{{Dir: "articles", Params: []listing.Param{}}},
-		Files:       []manifest.File{{Path: "articles/index.json", Size: int64(len(page)), SHA256: hex.EncodeToString(sum[:])}},
+		Files: []manifest.File{
+			{Path: "articles/1/0.json", Size: int64(len(page)), SHA256: hex.EncodeToString(sum[:])},
+			{Path: "articles/index.json", Size: int64(len(page)), SHA256: hex.EncodeToString(sum[:])},
+		},
 	}
 	output := fstest.MapFS{
 		"manifest.json":       {Data: m.Marshal()},
+		"articles/1/0.json":   {Data: page},
 		"articles/index.json": {Data: page},
 	}
 	var buf bytes.Buffer
@@ -53,6 +57,11 @@ func tinyBundle(t testing.TB) []byte {
 }
 
 func TestReadTiny(t *testing.T) {
+	if *update {
+		if err := os.WriteFile(tiny, tinyBundle(t), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	data, err := os.ReadFile(tiny)
 	if err != nil {
 		t.Fatal(err)

@@ -26,9 +26,18 @@ import (
 // Limits on what a bundle's own files may be, so that a damaged or
 // hostile archive cannot make Read allocate without bound.
 const (
-	maxManifestSize = 1 << 30
-	maxInfoSize     = 1 << 20
-	maxConfigSize   = 64 << 20
+	maxInfoSize   = 1 << 20
+	maxConfigSize = 64 << 20
+	// A manifest takes about 200 bytes a page: it may take 1 MiB and 1 KiB
+	// for each entry of the archive.
+	manifestBase     = 1 << 20
+	manifestPerEntry = 1 << 10
+	// maxRatio bounds how many times its compressed size an entry may
+	// decompress to: JSON pages deflate about 5 to 20 times; a run of one
+	// byte, a thousand.
+	maxRatio = 200
+	// ratioFloor is the size below which the ratio is not checked.
+	ratioFloor = 64 << 10
 )
 
 // Bundle is an archive that passed verification: its build can be served
@@ -132,7 +141,7 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 	b := &Bundle{Size: v.size, zr: zr}
 	var m *manifest.Manifest
 	if f := es.files[ManifestName]; f != nil {
-		if b.ManifestData = v.readOwn(f, maxManifestSize); b.ManifestData != nil {
+		if b.ManifestData = v.readOwn(f, manifestBase+manifestPerEntry*int64(len(zr.File))); b.ManifestData != nil {
 			m = v.parseManifest(b.ManifestData)
 			b.Manifest = m
 		}
@@ -277,6 +286,10 @@ func (v *verifier) checkEntries(zr *zip.Reader) entrySet {
 		}
 		mode := f.Mode()
 		switch {
+		case f.UncompressedSize64 > ratioFloor && f.UncompressedSize64/max(f.CompressedSize64, 1) > maxRatio:
+			v.add(f.Name, "refused: %d bytes compressed to %d, more than %d times (no feedgen bundle does that; an archive made to exhaust memory does)", f.UncompressedSize64, f.CompressedSize64, maxRatio)
+		case f.UncompressedSize64 > manifest.MaxPageSize && f.Name != ManifestName:
+			v.add(f.Name, "refused: %d bytes, more than any file of a feedgen bundle (%d)", f.UncompressedSize64, manifest.MaxPageSize)
 		case f.Flags&0x1 != 0:
 			v.add(f.Name, "encrypted: a bundle is never encrypted")
 		case f.Method != zip.Deflate && f.Method != zip.Store:

@@ -17,20 +17,29 @@ import (
 )
 
 // Validate checks what every reader of a build relies on in its manifest,
-// before it reads a page: pagination with positive sorted limits that
-// include the default and the maximum, a known offsets mode, the main
-// listing among the collections, and every page listed once by a clean
-// relative path with a size and a SHA-256. Each problem names Name.
+// before it reads a page or sizes anything by the manifest's numbers:
+// pagination with positive sorted limits that include the default and the
+// maximum, a known offsets mode, the main listing among the collections,
+// every page listed once by a clean relative path with a size and a
+// SHA-256, and every page each collection's count calls for listed (so
+// that a count is never larger than the pages behind it). Each problem
+// names Name.
 func (m *Manifest) Validate() diag.List {
 	var ps diag.List
 	add := func(format string, args ...any) { ps.Add(Name, 0, fmt.Sprintf(format, args...)) }
-	if err := checkPaging(m.Pagination.Pagination()); err != nil {
+	p := m.Pagination.Pagination()
+	pagingOK := true
+	if err := checkPaging(p); err != nil {
 		add("%v", err)
+		pagingOK = false
 	}
 	main := false
 	for _, c := range m.Collections {
 		if c.Dir == listing.Dir && len(c.Params) == 0 {
 			main = true
+			if c.Count != m.Articles {
+				add("collection %q counts %d articles, the manifest %d", c.Dir, c.Count, m.Articles)
+			}
 		}
 	}
 	if !main {
@@ -52,7 +61,50 @@ func (m *Manifest) Validate() diag.List {
 		}
 		seen[f.Path] = true
 	}
+	if pagingOK && len(ps) == 0 {
+		for _, c := range m.Collections {
+			if path, n := missingPage(c, p, seen); path != "" {
+				add("collection %q of %d articles: page %s is not listed (%d pages missing)", c.Dir, c.Count, path, n)
+			}
+		}
+	}
 	return ps
+}
+
+// missingPage returns the first page of collection c that is not in listed,
+// and how many are missing; "" when none is. A count larger than the pages
+// listed is found without walking more offsets than there are pages.
+func missingPage(c Collection, p config.Pagination, listed map[string]bool) (string, int) {
+	if c.Count < 0 {
+		return listing.PagePath(c.Dir, p.DefaultLimit, 0), 1
+	}
+	first, missing := "", 0
+	note := func(path string) {
+		if !listed[path] {
+			if first == "" {
+				first = path
+			}
+			missing++
+		}
+	}
+	if c.Dir == listing.Dir && len(c.Params) == 0 {
+		note(listing.IndexPath)
+	}
+	for _, l := range p.Limits {
+		step := 1
+		if p.Offsets == config.OffsetsAligned {
+			step = l
+		}
+		for off := 0; off == 0 || off < c.Count; off += step {
+			note(listing.PagePath(c.Dir, l, off))
+			if missing > 0 && off/step > len(listed) {
+				// More pages than the manifest lists: count the rest.
+				missing += (c.Count-1-off)/step
+				return first, missing
+			}
+		}
+	}
+	return first, missing
 }
 
 // MaxPageSize bounds the size of one page: far more than the largest
@@ -149,8 +201,15 @@ func ReadPage(fsys fs.FS, f File, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("reading page: %w", err)
 	}
 	defer r.Close()
-	if info, err := r.Stat(); err != nil || !info.Mode().IsRegular() {
+	info, err := r.Stat()
+	if err != nil || !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("reading page: %s is not a regular file", f.Path)
+	}
+	switch {
+	case info.Size() < f.Size:
+		return nil, &Mismatch{f.Path, "shorter than the manifest says"}
+	case info.Size() > f.Size:
+		return nil, &Mismatch{f.Path, "longer than the manifest says"}
 	}
 	return ReadChecked(r, f, buf)
 }

@@ -1,6 +1,9 @@
 package manifest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCheckPath(t *testing.T) {
 	for _, name := range []string{"articles/20/0.json", "manifest.json", "a/b/", "статьи/1.json"} {
@@ -12,5 +15,54 @@ func TestCheckPath(t *testing.T) {
 		if msg := CheckPath(name); msg == "" {
 			t.Errorf("CheckPath(%q) = ok, want a problem", name)
 		}
+	}
+}
+
+// TestValidate checks that a manifest whose numbers the pages do not back
+// is refused before a reader sizes anything by them.
+func TestValidate(t *testing.T) {
+	sum := "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	valid := func() *Manifest {
+		m := &Manifest{
+			Format: Format, Articles: 3,
+			Pagination:  Paging{DefaultLimit: 2, MaxLimit: 2, Limits: []int{2}, Offsets: "all"},
+			Collections: []Collection{{Dir: "articles", Count: 3}},
+		}
+		for _, p := range []string{"articles/index.json", "articles/2/0.json", "articles/2/1.json", "articles/2/2.json"} {
+			m.Files = append(m.Files, File{Path: p, Size: 10, SHA256: sum})
+		}
+		return m
+	}
+	tests := []struct {
+		name   string
+		change func(m *Manifest)
+		want   string // "" for valid
+	}{
+		{"valid", func(m *Manifest) {}, ""},
+		{"aligned needs fewer pages", func(m *Manifest) { m.Pagination.Offsets = "aligned"; m.Files = append(m.Files[:2], m.Files[3]) }, ""},
+		{"count one more than the pages", func(m *Manifest) { m.Collections[0].Count, m.Articles = 4, 4 },
+			`manifest.json: collection "articles" of 4 articles: page articles/2/3.json is not listed (1 pages missing)`},
+		{"huge count", func(m *Manifest) { m.Collections[0].Count, m.Articles = 1 << 40, 1 << 40 },
+			`manifest.json: collection "articles" of 1099511627776 articles: page articles/2/3.json is not listed`},
+		{"articles differ from the count", func(m *Manifest) { m.Articles = 2 },
+			`manifest.json: collection "articles" counts 3 articles, the manifest 2`},
+		{"negative count", func(m *Manifest) { m.Collections[0].Count, m.Articles = -1, -1 },
+			`manifest.json: collection "articles" of -1 articles: page articles/2/0.json is not listed`},
+		{"huge page", func(m *Manifest) { m.Files[1].Size = 1 << 50 },
+			`manifest.json: page articles/2/0.json: 1125899906842624 bytes, more than any page feedgen writes`},
+		{"no main collection", func(m *Manifest) { m.Collections = nil }, `manifest.json: no collection "articles"`},
+		{"bad limits", func(m *Manifest) { m.Pagination.Limits = []int{0} }, "manifest.json: bad limits [0]"},
+		{"listed twice", func(m *Manifest) { m.Files = append(m.Files, m.Files[1]) }, "manifest.json: page articles/2/0.json: listed twice"},
+		{"bad sha256", func(m *Manifest) { m.Files[1].SHA256 = "x" }, "manifest.json: page articles/2/0.json: bad size or sha256"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := valid()
+			tt.change(m)
+			got := m.Validate().Error()
+			if tt.want == "" && got != "" || tt.want != "" && !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
