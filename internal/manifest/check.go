@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -141,7 +142,10 @@ func CheckPath(name string) string {
 	}
 	for _, el := range strings.Split(name, "/") {
 		if el == ".." {
-			return "the name leads outside the archive (..)"
+			if c := path.Clean(name); c == ".." || strings.HasPrefix(c, "../") {
+				return "the name leads outside the archive (..)"
+			}
+			return "not a clean relative path (a .. element)"
 		}
 	}
 	for i := 0; i < len(name); i++ {

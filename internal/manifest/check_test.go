@@ -18,6 +18,19 @@ func TestCheckPath(t *testing.T) {
 	}
 }
 
+func TestCheckPathMessages(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"articles/20/../20/0.json", "not a clean relative path (a .. element)"},
+		{"articles/../../x.json", "the name leads outside the archive (..)"},
+		{"..", "the name leads outside the archive (..)"},
+	}
+	for _, tt := range tests {
+		if got := CheckPath(tt.name); got != tt.want {
+			t.Errorf("CheckPath(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestValidate checks that a manifest whose numbers the pages do not back
 // is refused before a reader sizes anything by them.
 func TestValidate(t *testing.T) {
