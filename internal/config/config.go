@@ -334,6 +334,9 @@ func (p *parser) absURL(kv yamlnode.Pair) string {
 	if u.RawQuery != "" || u.Fragment != "" {
 		p.errorf(kv.Value.Line, "%s: %q must not have a query or fragment", kv.Key, s)
 	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || strings.ContainsRune(`"<>\^`+"`{|}", r) }); i >= 0 {
+		p.errorf(kv.Value.Line, "%s: %q has %q, which cannot stand in a URL: percent-encode it (a space is %%20)", kv.Key, s, s[i:i+1])
+	}
 	return strings.TrimRight(s, "/")
 }
 

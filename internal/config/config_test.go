@@ -15,6 +15,8 @@ func TestParseErrors(t *testing.T) {
 			"config.yaml: site_url is missing: add e.g. site_url: https://www.example.com"},
 		{"missing base_url", "site_url: https://www.example.com\n",
 			"config.yaml: base_url is missing: add the address /articles/ is served from, e.g. base_url: https://api.example.com"},
+		{"base_url with a space", "site_url: https://www.example.com\nbase_url: https://api.example.com/my api\n",
+			`config.yaml:2: base_url: "https://api.example.com/my api" has " ", which cannot stand in a URL: percent-encode it (a space is %20)`},
 		{"relative base_url", "site_url: https://www.example.com\nbase_url: /api\n",
 			`config.yaml:2: base_url: "/api" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`},
 		{"default_limit not in limits", minimal + "pagination:\n  default_limit: 25\n  limits: [20, 50]\n",

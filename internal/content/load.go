@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/feedgen/feedgen/internal/config"
@@ -199,6 +200,12 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		if a == nil {
 			continue
 		}
+		if msg, bad := slugProblem(a); msg != "" && bad {
+			errs.Add(a.Path, 0, msg)
+			continue
+		} else if msg != "" {
+			site.Warnings.Add(a.Path, 0, msg)
+		}
 		if o, dup := byID[a.ID]; dup {
 			errs.Add(a.Path, a.Line, fmt.Sprintf("duplicate id %d: %s:%d has it too; ids must be unique across the site", a.ID, o.Path, o.Line))
 			continue
@@ -357,7 +364,11 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 			}
 			typ = info.Mode().Type()
 		}
-		if !strings.HasSuffix(name, ".md") || !typ.IsRegular() {
+		if !strings.HasSuffix(name, ".md") {
+			return nil
+		}
+		if !typ.IsRegular() {
+			errs.Add(display(p), 0, fmt.Sprintf("not a regular file (%s): an article is a plain file; remove it or rename it without .md", typ))
 			return nil
 		}
 		parts := strings.Split(p, "/")
@@ -368,6 +379,28 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 		found(&entry{name: p, section: parts[0], sectionSlug: parts[1], slug: strings.TrimSuffix(parts[2], ".md")})
 		return nil
 	})
+}
+
+// slugProblem says what is wrong with the URL an article's file name
+// makes: bad when a character cannot stand in a URL path as it is (the
+// listing writes URLs as they are), else a warning for a URL that works
+// but surprises (white space, capitals). "" when it is fine.
+func slugProblem(a *Article) (msg string, bad bool) {
+	for _, r := range a.Slug {
+		switch {
+		case r < 0x20 || r == 0x7f || strings.ContainsRune("?#%\"<>\\^`{|}", r):
+			return fmt.Sprintf("file name makes an invalid URL %s: %q cannot stand in a URL; rename the file with letters, digits and -", a.URL, r), true
+		}
+	}
+	for _, r := range a.Slug {
+		switch {
+		case unicode.IsSpace(r):
+			return fmt.Sprintf("file name makes a URL with white space, %s: rename the file with - instead", a.URL), false
+		case unicode.IsUpper(r):
+			return fmt.Sprintf("file name makes a URL with capitals, %s: most sites use lowercase URLs", a.URL), false
+		}
+	}
+	return "", false
 }
 
 // unwrapPath drops the path from a *fs.PathError: messages name the file already.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -419,5 +420,51 @@ func TestLoaderChangedFolder(t *testing.T) {
 	}
 	if len(site.Articles) != 1 || site.Articles[0].Title != "Replaced" {
 		t.Errorf("got %d articles, first %q; want the replaced one", len(site.Articles), site.Articles[0].Title)
+	}
+}
+
+// TestFileNameURLs checks the URL an article's file name makes: a
+// character that cannot stand in a URL is an error, white space and
+// capitals a warning, and a special file named .md an error.
+func TestFileNameURLs(t *testing.T) {
+	tests := []struct {
+		name        string
+		wantErr     string
+		wantWarning string
+	}{
+		{"plain-name", "<nil>", ""},
+		{"новость", "<nil>", ""},
+		{`q"uo<te>&%20?#`, `content/news/politics/q"uo<te>&%20?#.md: file name makes an invalid URL https://www.example.com/news/politics/q"uo<te>&%20?#/: '"' cannot stand in a URL; rename the file with letters, digits and -`, ""},
+		{"with space name", "<nil>", "content/news/politics/with space name.md: file name makes a URL with white space, https://www.example.com/news/politics/with space name/: rename the file with - instead"},
+		{"Capital", "<nil>", "content/news/politics/Capital.md: file name makes a URL with capitals, https://www.example.com/news/politics/Capital/: most sites use lowercase URLs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			site, err := load(t, map[string]string{"news/politics/" + tt.name + ".md": good})
+			if got := errString(err); got != tt.wantErr {
+				t.Errorf("got error %q, want %q", got, tt.wantErr)
+			}
+			var warnings string
+			if site != nil {
+				warnings = site.Warnings.Error()
+			}
+			if warnings != tt.wantWarning {
+				t.Errorf("got warnings %q, want %q", warnings, tt.wantWarning)
+			}
+		})
+	}
+
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "news", "politics")
+	if err := os.MkdirAll(cat, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(cat, "pipe.md"), 0o644); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	_, err := NewLoader(testCfg(t)).Load(context.Background(), os.DirFS(dir), Options{Now: now, Root: "content"})
+	want := "content/news/politics/pipe.md: not a regular file (p---------): an article is a plain file; remove it or rename it without .md"
+	if got := errString(err); got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
