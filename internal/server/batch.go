@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"sync"
-
-	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // A Batch carries pages from the build that renders them to the server,
@@ -13,7 +11,7 @@ import (
 // of them back from the files. The live preview hands each rebuild's
 // pages over this way.
 type Batch struct {
-	cur *site // the site being served when the batch began
+	cur *heldBuild // the build being served when the batch began
 
 	mu   sync.Mutex
 	st   *store
@@ -92,18 +90,4 @@ func (b *Batch) Discard() {
 		b.st.discard()
 	}
 	b.st, b.refs = nil, nil
-}
-
-// Install switches to the build whose manifest is m (data, its bytes as
-// written), taking the page bodies from batch, from the build being
-// served, or, for any other, from the output folder. It reports whether
-// it switched: not when m is the manifest of the build being served.
-func (s *Server) Install(m *manifest.Manifest, data []byte, batch *Batch) (bool, error) {
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
-	if err := batch.seal(); err != nil {
-		batch.Discard()
-		return false, err
-	}
-	return s.load(data, m, batch)
 }

@@ -174,13 +174,13 @@ func (c *fastConn) setReadDeadline(t time.Time) {
 func (c *fastConn) answer() bool {
 	s := c.s
 	r := &c.req
-	st := s.cur.Load()
+	hb := s.cur.Load()
 	c.now = time.Now()
 	start := c.now
 	if !s.realClock {
 		start = s.opt.Now()
 	}
-	rep := s.decide(st, r.method, r.path, r.rawQuery, &r.cond)
+	rep := s.decide(hb, r.method, r.path, r.rawQuery, &r.cond)
 	closing := c.srv.closing.Load()
 	head := rep.appendHead(c.out[:0], s.dateAt(start)[0], closing)
 	var sent int64
@@ -202,7 +202,7 @@ func (c *fastConn) answer() bool {
 		c.conn.SetWriteDeadline(c.wdl)
 	}
 	err := c.send.send(head, from, off, n)
-	runtime.KeepAlive(st) // the page is in one of st's stores
+	runtime.KeepAlive(hb) // the page is in one of hb's stores
 	if cap(head) <= 64<<10 {
 		c.out = head // an exceptional answer does not keep its memory
 	}

@@ -98,8 +98,9 @@ func FuzzServeQuery(f *testing.F) {
 }
 
 // checkEmptyPage checks a page past the end against its definition: the
-// count, no next link, no results, and the previous link of SPEC section 1.
-// off is a canonical decimal of any size.
+// count, no next link, no results, and a previous link that is null at
+// offset 0, has no offset when offset <= limit, and is offset-limit
+// otherwise. off is a canonical decimal of any size.
 func checkEmptyPage(t *testing.T, body []byte, count, limit int, off string) {
 	t.Helper()
 	var p struct {

@@ -188,13 +188,13 @@ func TestCompact(t *testing.T) {
 	for i := range 12 {
 		path := editTitle(t, s, i, "Title number "+strconv.Itoa(i))
 		mb.rebuild(t, []string{filepath.Join(s.dir, "content", filepath.FromSlash(path))})
-		st := srv.cur.Load()
-		maxStores = max(maxStores, len(st.stores))
+		hb := srv.cur.Load()
+		maxStores = max(maxStores, len(hb.stores))
 		var total, live int64
-		for _, at := range st.bySum {
+		for _, at := range hb.bySum {
 			live += at.size
 		}
-		for _, x := range st.stores {
+		for _, x := range hb.stores {
 			total += x.size
 		}
 		if total > 2*live {

@@ -103,12 +103,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:                     log.New(semicolonFilter{s.log}, "feedgen serve: ", 0),
 	}
 	var wg sync.WaitGroup
-	watchCtx, stopWatch := context.WithCancel(ctx)
+	followCtx, stopFollowing := context.WithCancel(ctx)
 	if s.opt.FS == nil && !s.opt.ExternalBuilds {
-		wg.Go(func() { s.Watch(watchCtx) })
+		wg.Go(func() { s.FollowBuilds(followCtx) })
 	}
 	defer func() {
-		stopWatch()
+		stopFollowing()
 		wg.Wait()
 	}()
 	httpDone := make(chan error, 1)

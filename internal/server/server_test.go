@@ -70,8 +70,10 @@ func checkQueries(t *testing.T, out string, tests []struct {
 	}
 }
 
-// TestQueryAllOffsets covers the query rules of SPEC section 1 on a build
-// with every offset: 45 articles, limits 5 (default), 20 and 50 (max).
+// TestQueryAllOffsets covers how a query is read (limit and offset as the
+// original's language read integers, the last value winning, other
+// parameters ignored, offsets past the end) on a build with every offset:
+// 45 articles, limits 5 (default), 20 and 50 (max).
 func TestQueryAllOffsets(t *testing.T) {
 	sharedSites(t)
 	const huge = "1000000000000000000000000000000" // 10^30

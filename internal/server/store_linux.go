@@ -18,8 +18,9 @@ import (
 // filled with pwrite at offsets given out by reserve, from any number of
 // goroutines, then sealed: mapped read-only, so that its pages are byte
 // slices like any other, kept out of the Go heap, whose collector would
-// let the heap grow to twice the pages. A sealed store never changes. It is freed once unreachable; a site keeps the stores of its
-// pages reachable.
+// let the heap grow to twice the pages. A sealed store never changes. It
+// is freed once unreachable; a heldBuild keeps the stores of its pages
+// reachable.
 type store struct {
 	fd  int
 	mem []byte // the mapping, once sealed

@@ -55,14 +55,14 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// watch runs s.Watch until the test ends.
-func watch(t *testing.T, s *Server) {
+// followBuilds runs s.FollowBuilds until the test ends.
+func followBuilds(t *testing.T, s *Server) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Watch(ctx)
+		s.FollowBuilds(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -169,9 +169,9 @@ func TestRebuildRace(t *testing.T) {
 	}
 }
 
-// TestWatchSwitches follows a served folder through a new build, a
+// TestFollowBuilds follows a served folder through a new build, a
 // failed build and a build that is caught half written.
-func TestWatchSwitches(t *testing.T) {
+func TestFollowBuilds(t *testing.T) {
 	siteA := makeSite(t, corpus.Options{Articles: 60, Limits: []int{5, 20}, Seed: 1})
 	siteB := makeSite(t, corpus.Options{Articles: 75, Limits: []int{5, 20}, Seed: 2})
 	out := t.TempDir()
@@ -180,7 +180,7 @@ func TestWatchSwitches(t *testing.T) {
 	if got, want := log.String(), "loaded the build of 2026-11-01T12:00:00Z (60 articles, 121 pages, "; !strings.HasPrefix(got, want) {
 		t.Errorf("got log %q, want it to start with %q", got, want)
 	}
-	watch(t, s)
+	followBuilds(t, s)
 	count := func() int {
 		var p struct{ Count int }
 		json.Unmarshal(readBody(t, request(s, "GET", "/articles/", nil)), &p)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -30,8 +31,10 @@ type conditions struct {
 }
 
 // decide answers a request for path (decoded) and the raw query, from
-// build st. A HEAD gets the answer of a GET; the caller leaves the body out.
-func (s *Server) decide(st *site, method, path, rawQuery string, cond *conditions) reply {
+// build hb. A HEAD gets the answer of a GET; the caller leaves the body
+// out. For a query without filters and a pre-rendered page it allocates
+// nothing: the fast path counts on it.
+func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *conditions) reply {
 	switch path {
 	case ListPath:
 	case ListPath[:len(ListPath)-1]:
@@ -51,29 +54,76 @@ func (s *Server) decide(st *site, method, path, rawQuery string, cond *condition
 		return reply{status: http.StatusMethodNotAllowed, listing: true, body: listing.AppendMethodNotAllowed(nil, method)}
 	}
 
-	q := listing.ParseQuery(rawQuery, st.paging, nil)
-	lp := st.lookup(q.Limit)
+	q := listing.ParseQuery(rawQuery, hb.paging, hb.filters)
+	c := hb.collection(q.Params)
+	if c == nil {
+		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
+	}
+	lp := c.lookup(q.Limit)
 	if lp == nil {
 		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
 	}
 	var pg *page
 	switch off, small := canonical(q.Offset); {
-	case small && off < st.count && st.aligned:
+	case small && off < c.count && hb.aligned:
 		if off%lp.limit != 0 {
 			return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
 		}
 		pg = &lp.pages[off/lp.limit]
-	case small && (off < st.count || off == 0):
+	case small && (off < c.count || off == 0):
 		pg = &lp.pages[off]
 	default:
-		empty := st.emptyPage(q.Limit, q.Offset)
+		empty := hb.emptyPage(c, q.Limit, q.Offset)
 		pg = &empty
 	}
-	r := reply{status: http.StatusOK, listing: true, page: pg, modified: st.lastModified}
-	if cond != nil && notModified(cond, pg.etag[0], st.buildTime) {
+	r := reply{status: http.StatusOK, listing: true, page: pg, modified: hb.lastModified}
+	if cond != nil && notModified(cond, pg.etag[0], hb.buildTime) {
 		r.status = http.StatusNotModified
 	}
 	return r
+}
+
+// ServeHTTP answers one request. The fast path (see fastConn) answers
+// the usual requests itself; every other one comes here, through net/http.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hb := s.cur.Load()
+	inm, haveINM := r.Header["If-None-Match"]
+	cond := conditions{inm: inm, haveINM: haveINM}
+	if ims := r.Header["If-Modified-Since"]; len(ims) > 0 {
+		cond.ims = ims[0]
+	}
+	rep := s.decide(hb, r.Method, r.URL.Path, r.URL.RawQuery, &cond)
+	s.writeHeader(w, &rep, s.date())
+	if r.Method != http.MethodHead && rep.hasBody() {
+		if rep.page != nil {
+			w.Write(rep.page.body)
+		} else {
+			w.Write(rep.body)
+		}
+	}
+	// The body lives in one of hb's stores, freed when hb is unreachable:
+	// keep hb alive until the body is written.
+	runtime.KeepAlive(hb)
+}
+
+// date returns the Date header's value for now, formatted once a second
+// rather than by net/http for every answer.
+func (s *Server) date() []string { return s.dateAt(s.opt.Now()) }
+
+// dateAt returns the Date header's value for now.
+func (s *Server) dateAt(now time.Time) []string {
+	if d := s.dates.Load(); d != nil && d.sec == now.Unix() {
+		return d.value
+	}
+	d := &dateValue{sec: now.Unix(), value: []string{now.UTC().Format(http.TimeFormat)}}
+	s.dates.Store(d)
+	return d.value
+}
+
+// dateValue is a Date header value and the second it is for.
+type dateValue struct {
+	sec   int64
+	value []string
 }
 
 // notModified evaluates If-None-Match (a list of entity tags compared
@@ -198,4 +248,94 @@ func (s *Server) length(n int) []string {
 		return s.optionsLength
 	}
 	return []string{strconv.Itoa(n)}
+}
+
+// escapeQuery percent-encodes the bytes of a raw query that may not
+// appear in a URL as they are, leaving the rest (and every existing
+// escape) as sent.
+func escapeQuery(q string) string {
+	const upper = "0123456789ABCDEF"
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if !queryByteOK(q[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return q
+	}
+	b := make([]byte, 0, len(q)+2*n)
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; queryByteOK(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', upper[c>>4], upper[c&15])
+		}
+	}
+	return string(b)
+}
+
+// queryByteOK reports whether c stays as it is in a redirect's query: the
+// characters the original's framework left unquoted.
+func queryByteOK(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '-', '.', '_', '~', '/', '#', '%', '[', ']', '=', ':', ';', '$', '&', '(', ')', '+', ',', '!', '?', '*', '@', '\'':
+		return true
+	}
+	return false
+}
+
+// etagListMatches reports whether the If-None-Match value list names
+// etag (weak comparison: a W/ prefix is ignored) or is "*". Parsing stops
+// at the first malformed element.
+func etagListMatches(list, etag string) bool {
+	for {
+		for list != "" && (list[0] == ' ' || list[0] == '\t' || list[0] == ',') {
+			list = list[1:]
+		}
+		if list == "" {
+			return false
+		}
+		if list[0] == '*' {
+			return true
+		}
+		if len(list) >= 2 && list[0] == 'W' && list[1] == '/' {
+			list = list[2:]
+		}
+		if list == "" || list[0] != '"' {
+			return false
+		}
+		end := 1
+		for end < len(list) && list[end] != '"' {
+			end++
+		}
+		if end == len(list) {
+			return false
+		}
+		if list[:end+1] == etag {
+			return true
+		}
+		list = list[end+1:]
+	}
+}
+
+// canonical reads a decimal with no sign and no leading zeros that fits
+// in 60 bits, as ParseQuery writes offsets.
+func canonical(s string) (int, bool) {
+	if s == "" || len(s) > 18 || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }

@@ -4,22 +4,101 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/fsnotify/fsnotify"
 )
 
-// Watch switches the server to each new build written into its folder,
+// Reload loads the build in the folder, unless its manifest is the one of
+// the build being served, and switches to it. It reports whether it
+// switched. On an error the server keeps answering from the build it had.
+func (s *Server) Reload() (bool, error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	return s.load(nil, nil, nil)
+}
+
+// load switches to a build: the one of manifest m (data, its bytes) with
+// page bodies from batch, or with m nil, the one whose manifest is in the
+// folder. The caller holds loadMu.
+func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch) (bool, error) {
+	fsys := s.opt.FS
+	if fsys == nil && s.opt.Dir != "" {
+		root, err := os.OpenRoot(s.opt.Dir)
+		if err != nil {
+			batch.Discard()
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, fmt.Errorf("opening output folder: %w: run feedgen build first", err)
+			}
+			return false, fmt.Errorf("opening output folder: %w", err)
+		}
+		defer root.Close()
+		fsys = root.FS()
+	}
+	if m == nil {
+		if fsys == nil {
+			return false, errors.New("no build to load: no folder, and none installed")
+		}
+		r, err := manifest.Read(fsys)
+		if err != nil {
+			return false, err
+		}
+		data, m = r.Data, r.Manifest
+	}
+	cur := s.cur.Load()
+	if cur.sameManifest(data) {
+		batch.Discard()
+		return false, nil
+	}
+	hb, err := loadBuild(fsys, data, m, cur, batch, s.compactSlack)
+	if err != nil {
+		batch.Discard()
+		return false, err
+	}
+	s.cur.Store(hb)
+	if !s.opt.ExternalBuilds {
+		verb := "switched to"
+		if cur == nil {
+			verb = "loaded"
+		}
+		fmt.Fprintf(s.log, "%s the %s from %s\n", verb, hb.describe(), s.opt.Dir)
+	}
+	if cur != nil {
+		// The pages no build uses any more are outside the heap, freed by
+		// cleanups once a collection finds them unreachable: on an idle
+		// server none may run for minutes.
+		runtime.GC()
+	}
+	return true, nil
+}
+
+// Install switches to the build whose manifest is m (data, its bytes as
+// written), taking the page bodies from batch, from the build being
+// served, or, for any other, from the output folder. It reports whether
+// it switched: not when m is the manifest of the build being served.
+func (s *Server) Install(m *manifest.Manifest, data []byte, batch *Batch) (bool, error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if err := batch.seal(); err != nil {
+		batch.Discard()
+		return false, err
+	}
+	return s.load(data, m, batch)
+}
+
+// FollowBuilds switches the server to each new build written into its folder,
 // until ctx is done. A build writes its manifest last, by a rename: the
 // server hears of it from a file system event on the manifest, or, should
 // events be missed or unavailable, from a check of the manifest's size,
 // time and identity every PollInterval. A build whose files do not match
 // its manifest yet is loaded again a little later; meanwhile, and after
 // any failure, the server keeps answering from the build it had.
-func (s *Server) Watch(ctx context.Context) {
+func (s *Server) FollowBuilds(ctx context.Context) {
 	dir := s.opt.Dir
 	manifestPath := filepath.Join(dir, manifest.Name)
 	var (

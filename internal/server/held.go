@@ -1,0 +1,155 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// heldBuild is one build held in memory: the pages of every collection
+// its manifest lists, with everything their answers need computed once.
+// A heldBuild never changes after it is loaded (loadBuild); the server
+// swaps whole builds.
+//
+// The page bodies live in stores outside the Go heap (see newStore),
+// freed once unreachable: a handler keeps its heldBuild alive
+// (runtime.KeepAlive) until it has written the body. A build loaded after
+// another shares the stores of the pages they have in common.
+type heldBuild struct {
+	manifestSum [sha256.Size]byte // of the manifest's bytes: the build's identity
+	buildTime   time.Time
+	baseURL     string // of the links, for the pages past the end
+	paging      config.Pagination
+	aligned     bool // offsets are multiples of the limit (else every offset)
+
+	// main is the main listing (no filter); collections holds every
+	// collection, main included, by collectionKey of its parameters.
+	main        *collection
+	collections map[string]*collection
+	// filters are the parameter names the collections filter on, sorted;
+	// nil when there is only the main listing, so that every other
+	// parameter of a query is ignored.
+	filters []string
+
+	lastModified []string // the Last-Modified header value
+	pages        int      // page files, index.json included
+	bytes        int64
+	read         int // pages read from files (the rest were in memory already)
+
+	bySum  map[[sha256.Size]byte]stored // every page body, by its SHA-256
+	stores []*store                     // the stores of the bodies
+}
+
+// collection is one list of articles with its own pages: the main
+// listing, or one selected by filter parameters.
+type collection struct {
+	dir    string          // the folder of its pages in the output
+	params []listing.Param // its filters, sorted by key; none for the main listing
+	count  int             // articles
+	limits []limitPages    // in the order of the pagination's limits
+}
+
+// limitPages are the pages of one pre-rendered limit, by offset (offsets
+// all) or by offset/limit (aligned).
+type limitPages struct {
+	limit int
+	pages []page
+}
+
+// page is one answer, ready to send.
+type page struct {
+	body   []byte
+	st     *store   // the store of body; nil when body is not in one
+	off    int64    // where body is in st
+	etag   []string // the quoted SHA-256 of body
+	length []string // len(body) in decimal
+}
+
+// stored is where a page body is.
+type stored struct {
+	st        *store
+	off, size int64
+}
+
+// collection returns the collection that params (sorted by key, as
+// listing.ParseQuery gives them) select, or nil when the build has none.
+// It does not allocate for a key of up to 256 bytes.
+func (hb *heldBuild) collection(params []listing.Param) *collection {
+	if len(params) == 0 {
+		return hb.main
+	}
+	var buf [256]byte
+	return hb.collections[string(appendCollectionKey(buf[:0], params))]
+}
+
+// collectionKey is the key of the collection of params (sorted by key) in
+// heldBuild.collections: "" for the main listing.
+func collectionKey(params []listing.Param) string {
+	return string(appendCollectionKey(nil, params))
+}
+
+// appendCollectionKey appends the key of the collection of params to b:
+// each name and value preceded by its length, so that two lists of
+// parameters never share a key.
+func appendCollectionKey(b []byte, params []listing.Param) []byte {
+	for _, p := range params {
+		b = binary.AppendUvarint(b, uint64(len(p.Key)))
+		b = append(b, p.Key...)
+		b = binary.AppendUvarint(b, uint64(len(p.Value)))
+		b = append(b, p.Value...)
+	}
+	return b
+}
+
+// lookup returns the limit's pages, or nil when the limit is not
+// pre-rendered.
+func (c *collection) lookup(limit int) *limitPages {
+	for i := range c.limits {
+		if c.limits[i].limit == limit {
+			return &c.limits[i]
+		}
+	}
+	return nil
+}
+
+// pagePath is the file of page i of limit l of collection c.
+func (hb *heldBuild) pagePath(c *collection, l, i int) string {
+	if hb.aligned {
+		i *= l
+	}
+	return listing.PagePath(c.dir, l, i)
+}
+
+// emptyPage renders the page of collection c past its end for (limit,
+// offset), offset a canonical decimal of any size.
+func (hb *heldBuild) emptyPage(c *collection, limit int, offset string) page {
+	body := listing.AppendEmptyPage(nil, hb.baseURL, c.params, c.count, limit, offset)
+	sum := sha256.Sum256(body)
+	return page{body: body, etag: []string{etag(sum[:])}, length: []string{strconv.Itoa(len(body))}}
+}
+
+// etag returns the strong entity tag of a body with SHA-256 sum.
+func etag(sum []byte) string {
+	b := make([]byte, 0, 2+hex.EncodedLen(len(sum)))
+	b = append(b, '"')
+	b = hex.AppendEncode(b, sum)
+	return string(append(b, '"'))
+}
+
+// describe is a one-line description of the build, for the log.
+func (hb *heldBuild) describe() string {
+	return fmt.Sprintf("build of %s (%d articles, %d pages, %s)",
+		hb.buildTime.UTC().Format(time.RFC3339), hb.main.count, hb.pages, human.Bytes(hb.bytes))
+}
+
+// sameManifest reports whether data is the manifest hb was loaded from.
+func (hb *heldBuild) sameManifest(data []byte) bool {
+	return hb != nil && sha256.Sum256(data) == hb.manifestSum
+}

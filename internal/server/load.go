@@ -1,0 +1,332 @@
+package server
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// notReadyError says that the files on disk do not match the manifest: a
+// build is being written. Loading again a little later will do.
+type notReadyError struct{ err error }
+
+func (e notReadyError) Error() string { return e.err.Error() }
+func (e notReadyError) Unwrap() error { return e.err }
+
+// fileRef is one page file of the manifest and where its body is.
+type fileRef struct {
+	file   manifest.File
+	sum    [sha256.Size]byte
+	at     stored
+	c      *collection // the collection of the page
+	li, ix int         // limitPages index and page index; li < 0 for index.json
+}
+
+// loadBuild makes the heldBuild of the build that the manifest (data, m)
+// describes. Each page body comes from fresh (pages the build handed over
+// in memory; nil when there are none), else from prev (the build being
+// served: a page with the same SHA-256 is the same bytes), else from its
+// file in fsys, read and checked against its size and SHA-256. A file
+// that differs gives a notReadyError.
+//
+// When the stores the pages are in hold more than twice their bytes plus
+// slack, the pages are copied to a new store (see compact).
+func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64) (*heldBuild, error) {
+	if ps := m.Validate(); len(ps) > 0 {
+		return nil, ps
+	}
+	p := m.Pagination.Pagination()
+	hb := &heldBuild{
+		manifestSum:  sha256.Sum256(data),
+		buildTime:    m.BuildTime,
+		baseURL:      m.BaseURL,
+		paging:       p,
+		aligned:      p.Offsets == config.OffsetsAligned,
+		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
+		bySum:        make(map[[sha256.Size]byte]stored, len(m.Files)),
+	}
+	colls, byDir := hb.makeCollections(m.Collections)
+
+	// Where each page's body comes from.
+	refs := make([]fileRef, 0, len(m.Files))
+	var toRead []int // indexes in refs of the files to read
+	var disk *store
+	seen := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		c, li, ix, ok := hb.place(byDir, f.Path)
+		if !ok {
+			continue // not a page of a collection this server answers from
+		}
+		seen[f.Path] = true
+		r := fileRef{file: f, sum: f.Sum(), c: c, li: li, ix: ix}
+		hb.bytes += f.Size
+		at, known := hb.bySum[r.sum]
+		if !known {
+			at, known = fresh.lookup(r.sum)
+		}
+		if !known && prev != nil {
+			at, known = prev.bySum[r.sum]
+		}
+		if !known || at.size != f.Size {
+			if disk == nil {
+				var err error
+				if disk, err = newStore(); err != nil {
+					return nil, fmt.Errorf("allocating memory for the pages: %w", err)
+				}
+			}
+			at = stored{st: disk, off: disk.reserve(f.Size), size: f.Size}
+			toRead = append(toRead, len(refs))
+		}
+		hb.bySum[r.sum] = at
+		r.at = at
+		refs = append(refs, r)
+	}
+	for _, c := range colls {
+		for _, lp := range c.limits {
+			for i := range lp.pages {
+				if p := hb.pagePath(c, lp.limit, i); !seen[p] {
+					if disk != nil {
+						disk.discard()
+					}
+					return nil, fmt.Errorf("%s: page %s is missing", manifest.Name, p)
+				}
+			}
+		}
+	}
+	if disk != nil {
+		if fsys == nil {
+			disk.discard()
+			return nil, fmt.Errorf("page %s is neither in memory nor in a folder", refs[toRead[0]].file.Path)
+		}
+		if err := readFiles(fsys, refs, toRead); err != nil {
+			disk.discard()
+			return nil, err
+		}
+		if err := disk.seal(); err != nil {
+			disk.discard()
+			return nil, fmt.Errorf("mapping the pages: %w", err)
+		}
+	}
+	hb.read = len(toRead)
+	if err := hb.compact(slack); err != nil {
+		return nil, err
+	}
+
+	lengths := map[int64][]string{}
+	for _, r := range refs {
+		hb.pages++
+		if r.li < 0 {
+			continue // index.json: the same page as (default limit, 0)
+		}
+		at := hb.bySum[r.sum]
+		ln, ok := lengths[r.file.Size]
+		if !ok {
+			ln = []string{strconv.FormatInt(r.file.Size, 10)}
+			lengths[r.file.Size] = ln
+		}
+		r.c.limits[r.li].pages[r.ix] = page{
+			body:   at.st.bytes(at.off, at.size),
+			st:     at.st,
+			off:    at.off,
+			etag:   []string{etag(r.sum[:])},
+			length: ln,
+		}
+	}
+	return hb, nil
+}
+
+// makeCollections sets hb's collections, main listing and filters from
+// the manifest's collections, with room for their pages. It returns them
+// in the manifest's order, and by folder. A collection listed again
+// replaces the first; one without parameters in another folder than the
+// main listing's can never be selected, and is left out.
+func (hb *heldBuild) makeCollections(list []manifest.Collection) ([]*collection, map[string]*collection) {
+	hb.collections = make(map[string]*collection, len(list))
+	var colls []*collection
+	for _, mc := range list {
+		if len(mc.Params) == 0 && mc.Dir != listing.Dir {
+			continue
+		}
+		c := &collection{dir: mc.Dir, count: mc.Count}
+		if len(mc.Params) > 0 {
+			c.params = slices.Clone(mc.Params)
+			slices.SortFunc(c.params, func(a, b listing.Param) int { return strings.Compare(a.Key, b.Key) })
+		}
+		for _, l := range hb.paging.Limits {
+			n := max(c.count, 1)
+			if hb.aligned {
+				n = (n + l - 1) / l
+			}
+			c.limits = append(c.limits, limitPages{limit: l, pages: make([]page, n)})
+		}
+		key := collectionKey(c.params)
+		if old, ok := hb.collections[key]; ok {
+			colls[slices.Index(colls, old)] = c
+		} else {
+			colls = append(colls, c)
+		}
+		hb.collections[key] = c
+		for _, p := range c.params {
+			if !slices.Contains(hb.filters, p.Key) {
+				hb.filters = append(hb.filters, p.Key)
+			}
+		}
+	}
+	slices.Sort(hb.filters)
+	hb.main = hb.collections[""]
+	byDir := make(map[string]*collection, len(colls))
+	for _, c := range colls {
+		byDir[c.dir] = c
+	}
+	return colls, byDir
+}
+
+// place maps a manifest path onto the page it holds: its collection,
+// limit index and page index, or li = -1 for the index page of the main
+// listing. ok is false for a path that is not a page of a collection
+// (byDir holds the collections by folder).
+func (hb *heldBuild) place(byDir map[string]*collection, p string) (c *collection, li, ix int, ok bool) {
+	if p == listing.IndexPath {
+		return hb.main, -1, 0, true
+	}
+	dir, l, off, ok := splitPagePath(p)
+	if c = byDir[dir]; !ok || c == nil {
+		return nil, 0, 0, false
+	}
+	for i, lp := range c.limits {
+		if lp.limit != l {
+			continue
+		}
+		ix = off
+		if hb.aligned {
+			if off%l != 0 {
+				return nil, 0, 0, false
+			}
+			ix = off / l
+		}
+		if ix >= len(lp.pages) {
+			return nil, 0, 0, false
+		}
+		return c, i, ix, true
+	}
+	return nil, 0, 0, false
+}
+
+// splitPagePath reads a page path as listing.PagePath writes it:
+// dir/limit/offset.json, limit and offset canonical decimals, limit > 0.
+func splitPagePath(p string) (dir string, limit, offset int, ok bool) {
+	rest, ok := strings.CutSuffix(p, ".json")
+	i := strings.LastIndexByte(rest, '/')
+	if !ok || i < 0 {
+		return "", 0, 0, false
+	}
+	j := strings.LastIndexByte(rest[:i], '/')
+	if j < 0 {
+		return "", 0, 0, false
+	}
+	limit, lok := canonical(rest[j+1 : i])
+	offset, ook := canonical(rest[i+1:])
+	if !lok || !ook || limit == 0 {
+		return "", 0, 0, false
+	}
+	return rest[:j], limit, offset, true
+}
+
+// compactSlack is how many bytes of bodies no longer used a build's
+// stores may hold beyond as many as the bodies used.
+const compactSlack = 8 << 20
+
+// compact makes the build's list of stores and, when they hold more than
+// twice the bytes of the bodies used plus slack (after many rebuilds that
+// each changed a few pages), copies its bodies into a new store, so that
+// the old ones can be freed.
+func (hb *heldBuild) compact(slack int64) error {
+	used := map[*store]int64{} // bytes of bodies used, by store
+	for _, at := range hb.bySum {
+		used[at.st] += at.size
+	}
+	var live, total int64
+	for st, n := range used {
+		live += n
+		total += st.size
+	}
+	if total <= 2*live+slack {
+		for st := range used {
+			hb.stores = append(hb.stores, st)
+		}
+		return nil
+	}
+	st, err := newStore()
+	if err != nil {
+		return fmt.Errorf("allocating memory for the pages: %w", err)
+	}
+	moved := make(map[[sha256.Size]byte]stored, len(hb.bySum))
+	for sum, at := range hb.bySum {
+		to := stored{st: st, off: st.reserve(at.size), size: at.size}
+		if err := st.writeAt(at.st.bytes(at.off, at.size), to.off); err != nil {
+			st.discard()
+			return fmt.Errorf("copying the pages: %w", err)
+		}
+		moved[sum] = to
+	}
+	if err := st.seal(); err != nil {
+		st.discard()
+		return fmt.Errorf("mapping the pages: %w", err)
+	}
+	hb.bySum, hb.stores = moved, []*store{st}
+	return nil
+}
+
+// readFiles reads the files refs[i] for every i in todo into their
+// places, on several cores, checked against their sizes and SHA-256 sums.
+// A file that differs gives a notReadyError.
+func readFiles(fsys fs.FS, refs []fileRef, todo []int) error {
+	var (
+		next    atomic.Int64
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+	)
+	for range max(2, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			var buf []byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(todo) {
+					return
+				}
+				r := refs[todo[i]]
+				data, err := manifest.ReadPage(fsys, r.file, buf)
+				var mm *manifest.Mismatch
+				switch {
+				case errors.As(err, &mm):
+					err = notReadyError{err}
+				case err == nil:
+					buf = data[:0]
+					if err = r.at.st.writeAt(data, r.at.off); err != nil {
+						err = fmt.Errorf("storing %s: %w", r.file.Path, err)
+					}
+				}
+				if err != nil {
+					errOnce.Do(func() { first = err })
+					next.Store(int64(len(todo)))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
