@@ -1,60 +1,104 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/spf13/cobra"
 )
 
-// siteFlags name the site to build: shared by build and serve --watch.
-type siteFlags struct {
+// siteOptions name the site to build: shared by build and serve --watch.
+type siteOptions struct {
 	config string
 	out    string
 	future bool
+
+	now func() time.Time // the build time: set by check
 }
 
-func (f *siteFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.config, "config", "c", "config.yaml", "the site's config file; without one, the embedded sample site")
-	cmd.Flags().StringVarP(&f.out, "out", "o", "", "output folder (default: output_dir of the config)")
-	cmd.Flags().BoolVar(&f.future, "future", false, "include articles published after the build time")
+func (s *siteOptions) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&s.config, "config", "c", "config.yaml", "the site's config file; without one, the embedded sample site")
+	cmd.Flags().StringVarP(&s.out, "out", "o", "", "output folder (default: output_dir of the config)")
+	cmd.Flags().BoolVar(&s.future, "future", false, "include articles published after the build time")
 }
 
-// options turns the flags into build options. When --config was not given
-// and there is no config.yaml, the embedded sample site is built.
-func (f *siteFlags) options(cmd *cobra.Command, opts *globalOptions) (build.Options, error) {
-	now, err := buildTime(opts.getenv)
+// check reads the build time from the environment: a SOURCE_DATE_EPOCH
+// that is not one is a usage error.
+func (s *siteOptions) check(getenv func(string) string) error {
+	now, err := buildTime(getenv)
+	s.now = now
+	return err
+}
+
+// options returns the build options of the site of the config file.
+func (s *siteOptions) options(g *globalOptions) build.Options {
+	dir := filepath.Dir(s.config)
+	return build.Options{
+		FS:         os.DirFS(dir),
+		ConfigName: filepath.Base(s.config),
+		Root:       dir,
+		OutDir:     s.out,
+		Future:     s.future,
+		Now:        s.now,
+		Log:        g.stderr,
+		Generator:  "feedgen " + g.version,
+		Code:       codeID(g.version),
+	}
+}
+
+// buildOptions are the options of feedgen build.
+type buildOptions struct {
+	*globalOptions
+	site  siteOptions
+	quiet bool
+	set   func(flag string) bool // whether the flag was given
+
+	sample bool // build the embedded sample site: set by check
+}
+
+// check reads the build time, and without --config and a config.yaml
+// here, chooses the embedded sample site.
+func (o *buildOptions) check() error {
+	if err := o.site.check(o.getenv); err != nil {
+		return err
+	}
+	_, err := os.Stat(o.site.config)
+	o.sample = errors.Is(err, fs.ErrNotExist) && !o.set("config")
+	return nil
+}
+
+// runBuild builds the site.
+func runBuild(ctx context.Context, o *buildOptions) error {
+	bo := o.site.options(o.globalOptions)
+	if o.sample {
+		fmt.Fprintln(o.stderr, "no config.yaml here: using the embedded sample site")
+		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), "config.yaml", ""
+	}
+	bo.Quiet = o.quiet
+	if !o.quiet {
+		bar := newProgress(o.stderr)
+		defer bar.Close()
+		bo.Progress = bar.Set
+	}
+	res, err := build.New(bo).Build(ctx)
 	if err != nil {
-		return build.Options{}, err
+		return err
 	}
-	bo := build.Options{
-		OutDir:    f.out,
-		Future:    f.future,
-		Now:       now,
-		Log:       opts.stderr,
-		Generator: "feedgen " + opts.version,
-		Code:      codeID(opts.version),
+	if !o.quiet {
+		fmt.Fprintln(o.stdout, res.Summary())
 	}
-	if _, err := os.Stat(f.config); errors.Is(err, fs.ErrNotExist) && !cmd.Flags().Changed("config") {
-		fmt.Fprintln(opts.stderr, "no config.yaml here: using the embedded sample site")
-		bo.FS, bo.ConfigName = feedgen.Sample(), "config.yaml"
-		return bo, nil
-	}
-	dir := filepath.Dir(f.config)
-	bo.FS, bo.ConfigName, bo.Root = os.DirFS(dir), filepath.Base(f.config), dir
-	return bo, nil
+	return nil
 }
 
-func newBuildCmd(opts *globalOptions) *cobra.Command {
-	var (
-		site  siteFlags
-		quiet bool
-	)
+func newBuildCmd(g *globalOptions) *cobra.Command {
+	o := &buildOptions{globalOptions: g}
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Write every page of the listing as static JSON files",
@@ -68,27 +112,11 @@ SOURCE_DATE_EPOCH, when set, is the build time.`,
   SOURCE_DATE_EPOCH=1796083200 feedgen build --quiet`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			bo, err := site.options(cmd, opts)
-			if err != nil {
-				return err
-			}
-			bo.Quiet = quiet
-			if !quiet {
-				bar := newProgress(opts.stderr)
-				defer bar.Close()
-				bo.Progress = bar.Set
-			}
-			res, err := build.New(bo).Build(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if !quiet {
-				fmt.Fprintln(opts.stdout, res.Summary())
-			}
-			return nil
+			o.set = cmd.Flags().Changed
+			return checkRun(cmd.Context(), o, runBuild)
 		},
 	}
-	site.register(cmd)
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only warnings and errors")
+	o.site.register(cmd)
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
 	return cmd
 }

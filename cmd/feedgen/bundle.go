@@ -1,25 +1,89 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/spf13/cobra"
 )
 
-func newBundleCmd(opts *globalOptions) *cobra.Command {
-	var (
-		dir, out, config string
-		quiet            bool
-	)
+// bundleOptions are the options of feedgen bundle.
+type bundleOptions struct {
+	*globalOptions
+	dir, file, config string
+	quiet             bool
+	set               func(flag string) bool // whether the flag was given
+
+	cfg []byte // the config's bytes: read by check
+}
+
+// check refuses a bundle without -o, without a config to hold, or inside
+// the folder it bundles; it reads the config.
+func (o *bundleOptions) check() error {
+	if o.file == "" {
+		return usageError{errors.New("bundle needs -o FILE: the archive to write, e.g. -o feed.zip")}
+	}
+	cfg, err := os.ReadFile(o.config)
+	if errors.Is(err, fs.ErrNotExist) && !o.set("config") {
+		return usageError{fmt.Errorf("no %s here: a bundle holds the config the output was built with; pass it with --config", o.config)}
+	}
+	if err != nil {
+		return fmt.Errorf("reading config: %w", err)
+	}
+	o.cfg = cfg
+	if inside, err := within(o.file, o.dir); err != nil {
+		return err
+	} else if inside {
+		return usageError{fmt.Errorf("-o %s is inside %s, the output folder being bundled: write the bundle elsewhere", o.file, o.dir)}
+	}
+	return nil
+}
+
+// runBundle writes the bundle of the build in the folder.
+func runBundle(ctx context.Context, o *bundleOptions) error {
+	root, err := os.OpenRoot(o.dir)
+	if err != nil {
+		return fmt.Errorf("opening output folder: %w", err)
+	}
+	defer root.Close()
+
+	start := time.Now()
+	bo := bundle.Options{Config: o.cfg, BundledBy: "feedgen " + o.version}
+	if !o.quiet {
+		bar := newProgress(o.stderr)
+		defer bar.Close()
+		bo.Progress = bar.Set
+	}
+	var res *bundle.Result
+	err = writeFileAtomic(o.file, func(w io.Writer) error {
+		var err error
+		res, err = bundle.Write(ctx, w, root.FS(), bo)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.dir, err)
+	}
+	if !o.quiet {
+		fmt.Fprintf(o.stdout, "%s: the build of %s (%d articles, %d pages, %s) in %s (%.2f), %s\n",
+			o.file, res.Info.BuildTime.Format(time.RFC3339), res.Info.Articles, res.Pages,
+			human.Bytes(res.Info.Bytes), human.Bytes(res.Size),
+			float64(res.Size)/float64(max(1, res.Info.Bytes)), time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+func newBundleCmd(g *globalOptions) *cobra.Command {
+	o := &bundleOptions{globalOptions: g}
 	cmd := &cobra.Command{
 		Use:   "bundle -o FILE",
 		Short: "Write a build as one zip archive to keep, check and serve later",
@@ -38,56 +102,14 @@ end: a failed bundle leaves nothing behind.`,
   feedgen bundle --dir /srv/feed/public --config /srv/feed/config.yaml -o /archive/feed.zip`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return usageError{errors.New("bundle needs -o FILE: the archive to write, e.g. -o feed.zip")}
-			}
-			cfg, err := os.ReadFile(config)
-			if errors.Is(err, fs.ErrNotExist) && !cmd.Flags().Changed("config") {
-				return usageError{fmt.Errorf("no %s here: a bundle holds the config the output was built with; pass it with --config", config)}
-			}
-			if err != nil {
-				return fmt.Errorf("reading config: %w", err)
-			}
-			if inside, err := within(out, dir); err != nil {
-				return err
-			} else if inside {
-				return usageError{fmt.Errorf("-o %s is inside %s, the output folder being bundled: write the bundle elsewhere", out, dir)}
-			}
-			root, err := os.OpenRoot(dir)
-			if err != nil {
-				return fmt.Errorf("opening output folder: %w", err)
-			}
-			defer root.Close()
-
-			start := time.Now()
-			bo := bundle.Options{Config: cfg, BundledBy: "feedgen " + opts.version}
-			if !quiet {
-				bar := newProgress(opts.stderr)
-				defer bar.Close()
-				bo.Progress = bar.Set
-			}
-			var res *bundle.Result
-			err = writeFileAtomic(out, func(f *os.File) error {
-				var err error
-				res, err = bundle.Write(cmd.Context(), f, root.FS(), bo)
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("%s: %w", dir, err)
-			}
-			if !quiet {
-				fmt.Fprintf(opts.stdout, "%s: the build of %s (%d articles, %d pages, %s) in %s (%.2f), %s\n",
-					out, res.Info.BuildTime.Format(time.RFC3339), res.Info.Articles, res.Pages,
-					human.Bytes(res.Info.Bytes), human.Bytes(res.Size),
-					float64(res.Size)/float64(max(1, res.Info.Bytes)), time.Since(start).Round(time.Millisecond))
-			}
-			return nil
+			o.set = cmd.Flags().Changed
+			return checkRun(cmd.Context(), o, runBundle)
 		},
 	}
-	cmd.Flags().StringVarP(&dir, "dir", "d", "public", "the output folder of the build to bundle")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "the archive to write (required)")
-	cmd.Flags().StringVarP(&config, "config", "c", "config.yaml", "the config.yaml the output was built with, stored in the bundle")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only errors")
+	cmd.Flags().StringVarP(&o.dir, "dir", "d", "public", "the output folder of the build to bundle")
+	cmd.Flags().StringVarP(&o.file, "output", "o", "", "the archive to write (required)")
+	cmd.Flags().StringVarP(&o.config, "config", "c", "config.yaml", "the config.yaml the output was built with, stored in the bundle")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	return cmd
 }
 
@@ -118,40 +140,19 @@ func realPath(p string) (string, error) {
 	return filepath.EvalSymlinks(abs)
 }
 
-// writeFileAtomic writes name through write on a new temporary file in
-// the same folder, synced and renamed over name once write succeeded; on
-// any error the temporary file is removed and name is left as it was.
-func writeFileAtomic(name string, write func(*os.File) error) (err error) {
-	dir, base := filepath.Split(name)
-	var f *os.File
-	var tmp string
-	for try := 0; ; try++ {
-		tmp = filepath.Join(dir, "."+base+"."+strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(try)+".tmp")
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) && try < 100 {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("writing bundle: %w", err)
-		}
-		break
+// writeFileAtomic writes name through write, atomically (see atomicfile):
+// synced and renamed over name once write succeeded; on any error name is
+// left as it was and no temporary file is.
+func writeFileAtomic(name string, write func(io.Writer) error) error {
+	f, err := atomicfile.Create(name, 0o644)
+	if err != nil {
+		return fmt.Errorf("writing bundle: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
+	defer f.Abort()
 	if err := write(f); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing bundle: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing bundle: %w", err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("writing bundle: %w", err)
 	}
 	return nil

@@ -9,29 +9,37 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
 )
 
-// binary is the feedgen executable built once for the end-to-end tests.
-var binary string
+// feedgenBinary finds the feedgen that the Go end-to-end tests run: the
+// copy of this test binary that testscript.Main (see TestMain) put first in
+// $PATH, the one the scripts in testdata/script run too.
+var feedgenBinary = sync.OnceValues(func() (string, error) { return exec.LookPath("feedgen") })
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "feedgen-e2e")
+// binary returns the path of feedgenBinary.
+func binary(t *testing.T) string {
+	t.Helper()
+	path, err := feedgenBinary()
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
-	binary = filepath.Join(dir, "feedgen")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	return path
+}
+
+// feedgenEnv is the environment of feedgen in the Go end-to-end tests:
+// this process's, with the race detector's 1s sleep at exit turned off
+// (under go test -race, feedgen is race-enabled too).
+func feedgenEnv() []string {
+	env := os.Environ()
+	if os.Getenv("GORACE") == "" {
+		env = append(env, "GORACE=atexit_sleep_ms=0")
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	return env
 }
 
 type result struct {
@@ -42,9 +50,9 @@ type result struct {
 // runFeedgen runs the binary in dir with args and extra environment.
 func runFeedgen(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(feedgenEnv(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -67,115 +75,7 @@ func writeFile(t *testing.T, name, data string) {
 	}
 }
 
-func TestBuildSample(t *testing.T) {
-	dir := t.TempDir()
-	r := runFeedgen(t, dir, nil, "build")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	if !strings.Contains(r.stderr, "no config.yaml here: using the embedded sample site") {
-		t.Errorf("stderr = %q, want the sample-site notice", r.stderr)
-	}
-	if !strings.Contains(r.stdout, "pages in public/articles") || !strings.Contains(r.stdout, "written, 0 unchanged, 0 deleted") {
-		t.Errorf("summary = %q", r.stdout)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "public", "articles", "index.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var page struct {
-		Count int
-		Next  string
-	}
-	if err := json.Unmarshal(data, &page); err != nil || page.Count < 60 || page.Next != "https://api.example.com/articles/?limit=20&offset=20" {
-		t.Errorf("index.json: count %d, next %q, err %v", page.Count, page.Next, err)
-	}
-	r = runFeedgen(t, dir, nil, "build", "--quiet")
-	if r.code != 0 || r.stdout != "" {
-		t.Errorf("quiet rebuild: exit %d, stdout %q", r.code, r.stdout)
-	}
-}
-
 const e2eConfig = "site_url: https://www.example.com\nbase_url: https://api.example.com\nsections: {news: {politics: Politics}}\nauthors: {ivan: {name: Ivan, url: /a/}}\n"
-
-func TestExitCodes(t *testing.T) {
-	site := t.TempDir()
-	writeFile(t, filepath.Join(site, "config.yaml"), e2eConfig)
-	writeFile(t, filepath.Join(site, "content/news/politics/ok.md"), "---\nid: 1\ntitle: OK\npublished: 2025-01-01T10:00:00\nauthor: ivan\n---\n")
-	writeFile(t, filepath.Join(site, "content/news/politics/bad.md"), "---\nid: 1\ntitle: Bad\npublished: someday\nauthor: nobody\n---\n")
-	tests := []struct {
-		name     string
-		args     []string
-		code     int
-		inStderr []string
-	}{
-		{"content errors", []string{"build", "--config", filepath.Join(site, "config.yaml")}, 1, []string{
-			filepath.Join(site, "content/news/politics/bad.md") + `:4: published: "someday" is not a date and time`,
-			filepath.Join(site, "content/news/politics/bad.md") + `:5: unknown author "nobody"`,
-			"feedgen: 2 errors, nothing written\n",
-		}},
-		{"missing config given explicitly", []string{"build", "--config", filepath.Join(site, "nope.yaml")}, 1, []string{"reading config " + filepath.Join(site, "nope.yaml") + ": no such file or directory"}},
-		{"unknown flag", []string{"build", "--frobnicate"}, 2, []string{"unknown flag: --frobnicate", "Run 'feedgen --help' for usage."}},
-		{"extra argument", []string{"build", "extra"}, 2, []string{`feedgen build takes no arguments, got ["extra"]`}},
-		{"unknown command", []string{"frobnicate"}, 2, []string{`unknown command "frobnicate"`}},
-		{"bad SOURCE_DATE_EPOCH", []string{"build", "--config", filepath.Join(site, "config.yaml")}, 2, []string{`SOURCE_DATE_EPOCH="yesterday" is not a whole number`}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var env []string
-			if strings.HasPrefix(tt.name, "bad SOURCE") {
-				env = []string{"SOURCE_DATE_EPOCH=yesterday"}
-			}
-			r := runFeedgen(t, t.TempDir(), env, tt.args...)
-			if r.code != tt.code {
-				t.Errorf("exit code %d, want %d (stderr %q)", r.code, tt.code, r.stderr)
-			}
-			for _, s := range tt.inStderr {
-				if !strings.Contains(r.stderr, s) {
-					t.Errorf("stderr %q does not contain %q", r.stderr, s)
-				}
-			}
-		})
-	}
-	if _, err := os.Stat(filepath.Join(site, "public")); err == nil {
-		t.Errorf("a failed build created the output folder")
-	}
-}
-
-func TestVersionAndHelp(t *testing.T) {
-	if r := runFeedgen(t, t.TempDir(), nil, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "feedgen ") {
-		t.Errorf("version: exit %d, stdout %q", r.code, r.stdout)
-	}
-	for _, cmd := range []string{"build", "version"} {
-		r := runFeedgen(t, t.TempDir(), nil, cmd, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
-			t.Errorf("%s --help: exit %d, no example in %q", cmd, r.code, r.stdout)
-		}
-	}
-}
-
-func TestReproducible(t *testing.T) {
-	env := []string{"SOURCE_DATE_EPOCH=1767225600"}
-	var manifests []string
-	for range 2 {
-		dir := t.TempDir()
-		if r := runFeedgen(t, dir, env, "build", "-q"); r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
-		}
-		data, err := os.ReadFile(filepath.Join(dir, "public", "manifest.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		manifests = append(manifests, string(data))
-		time.Sleep(1100 * time.Millisecond)
-	}
-	if manifests[0] != manifests[1] {
-		t.Errorf("two builds with the same SOURCE_DATE_EPOCH differ")
-	}
-	if !strings.Contains(manifests[0], `"build_time":"2026-01-01T00:00:00Z"`) {
-		t.Errorf("manifest does not record SOURCE_DATE_EPOCH as the build time")
-	}
-}
 
 // TestKilledBuild kills builds at random moments: every page left must be
 // complete (old or new, never torn), and the next build must repair the
@@ -202,7 +102,8 @@ func TestKilledBuild(t *testing.T) {
 		} else {
 			writeFile(t, filepath.Join(site, "config.yaml"), string(corpus.Config(corpus.Options{Articles: 1500, Limits: []int{20}, Seed: 7})))
 		}
-		cmd := exec.Command(binary, "build", "-q", "--config", cfg, "--out", out)
+		cmd := exec.Command(binary(t), "build", "-q", "--config", cfg, "--out", out)
+		cmd.Env = feedgenEnv()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

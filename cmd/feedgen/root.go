@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
-	"github.com/feedgen/feedgen/internal/human"
 	"github.com/spf13/cobra"
 )
 
@@ -59,10 +58,7 @@ func report(stderr io.Writer, err error) int {
 	var ue usageError
 	switch {
 	case errors.As(err, &dl):
-		for _, d := range dl {
-			fmt.Fprintln(stderr, d)
-		}
-		fmt.Fprintf(stderr, "feedgen: %s, nothing written\n", human.Plural(len(dl), "error"))
+		dl.Print(stderr, "feedgen: %s, nothing written")
 		return exitContent
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "feedgen: %v\nRun 'feedgen --help' for usage.\n", ue.err)
@@ -109,6 +105,15 @@ files, and serves them exactly as the original dynamic service answered.`,
 	return cmd
 }
 
+// checkRun is what a command, or a mode of serve, does once RunE has filled
+// its options from the command line: check them, then run.
+func checkRun[O interface{ check() error }](ctx context.Context, o O, run func(context.Context, O) error) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	return run(ctx, o)
+}
+
 // noArgs rejects positional arguments as a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
@@ -117,17 +122,24 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func newVersionCmd(opts *globalOptions) *cobra.Command {
+// newVersionCmd makes feedgen version, whose options are the global ones
+// alone: it has no flags, and so nothing to check.
+func newVersionCmd(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print feedgen's version",
 		Example: "  feedgen version",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprintf(opts.stdout, "feedgen %s\n", opts.version)
-			return err
+			return runVersion(g)
 		},
 	}
+}
+
+// runVersion prints the version feedgen was built as.
+func runVersion(g *globalOptions) error {
+	_, err := fmt.Fprintf(g.stdout, "feedgen %s\n", g.version)
+	return err
 }
 
 // version is the module version feedgen was built as, or "dev".

@@ -1,22 +1,167 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
+	"github.com/feedgen/feedgen/internal/preview"
 	"github.com/feedgen/feedgen/internal/server"
-	"github.com/feedgen/feedgen/internal/watch"
 	"github.com/spf13/cobra"
 )
 
-func newServeCmd(opts *globalOptions) *cobra.Command {
+// serve has three modes, each with its options, check and run function:
+// serveOptions (a build's output folder, --dir), serveBundleOptions (a
+// bundle, --bundle) and previewOptions (a live preview, --watch).
+
+// listenOptions are the flags that every mode of serve shares.
+type listenOptions struct {
+	addr      string
+	accessLog string // a file, "-" for stderr, "" for none
+}
+
+// server returns the options of a server for them, with the access log
+// opened, and the function that closes it.
+func (l listenOptions) server(stderr io.Writer) (server.Options, func(), error) {
+	so := server.Options{Addr: l.addr, Log: stderr}
+	f, err := openAccessLog(l.accessLog, stderr)
+	if err != nil || f == nil {
+		return so, func() {}, err
+	}
+	so.AccessLog = f
+	return so, func() { f.Close() }, nil
+}
+
+// serveOptions are the options of serve --dir, which serves the build in
+// an output folder.
+type serveOptions struct {
+	*globalOptions
+	listen listenOptions
+	dir    string
+	set    func(flag string) bool // whether the flag was given
+}
+
+func (o *serveOptions) check() error { return watchOnly(o.set) }
+
+// runServe serves the build in the folder.
+func runServe(ctx context.Context, o *serveOptions) error {
+	so, closeLog, err := o.listen.server(o.stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	so.Dir = o.dir
+	return withDirHint(server.Run(ctx, so), o.dir)
+}
+
+// withDirHint adds to err, when the server found no output folder at dir,
+// the flag that names another.
+func withDirHint(err error, dir string) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, serr := os.Stat(dir); !errors.Is(serr, fs.ErrNotExist) {
+		return err
+	}
+	return fmt.Errorf("%w, or pass --dir", err)
+}
+
+// serveBundleOptions are the options of serve --bundle, which serves the
+// build in a bundle.
+type serveBundleOptions struct {
+	*globalOptions
+	listen listenOptions
+	file   string
+	set    func(flag string) bool // whether the flag was given
+}
+
+func (o *serveBundleOptions) check() error {
+	for _, f := range []string{"dir", "watch"} {
+		if o.set(f) {
+			return usageError{fmt.Errorf("--bundle and --%s do not go together: --bundle serves the build in the archive", f)}
+		}
+	}
+	if err := watchOnly(o.set); err != nil {
+		return err
+	}
+	if o.file == "" {
+		return usageError{errors.New("--bundle needs a file: --bundle feed.zip")}
+	}
+	return nil
+}
+
+// runServeBundle verifies the bundle and serves the build in it, from
+// memory: the server decompresses every page once, at start.
+func runServeBundle(ctx context.Context, o *serveBundleOptions) error {
+	so, closeLog, err := o.listen.server(o.stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	b, err := openBundle(ctx, o.file, o.stderr)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	so.Dir, so.FS = o.file, b.FS()
+	return server.Run(ctx, so)
+}
+
+// watchOnly refuses the flags of the site to build, which only serve
+// --watch takes.
+func watchOnly(set func(flag string) bool) error {
+	for _, f := range []string{"config", "out", "future"} {
+		if set(f) {
+			return usageError{fmt.Errorf("--%s is for --watch: serve --dir serves a build as it is", f)}
+		}
+	}
+	return nil
+}
+
+// previewOptions are the options of serve --watch, the live preview.
+type previewOptions struct {
+	*globalOptions
+	listen listenOptions
+	site   siteOptions
+	set    func(flag string) bool // whether the flag was given
+}
+
+// check refuses --dir, and a site that is not on disk: the preview has
+// nothing to watch in the embedded sample site.
+func (o *previewOptions) check() error {
+	if o.set("dir") {
+		return usageError{errors.New("--dir and --watch do not go together: --watch builds the site of --config (and --out)")}
+	}
+	if _, err := os.Stat(o.site.config); err != nil {
+		return usageError{fmt.Errorf("serve --watch needs a site on disk: no %s here (pass --config)", o.site.config)}
+	}
+	return o.site.check(o.getenv)
+}
+
+// runPreview builds the site, serves it, and rebuilds it on every change.
+func runPreview(ctx context.Context, o *previewOptions) error {
+	so, closeLog, err := o.listen.server(o.stderr)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	return preview.Run(ctx, preview.Options{
+		Build:      o.site.options(o.globalOptions),
+		ConfigPath: o.site.config,
+		Server:     so,
+		Out:        o.stderr,
+	})
+}
+
+func newServeCmd(g *globalOptions) *cobra.Command {
 	var (
-		dir, addr, logTo string
-		bundleFile       string
-		watching         bool
-		site             siteFlags
+		listen      listenOptions
+		dir, bundle string
+		watching    bool
+		site        siteOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -47,77 +192,24 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
   feedgen serve --watch --config site/config.yaml --addr 127.0.0.1:8081`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			so := server.Options{Dir: dir, Addr: addr, Log: opts.stderr}
-			logFile, err := openAccessLog(logTo, opts.stderr)
-			if err != nil {
-				return err
+			ctx, set := cmd.Context(), cmd.Flags().Changed
+			switch {
+			case set("bundle"):
+				return checkRun(ctx, &serveBundleOptions{globalOptions: g, listen: listen, file: bundle, set: set}, runServeBundle)
+			case watching:
+				return checkRun(ctx, &previewOptions{globalOptions: g, listen: listen, site: site, set: set}, runPreview)
 			}
-			if logFile != nil {
-				defer logFile.Close()
-				so.AccessLog = logFile
-			}
-			if cmd.Flags().Changed("bundle") {
-				for _, f := range []string{"dir", "watch"} {
-					if cmd.Flags().Changed(f) {
-						return usageError{fmt.Errorf("--bundle and --%s do not go together: --bundle serves the build in the archive", f)}
-					}
-				}
-			}
-			if !watching {
-				for _, f := range []string{"config", "out", "future"} {
-					if cmd.Flags().Changed(f) {
-						return usageError{fmt.Errorf("--%s is for --watch: serve --dir serves a build as it is", f)}
-					}
-				}
-				if cmd.Flags().Changed("bundle") {
-					return serveBundle(cmd, opts, bundleFile, so)
-				}
-				return server.Run(cmd.Context(), so)
-			}
-			if cmd.Flags().Changed("dir") {
-				return usageError{fmt.Errorf("--dir and --watch do not go together: --watch builds the site of --config (and --out)")}
-			}
-			if _, err := os.Stat(site.config); err != nil {
-				return usageError{fmt.Errorf("serve --watch needs a site on disk: no %s here (pass --config)", site.config)}
-			}
-			bo, err := site.options(cmd, opts)
-			if err != nil {
-				return err
-			}
-			if bo.Root == "" {
-				return usageError{fmt.Errorf("serve --watch needs a site on disk: no %s here (pass --config)", site.config)}
-			}
-			return watch.Preview(cmd.Context(), watch.PreviewOptions{
-				Build:      bo,
-				ConfigPath: site.config,
-				Server:     so,
-				Out:        opts.stderr,
-			})
+			return checkRun(ctx, &serveOptions{globalOptions: g, listen: listen, dir: dir, set: set}, runServe)
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "dir", "d", "public", "the output folder of a build")
-	cmd.Flags().StringVarP(&addr, "addr", "a", server.DefaultAddr, "host:port to listen on; port 0 picks a free port")
-	cmd.Flags().StringVar(&logTo, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)
-	cmd.Flags().StringVarP(&bundleFile, "bundle", "b", "", "serve this bundle (feedgen bundle) straight from the archive, after verifying it")
+	cmd.Flags().StringVarP(&listen.addr, "addr", "a", server.DefaultAddr, "host:port to listen on; port 0 picks a free port")
+	cmd.Flags().StringVar(&listen.accessLog, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)
+	cmd.Flags().StringVarP(&bundle, "bundle", "b", "", "serve this bundle (feedgen bundle) straight from the archive, after verifying it")
 	cmd.Flags().BoolVarP(&watching, "watch", "w", false, "build the site of --config, serve it, and rebuild on every change")
 	site.register(cmd)
 	cmd.Flags().Lookup("out").Usage = "with --watch: also write the preview's pages to this folder (default: none, they stay in memory)"
 	return cmd
-}
-
-// serveBundle verifies the bundle name and serves the build in it, from
-// memory: the server decompresses every page once, at start.
-func serveBundle(cmd *cobra.Command, opts *globalOptions, name string, so server.Options) error {
-	if name == "" {
-		return usageError{errors.New("--bundle needs a file: --bundle feed.zip")}
-	}
-	b, err := openBundle(cmd, name, opts.stderr)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	so.Dir, so.FS = name, b.FS()
-	return server.Run(cmd.Context(), so)
 }
 
 // openAccessLog opens the access log named by the --log flag: nil for "",

@@ -3,9 +3,13 @@
 package diag
 
 import (
+	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/feedgen/feedgen/internal/human"
 )
 
 // A Diagnostic is one problem found in an input file.
@@ -39,6 +43,20 @@ func (l List) Error() string {
 		lines[i] = d.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Print writes l to w, one diagnostic a line, then the line summary with
+// its %s replaced by their count, "1 error" or "3 errors": summary says
+// what became of the run, as in "feedgen: %s, nothing written". It
+// returns the first error of w.
+func (l List) Print(w io.Writer, summary string) error {
+	for _, d := range l {
+		if _, err := fmt.Fprintln(w, d); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, summary+"\n", human.Plural(len(l), "error"))
+	return err
 }
 
 // Add appends a diagnostic.

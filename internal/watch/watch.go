@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/content"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -175,8 +176,8 @@ func Run(ctx context.Context, opt Options) error {
 	}
 }
 
-// addTree watches dir and every folder below it. Folders that are ignored
-// by the content rules (names starting with '.' or '_') are skipped.
+// addTree watches dir and every folder below it that is not ignored (one
+// whose name starts with '.' or '_', say).
 func addTree(w *fsnotify.Watcher, root string) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -198,11 +199,11 @@ func addTree(w *fsnotify.Watcher, root string) error {
 	})
 }
 
-// ignored reports changes that cannot affect a build: hidden and '_'
-// files and folders (vim swap files .x.swp, emacs locks .#x), backups
-// ending in '~', and vim's write test file 4913.
+// ignored reports changes that cannot affect a build: the files and
+// folders a site leaves out (content.Ignored: hidden and '_' names, which
+// covers vim swap files .x.swp and emacs locks .#x), and editors' other
+// leavings, backups ending in '~' and vim's write test file 4913.
 func ignored(path string) bool {
 	name := filepath.Base(path)
-	return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || strings.HasSuffix(name, "~") ||
-		name == "4913"
+	return content.Ignored(name) || strings.HasSuffix(name, "~") || name == "4913"
 }

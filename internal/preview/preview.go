@@ -1,4 +1,6 @@
-package watch
+// Package preview is the live preview of a site: it builds the site in
+// memory, serves it, and rebuilds on every change to its content or config.
+package preview
 
 import (
 	"context"
@@ -16,10 +18,11 @@ import (
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/server"
+	"github.com/feedgen/feedgen/internal/watch"
 )
 
-// PreviewOptions configure a live preview.
-type PreviewOptions struct {
+// Options configure a live preview.
+type Options struct {
 	// Build says what to build. With an empty OutDir the pages stay in
 	// memory, written to no folder; BaseURL is set to the preview's own
 	// address.
@@ -37,7 +40,7 @@ type PreviewOptions struct {
 	Ready func(addr string)
 }
 
-// Preview builds the site, serves it, and rebuilds on every change to the
+// Run builds the site, serves it, and rebuilds on every change to the
 // content or the config, until ctx is done. Broken content never breaks
 // the preview: the server keeps the last good build, and the errors are
 // printed once per failed rebuild.
@@ -48,7 +51,7 @@ type PreviewOptions struct {
 // copied. Without an output folder no file is written at all: a site of
 // 10,000 articles with every offset is 270 MB, rewritten whole when an
 // article is added, which on disk costs more than the build itself.
-func Preview(ctx context.Context, opt PreviewOptions) error {
+func Run(ctx context.Context, opt Options) error {
 	out := opt.Out
 	if out == nil {
 		out = io.Discard
@@ -109,21 +112,13 @@ func Preview(ctx context.Context, opt PreviewOptions) error {
 		}
 		if err != nil {
 			var dl diag.List
-			if errors.As(err, &dl) {
-				for _, d := range dl {
-					fmt.Fprintln(out, d)
-				}
-				errs := "1 error"
-				if len(dl) > 1 {
-					errs = fmt.Sprintf("%d errors", len(dl))
-				}
-				if serving {
-					fmt.Fprintf(out, "%s: the preview keeps the last good build\n", errs)
-				} else {
-					fmt.Fprintf(out, "%s: the preview starts with the first good build\n", errs)
-				}
-			} else {
+			switch {
+			case !errors.As(err, &dl):
 				fmt.Fprintf(out, "build failed: %v\n", err)
+			case serving:
+				dl.Print(out, "%s: the preview keeps the last good build")
+			default:
+				dl.Print(out, "%s: the preview starts with the first good build")
 			}
 			broken = true
 			return
@@ -147,7 +142,7 @@ func Preview(ctx context.Context, opt PreviewOptions) error {
 			}
 		}
 	}
-	err = Run(ctx, Options{
+	err = watch.Run(ctx, watch.Options{
 		Paths: []string{opt.ConfigPath, cfg.ContentDir}, Quiet: opt.Quiet, Func: rebuild, Log: out,
 		Initial: true,
 	})

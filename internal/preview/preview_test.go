@@ -1,4 +1,4 @@
-package watch
+package preview
 
 import (
 	"bytes"
@@ -53,6 +53,16 @@ func get(t *testing.T, url string) string {
 	return string(b)
 }
 
+func mustWrite(t *testing.T, name, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // eventually polls f until it returns true.
 func eventually(t *testing.T, what string, f func() bool) {
 	t.Helper()
@@ -77,7 +87,7 @@ func TestPreview(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Preview(ctx, PreviewOptions{
+		done <- Run(ctx, Options{
 			Build:      build.Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir},
 			ConfigPath: filepath.Join(dir, "config.yaml"),
 			Server:     server.Options{Addr: "127.0.0.1:0"},
@@ -150,7 +160,7 @@ func startPreview(t *testing.T, config string, articles int, out string) *previe
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Preview(ctx, PreviewOptions{
+		done <- Run(ctx, Options{
 			Build:      build.Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, OutDir: out},
 			ConfigPath: filepath.Join(dir, "config.yaml"),
 			Server:     server.Options{Addr: "127.0.0.1:0"},
@@ -238,7 +248,7 @@ func TestPreviewWritesNoFiles(t *testing.T) {
 func TestPreviewBrokenConfigAtStart(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: https://x\nbase_url: relative\n")
-	err := Preview(context.Background(), PreviewOptions{
+	err := Run(context.Background(), Options{
 		Build:      build.Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir},
 		ConfigPath: filepath.Join(dir, "config.yaml"),
 		Server:     server.Options{Addr: "127.0.0.1:0"},
