@@ -1,0 +1,100 @@
+package build
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// exists reports whether name exists.
+func exists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+// sizeIs reports whether name is a regular file of size bytes: how a
+// build checks that a page a manifest lists is still there, whole.
+func sizeIs(name string, size int64) bool {
+	info, err := os.Stat(name)
+	return err == nil && info.Mode().IsRegular() && info.Size() == size
+}
+
+// makeDirs creates the folders of pages under outDir.
+func makeDirs(outDir string, pages []feed.Page) error {
+	dirs := map[string]bool{}
+	for _, pg := range pages {
+		dirs[path.Dir(pg.Path)] = true
+	}
+	for d := range dirs {
+		if err := os.MkdirAll(filepath.Join(outDir, filepath.FromSlash(d)), 0o755); err != nil {
+			return fmt.Errorf("creating output folder: %w", err)
+		}
+	}
+	return nil
+}
+
+// sweep deletes every file under outDir/articles that is not a page of this
+// build (stale pages, temporary files of an interrupted build), and the
+// folders it leaves empty. It returns how many pages it deleted.
+func sweep(outDir string, keep map[string]bool) (int, error) {
+	files, dirs, err := strays(outDir, keep)
+	if err != nil {
+		return 0, err
+	}
+	return remove(files, dirs)
+}
+
+// strays lists the files under outDir/articles that are not in keep (paths
+// relative to outDir), and every folder there, parents first.
+func strays(outDir string, keep map[string]bool) (files, dirs []string, err error) {
+	root := filepath.Join(outDir, listing.Dir)
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+			return nil
+		}
+		rel, err := filepath.Rel(outDir, p)
+		if err != nil {
+			return err
+		}
+		if !keep[filepath.ToSlash(rel)] {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("cleaning output folder: %w", err)
+	}
+	return files, dirs, nil
+}
+
+// remove deletes files, then the folders of dirs that are left empty, and
+// returns how many files it deleted that were pages, not temporary files.
+func remove(files, dirs []string) (int, error) {
+	deleted := 0
+	for _, p := range files {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return deleted, fmt.Errorf("deleting stale page: %w", err)
+		}
+		if !strings.HasSuffix(p, ".tmp") {
+			deleted++
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i]) // fails, as it should, unless empty
+	}
+	return deleted, nil
+}

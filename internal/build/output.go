@@ -1,0 +1,185 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/feedgen/feedgen/internal/atomicfile"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// output is where a build puts its pages: an output folder (disk), or
+// nowhere but OnPage and the Result (memory, Options.Memory). Builder.output
+// chooses one when a build starts; nothing after asks which.
+type output interface {
+	// dir is the output folder: "" in memory.
+	dir() string
+	// early returns the output folder's manifest as read while the content
+	// loads; nil when it is not read: in memory, or when this Builder
+	// wrote the folder last and knows its manifest.
+	early() func() (*manifest.Snapshot, error)
+	// open readies the output for pages and returns the manifest of the
+	// last build there (nil when there is none) and the function that
+	// releases the output when the build is done with it.
+	open(ctx context.Context, pages []feed.Page) (prev *manifest.Manifest, release func(), err error)
+	// byInput reports whether a page may be kept, not rendered, because
+	// the last build's manifest records the same input for it.
+	byInput() bool
+	// has reports whether the page at p (a path in the folder, with
+	// slashes) is still as the last build left it, of size bytes.
+	has(p string, size int64) bool
+	// create puts a page the last build did not have; rewrite one whose
+	// bytes changed.
+	create(p string, data []byte) error
+	rewrite(p string, data []byte) error
+	// removeStale deletes the pages of the last build (prev) that are not
+	// in keep, and returns how many there were.
+	removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error)
+	// writeManifest stores the manifest of the build, as data.
+	writeManifest(data []byte) error
+}
+
+// output returns where this build goes: memory when Options.Memory is set,
+// else the output folder (Options.OutDir, or the config's), whose manifest
+// it starts reading unless this Builder knows it.
+func (b *Builder) output(cfg *config.Config) output {
+	if b.opt.Memory {
+		return memory{b}
+	}
+	d := &disk{b: b, path: cfg.OutputDir}
+	if b.opt.OutDir != "" {
+		d.path = b.opt.OutDir
+	}
+	// The last build's manifest, needed to write, is read and parsed while
+	// the content loads.
+	if b.prev == nil || b.prevDir != d.path {
+		d.read = sync.OnceValues(func() (*manifest.Snapshot, error) { return readManifest(d.path) })
+		go d.read()
+	}
+	return d
+}
+
+// disk is an output folder: pages are written to it atomically, with the
+// folder's lock held.
+type disk struct {
+	b    *Builder
+	path string
+	read func() (*manifest.Snapshot, error) // see output.early
+	// wroteLast is set by open when this Builder wrote the folder last.
+	wroteLast bool
+}
+
+func (d *disk) dir() string                               { return d.path }
+func (d *disk) early() func() (*manifest.Snapshot, error) { return d.read }
+
+// byInput is true: the folder holds the files the manifest describes,
+// which has checks.
+func (d *disk) byInput() bool { return true }
+
+func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest, func(), error) {
+	if err := os.MkdirAll(d.path, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("creating output folder: %w", err)
+	}
+	b := d.b
+	unlock, err := b.lock(ctx, d.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	prev := b.prev
+	if prev == nil || b.prevDir != d.path {
+		if r := b.lastManifest(d.path, d.read); r != nil {
+			prev = r.Manifest
+		}
+	}
+	d.wroteLast = b.last != nil && b.prevDir == d.path && prev == b.prev
+	if err := makeDirs(d.path, pages); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return prev, unlock, nil
+}
+
+func (d *disk) has(p string, size int64) bool { return sizeIs(d.path+"/"+p, size) }
+
+func (d *disk) create(p string, data []byte) error {
+	name := d.path + "/" + p
+	if createNew(name, data) {
+		return nil
+	}
+	return writeAtomic(name, data)
+}
+
+func (d *disk) rewrite(p string, data []byte) error { return writeAtomic(d.path+"/"+p, data) }
+
+func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
+	if !d.wroteLast {
+		return sweep(d.path, keep)
+	}
+	// This Builder wrote the folder last: its manifest names every file
+	// there is to delete.
+	deleted := 0
+	for _, f := range prev.Files {
+		if !keep[f.Path] {
+			if err := os.Remove(filepath.Join(d.path, filepath.FromSlash(f.Path))); err == nil {
+				deleted++
+			}
+		}
+	}
+	return deleted, nil
+}
+
+// writeManifest writes the manifest unless the folder holds these bytes.
+func (d *disk) writeManifest(data []byte) error {
+	name := filepath.Join(d.path, manifest.Name)
+	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) {
+		return nil
+	}
+	return writeAtomic(name, data)
+}
+
+// writeAtomic writes data to name atomically (see atomicfile).
+func writeAtomic(name string, data []byte) error {
+	if err := atomicfile.WriteFile(name, data, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}
+
+// memory keeps no page: the last build's pages are what this Builder
+// rendered, and what changed is only counted.
+type memory struct{ b *Builder }
+
+func (memory) dir() string                               { return "" }
+func (memory) early() func() (*manifest.Snapshot, error) { return nil }
+
+func (m memory) open(context.Context, []feed.Page) (*manifest.Manifest, func(), error) {
+	return m.b.prev, func() {}, nil
+}
+
+// byInput is false: in memory every page the watcher does not vouch for
+// is rendered again.
+func (memory) byInput() bool { return false }
+
+// has is true: memory holds no file that could have changed since.
+func (memory) has(string, int64) bool       { return true }
+func (memory) create(string, []byte) error  { return nil }
+func (memory) rewrite(string, []byte) error { return nil }
+func (memory) writeManifest([]byte) error   { return nil }
+
+func (memory) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
+	deleted := 0
+	if prev != nil {
+		for _, f := range prev.Files {
+			if !keep[f.Path] {
+				deleted++
+			}
+		}
+	}
+	return deleted, nil
+}

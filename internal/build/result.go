@@ -1,0 +1,62 @@
+package build
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// Result describes a finished build.
+type Result struct {
+	OutDir    string
+	Articles  int
+	Drafts    int
+	Scheduled int
+	Reparsed  int // article files read and parsed (the rest were cached)
+	// Skipped is set when the inputs were those the output was built
+	// from (Options.Code): no file was parsed, no page rendered.
+	Skipped bool
+
+	Pages     int
+	Rendered  int // pages rendered (the others were known unchanged)
+	Written   int
+	Unchanged int
+	Deleted   int
+	Bytes     int64 // size of all pages
+	Estimate  int64 // size computed before writing
+	Duration  time.Duration
+	Warnings  diag.List
+	Manifest  *manifest.Manifest
+	// ManifestData is the manifest as written.
+	ManifestData []byte
+}
+
+// Summary is the one-line report of a build.
+func (r *Result) Summary() string {
+	var b strings.Builder
+	b.WriteString(human.Plural(r.Articles, "article"))
+	var left []string
+	if r.Drafts > 0 {
+		left = append(left, human.Plural(r.Drafts, "draft"))
+	}
+	if r.Scheduled > 0 {
+		left = append(left, strconv.Itoa(r.Scheduled)+" scheduled")
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(&b, " (%s left out)", strings.Join(left, ", "))
+	}
+	fmt.Fprintf(&b, ", %d pages in %s: %d written, %d unchanged, %d deleted, %s (estimated %s), %s",
+		r.Pages, filepath.Join(r.OutDir, listing.Dir), r.Written, r.Unchanged, r.Deleted,
+		human.Bytes(r.Bytes), human.Bytes(r.Estimate), r.Duration.Round(time.Millisecond))
+	if r.Skipped {
+		b.WriteString(", inputs unchanged")
+	}
+	return b.String()
+}

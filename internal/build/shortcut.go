@@ -1,0 +1,122 @@
+package build
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// sourceDigest is Source.Digest: for content of the given digest, built
+// with this Builder's code, config and options, into the pages of files.
+func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte, files []manifest.File) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "feedgen source 1\n%q\n%q\nfuture=%t\n%d\n", b.opt.Code, baseURL, b.opt.Future, len(b.cfgData))
+	h.Write(b.cfgData)
+	writeZone(h, b.cfg.Location)
+	h.Write(content[:])
+	for _, f := range files {
+		fmt.Fprintf(h, "%q %d %s\n", f.Path, f.Size, f.SHA256)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeZone writes the offsets of loc from 1900 to 2100 to w: the same
+// zone name means other local times with other time zone data (a system
+// update, ZONEINFO).
+func writeZone(w io.Writer, loc *time.Location) {
+	end := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	for t := time.Date(1900, 1, 1, 0, 0, 0, 0, loc); t.Before(end); {
+		name, offset := t.Zone()
+		fmt.Fprintf(w, "%d %s %d\n", t.Unix(), name, offset)
+		_, next := t.ZoneBounds()
+		if !next.After(t) {
+			break // no change after t
+		}
+		t = next
+	}
+}
+
+// builtFrom reports whether m describes a build of the same code, config,
+// options and content (whose digest is given) as this one, into pages it
+// lists, and whether a build at now lists the same articles.
+func (b *Builder) builtFrom(m *manifest.Manifest, baseURL string, content [sha256.Size]byte, now time.Time) bool {
+	if m == nil || m.Source == nil {
+		return false
+	}
+	s := m.Source
+	return (s.From == nil || !now.Before(*s.From)) && (s.Until == nil || now.Before(*s.Until)) &&
+		s.Digest == b.sourceDigest(baseURL, content, m.Files)
+}
+
+// source describes the inputs of a build of site into files.
+func (b *Builder) source(baseURL string, site *content.Site, files []manifest.File) *manifest.Source {
+	s := &manifest.Source{Digest: b.sourceDigest(baseURL, site.Digest, files), Drafts: site.Drafts, Scheduled: site.Scheduled}
+	if b.opt.Future {
+		return s
+	}
+	for _, a := range site.Articles {
+		if s.From == nil || a.Instant.After(*s.From) {
+			t := a.Instant.UTC()
+			s.From = &t
+		}
+	}
+	if !site.NextScheduled.IsZero() {
+		t := site.NextScheduled.UTC()
+		s.Until = &t
+	}
+	return s
+}
+
+// unchanged finishes a build whose inputs are those the manifest of outDir
+// records: with the lock held, it checks that the manifest is still one of
+// a build of those inputs, that every page it lists is there with its size
+// and that no other page is, deletes the temporary files of an interrupted
+// build, and reports every page unchanged. It returns nil, and no error,
+// when the folder does not hold what the manifest says, for a full build
+// to mend.
+func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*manifest.Snapshot, error), baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
+	unlock, err := b.lock(ctx, outDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	r := b.lastManifest(outDir, early)
+	if r == nil || !b.builtFrom(r.Manifest, baseURL, content, now) {
+		return nil, nil // another build replaced it meanwhile
+	}
+	m := r.Manifest
+	res := &Result{
+		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
+		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.Data,
+	}
+	keep := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		if !sizeIs(filepath.Join(outDir, filepath.FromSlash(f.Path)), f.Size) {
+			return nil, nil
+		}
+		keep[f.Path] = true
+		res.Bytes += f.Size
+	}
+	res.Estimate = res.Bytes
+	stale, dirs, err := strays(outDir, keep)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range stale {
+		if !strings.HasSuffix(p, ".tmp") {
+			return nil, nil // a page no build of these inputs wrote
+		}
+	}
+	if _, err := remove(stale, dirs); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,253 @@
+package build
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// pageWriter writes the pages of one build to its output: what the steps
+// of write share.
+type pageWriter struct {
+	b     *Builder
+	out   output
+	site  *content.Site
+	l     *feed.Listing // the listing of site
+	pages []feed.Page   // l's pages
+	m     *manifest.Manifest
+	res   *Result
+
+	// Learnt by plan from the last build's manifest, prev.
+	prev    *manifest.Manifest
+	old     map[string]manifest.File // prev's pages by path
+	changes []int                    // the watcher's change counts of the main collection; nil when unknown
+	byInput bool                     // pages may be kept by the input prev records
+
+	files                               []manifest.File // what pages[i] became
+	next, done, written, rendered, size atomic.Int64
+}
+
+// write renders every page and writes those whose bytes changed, deletes
+// the pages that no longer exist, then writes the manifest.
+func (w *pageWriter) write(ctx context.Context) error {
+	prev, release, err := w.out.open(ctx, w.pages)
+	if err != nil {
+		return err
+	}
+	defer release()
+	w.plan(prev)
+	if err := w.run(ctx); err != nil {
+		return err
+	}
+	if err := w.deleteStale(); err != nil {
+		return err
+	}
+	data, err := w.writeManifest()
+	if err != nil {
+		return err
+	}
+	b := w.b
+	b.prev, b.prevDir, b.last = w.m, w.out.dir(), w.l
+	w.res.Manifest, w.res.ManifestData = w.m, data
+	return nil
+}
+
+// plan learns from the last build's manifest which pages may be kept
+// without rendering them.
+func (w *pageWriter) plan(prev *manifest.Manifest) {
+	b, l := w.b, w.l
+	w.prev = prev
+	w.old = make(map[string]manifest.File)
+	if prev != nil {
+		for _, f := range prev.Files {
+			w.old[f.Path] = f
+		}
+	}
+	// Pages of the last build of this Builder whose inputs did not change
+	// are known without rendering them: same count, links and article bytes.
+	// A new Builder (a new process) learns which pages are unchanged from
+	// the inputs the manifest records, if the same feedgen wrote it; not
+	// in memory, and not for OnPage, which must see every page of a
+	// Builder's first build (the preview's server holds none yet).
+	w.byInput = w.out.byInput() && prev != nil && prev.Generator == b.opt.Generator && (b.opt.OnPage == nil || b.last != nil)
+	if last := b.last; last != nil && prev != nil && b.prevDir == w.out.dir() && last.BaseURL == l.BaseURL &&
+		samePaging(last.Pagination, l.Pagination) && last.Main().Count() == l.Main().Count() {
+		w.changes = l.Main().Changes(last.Main())
+	}
+	w.files = make([]manifest.File, len(w.pages))
+}
+
+func samePaging(a, b config.Pagination) bool {
+	return a.DefaultLimit == b.DefaultLimit && a.Offsets == b.Offsets && slices.Equal(a.Limits, b.Limits)
+}
+
+// run does every page with a pool of goroutines, then counts them in the
+// Result. It stops at the first error.
+func (w *pageWriter) run(ctx context.Context) error {
+	var (
+		firstErr error
+		errOnce  sync.Once
+		wg       sync.WaitGroup
+	)
+	for range max(2, 2*runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			var s scratch
+			for {
+				i := int(w.next.Add(1) - 1)
+				if i >= len(w.pages) || ctx.Err() != nil {
+					return
+				}
+				if err := w.page(i, &s); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					return
+				}
+				w.finished()
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res := w.res
+	res.Written = int(w.written.Load())
+	res.Rendered = int(w.rendered.Load())
+	res.Unchanged = len(w.pages) - res.Written
+	res.Bytes = w.size.Load()
+	return nil
+}
+
+// scratch is the memory of one worker, used again for every page.
+type scratch struct {
+	input []byte // for Listing.PageInput
+	page  []byte // the page rendered
+}
+
+// finished counts a page done, and reports the progress now and then.
+func (w *pageWriter) finished() {
+	total := len(w.pages)
+	if n := w.done.Add(1); w.b.opt.Progress != nil && (n%256 == 0 || int(n) == total) {
+		w.b.opt.Progress(int(n), total)
+	}
+}
+
+// page decides what becomes of pages[i] and does it.
+func (w *pageWriter) page(i int, s *scratch) error {
+	pg := w.pages[i]
+	f, st := w.decide(pg, s)
+	w.files[i] = f
+	w.size.Add(f.Size)
+	var err error
+	switch st {
+	case create:
+		err = w.out.create(pg.Path, s.page)
+	case rewrite:
+		err = w.out.rewrite(pg.Path, s.page)
+	default:
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.written.Add(1)
+	return nil
+}
+
+// A step is what becomes of a page.
+type step int
+
+const (
+	keepCounted step = iota // kept unrendered: the watcher's change counts say none of its articles changed
+	keepInput               // kept unrendered: the last build's manifest records the same input for it
+	unchanged               // rendered into the bytes the last build wrote
+	create                  // rendered, and new: the last build had no such page
+	rewrite                 // rendered into other bytes than the last build's
+)
+
+// decide says what becomes of page pg and returns its manifest entry: the
+// last build's when it is kept unrendered; otherwise pg is rendered into
+// s.page and handed to OnPage.
+func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step) {
+	o, known := w.old[pg.Path]
+	// A watcher that names what changed vouches that nothing else did;
+	// without it, check the file.
+	if known && w.counted(pg) && (w.b.hint || w.out.has(pg.Path, o.Size)) {
+		return o, keepCounted
+	}
+	var in [sha256.Size]byte
+	in, s.input = w.l.PageInput(pg, s.input)
+	input := hex.EncodeToString(in[:])
+	if known && w.byInput && o.Input == input && w.out.has(pg.Path, o.Size) {
+		// Made of the same head and articles as the file the last build
+		// wrote: the same bytes.
+		return o, keepInput
+	}
+	w.rendered.Add(1)
+	s.page = w.l.AppendPage(s.page[:0], pg)
+	sum := sha256.Sum256(s.page)
+	if w.b.opt.OnPage != nil {
+		w.b.opt.OnPage(pg.Path, s.page, sum)
+	}
+	f := manifest.File{Path: pg.Path, Size: int64(len(s.page)), SHA256: hex.EncodeToString(sum[:]), Input: input}
+	switch {
+	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(pg.Path, f.Size):
+		return f, unchanged
+	case known:
+		return f, rewrite
+	}
+	return f, create
+}
+
+// counted reports whether the watcher's change counts say that none of
+// the articles of pg changed since the last build.
+func (w *pageWriter) counted(pg feed.Page) bool {
+	if w.changes == nil {
+		return false
+	}
+	end := min(pg.Offset+pg.Limit, len(w.changes)-1)
+	return pg.Offset >= end || w.changes[end]-w.changes[pg.Offset] == 0
+}
+
+// deleteStale deletes the pages of the last build that this one does not
+// have.
+func (w *pageWriter) deleteStale() error {
+	keep := make(map[string]bool, len(w.files))
+	for _, f := range w.files {
+		keep[f.Path] = true
+	}
+	var err error
+	w.res.Deleted, err = w.out.removeStale(w.prev, keep)
+	return err
+}
+
+// writeManifest completes the manifest with the pages and what they were
+// made of, and writes it. The build time stays the last build's when no
+// page changed.
+func (w *pageWriter) writeManifest() ([]byte, error) {
+	m, res := w.m, w.res
+	slices.SortFunc(w.files, func(a, b manifest.File) int { return strings.Compare(a.Path, b.Path) })
+	m.Files = w.files
+	if w.b.opt.Code != "" && len(res.Warnings) == 0 {
+		m.Source = w.b.source(w.l.BaseURL, w.site, m.Files)
+	}
+	if w.prev != nil && res.Written == 0 && res.Deleted == 0 {
+		// Same pages: keep the manifest (and its build time) unless
+		// something else in it changed.
+		m.BuildTime = w.prev.BuildTime
+	}
+	data := m.Marshal()
+	return data, w.out.writeManifest(data)
+}
