@@ -96,11 +96,14 @@ func missingPage(c Collection, p config.Pagination, listed map[string]bool) (str
 		if p.Offsets == config.OffsetsAligned {
 			step = l
 		}
-		for off := 0; off == 0 || off < c.Count; off += step {
+		for off := 0; ; off += step {
 			note(listing.PagePath(c.Dir, l, off))
+			if c.Count-off <= step {
+				break // the last page; off+step cannot overflow below
+			}
 			if missing > 0 && off/step > len(listed) {
 				// More pages than the manifest lists: count the rest.
-				missing += (c.Count-1-off)/step
+				missing += (c.Count - 1 - off) / step
 				return first, missing
 			}
 		}

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -55,7 +56,7 @@ func TestValidate(t *testing.T) {
 		{"aligned needs fewer pages", func(m *Manifest) { m.Pagination.Offsets = "aligned"; m.Files = append(m.Files[:2], m.Files[3]) }, ""},
 		{"count one more than the pages", func(m *Manifest) { m.Collections[0].Count, m.Articles = 4, 4 },
 			`manifest.json: collection "articles" of 4 articles: page articles/2/3.json is not listed (1 pages missing)`},
-		{"huge count", func(m *Manifest) { m.Collections[0].Count, m.Articles = 1 << 40, 1 << 40 },
+		{"huge count", func(m *Manifest) { m.Collections[0].Count, m.Articles = 1<<40, 1<<40 },
 			`manifest.json: collection "articles" of 1099511627776 articles: page articles/2/3.json is not listed`},
 		{"articles differ from the count", func(m *Manifest) { m.Articles = 2 },
 			`manifest.json: collection "articles" counts 3 articles, the manifest 2`},
@@ -63,6 +64,10 @@ func TestValidate(t *testing.T) {
 			`manifest.json: collection "articles" of -1 articles: page articles/2/0.json is not listed`},
 		{"huge page", func(m *Manifest) { m.Files[1].Size = 1 << 50 },
 			`manifest.json: page articles/2/0.json: 1125899906842624 bytes, more than any page feedgen writes`},
+		{"limit near the largest int", func(m *Manifest) {
+			m.Pagination = Paging{DefaultLimit: 2, MaxLimit: math.MaxInt, Limits: []int{2, math.MaxInt}, Offsets: "aligned"}
+			m.Collections[0].Count, m.Articles = math.MaxInt-1, math.MaxInt-1
+		}, `manifest.json: collection "articles" of 9223372036854775806 articles: page articles/2/4.json is not listed`},
 		{"no main collection", func(m *Manifest) { m.Collections = nil }, `manifest.json: no collection "articles"`},
 		{"bad limits", func(m *Manifest) { m.Pagination.Limits = []int{0} }, "manifest.json: bad limits [0]"},
 		{"listed twice", func(m *Manifest) { m.Files = append(m.Files, m.Files[1]) }, "manifest.json: page articles/2/0.json: listed twice"},

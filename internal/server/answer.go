@@ -76,6 +76,9 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 		empty := hb.emptyPage(c, q.Limit, q.Offset)
 		pg = &empty
 	}
+	if pg.unavailable() {
+		return reply{status: http.StatusServiceUnavailable, listing: true, body: s.unavailable}
+	}
 	r := reply{status: http.StatusOK, listing: true, page: pg, modified: hb.lastModified}
 	if cond != nil && notModified(cond, pg.etag[0], hb.buildTime) {
 		r.status = http.StatusNotModified
@@ -199,6 +202,11 @@ func (r *reply) appendHead(b []byte, date string, close bool) []byte {
 		b = append(b, r.location...)
 		b = append(b, "\r\n"...)
 	}
+	if r.status == http.StatusServiceUnavailable {
+		b = append(b, "Retry-After: "...)
+		b = append(b, retryAfter...)
+		b = append(b, "\r\n"...)
+	}
 	if r.listing {
 		b = append(b, "Vary: Accept\r\n"...)
 	}
@@ -233,6 +241,9 @@ func (s *Server) writeHeader(w http.ResponseWriter, r *reply, date []string) {
 	if r.location != "" {
 		h["Location"] = []string{r.location}
 	}
+	if r.status == http.StatusServiceUnavailable {
+		h["Retry-After"] = s.retryAfter
+	}
 	h["Date"] = date
 	w.WriteHeader(r.status)
 }
@@ -246,6 +257,8 @@ func (s *Server) length(n int) []string {
 		return s.notFoundLength
 	case len(s.options):
 		return s.optionsLength
+	case len(s.unavailable):
+		return s.unavailableLength
 	}
 	return []string{strconv.Itoa(n)}
 }

@@ -25,6 +25,9 @@
 //   - reload.go: switching to a new build: Reload, Install, and
 //     FollowBuilds, which watches the folder.
 //   - batch.go: pages handed over in memory by the build (the live preview).
+//   - lock_*.go: telling whether a build is writing the folder (New serves
+//     a build whose pages do not all match its manifest, in part, once no
+//     build is: a page whose file did not match is answered 503).
 //   - store*.go: where page bodies are kept, outside the Go heap, and the
 //     system call that sends them.
 //   - accesslog.go: the access log.

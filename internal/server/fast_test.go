@@ -49,15 +49,7 @@ var dateField = regexp.MustCompile(`\r\nDate: [^\r]*\r\n`)
 // for the Date), whether the fast path answers them or hands them over.
 func TestFastPathMatchesNetHTTP(t *testing.T) {
 	s, _ := newServer(t, Options{Dir: allSite.out})
-	fast := strings.TrimPrefix(serve(t, s), "http://")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := &http.Server{Handler: s.Handler(), DisableGeneralOptionsHandler: true, MaxHeaderBytes: DefaultMaxHeaderBytes}
-	go ref.Serve(ln)
-	t.Cleanup(func() { ref.Shutdown(context.Background()) })
-	plain := ln.Addr().String()
+	fast, plain := serveTwoWays(t, s)
 
 	etag := `"` + readManifest(t, allSite.out).Files[0].SHA256 + `"`
 	for _, f := range readManifest(t, allSite.out).Files {
@@ -105,18 +97,40 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 		{"fast then handed over", "GET /articles/?limit=5" + h + "\r\nOPTIONS /articles/" + h + "\r\n", []string{"GET", "OPTIONS"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			methods := tt.methods
-			if methods == nil {
-				methods = strings.Fields(tt.req)[:1]
-			}
-			got := dateField.ReplaceAllString(exchange(t, fast, tt.req, methods...), "\r\nDate: D\r\n")
-			want := dateField.ReplaceAllString(exchange(t, plain, tt.req, methods...), "\r\nDate: D\r\n")
-			if got != want {
-				t.Errorf("got\n%.600q\nwant (net/http)\n%.600q", got, want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { sameBothWays(t, fast, plain, tt.req, tt.methods) })
 	}
+}
+
+// serveTwoWays serves s with Serve (the fast path, and net/http for what
+// it hands over) and with a plain net/http server of its handler, and
+// returns the addresses of both.
+func serveTwoWays(t *testing.T, s *Server) (fast, plain string) {
+	t.Helper()
+	fast = strings.TrimPrefix(serve(t, s), "http://")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &http.Server{Handler: s.Handler(), DisableGeneralOptionsHandler: true, MaxHeaderBytes: DefaultMaxHeaderBytes}
+	go ref.Serve(ln)
+	t.Cleanup(func() { ref.Shutdown(context.Background()) })
+	return fast, ln.Addr().String()
+}
+
+// sameBothWays sends req to the two addresses of serveTwoWays and checks
+// that the answers are the same bytes (but for the Date). methods are
+// those of the requests in req; nil, the first word of req.
+func sameBothWays(t *testing.T, fast, plain, req string, methods []string) string {
+	t.Helper()
+	if methods == nil {
+		methods = strings.Fields(req)[:1]
+	}
+	got := dateField.ReplaceAllString(exchange(t, fast, req, methods...), "\r\nDate: D\r\n")
+	want := dateField.ReplaceAllString(exchange(t, plain, req, methods...), "\r\nDate: D\r\n")
+	if got != want {
+		t.Errorf("got\n%.600q\nwant (net/http)\n%.600q", got, want)
+	}
+	return got
 }
 
 // TestParseHead checks which requests the fast path answers, waits for,

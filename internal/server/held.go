@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -42,6 +43,10 @@ type heldBuild struct {
 	pages        int      // page files, index.json included
 	bytes        int64
 	read         int // pages read from files (the rest were in memory already)
+	// unavailable are the pages, in the manifest's order, whose files did
+	// not match it when the build was loaded in part (a build died
+	// mid-write): answered 503 until the next build.
+	unavailable []string
 
 	bySum  map[[sha256.Size]byte]stored // every page body, by its SHA-256
 	stores []*store                     // the stores of the bodies
@@ -63,7 +68,8 @@ type limitPages struct {
 	pages []page
 }
 
-// page is one answer, ready to send.
+// page is one answer, ready to send. A page left zero (no etag) is one
+// whose file did not match the manifest: see unavailable.
 type page struct {
 	body   []byte
 	st     *store   // the store of body; nil when body is not in one
@@ -71,6 +77,10 @@ type page struct {
 	etag   []string // the quoted SHA-256 of body
 	length []string // len(body) in decimal
 }
+
+// unavailable reports whether the page is one whose file did not match
+// the manifest (heldBuild.unavailable), answered 503.
+func (p *page) unavailable() bool { return p.etag == nil }
 
 // stored is where a page body is.
 type stored struct {
@@ -147,6 +157,18 @@ func etag(sum []byte) string {
 func (hb *heldBuild) describe() string {
 	return fmt.Sprintf("build of %s (%d articles, %d pages, %s)",
 		hb.buildTime.UTC().Format(time.RFC3339), hb.main.count, hb.pages, human.Bytes(hb.bytes))
+}
+
+// unavailableLine is the line of the log about the pages of hb that did
+// not match its manifest, naming the first few.
+func (hb *heldBuild) unavailableLine() string {
+	const named = 3
+	paths := strings.Join(hb.unavailable[:min(len(hb.unavailable), named)], ", ")
+	if len(hb.unavailable) > named {
+		paths += ", ..."
+	}
+	return fmt.Sprintf("%s of the build of %s do not match its manifest (a build died or is being written): %s; answering 503 for them until the next build",
+		human.Plural(len(hb.unavailable), "page"), hb.buildTime.UTC().Format(time.RFC3339), paths)
 }
 
 // sameManifest reports whether data is the manifest hb was loaded from.

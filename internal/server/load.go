@@ -19,8 +19,13 @@ import (
 )
 
 // notReadyError says that the files on disk do not match the manifest: a
-// build is being written. Loading again a little later will do.
-type notReadyError struct{ err error }
+// build is being written. Loading again a little later will do. held is
+// set when the build is the one being served already, in part (see
+// heldBuild.unavailable): there is nothing new to say about it.
+type notReadyError struct {
+	err  error
+	held bool
+}
 
 func (e notReadyError) Error() string { return e.err.Error() }
 func (e notReadyError) Unwrap() error { return e.err }
@@ -39,13 +44,21 @@ type fileRef struct {
 // in memory; nil when there are none), else from prev (the build being
 // served: a page with the same SHA-256 is the same bytes), else from its
 // file in fsys, read and checked against its size and SHA-256. A file
-// that differs gives a notReadyError.
+// that differs gives a notReadyError; with partial, its page is left out
+// instead, answered 503 (see heldBuild.unavailable).
+//
+// The manifest is validated before anything is sized by its numbers, and
+// refused with one line saying why.
 //
 // When the stores the pages are in hold more than twice their bytes plus
 // slack, the pages are copied to a new store (see compact).
-func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64) (*heldBuild, error) {
+func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
 	if ps := m.Validate(); len(ps) > 0 {
-		return nil, ps
+		msgs := make([]string, len(ps))
+		for i, d := range ps {
+			msgs[i] = d.String()
+		}
+		return nil, errors.New(strings.Join(msgs, "; "))
 	}
 	p := m.Pagination.Pagination()
 	hb := &heldBuild{
@@ -80,6 +93,11 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 			at, known = prev.bySum[r.sum]
 		}
 		if !known || at.size != f.Size {
+			if partial && fsys != nil && !sizeMatches(fsys, f) {
+				// Neither read nor given room by the manifest's size.
+				refs = append(refs, r)
+				continue
+			}
 			if disk == nil {
 				var err error
 				if disk, err = newStore(); err != nil {
@@ -105,21 +123,26 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 			}
 		}
 	}
+	var failed []int // indexes in refs of the files that did not match (partial)
 	if disk != nil {
 		if fsys == nil {
 			disk.discard()
 			return nil, fmt.Errorf("page %s is neither in memory nor in a folder", refs[toRead[0]].file.Path)
 		}
-		if err := readFiles(fsys, refs, toRead); err != nil {
+		var err error
+		if failed, err = readFiles(fsys, refs, toRead, partial); err != nil {
 			disk.discard()
 			return nil, err
+		}
+		for _, i := range failed {
+			delete(hb.bySum, refs[i].sum)
 		}
 		if err := disk.seal(); err != nil {
 			disk.discard()
 			return nil, fmt.Errorf("mapping the pages: %w", err)
 		}
 	}
-	hb.read = len(toRead)
+	hb.read = len(toRead) - len(failed)
 	if err := hb.compact(slack); err != nil {
 		return nil, err
 	}
@@ -127,10 +150,16 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 	lengths := map[int64][]string{}
 	for _, r := range refs {
 		hb.pages++
+		at, ok := hb.bySum[r.sum]
+		if !ok {
+			// Left out (partial), its page left zero: answered 503.
+			hb.unavailable = append(hb.unavailable, r.file.Path)
+			hb.bytes -= r.file.Size
+			continue
+		}
 		if r.li < 0 {
 			continue // index.json: the same page as (default limit, 0)
 		}
-		at := hb.bySum[r.sum]
 		ln, ok := lengths[r.file.Size]
 		if !ok {
 			ln = []string{strconv.FormatInt(r.file.Size, 10)}
@@ -167,7 +196,7 @@ func (hb *heldBuild) makeCollections(list []manifest.Collection) ([]*collection,
 		for _, l := range hb.paging.Limits {
 			n := max(c.count, 1)
 			if hb.aligned {
-				n = (n + l - 1) / l
+				n = (n-1)/l + 1 // (n+l-1)/l overflows for a limit near MaxInt
 			}
 			c.limits = append(c.limits, limitPages{limit: l, pages: make([]page, n)})
 		}
@@ -291,13 +320,15 @@ func (hb *heldBuild) compact(slack int64) error {
 
 // readFiles reads the files refs[i] for every i in todo into their
 // places, on several cores, checked against their sizes and SHA-256 sums.
-// A file that differs gives a notReadyError.
-func readFiles(fsys fs.FS, refs []fileRef, todo []int) error {
+// A file that differs gives a notReadyError; with partial, its index in
+// refs is returned in failed instead (in no particular order).
+func readFiles(fsys fs.FS, refs []fileRef, todo []int, partial bool) (failed []int, err error) {
 	var (
 		next    atomic.Int64
 		errOnce sync.Once
 		first   error
 		wg      sync.WaitGroup
+		mu      sync.Mutex // guards failed
 	)
 	for range max(2, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
@@ -311,8 +342,13 @@ func readFiles(fsys fs.FS, refs []fileRef, todo []int) error {
 				data, err := manifest.ReadPage(fsys, r.file, buf)
 				var mm *manifest.Mismatch
 				switch {
+				case errors.As(err, &mm) && partial:
+					mu.Lock()
+					failed = append(failed, todo[i])
+					mu.Unlock()
+					err = nil
 				case errors.As(err, &mm):
-					err = notReadyError{err}
+					err = notReadyError{err: err}
 				case err == nil:
 					buf = data[:0]
 					if err = r.at.st.writeAt(data, r.at.off); err != nil {
@@ -328,5 +364,15 @@ func readFiles(fsys fs.FS, refs []fileRef, todo []int) error {
 		})
 	}
 	wg.Wait()
-	return first
+	return failed, first
+}
+
+// sizeMatches reports whether the file of page f has the size the
+// manifest records, or may have (it cannot tell): reading it checks.
+func sizeMatches(fsys fs.FS, f manifest.File) bool {
+	info, err := fs.Stat(fsys, f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	return err != nil || info.Size() == f.Size
 }

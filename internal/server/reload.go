@@ -15,18 +15,24 @@ import (
 )
 
 // Reload loads the build in the folder, unless its manifest is the one of
-// the build being served, and switches to it. It reports whether it
+// the build being served in full, and switches to it. It reports whether it
 // switched. On an error the server keeps answering from the build it had.
-func (s *Server) Reload() (bool, error) {
+func (s *Server) Reload() (bool, error) { return s.reload(false) }
+
+// reload is Reload; with partial, the build is loaded without the pages
+// whose files do not match the manifest (see loadBuild).
+func (s *Server) reload(partial bool) (bool, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	return s.load(nil, nil, nil)
+	return s.load(nil, nil, nil, partial)
 }
 
 // load switches to a build: the one of manifest m (data, its bytes) with
 // page bodies from batch, or with m nil, the one whose manifest is in the
-// folder. The caller holds loadMu.
-func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch) (bool, error) {
+// folder, in part with partial (see loadBuild). A build being served in
+// part is loaded again from the same manifest, for the pages it lacks.
+// The caller holds loadMu.
+func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial bool) (bool, error) {
 	fsys := s.opt.FS
 	if fsys == nil && s.opt.Dir != "" {
 		root, err := os.OpenRoot(s.opt.Dir)
@@ -51,13 +57,17 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch) (bool, er
 		data, m = r.Data, r.Manifest
 	}
 	cur := s.cur.Load()
-	if cur.sameManifest(data) {
+	held := cur.sameManifest(data)
+	if held && len(cur.unavailable) == 0 {
 		batch.Discard()
 		return false, nil
 	}
-	hb, err := loadBuild(fsys, data, m, cur, batch, s.compactSlack)
+	hb, err := loadBuild(fsys, data, m, cur, batch, s.compactSlack, partial)
 	if err != nil {
 		batch.Discard()
+		if nr := (notReadyError{}); held && errors.As(err, &nr) {
+			return false, notReadyError{err: nr.err, held: true}
+		}
 		return false, err
 	}
 	s.cur.Store(hb)
@@ -67,6 +77,9 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch) (bool, er
 			verb = "loaded"
 		}
 		fmt.Fprintf(s.log, "%s the %s from %s\n", verb, hb.describe(), s.opt.Dir)
+		if len(hb.unavailable) > 0 {
+			fmt.Fprintln(s.log, hb.unavailableLine())
+		}
 	}
 	if cur != nil {
 		// The pages no build uses any more are outside the heap, freed by
@@ -88,7 +101,7 @@ func (s *Server) Install(m *manifest.Manifest, data []byte, batch *Batch) (bool,
 		batch.Discard()
 		return false, err
 	}
-	return s.load(data, m, batch)
+	return s.load(data, m, batch, false)
 }
 
 // FollowBuilds switches the server to each new build written into its folder,
@@ -97,7 +110,9 @@ func (s *Server) Install(m *manifest.Manifest, data []byte, batch *Batch) (bool,
 // events be missed or unavailable, from a check of the manifest's size,
 // time and identity every PollInterval. A build whose files do not match
 // its manifest yet is loaded again a little later; meanwhile, and after
-// any failure, the server keeps answering from the build it had.
+// any failure, the server keeps answering from the build it had. A build
+// served in part (see New) is loaded again the same way, silently, until
+// its pages match or the next build replaces it.
 func (s *Server) FollowBuilds(ctx context.Context) {
 	dir := s.opt.Dir
 	manifestPath := filepath.Join(dir, manifest.Name)
@@ -133,17 +148,21 @@ func (s *Server) FollowBuilds(ctx context.Context) {
 			wait, lastErr = s.opt.RetryInterval, ""
 			return
 		}
-		if msg := err.Error(); msg != lastErr {
+		var nr notReadyError
+		notReady := errors.As(err, &nr)
+		if msg := err.Error(); msg != lastErr && !nr.held {
 			lastErr = msg
 			fmt.Fprintf(s.log, "%s: not switching builds: %v; still serving the %s\n", dir, err, s.cur.Load().describe())
 		}
-		var nr notReadyError
-		if errors.As(err, &nr) {
+		if notReady {
 			retry.Reset(wait)
 			wait = min(2*wait, s.opt.PollInterval)
 		}
 	}
 
+	if len(s.cur.Load().unavailable) > 0 {
+		retry.Reset(wait)
+	}
 	lastManifest, _ := os.Stat(manifestPath)
 	lastDir, _ := os.Stat(dir)
 	for {

@@ -124,10 +124,23 @@ type Server struct {
 	allow, vary, json, html, zero []string
 	notFoundLength, optionsLength []string
 	notFound, options             []byte
+	unavailable                   []byte // the body of a 503
+	unavailableLength, retryAfter []string
 }
 
+// The answer to a page whose file did not match the manifest (see
+// heldBuild.unavailable): 503, to be asked again in retryAfter seconds.
+const (
+	unavailableBody = `{"detail":"Service temporarily unavailable, try again later."}`
+	retryAfter      = "5"
+)
+
 // New returns a server for the build in opt.Dir, loaded. A build that is
-// being written is waited for, up to opt.StartTimeout.
+// being written is waited for, up to opt.StartTimeout. After that, or at
+// once when no build is running (one died mid-write, leaving the last
+// complete build's manifest and some pages of its own), the build of the
+// manifest is served in part: the pages that match it, and 503 for the
+// others until the next build (see FollowBuilds).
 func New(ctx context.Context, opt Options) (*Server, error) {
 	realClock := opt.Now == nil
 	opt = opt.withDefaults()
@@ -145,6 +158,10 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		optionsLength:  []string{strconv.Itoa(len(listing.OptionsBody))},
 		notFound:       []byte(listing.NotFoundBody),
 		options:        []byte(listing.OptionsBody),
+
+		unavailable:       []byte(unavailableBody),
+		unavailableLength: []string{strconv.Itoa(len(unavailableBody))},
+		retryAfter:        []string{retryAfter},
 	}
 	if opt.AccessLog != nil {
 		s.accessLog = &accessLog{next: s, w: opt.AccessLog, now: opt.Now}
@@ -160,7 +177,13 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 			return s, nil
 		}
 		var nr notReadyError
-		if !errors.As(err, &nr) || time.Now().After(deadline) {
+		late := time.Now().After(deadline)
+		if errors.As(err, &nr) && opt.FS == nil && (late || noBuildRunning(opt.Dir)) {
+			if _, err = s.reload(true); err == nil {
+				return s, nil
+			}
+		}
+		if !errors.As(err, &nr) || late {
 			return nil, fmt.Errorf("%s: %w", opt.Dir, err)
 		}
 		t := time.NewTimer(wait)
@@ -180,12 +203,15 @@ type Build struct {
 	Articles int       // articles in the main listing
 	Pages    int       // pages held in memory
 	Bytes    int64     // size of the files read
+	// Unavailable counts the pages answered 503: their files did not
+	// match the manifest when the build was loaded (see New).
+	Unavailable int
 }
 
 // Current describes the build being served.
 func (s *Server) Current() Build {
 	hb := s.cur.Load()
-	return Build{Time: hb.buildTime, Articles: hb.main.count, Pages: hb.pages, Bytes: hb.bytes}
+	return Build{Time: hb.buildTime, Articles: hb.main.count, Pages: hb.pages, Bytes: hb.bytes, Unavailable: len(hb.unavailable)}
 }
 
 // syncWriter serializes writes to w: the log is written from several
