@@ -188,4 +188,3 @@ func TestPagesAcrossChunks(t *testing.T) {
 		}
 	}
 }
-
