@@ -94,6 +94,18 @@ type Builder struct {
 	// pending and hint carry the changed files of a Rebuild.
 	pending []string
 	hint    bool
+	// onStep, set by tests only, is called where a build may die: after
+	// each page written ("page", from several goroutines), after the stale
+	// pages are deleted ("deleted"), after the manifest is written
+	// ("manifest").
+	onStep func(what string)
+}
+
+// step calls onStep.
+func (b *Builder) step(what string) {
+	if b.onStep != nil {
+		b.onStep(what)
+	}
 }
 
 // New returns a builder. Call Build to run it.
@@ -133,10 +145,19 @@ func (b *Builder) changed(cfg *config.Config) []string {
 	out := []string{}
 	for _, p := range b.pending {
 		rel, err := filepath.Rel(cfg.ContentDir, p)
-		if err != nil || strings.HasPrefix(rel, "..") {
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." || rel == ".." || strings.HasSuffix(rel, "/..") {
+			// The content folder itself, or a folder it is in: replaced
+			// by another (mv new content), so anything may have changed.
+			return nil
+		}
+		if strings.HasPrefix(rel, "../") {
 			continue // config.yaml and the like: not content
 		}
-		out = append(out, filepath.ToSlash(rel))
+		out = append(out, rel)
 	}
 	return out
 }
@@ -160,11 +181,14 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	if b.opt.BaseURL != "" {
 		baseURL = strings.TrimRight(b.opt.BaseURL, "/")
 	}
-	opts := content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: b.changed(cfg)}
+	changed := b.changed(cfg)
+	b.hint = changed != nil // a replaced content folder vouches for nothing
+	opts := content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: changed}
 	// A new Builder may find the content to be what the folder was built
 	// from, if it has a manifest (a cold build reads and parses in one
 	// pass); not the preview's first build, which must render every page.
-	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" && exists(filepath.Join(outDir, manifest.Name)) {
+	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
+		exists(filepath.Join(outDir, manifest.Name)) && !exists(filepath.Join(outDir, unfinishedName)) {
 		opts.Unchanged = func(digest [sha256.Size]byte) bool {
 			last, _ := early()
 			return last != nil && b.builtFrom(last.Manifest, baseURL, digest, now)

@@ -618,3 +618,34 @@ func TestQuietBuildWaits(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildReplacedContent checks a Rebuild told that the content folder
+// itself changed (mv new content), or a folder it is in: everything under
+// it is read again.
+func TestRebuildReplacedContent(t *testing.T) {
+	for _, changed := range []string{"content", "."} {
+		t.Run(changed, func(t *testing.T) {
+			dir := site(t, 3)
+			b := builder(dir)
+			if _, err := b.Build(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			other := filepath.Join(t.TempDir(), "content")
+			write(t, other, "news/politics/b1.md", strings.Replace(article(1, "2025-01-01T10:00:00"), "Body 1", "Replaced", 1))
+			if err := os.Rename(filepath.Join(dir, "content"), filepath.Join(t.TempDir(), "old")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(other, filepath.Join(dir, "content")); err != nil {
+				t.Fatal(err)
+			}
+			res, err := b.Rebuild(context.Background(), []string{filepath.Join(dir, changed)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Articles != 1 {
+				t.Errorf("got %d articles, want 1 (the new folder's)", res.Articles)
+			}
+			identical(t, snap(t, filepath.Join(dir, "public")), cleanBuild(t, dir))
+		})
+	}
+}

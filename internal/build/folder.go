@@ -41,13 +41,15 @@ func makeDirs(outDir string, pages []feed.Page) error {
 }
 
 // sweep deletes every file under outDir/articles that is not a page of this
-// build (stale pages, temporary files of an interrupted build), and the
-// folders it leaves empty. It returns how many pages it deleted.
+// build (stale pages, temporary files of an interrupted build), the
+// folders it leaves empty and the temporary manifests of builds killed
+// while writing one. It returns how many pages it deleted.
 func sweep(outDir string, keep map[string]bool) (int, error) {
 	files, dirs, err := strays(outDir, keep)
 	if err != nil {
 		return 0, err
 	}
+	removeManifestTemps(outDir)
 	return remove(files, dirs)
 }
 

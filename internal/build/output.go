@@ -31,9 +31,14 @@ type output interface {
 	// byInput reports whether a page may be kept, not rendered, because
 	// the last build's manifest records the same input for it.
 	byInput() bool
-	// has reports whether the page at p (a path in the folder, with
-	// slashes) is still as the last build left it, of size bytes.
-	has(p string, size int64) bool
+	// intact reports whether the output holds what the last build's
+	// manifest says, as far as can be known without reading it: false
+	// after a build that did not finish, whose pages may be anywhere.
+	intact() bool
+	// has reports whether the page f.Path (a path in the folder, with
+	// slashes) is still as the last build left it: f.Size bytes and, when
+	// the output is not intact, f.SHA256.
+	has(f manifest.File) bool
 	// create puts a page the last build did not have; rewrite one whose
 	// bytes changed.
 	create(p string, data []byte) error
@@ -41,8 +46,10 @@ type output interface {
 	// removeStale deletes the pages of the last build (prev) that are not
 	// in keep, and returns how many there were.
 	removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error)
-	// writeManifest stores the manifest of the build, as data.
+	// writeManifest stores the manifest of the build, as data; finish
+	// then says that the output is what it describes.
 	writeManifest(data []byte) error
+	finish() error
 }
 
 // output returns where this build goes: memory when Options.Memory is set,
@@ -73,6 +80,11 @@ type disk struct {
 	read func() (*manifest.Snapshot, error) // see output.early
 	// wroteLast is set by open when this Builder wrote the folder last.
 	wroteLast bool
+	// unfinished is set by open when a build of the folder did not finish:
+	// its marker (see markUnfinished) is there.
+	unfinished bool
+	// mark creates the marker, once, before the first change to the folder.
+	mark func() error
 }
 
 func (d *disk) dir() string                               { return d.path }
@@ -81,6 +93,8 @@ func (d *disk) early() func() (*manifest.Snapshot, error) { return d.read }
 // byInput is true: the folder holds the files the manifest describes,
 // which has checks.
 func (d *disk) byInput() bool { return true }
+
+func (d *disk) intact() bool { return !d.unfinished }
 
 func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest, func(), error) {
 	if err := os.MkdirAll(d.path, 0o755); err != nil {
@@ -97,7 +111,14 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 			prev = r.Manifest
 		}
 	}
-	d.wroteLast = b.last != nil && b.prevDir == d.path && prev == b.prev
+	d.unfinished = exists(filepath.Join(d.path, unfinishedName))
+	d.mark = sync.OnceValue(func() error {
+		if d.unfinished {
+			return nil // there already
+		}
+		return markUnfinished(d.path)
+	})
+	d.wroteLast = !d.unfinished && b.last != nil && b.prevDir == d.path && prev == b.prev
 	if err := makeDirs(d.path, pages); err != nil {
 		unlock()
 		return nil, nil, err
@@ -105,9 +126,18 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 	return prev, unlock, nil
 }
 
-func (d *disk) has(p string, size int64) bool { return sizeIs(d.path+"/"+p, size) }
+func (d *disk) has(f manifest.File) bool {
+	name := d.path + "/" + f.Path
+	if d.unfinished {
+		return hashIs(name, f.Size, f.SHA256)
+	}
+	return sizeIs(name, f.Size)
+}
 
 func (d *disk) create(p string, data []byte) error {
+	if err := d.mark(); err != nil {
+		return err
+	}
 	name := d.path + "/" + p
 	if createNew(name, data) {
 		return nil
@@ -115,10 +145,18 @@ func (d *disk) create(p string, data []byte) error {
 	return writeAtomic(name, data)
 }
 
-func (d *disk) rewrite(p string, data []byte) error { return writeAtomic(d.path+"/"+p, data) }
+func (d *disk) rewrite(p string, data []byte) error {
+	if err := d.mark(); err != nil {
+		return err
+	}
+	return writeAtomic(d.path+"/"+p, data)
+}
 
 func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	if !d.wroteLast {
+		if err := d.mark(); err != nil {
+			return 0, err
+		}
 		return sweep(d.path, keep)
 	}
 	// This Builder wrote the folder last: its manifest names every file
@@ -126,6 +164,9 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 	deleted := 0
 	for _, f := range prev.Files {
 		if !keep[f.Path] {
+			if err := d.mark(); err != nil {
+				return deleted, err
+			}
 			if err := os.Remove(filepath.Join(d.path, filepath.FromSlash(f.Path))); err == nil {
 				deleted++
 			}
@@ -142,6 +183,10 @@ func (d *disk) writeManifest(data []byte) error {
 	}
 	return writeAtomic(name, data)
 }
+
+// finish removes the marker of an unfinished build: the folder is what
+// the manifest says.
+func (d *disk) finish() error { return finished(d.path) }
 
 // writeAtomic writes data to name atomically (see atomicfile).
 func writeAtomic(name string, data []byte) error {
@@ -166,11 +211,14 @@ func (m memory) open(context.Context, []feed.Page) (*manifest.Manifest, func(), 
 // is rendered again.
 func (memory) byInput() bool { return false }
 
-// has is true: memory holds no file that could have changed since.
-func (memory) has(string, int64) bool       { return true }
+// intact and has are true: memory holds no file that could have
+// changed since.
+func (memory) intact() bool                 { return true }
+func (memory) has(manifest.File) bool       { return true }
 func (memory) create(string, []byte) error  { return nil }
 func (memory) rewrite(string, []byte) error { return nil }
 func (memory) writeManifest([]byte) error   { return nil }
+func (memory) finish() error                { return nil }
 
 func (memory) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	deleted := 0

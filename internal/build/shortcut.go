@@ -88,6 +88,9 @@ func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*m
 		return nil, err
 	}
 	defer unlock()
+	if exists(filepath.Join(outDir, unfinishedName)) {
+		return nil, nil // a build died mid-way: any page may be its
+	}
 	r := b.lastManifest(outDir, early)
 	if r == nil || !b.builtFrom(r.Manifest, baseURL, content, now) {
 		return nil, nil // another build replaced it meanwhile
@@ -118,5 +121,6 @@ func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*m
 	if _, err := remove(stale, dirs); err != nil {
 		return nil, err
 	}
+	removeManifestTemps(outDir)
 	return res, nil
 }

@@ -52,8 +52,13 @@ func (w *pageWriter) write(ctx context.Context) error {
 	if err := w.deleteStale(); err != nil {
 		return err
 	}
+	w.b.step("deleted")
 	data, err := w.writeManifest()
 	if err != nil {
+		return err
+	}
+	w.b.step("manifest")
+	if err := w.out.finish(); err != nil {
 		return err
 	}
 	b := w.b
@@ -79,8 +84,12 @@ func (w *pageWriter) plan(prev *manifest.Manifest) {
 	// the inputs the manifest records, if the same feedgen wrote it; not
 	// in memory, and not for OnPage, which must see every page of a
 	// Builder's first build (the preview's server holds none yet).
-	w.byInput = w.out.byInput() && prev != nil && prev.Generator == b.opt.Generator && (b.opt.OnPage == nil || b.last != nil)
-	if last := b.last; last != nil && prev != nil && b.prevDir == w.out.dir() && last.BaseURL == l.BaseURL &&
+	// After a build that did not finish, every page is rendered and
+	// compared with the bytes on disk: the dead build may have replaced
+	// any of them.
+	intact := w.out.intact()
+	w.byInput = intact && w.out.byInput() && prev != nil && prev.Generator == b.opt.Generator && (b.opt.OnPage == nil || b.last != nil)
+	if last := b.last; intact && last != nil && prev != nil && b.prevDir == w.out.dir() && last.BaseURL == l.BaseURL &&
 		samePaging(last.Pagination, l.Pagination) && last.Main().Count() == l.Main().Count() {
 		w.changes = l.Main().Changes(last.Main())
 	}
@@ -163,6 +172,7 @@ func (w *pageWriter) page(i int, s *scratch) error {
 		return err
 	}
 	w.written.Add(1)
+	w.b.step("page")
 	return nil
 }
 
@@ -184,13 +194,13 @@ func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step) {
 	o, known := w.old[pg.Path]
 	// A watcher that names what changed vouches that nothing else did;
 	// without it, check the file.
-	if known && w.counted(pg) && (w.b.hint || w.out.has(pg.Path, o.Size)) {
+	if known && w.counted(pg) && (w.b.hint || w.out.has(o)) {
 		return o, keepCounted
 	}
 	var in [sha256.Size]byte
 	in, s.input = w.l.PageInput(pg, s.input)
 	input := hex.EncodeToString(in[:])
-	if known && w.byInput && o.Input == input && w.out.has(pg.Path, o.Size) {
+	if known && w.byInput && o.Input == input && w.out.has(o) {
 		// Made of the same head and articles as the file the last build
 		// wrote: the same bytes.
 		return o, keepInput
@@ -203,7 +213,7 @@ func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step) {
 	}
 	f := manifest.File{Path: pg.Path, Size: int64(len(s.page)), SHA256: hex.EncodeToString(sum[:]), Input: input}
 	switch {
-	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(pg.Path, f.Size):
+	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(f):
 		return f, unchanged
 	case known:
 		return f, rewrite

@@ -281,6 +281,9 @@ func TestWriteRefuses(t *testing.T) {
 			data[10] ^= 1
 			os.WriteFile(p, data, 0o644)
 		}, "articles/5/3.json: its SHA-256 differs from the manifest: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		{"build unfinished", func(t *testing.T, out string) {
+			os.WriteFile(filepath.Join(out, manifest.Unfinished), nil, 0o644)
+		}, "a build of the output folder is running or did not finish (it left .feedgen-unfinished): run feedgen build, and bundle once it is done"},
 		{"page missing", func(t *testing.T, out string) {
 			os.Remove(filepath.Join(out, "articles", "10", "11.json"))
 		}, "articles/10/11.json: missing: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},

@@ -80,6 +80,9 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	if level < 1 || level > 9 {
 		return nil, fmt.Errorf("writing bundle: deflate level %d is not between 1 and 9", level)
 	}
+	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
+		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and bundle once it is done")
+	}
 	r, err := manifest.Read(output)
 	if err != nil {
 		return nil, err
