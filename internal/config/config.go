@@ -29,6 +29,16 @@ const (
 // DefaultMaxOutputBytes is max_output_bytes when the config does not set it.
 const DefaultMaxOutputBytes = 4 << 30
 
+// Filters: the filtered collections a config may pre-render, each named by
+// the query parameter that selects it. Config.Filters lists them in this
+// order.
+const (
+	FilterSection  = "section"  // ?section=: the articles of one section
+	FilterCategory = "category" // ?section=&category=: one category, within its section
+	FilterTag      = "tag"      // ?tag=: the articles that carry one tag
+	FilterAuthor   = "author"   // ?author=: the articles of one key of authors
+)
+
 // Config is a validated site configuration.
 type Config struct {
 	// Path is the config file's path as given; Dir is its folder, against
@@ -49,6 +59,13 @@ type Config struct {
 	Authors map[string]Author
 
 	Pagination Pagination
+
+	// Filters are the filtered collections to pre-render (filters:): a
+	// subset of FilterSection, FilterCategory, FilterTag and FilterAuthor,
+	// in that order whatever the config's order; none by default.
+	// FilterCategory alone is valid: its collections are selected by both
+	// section and category, as a category is always within its section.
+	Filters []string
 
 	ContentDir string // as resolved against Dir
 	OutputDir  string // as resolved against Dir
@@ -76,7 +93,7 @@ func (p Pagination) HasLimit(l int) bool {
 }
 
 var keys = []string{"site_url", "base_url", "media_url", "timezone", "default_avatar", "sections",
-	"authors", "pagination", "content_dir", "output_dir"}
+	"authors", "pagination", "filters", "content_dir", "output_dir"}
 var paginationKeys = []string{"default_limit", "max_limit", "limits", "offsets", "max_output_bytes"}
 var authorKeys = []string{"name", "url"}
 
@@ -186,6 +203,8 @@ func (p *parser) parse(data []byte) *Config {
 			p.sections(c, v)
 		case "authors":
 			p.authors(c, v)
+		case "filters":
+			c.Filters = p.filters(v)
 		case "pagination":
 			pp, err := yamlnode.Mapping(v)
 			if err != nil {
@@ -293,13 +312,18 @@ func deref(n *yaml.Node) *yaml.Node {
 }
 
 func (p *parser) unknown(prefix string, kv yamlnode.Pair, known []string) {
-	msg := fmt.Sprintf("unknown key %q", prefix+kv.Key)
-	if s := Suggest(kv.Key, known); s != "" {
-		msg += fmt.Sprintf(": did you mean %q?", prefix+s)
-	} else {
-		msg += fmt.Sprintf(": known keys are %s", strings.Join(known, ", "))
+	p.errorf(kv.KeyNode.Line, "%s", unknownName("key", prefix, kv.Key, known))
+}
+
+// unknownName says that name, a what such as a key, is not one of known:
+// with the likely one meant, or else the list of them. prefix is written
+// before name and the one meant, not before the list.
+func unknownName(what, prefix, name string, known []string) string {
+	msg := fmt.Sprintf("unknown %s %q", what, prefix+name)
+	if s := Suggest(name, known); s != "" {
+		return msg + fmt.Sprintf(": did you mean %q?", prefix+s)
 	}
-	p.errorf(kv.KeyNode.Line, "%s", msg)
+	return msg + fmt.Sprintf(": known %ss are %s", what, strings.Join(known, ", "))
 }
 
 func (p *parser) str(kv yamlnode.Pair) string {
@@ -406,6 +430,34 @@ func (p *parser) authors(c *Config, n *yaml.Node) {
 		}
 		c.Authors[a.Key] = au
 	}
+}
+
+// filters reads the list of filters n and returns it in canonical order.
+func (p *parser) filters(n *yaml.Node) []string {
+	names, err := yamlnode.Strings(n)
+	if err != nil {
+		p.nodeErr("filters", n, err)
+		return nil
+	}
+	known := []string{FilterSection, FilterCategory, FilterTag, FilterAuthor}
+	seen := make(map[string]bool, len(names))
+	for i, name := range names {
+		line := deref(n).Content[i].Line // an alias: where it is, not its anchor
+		switch {
+		case !slices.Contains(known, name):
+			p.errorf(line, "%s", unknownName("filter", "", name, known))
+		case seen[name]:
+			p.errorf(line, "filter %q is listed twice: list each filter once", name)
+		}
+		seen[name] = true
+	}
+	var out []string
+	for _, f := range known {
+		if seen[f] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ParseSize reads a byte size: a whole number with an optional unit

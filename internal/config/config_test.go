@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,10 +46,35 @@ func TestParseErrors(t *testing.T) {
 			"config.yaml:4: authors.ivan: name is missing"},
 		{"bad section name", minimal + "sections:\n  \"a b\": {x: X}\n",
 			`config.yaml:4: sections: "a b" is not a valid URL segment: use letters, digits, '-', '_', '.'`},
+		{"filters not a list", minimal + "filters: tag\n",
+			"config.yaml:3: filters: want a list of texts like [a, b], got \"tag\""},
+		{"filters a mapping", minimal + "filters:\n  tag: true\n",
+			"config.yaml:4: filters: want a list of texts like [a, b], got a mapping"},
+		{"filter not a text", minimal + "filters:\n  - tag\n  - [author]\n",
+			"config.yaml:5: filters: want a list of texts, item is a list"},
+		{"unknown filter with suggestion", minimal + "filters: [section, tags]\n",
+			`config.yaml:3: unknown filter "tags": did you mean "tag"?`},
+		{"unknown filter in block list", minimal + "filters:\n  - tag\n  - Author\n",
+			`config.yaml:5: unknown filter "Author": did you mean "author"?`},
+		{"unknown filter without suggestion", minimal + "filters: [year]\n",
+			`config.yaml:3: unknown filter "year": known filters are section, category, tag, author`},
+		{"empty filter", minimal + "filters: [\"\"]\n",
+			`config.yaml:3: unknown filter "": known filters are section, category, tag, author`},
+		{"filter twice", minimal + "filters:\n  - tag\n  - author\n  - tag\n",
+			`config.yaml:6: filter "tag" is listed twice: list each filter once`},
+		{"several filter errors", minimal + "filters:\n  - tag\n  - tag\n  - secton\n  - tag\n", strings.Join([]string{
+			`config.yaml:5: filter "tag" is listed twice: list each filter once`,
+			`config.yaml:6: unknown filter "secton": did you mean "section"?`,
+			`config.yaml:7: filter "tag" is listed twice: list each filter once`,
+		}, "\n")},
+		{"filter twice through an alias", minimal + "filters:\n  - &t tag\n  - *t\n",
+			`config.yaml:5: filter "tag" is listed twice: list each filter once`},
+		{"unknown key near filters", minimal + "filter: [tag]\n",
+			`config.yaml:3: unknown key "filter": did you mean "filters"?`},
 		{"several errors at once", "site_url: nope\nbase_url: nope\nextra: 1\n", strings.Join([]string{
 			`config.yaml:1: site_url: "nope" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`,
 			`config.yaml:2: base_url: "nope" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`,
-			`config.yaml:3: unknown key "extra": known keys are site_url, base_url, media_url, timezone, default_avatar, sections, authors, pagination, content_dir, output_dir`,
+			`config.yaml:3: unknown key "extra": known keys are site_url, base_url, media_url, timezone, default_avatar, sections, authors, pagination, filters, content_dir, output_dir`,
 		}, "\n")},
 	}
 	for _, tt := range tests {
@@ -115,6 +141,35 @@ output_dir: /srv/public
 	}
 	if c.Pagination.MaxLimit != 100 || c.Pagination.MaxOutputBytes != 1<<30 || c.OutputDir != "/srv/public" {
 		t.Errorf("got max_limit %d, max_output_bytes %d, output_dir %q", c.Pagination.MaxLimit, c.Pagination.MaxOutputBytes, c.OutputDir)
+	}
+}
+
+func TestParseFilters(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"not set", "", nil},
+		{"null", "filters:\n", nil},
+		{"empty", "filters: []\n", nil},
+		{"one", "filters: [tag]\n", []string{FilterTag}},
+		{"category alone", "filters: [category]\n", []string{FilterCategory}},
+		{"canonical order", "filters: [author, tag, category, section]\n",
+			[]string{FilterSection, FilterCategory, FilterTag, FilterAuthor}},
+		{"block list", "filters:\n  - author\n  - section\n", []string{FilterSection, FilterAuthor}},
+		{"quoted", "filters: [\"tag\", 'author']\n", []string{FilterTag, FilterAuthor}},
+		{"anchored item", "filters: [&t tag, author]\n", []string{FilterTag, FilterAuthor}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("config.yaml", "", []byte(minimal+tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c.Filters, tt.want) {
+				t.Errorf("got %q, want %q", c.Filters, tt.want)
+			}
+		})
 	}
 }
 

@@ -1,9 +1,6 @@
 package listing
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // Dir is the folder, inside the output folder, that holds every page; the
 // listing's URL path is Path.
@@ -32,21 +29,9 @@ func PagePath(dir string, limit, offset int) string {
 // ParsePagePath reads a page path written by PagePath or IndexPath, inside
 // the main listing's folder.
 func ParsePagePath(p string) (limit, offset int, index, ok bool) {
-	if p == IndexPath {
-		return 0, 0, true, true
-	}
-	rest, found := strings.CutPrefix(p, Dir+"/")
-	if !found {
+	dir, limit, offset, index, ok := SplitPagePath(p)
+	if !ok || dir != Dir {
 		return 0, 0, false, false
 	}
-	l, o, found := strings.Cut(strings.TrimSuffix(rest, ".json"), "/")
-	if !found || !strings.HasSuffix(rest, ".json") {
-		return 0, 0, false, false
-	}
-	limit, err1 := strconv.Atoi(l)
-	offset, err2 := strconv.Atoi(o)
-	if err1 != nil || err2 != nil || limit <= 0 || offset < 0 || strconv.Itoa(limit) != l || strconv.Itoa(offset) != o {
-		return 0, 0, false, false
-	}
-	return limit, offset, false, true
+	return limit, offset, index, true
 }

@@ -188,11 +188,13 @@ func canonicalDigits(s string) bool {
 	return true
 }
 
-// isSpace is Python's str.isspace, which int() strips: it includes the
-// ASCII separators U+001C to U+001F.
+// isSpace reports whether int() strips r around a number: the Unicode
+// white space U+0009-000D, U+0020, U+0085, U+00A0, U+1680, U+2000-200A,
+// U+2028, U+2029, U+202F, U+205F, U+3000. Not the ASCII separators
+// U+001C-001F: Python's str.isspace accepts them, but int() rejects them.
 func isSpace(r rune) bool {
 	switch {
-	case r >= 0x09 && r <= 0x0d, r >= 0x1c && r <= 0x20, r == 0x85, r == 0xa0, r == 0x1680,
+	case r >= 0x09 && r <= 0x0d, r == 0x20, r == 0x85, r == 0xa0, r == 0x1680,
 		r >= 0x2000 && r <= 0x200a, r == 0x2028, r == 0x2029, r == 0x202f, r == 0x205f, r == 0x3000:
 		return true
 	}

@@ -33,7 +33,21 @@ func TestParseQuery(t *testing.T) {
 		{"limit=%EF%BC%95%EF%BC%90", 50, "0"},   // fullwidth ５０
 		{"limit=%D9%A5%EF%BC%90", 50, "0"},      // scripts may mix
 		{"limit=%E2%80%8350%E3%80%80", 50, "0"}, // U+2003 and U+3000 around
-		{"limit=%1C50", 50, "0"},                // Python strips U+001C too
+		{"limit=%205%20", 5, "0"},
+		{"limit=%09%0A%0B%0C%0D5", 5, "0"},
+		{"limit=%C2%855%C2%A0", 5, "0"},       // U+0085 and U+00A0
+		{"limit=%E1%9A%805%E2%80%8A", 5, "0"}, // U+1680 and U+200A
+		{"limit=%E2%80%A85%E2%80%A9", 5, "0"}, // U+2028 and U+2029
+		{"limit=%E2%80%AF5%E2%81%9F", 5, "0"}, // U+202F and U+205F
+		{"limit=%1C5", 20, "0"},               // str.isspace accepts U+001C, int() does not
+		{"limit=%1D5", 20, "0"},               // U+001D
+		{"limit=%1E5", 20, "0"},               // U+001E
+		{"limit=5%1F", 20, "0"},               // U+001F after
+		{"limit=%E2%80%8B5", 20, "0"},         // U+200B is not white space
+		{"limit=%EF%BB%BF5", 20, "0"},         // nor U+FEFF
+		{"limit=%E1%A0%8E5", 20, "0"},         // nor U+180E
+		{"offset=%1C14", 20, "0"},
+		{"offset=%C2%A014%E3%80%80", 20, "14"},
 		{"limit=0", 20, "0"},
 		{"limit=-0", 20, "0"},
 		{"limit=-1", 20, "0"},
@@ -73,6 +87,19 @@ func TestParseQuery(t *testing.T) {
 	}
 }
 
+// TestIsSpace checks isSpace against the characters int() strips around a
+// number, every one of them up to U+3000 and past it.
+func TestIsSpace(t *testing.T) {
+	want := []rune{0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680,
+		0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a,
+		0x2028, 0x2029, 0x202f, 0x205f, 0x3000}
+	for r := rune(0); r <= 0x10000; r++ {
+		if got := isSpace(r); got != slices.Contains(want, r) {
+			t.Errorf("isSpace(%U) = %v, want %v", r, got, !got)
+		}
+	}
+}
+
 func TestParseInt(t *testing.T) {
 	tests := []struct {
 		in     string
@@ -85,6 +112,7 @@ func TestParseInt(t *testing.T) {
 		{"", false, "", false}, {"+", false, "", false}, {"-", false, "", false}, {"+-1", false, "", false},
 		{"1 2", false, "", false}, {"0x10", false, "", false}, {"1e3", false, "", false}, {"²", false, "", false},
 		{"\u00a012\u202f", false, "12", true}, {"٠٠٧", false, "7", true},
+		{"\x1c12", false, "", false}, {"12\x1f", false, "", false}, {"\x1c", false, "", false},
 	}
 	for _, tt := range tests {
 		neg, digits, ok := ParseInt(tt.in)
@@ -97,7 +125,7 @@ func TestParseInt(t *testing.T) {
 // FuzzParseQuery: any query gives a limit that is pre-rendered or clamped
 // into range, and an offset that is a canonical decimal.
 func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{"", "limit=20&offset=40", "limit=%2020", "limit=٢٠", "offset=1_000", "limit=7;offset=14", "a=%zz&limit=+5"} {
+	for _, s := range []string{"", "limit=20&offset=40", "limit=%2020", "limit=٢٠", "offset=1_000", "limit=7;offset=14", "a=%zz&limit=+5", "limit=%1C5", "limit=%C2%A05"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
