@@ -31,9 +31,10 @@ type parsed struct {
 
 // fileParser turns one file's bytes into an Article.
 type fileParser struct {
-	cfg  *config.Config
-	md   parser.Parser
-	yaml yamlnode.Parser // its nodes live until the next file
+	cfg    *config.Config
+	md     parser.Parser
+	yaml   yamlnode.Parser // its nodes live until the next file
+	fields fieldReader     // so do its fields
 }
 
 // yamlFormat hands the raw front matter to the caller: the YAML is parsed
@@ -119,78 +120,100 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 	// The front matter starts on the line after the opening ---.
 	root, err := fp.yaml.Parse(fm, open)
 	if err != nil {
+		if line, msg, ok := aliasProblem(fm, open, err); ok {
+			return fail(line, "%s", msg)
+		}
 		return fail(yamlnode.Line(err, open), "%v", err)
 	}
 	if root == nil {
 		return fail(open, "front matter is empty: add the keys id, title and published")
 	}
-	pairs, err := yamlnode.Mapping(root)
+	pairs, err := fp.fields.read(root)
 	if err != nil {
-		return fail(yamlnode.Line(err, root.Line), "front matter: %v", err)
+		return fail(yamlnode.Line(err, root.Line), "%v", err)
 	}
 
 	a := &Article{Path: p, Section: section, SectionSlug: sectionSlug, Slug: slug, Line: open}
 	var (
 		haveID, haveTitle, havePub, haveAnn bool
 		haveAuthor, haveAName, haveAURL     bool
-		authorLine                          int
+		author                              field
 		imgSmallSet, imgSmall2xSet          bool
 	)
-	line := func(n *yaml.Node) int { return n.Line }
-	bad := func(kv yamlnode.Pair, err error) {
-		r.errs.Add(p, yamlnode.Line(err, kv.Value.Line), kv.Key+": "+err.Error())
+	// fieldErr reports a problem with the value of f: where f is, if the
+	// value comes through an alias, with a note saying where it is written.
+	fieldErr := func(f field, msg string) {
+		line, note := f.where(f.value.Line)
+		r.errs.Add(p, line, msg+note)
 	}
-	str := func(kv yamlnode.Pair) string {
-		s, err := yamlnode.String(kv.Value)
+	bad := func(f field, err error) {
+		fieldErr(f, f.key+": "+err.Error())
+	}
+	str := func(f field) (string, bool) {
+		s, err := yamlnode.String(f.value)
 		if err != nil {
-			bad(kv, err)
+			bad(f, err)
 		}
+		return s, err == nil
+	}
+	text := func(f field) string {
+		s, _ := str(f)
 		return s
 	}
-	counter := func(kv yamlnode.Pair) int64 {
-		v, err := yamlnode.Int(kv.Value)
+	counter := func(f field) int64 {
+		v, err := yamlnode.Int(f.value)
 		if err != nil {
-			bad(kv, err)
+			bad(f, err)
 			return 0
 		}
 		if v < 0 {
-			r.errs.Add(p, line(kv.Value), fmt.Sprintf("%s: %d is negative: counters are 0 or more", kv.Key, v))
+			fieldErr(f, fmt.Sprintf("%s: %d is negative: counters are 0 or more", f.key, v))
 			return 0
 		}
 		return v
 	}
 	for _, kv := range pairs {
-		switch kv.Key {
+		switch kv.key {
 		case "id":
 			haveID = true
-			a.Line = line(kv.KeyNode)
-			v, err := yamlnode.Int(kv.Value)
+			a.Line = kv.keyLine
+			v, err := yamlnode.Int(kv.value)
 			if err != nil || v <= 0 {
-				r.errs.Add(p, line(kv.Value), fmt.Sprintf("id: want a positive whole number, got %s", quoteValue(kv.Value)))
+				fieldErr(kv, fmt.Sprintf("id: want a positive whole number, got %s", quoteValue(kv.value)))
 				break
 			}
 			a.ID = v
 		case "title":
 			haveTitle = true
-			a.Title = str(kv)
-			if strings.TrimSpace(a.Title) == "" {
-				r.errs.Add(p, line(kv.Value), "title is empty: give the article a headline")
+			var ok bool
+			a.Title, ok = str(kv)
+			if ok && strings.TrimSpace(a.Title) == "" {
+				fieldErr(kv, "title is empty: give the article a headline")
 			}
 		case "published":
 			havePub = true
-			s := str(kv)
+			s, ok := str(kv)
+			if !ok {
+				break
+			}
 			wall, instant, err := parseTime(s, fp.cfg.Location)
 			if err != nil {
-				r.errs.Add(p, line(kv.Value), "published: "+err.Error())
+				fieldErr(kv, "published: "+err.Error())
 				break
 			}
 			a.Published, a.Instant = wall, instant
 		case "announcement":
 			haveAnn = true
-			a.Announcement = str(kv)
+			a.Announcement = text(kv)
 		case "tags":
-			tags, err := yamlnode.Strings(kv.Value)
+			tags, err := yamlnode.Strings(kv.value)
 			if err != nil {
+				if it := badItem(kv.value); it != nil {
+					f, line := kv.item(it)
+					at, note := f.where(line)
+					r.errs.Add(p, at, kv.key+": "+err.Error()+note)
+					break
+				}
 				bad(kv, err)
 				break
 			}
@@ -200,36 +223,36 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 		case "comments_count":
 			a.Comments = counter(kv)
 		case "author":
-			haveAuthor, authorLine = true, line(kv.Value)
-			a.AuthorKey = str(kv)
+			haveAuthor, author = true, kv
+			a.AuthorKey = text(kv)
 		case "author_name":
 			haveAName = true
-			a.AuthorName = str(kv)
+			a.AuthorName = text(kv)
 		case "author_url":
 			haveAURL = true
-			a.AuthorURL = str(kv)
+			a.AuthorURL = text(kv)
 		case "img_big":
-			a.ImgBig = str(kv)
+			a.ImgBig = text(kv)
 		case "img_big_2x":
-			a.ImgBig2x = str(kv)
+			a.ImgBig2x = text(kv)
 		case "img_small":
 			imgSmallSet = true
-			a.ImgSmall = str(kv)
+			a.ImgSmall = text(kv)
 		case "img_small_2x":
 			imgSmall2xSet = true
-			a.ImgSmall2x = str(kv)
+			a.ImgSmall2x = text(kv)
 		case "draft":
-			v, err := yamlnode.Bool(kv.Value)
+			v, err := yamlnode.Bool(kv.value)
 			if err != nil {
 				bad(kv, err)
 			}
 			a.Draft = v
 		default:
-			msg := fmt.Sprintf("unknown front matter key %q is ignored", kv.Key)
-			if s := config.Suggest(kv.Key, frontMatterKeys); s != "" {
+			msg := fmt.Sprintf("unknown front matter key %q is ignored", kv.key)
+			if s := config.Suggest(kv.key, frontMatterKeys); s != "" {
 				msg += fmt.Sprintf(": did you mean %q?", s)
 			}
-			r.warnings.Add(p, line(kv.KeyNode), msg)
+			r.warnings.Add(p, kv.keyLine, msg+kv.keyNote)
 		}
 	}
 	for _, req := range []struct {
@@ -265,10 +288,10 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 	case haveAuthor:
 		au, ok := cfg.Authors[a.AuthorKey]
 		if !ok {
-			r.errs.Add(p, authorLine, fmt.Sprintf("unknown author %q: add it to authors in %s, or use author_name and author_url", a.AuthorKey, cfg.Path))
+			fieldErr(author, fmt.Sprintf("unknown author %q: add it to authors in %s, or use author_name and author_url", a.AuthorKey, cfg.Path))
 		}
 		if haveAName || haveAURL {
-			r.warnings.Add(p, authorLine, "author is set, so author_name and author_url are ignored")
+			r.warnings.Add(p, author.line, "author is set, so author_name and author_url are ignored")
 		}
 		a.AuthorName, a.AuthorURL = au.Name, au.URL
 	case haveAName && haveAURL:
@@ -296,7 +319,7 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 	}{{"img_big", &a.ImgBig}, {"img_big_2x", &a.ImgBig2x}, {"img_small", &a.ImgSmall}, {"img_small_2x", &a.ImgSmall2x}} {
 		res, err := resolveURL(cfg.MediaURL, *img.v)
 		if err != nil {
-			r.errs.Add(p, keyLine(pairs, img.key, open), img.key+": "+err.Error())
+			fieldErr(fieldOf(pairs, img.key, open), img.key+": "+err.Error())
 		}
 		*img.v = res
 	}
@@ -310,13 +333,15 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 	return r
 }
 
-func keyLine(pairs []yamlnode.Pair, key string, def int) int {
-	for _, kv := range pairs {
-		if kv.Key == key {
-			return kv.Value.Line
+// fieldOf returns the field key of fields, or one that reports at line
+// def when there is none.
+func fieldOf(fields []field, key string, def int) field {
+	for _, f := range fields {
+		if f.key == key {
+			return f
 		}
 	}
-	return def
+	return field{key: key, value: &yaml.Node{Line: def}, line: def}
 }
 
 // resolveURL prefixes a path that starts with "/" with prefix, as plain
@@ -392,6 +417,7 @@ func invalidUTF8Line(data []byte) int {
 }
 
 func quoteValue(n *yaml.Node) string {
+	n = deref(n)
 	if n == nil || yamlnode.IsNull(n) {
 		return "an empty value"
 	}
