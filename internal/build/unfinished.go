@@ -1,0 +1,101 @@
+package build
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// unfinishedName is the marker (manifest.Unfinished) of a build that
+// changed the output folder and has not written its manifest yet. A build
+// creates it, durably, before its first change to the folder (a page
+// written or deleted) and removes it once the manifest describes the
+// folder again. A build that finds it knows that a build died mid-way
+// (killed, out of space, a manifest it could not write): any page may
+// hold that build's bytes, though its size and the input the manifest
+// records say otherwise. It then trusts nothing the manifest says about
+// the files: it takes no shortcut, renders every page and compares it
+// with the bytes on disk, and deletes every file that is not a page of
+// its own.
+const unfinishedName = manifest.Unfinished
+
+// markUnfinished creates the marker in dir and makes it durable before any
+// page changes: a page can reach the disk before a marker that is not.
+func markUnfinished(dir string) error {
+	name := filepath.Join(dir, unfinishedName)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("marking the build in %s: %w", dir, err)
+	}
+	_, err = io.WriteString(f, "a feedgen build of this folder started and has not finished; the next build checks every page\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		os.Remove(name)
+		return fmt.Errorf("marking the build in %s: %w", dir, err)
+	}
+	return nil
+}
+
+// finished removes the marker of dir, if there is one, and the temporary
+// manifest of a build killed while writing it.
+func finished(dir string) error {
+	if err := os.Remove(filepath.Join(dir, unfinishedName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("finishing the build in %s: %w", dir, err)
+	}
+	removeManifestTemps(dir)
+	return nil
+}
+
+// removeManifestTemps deletes the temporary files of manifest writes that
+// never finished (see atomicfile): with the folder's lock held, no other
+// build is writing one.
+func removeManifestTemps(dir string) {
+	temps, _ := filepath.Glob(filepath.Join(dir, ".manifest.json.*.tmp"))
+	for _, t := range temps {
+		os.Remove(t)
+	}
+}
+
+// syncDir makes the entries of dir durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// hashIs reports whether name is a regular file of size bytes whose
+// SHA-256 is sum (in hex).
+func hashIs(name string, size int64, sum string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() != size {
+		return false
+	}
+	h := sha256.New()
+	if n, err := io.Copy(h, f); err != nil || n != size {
+		return false
+	}
+	return hex.EncodeToString(h.Sum(nil)) == sum
+}
