@@ -212,7 +212,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	listing := feed.Update(b.last, baseURL, cfg.Pagination, site.Articles)
+	listing := feed.Update(b.last, baseURL, cfg.Pagination, cfg.Filters, site.Articles)
 	pages := listing.Pages()
 	estimate, err := checkSize(cfg, listing, pages)
 	if err != nil {
@@ -230,6 +230,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 			DefaultLimit: cfg.Pagination.DefaultLimit, MaxLimit: cfg.Pagination.MaxLimit,
 			Limits: cfg.Pagination.Limits, Offsets: cfg.Pagination.Offsets,
 		},
+		Filters: cfg.Filters,
 	}
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/feed"
@@ -99,4 +100,24 @@ func remove(files, dirs []string) (int, error) {
 		os.Remove(dirs[i]) // fails, as it should, unless empty
 	}
 	return deleted, nil
+}
+
+// removeEmptyDirs removes the folders of dirs (slash-separated, inside
+// outDir) that are empty, and then their parents that become empty, up
+// to the listing's folder: a collection whose pages are all deleted
+// leaves no folder behind.
+func removeEmptyDirs(outDir string, dirs map[string]bool) {
+	list := make([]string, 0, len(dirs))
+	for d := range dirs {
+		list = append(list, d)
+	}
+	// Deepest first, so that a parent is tried after its children.
+	slices.SortFunc(list, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	for _, d := range list {
+		for ; strings.HasPrefix(d, listing.Dir+"/"); d = path.Dir(d) {
+			if os.Remove(filepath.Join(outDir, filepath.FromSlash(d))) != nil {
+				break // not empty
+			}
+		}
+	}
 }

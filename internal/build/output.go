@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -162,6 +163,7 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 	// This Builder wrote the folder last: its manifest names every file
 	// there is to delete.
 	deleted := 0
+	dirs := map[string]bool{}
 	for _, f := range prev.Files {
 		if !keep[f.Path] {
 			if err := d.mark(); err != nil {
@@ -170,8 +172,10 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 			if err := os.Remove(filepath.Join(d.path, filepath.FromSlash(f.Path))); err == nil {
 				deleted++
 			}
+			dirs[path.Dir(f.Path)] = true
 		}
 	}
+	removeEmptyDirs(d.path, dirs)
 	return deleted, nil
 }
 

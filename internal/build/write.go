@@ -30,7 +30,7 @@ type pageWriter struct {
 	// Learnt by plan from the last build's manifest, prev.
 	prev    *manifest.Manifest
 	old     map[string]manifest.File // prev's pages by path
-	changes []int                    // the watcher's change counts of the main collection; nil when unknown
+	changes map[*feed.Collection][]int // the watcher's change counts of each collection; none when unknown
 	byInput bool                     // pages may be kept by the input prev records
 
 	files                               []manifest.File // what pages[i] became
@@ -90,8 +90,16 @@ func (w *pageWriter) plan(prev *manifest.Manifest) {
 	intact := w.out.intact()
 	w.byInput = intact && w.out.byInput() && prev != nil && prev.Generator == b.opt.Generator && (b.opt.OnPage == nil || b.last != nil)
 	if last := b.last; intact && last != nil && prev != nil && b.prevDir == w.out.dir() && last.BaseURL == l.BaseURL &&
-		samePaging(last.Pagination, l.Pagination) && last.Main().Count() == l.Main().Count() {
-		w.changes = l.Main().Changes(last.Main())
+		samePaging(last.Pagination, l.Pagination) {
+		// A collection of the same folder and count as one of the last
+		// build: its pages whose articles are the same bytes are the same.
+		w.changes = make(map[*feed.Collection][]int, len(l.Collections))
+		before := last.ByDir()
+		for _, c := range l.Collections {
+			if lc := before[c.Dir]; lc != nil && lc.Count() == c.Count() {
+				w.changes[c] = c.Changes(lc)
+			}
+		}
 	}
 	w.files = make([]manifest.File, len(w.pages))
 }
@@ -224,11 +232,12 @@ func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step) {
 // counted reports whether the watcher's change counts say that none of
 // the articles of pg changed since the last build.
 func (w *pageWriter) counted(pg feed.Page) bool {
-	if w.changes == nil {
+	n := w.changes[pg.Coll]
+	if n == nil {
 		return false
 	}
-	end := min(pg.Offset+pg.Limit, len(w.changes)-1)
-	return pg.Offset >= end || w.changes[end]-w.changes[pg.Offset] == 0
+	end := min(pg.Offset+pg.Limit, len(n)-1)
+	return pg.Offset >= end || n[end]-n[pg.Offset] == 0
 }
 
 // deleteStale deletes the pages of the last build that this one does not

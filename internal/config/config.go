@@ -39,6 +39,11 @@ const (
 	FilterAuthor   = "author"   // ?author=: the articles of one key of authors
 )
 
+// Filters returns the filter names, in the order Config.Filters lists them.
+func Filters() []string {
+	return []string{FilterSection, FilterCategory, FilterTag, FilterAuthor}
+}
+
 // Config is a validated site configuration.
 type Config struct {
 	// Path is the config file's path as given; Dir is its folder, against
@@ -439,7 +444,7 @@ func (p *parser) filters(n *yaml.Node) []string {
 		p.nodeErr("filters", n, err)
 		return nil
 	}
-	known := []string{FilterSection, FilterCategory, FilterTag, FilterAuthor}
+	known := Filters()
 	seen := make(map[string]bool, len(names))
 	for i, name := range names {
 		line := deref(n).Content[i].Line // an alias: where it is, not its anchor

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -17,8 +18,11 @@ import (
 
 // Listing is every pre-rendered page of a site.
 type Listing struct {
-	BaseURL     string // no trailing slash
-	Pagination  config.Pagination
+	BaseURL    string // no trailing slash
+	Pagination config.Pagination
+	// Filters are the config's filters (config.Filters), whose collections
+	// follow the main listing in Collections, sorted by folder.
+	Filters     []string
 	Collections []*Collection // the main listing first
 }
 
@@ -31,6 +35,14 @@ type Collection struct {
 	Dir      string
 	Articles []*content.Article
 	count    int
+
+	// A filtered collection holds the articles of main at the indexes idx
+	// (ascending, so in listing order) and takes their JSON from main: an
+	// article is encoded once for every collection. cum[i] is the length
+	// of the JSON of its articles before i.
+	main *Collection
+	idx  []int
+	cum  []int
 
 	// chunks hold the encoded articles separated by commas (a chunk after
 	// the first starts with one), so that the results of a page are one
@@ -48,16 +60,17 @@ type Collection struct {
 // Count is the number of articles in the collection.
 func (c *Collection) Count() int { return c.count }
 
-// New sorts articles newest first and encodes each of them once.
-// articles is not modified.
-func New(baseURL string, p config.Pagination, articles []*content.Article) *Listing {
-	return Update(nil, baseURL, p, articles)
+// New sorts articles newest first, encodes each of them once, and makes
+// the main listing and a collection for each value of each filter (see
+// config.Filters) that an article has. articles is not modified.
+func New(baseURL string, p config.Pagination, filters []string, articles []*content.Article) *Listing {
+	return Update(nil, baseURL, p, filters, articles)
 }
 
 // Update is New for a listing that follows prev (a rebuild): articles that
 // are the same values as in prev (same pointers) keep their encoded bytes.
 // prev may be nil.
-func Update(prev *Listing, baseURL string, p config.Pagination, articles []*content.Article) *Listing {
+func Update(prev *Listing, baseURL string, p config.Pagination, filters []string, articles []*content.Article) *Listing {
 	sorted := slices.Clone(articles)
 	content.Sort(sorted)
 	main := &Collection{Dir: listing.Dir, Articles: sorted, count: len(sorted)}
@@ -71,7 +84,71 @@ func Update(prev *Listing, baseURL string, p config.Pagination, articles []*cont
 		}
 	}
 	main.encode(pm, known)
-	return &Listing{BaseURL: baseURL, Pagination: p, Collections: []*Collection{main}}
+	l := &Listing{BaseURL: baseURL, Pagination: p, Filters: filters, Collections: []*Collection{main}}
+	l.Collections = append(l.Collections, main.filtered(filters)...)
+	return l
+}
+
+// filtered returns the collections of each value of each filter that an
+// article of main has, sorted by folder: a section, a section and
+// category, a tag as written (an empty tag selects nothing), an author
+// key of the config.
+func (main *Collection) filtered(filters []string) []*Collection {
+	if len(filters) == 0 {
+		return nil
+	}
+	byKey := map[string]*Collection{}
+	var key []byte
+	add := func(i int, params ...listing.Param) {
+		key = key[:0]
+		for _, p := range params {
+			key = append(key, p.Key...)
+			key = append(key, 0)
+			key = append(key, p.Value...)
+			key = append(key, 0)
+		}
+		c := byKey[string(key)]
+		if c == nil {
+			c = &Collection{Params: params, Dir: listing.CollectionDir(params), main: main}
+			byKey[string(key)] = c
+		}
+		if n := len(c.idx); n == 0 || c.idx[n-1] != i { // a tag given twice counts once
+			c.idx = append(c.idx, i)
+		}
+	}
+	for i, a := range main.Articles {
+		for _, f := range filters {
+			switch f {
+			case config.FilterSection:
+				add(i, listing.Param{Key: "section", Value: a.Section})
+			case config.FilterCategory:
+				add(i, listing.Param{Key: "category", Value: a.SectionSlug}, listing.Param{Key: "section", Value: a.Section})
+			case config.FilterTag:
+				for _, t := range a.Tags {
+					if t != "" {
+						add(i, listing.Param{Key: "tag", Value: t})
+					}
+				}
+			case config.FilterAuthor:
+				if a.AuthorKey != "" {
+					add(i, listing.Param{Key: "author", Value: a.AuthorKey})
+				}
+			}
+		}
+	}
+	colls := make([]*Collection, 0, len(byKey))
+	for _, c := range byKey {
+		c.count = len(c.idx)
+		c.Articles = make([]*content.Article, c.count)
+		c.cum = make([]int, c.count+1)
+		for j, i := range c.idx {
+			c.Articles[j] = main.Articles[i]
+			c.cum[j+1] = c.cum[j] + main.end[i] - main.start[i]
+		}
+		colls = append(colls, c)
+	}
+	slices.SortFunc(colls, func(a, b *Collection) int { return strings.Compare(a.Dir, b.Dir) })
+	return colls
 }
 
 // Changes compares the articles of c, index by index, with those of prev
@@ -91,6 +168,15 @@ func (c *Collection) Changes(prev *Collection) []int {
 
 // Main returns the unfiltered listing.
 func (l *Listing) Main() *Collection { return l.Collections[0] }
+
+// ByDir returns the collections of l by folder.
+func (l *Listing) ByDir() map[string]*Collection {
+	m := make(map[string]*Collection, len(l.Collections))
+	for _, c := range l.Collections {
+		m[c.Dir] = c
+	}
+	return m
+}
 
 // encode writes every article's JSON and its SHA-256, on all cores, each
 // core into its own chunk, taking both as they are for articles of prev
@@ -151,7 +237,18 @@ func (c *Collection) chunk(i int) int {
 
 // ArticleJSON returns the encoded JSON of article i, in listing order.
 func (c *Collection) ArticleJSON(i int) []byte {
+	if c.main != nil {
+		return c.main.ArticleJSON(c.idx[i])
+	}
 	return c.chunks[c.chunk(i)][c.start[i]:c.end[i]]
+}
+
+// sum returns the SHA-256 of ArticleJSON(i).
+func (c *Collection) sum(i int) *[sha256.Size]byte {
+	if c.main != nil {
+		return &c.main.sums[c.idx[i]]
+	}
+	return &c.sums[i]
 }
 
 // Page is one pre-rendered page.
@@ -168,7 +265,7 @@ func (l *Listing) Pages() []Page {
 	var pages []Page
 	p := l.Pagination
 	for _, c := range l.Collections {
-		if c.Dir == listing.Dir {
+		if c.main == nil {
 			pages = append(pages, Page{Coll: c, Limit: p.DefaultLimit, Offset: 0, Path: listing.IndexPath})
 		}
 		for _, lim := range p.Limits {
@@ -190,6 +287,15 @@ func (pg Page) appendResults(dst []byte) []byte {
 		return dst
 	}
 	last := min(pg.Offset+pg.Limit, c.Count()) - 1
+	if c.main != nil {
+		for i := pg.Offset; i <= last; i++ {
+			if i > pg.Offset {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, c.ArticleJSON(i)...)
+		}
+		return dst
+	}
 	k, kl := c.chunk(pg.Offset), c.chunk(last)
 	if k == kl {
 		return append(dst, c.chunks[k][c.start[pg.Offset]:c.end[last]]...)
@@ -208,6 +314,9 @@ func (pg Page) resultsSize() int {
 		return 0
 	}
 	last := min(pg.Offset+pg.Limit, c.Count()) - 1
+	if c.main != nil {
+		return c.cum[last+1] - c.cum[pg.Offset] + last - pg.Offset // and the commas
+	}
 	k, kl := c.chunk(pg.Offset), c.chunk(last)
 	if k == kl {
 		return c.end[last] - c.start[pg.Offset]
@@ -236,8 +345,8 @@ func (l *Listing) PageInput(pg Page, scratch []byte) ([sha256.Size]byte, []byte)
 	scratch = l.appendHead(scratch, pg.Coll, pg.Limit, strconv.Itoa(pg.Offset))
 	c := pg.Coll
 	if pg.Offset < c.Count() {
-		for _, sum := range c.sums[pg.Offset:min(pg.Offset+pg.Limit, c.Count())] {
-			scratch = append(scratch, sum[:]...)
+		for i := pg.Offset; i < min(pg.Offset+pg.Limit, c.Count()); i++ {
+			scratch = append(scratch, c.sum(i)[:]...)
 		}
 	}
 	return sha256.Sum256(scratch), scratch

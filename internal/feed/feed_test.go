@@ -72,7 +72,7 @@ func TestLinks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := New(base, paging(tt.limit), articles(tt.count))
+			l := New(base, paging(tt.limit), nil, articles(tt.count))
 			got := decode(t, l.AppendPage(nil, Page{Coll: l.Main(), Limit: tt.limit, Offset: tt.offset}))
 			if got.Count != tt.count {
 				t.Errorf("count = %d, want %d", got.Count, tt.count)
@@ -105,7 +105,7 @@ func TestOrderTies(t *testing.T) {
 		{ID: 6, Published: t0.Add(time.Second)},
 		{ID: 1200, Published: t0},
 	}
-	l := New(base, paging(20), in)
+	l := New(base, paging(20), nil, in)
 	var got []int64
 	for _, a := range l.Main().Articles {
 		got = append(got, a.ID)
@@ -135,7 +135,7 @@ func TestPages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := paging(tt.limits...)
 			p.Offsets = tt.offsets
-			l := New(base, p, articles(tt.count))
+			l := New(base, p, nil, articles(tt.count))
 			var got []string
 			var scratch []byte
 			for _, pg := range l.Pages() {
@@ -170,7 +170,7 @@ func TestArticleJSON(t *testing.T) {
 }
 
 func TestPagesAcrossChunks(t *testing.T) {
-	l := New(base, paging(7, 100), articles(2000))
+	l := New(base, paging(7, 100), nil, articles(2000))
 	c := l.Main()
 	if len(c.chunks) < 2 && runtime.GOMAXPROCS(0) > 1 {
 		t.Fatalf("%d chunks, want several", len(c.chunks))

@@ -46,6 +46,26 @@ func (m *Manifest) Validate() diag.List {
 	if !main {
 		add("no collection %q", listing.Dir)
 	}
+	kinds := map[string]bool{}
+	for _, f := range m.Filters {
+		k := listing.FilterKind(f)
+		switch {
+		case !slices.Contains(config.Filters(), f):
+			add("filter %q: not one of %s", f, strings.Join(config.Filters(), ", "))
+		case kinds[k]:
+			add("filter %q: listed twice", f)
+		}
+		kinds[k] = true
+	}
+	dirs := make(map[string]bool, len(m.Collections))
+	for _, c := range m.Collections {
+		if msg := checkCollection(c, kinds); msg != "" {
+			add("collection %q: %s", c.Dir, msg)
+		} else if dirs[c.Dir] {
+			add("collection %q: listed twice", c.Dir)
+		}
+		dirs[c.Dir] = true
+	}
 	seen := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
 		switch msg := CheckPath(f.Path); {
@@ -70,6 +90,34 @@ func (m *Manifest) Validate() diag.List {
 		}
 	}
 	return ps
+}
+
+// checkCollection says what is wrong with collection c of a build whose
+// filters select the collection kinds of kinds; "" when nothing is.
+func checkCollection(c Collection, kinds map[string]bool) string {
+	if len(c.Params) == 0 {
+		if c.Dir != listing.Dir {
+			return fmt.Sprintf("no parameters, so its folder must be %q", listing.Dir)
+		}
+		return ""
+	}
+	for i, p := range c.Params {
+		switch {
+		case !slices.Contains(listing.FilterKeys(), p.Key):
+			return fmt.Sprintf("parameter %q is not a filter", p.Key)
+		case p.Value == "":
+			return fmt.Sprintf("parameter %q is empty", p.Key)
+		case i > 0 && c.Params[i-1].Key >= p.Key:
+			return "parameters not sorted by key, or one given twice"
+		}
+	}
+	if k := listing.Kind(c.Params); !kinds[k] {
+		return fmt.Sprintf("filtered by %s, which no filter of the manifest pre-renders", k)
+	}
+	if want := listing.CollectionDir(c.Params); c.Dir != want {
+		return fmt.Sprintf("its folder must be %q", want)
+	}
+	return ""
 }
 
 // missingPage returns the first page of collection c that is not in listed,

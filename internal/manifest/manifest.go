@@ -32,12 +32,17 @@ const Format = 1
 // file with its size and SHA-256. It is written last, so it always
 // describes complete files.
 type Manifest struct {
-	Format      int          `json:"format"`
-	Generator   string       `json:"generator"`
-	BuildTime   time.Time    `json:"build_time"`
-	BaseURL     string       `json:"base_url"`
-	Articles    int          `json:"articles"`
-	Pagination  Paging       `json:"pagination"`
+	Format     int       `json:"format"`
+	Generator  string    `json:"generator"`
+	BuildTime  time.Time `json:"build_time"`
+	BaseURL    string    `json:"base_url"`
+	Articles   int       `json:"articles"`
+	Pagination Paging    `json:"pagination"`
+	// Filters are the filters of the config (config.Filters) whose
+	// collections the build pre-rendered, one per value that an article
+	// has: a query for another value of such a filter is answered with an
+	// empty collection, not found.
+	Filters     []string     `json:"filters,omitempty"`
 	Collections []Collection `json:"collections"`
 	// Source, when set, says what the pages were made of; absent when
 	// the build had warnings (a build that skips loading could not

@@ -56,6 +56,9 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 
 	q := listing.ParseQuery(rawQuery, hb.paging, hb.filters)
 	c := hb.collection(q.Params)
+	if c == nil && len(q.Params) > 0 {
+		c = hb.emptyCollection(q.Params)
+	}
 	if c == nil {
 		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
 	}
@@ -70,7 +73,7 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 			return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
 		}
 		pg = &lp.pages[off/lp.limit]
-	case small && (off < c.count || off == 0):
+	case small && (off < c.count || off == 0) && lp.pages != nil: // none in an empty collection
 		pg = &lp.pages[off]
 	default:
 		empty := hb.emptyPage(c, q.Limit, q.Offset)

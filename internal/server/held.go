@@ -34,10 +34,13 @@ type heldBuild struct {
 	// collection, main included, by collectionKey of its parameters.
 	main        *collection
 	collections map[string]*collection
-	// filters are the parameter names the collections filter on, sorted;
-	// nil when there is only the main listing, so that every other
-	// parameter of a query is ignored.
+	// filters are the query parameters that select a filtered collection
+	// (listing.FilterKeys); kinds are the kinds of collection the build
+	// pre-renders (listing.Kind): a query for one of them that no
+	// collection matches is an empty collection, any other kind is not
+	// found.
 	filters []string
+	kinds   map[string]bool
 
 	lastModified []string // the Last-Modified header value
 	pages        int      // page files, index.json included
@@ -97,6 +100,20 @@ func (hb *heldBuild) collection(params []listing.Param) *collection {
 	}
 	var buf [256]byte
 	return hb.collections[string(appendCollectionKey(buf[:0], params))]
+}
+
+// emptyCollection returns a collection without articles selected by
+// params: what a query for a value that no article has gets, when the
+// build pre-renders that kind of collection; nil when it does not.
+func (hb *heldBuild) emptyCollection(params []listing.Param) *collection {
+	if !hb.kinds[listing.Kind(params)] {
+		return nil
+	}
+	c := &collection{params: params, limits: make([]limitPages, len(hb.main.limits))}
+	for i, lp := range hb.main.limits {
+		c.limits[i].limit = lp.limit
+	}
+	return c
 }
 
 // collectionKey is the key of the collection of params (sorted by key) in

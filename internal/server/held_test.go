@@ -15,9 +15,9 @@ import (
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
-// withFiltered returns the build in out with one more collection, tag=Go,
-// of count articles in the folder articles/tag/go: its pages are
-// placeholders, "tag=Go LIMIT/OFFSET".
+// withFiltered returns the build in out with the tag filter and one more
+// collection, tag=Go, of count articles in the folder articles/tag/_47o:
+// its pages are placeholders, "tag=Go LIMIT/OFFSET".
 func withFiltered(t *testing.T, out string, count int) fstest.MapFS {
 	t.Helper()
 	m := readManifest(t, out)
@@ -29,7 +29,8 @@ func withFiltered(t *testing.T, out string, count int) fstest.MapFS {
 		}
 		fsys[f.Path] = &fstest.MapFile{Data: data}
 	}
-	const dir = "articles/tag/go"
+	const dir = "articles/tag/_47o"
+	m.Filters = []string{"tag"}
 	m.Collections = append(m.Collections, manifest.Collection{Dir: dir, Params: []listing.Param{{Key: "tag", Value: "Go"}}, Count: count})
 	for _, l := range m.Pagination.Limits {
 		for off := 0; off == 0 || off < count; off++ {
@@ -46,12 +47,13 @@ func withFiltered(t *testing.T, out string, count int) fstest.MapFS {
 
 // TestCollections serves a build with a filtered collection: the filter
 // parameter selects it, an empty one is no filter, a value without a
-// collection is not found, and other parameters are still ignored.
+// collection is an empty collection, a filter the build does not
+// pre-render is not found, and other parameters are still ignored.
 func TestCollections(t *testing.T) {
 	sharedSites(t)
 	s, _ := newServer(t, Options{Dir: "filtered", FS: withFiltered(t, allSite.out, 3)})
-	if got := s.cur.Load().filters; len(got) != 1 || got[0] != "tag" {
-		t.Fatalf("filters %q, want [tag]", got)
+	if got := s.cur.Load().kinds; len(got) != 1 || !got["tag"] {
+		t.Fatalf("kinds %v, want tag", got)
 	}
 	main5 := string(file(t, allSite.out, 5, 0))
 	tests := []struct {
@@ -61,14 +63,21 @@ func TestCollections(t *testing.T) {
 	}{
 		{"tag=Go&limit=20&offset=1", http.StatusOK, "tag=Go 20/1"},
 		{"t%61g=G%6F", http.StatusOK, "tag=Go 5/0"},
-		{"tag=Rust&tag=Go&offset=2&author=x", http.StatusOK, "tag=Go 5/2"},
+		{"tag=Rust&tag=Go&offset=2&utm_source=x", http.StatusOK, "tag=Go 5/2"},
 		{"tag=Go&offset=3", http.StatusOK, `{"count":3,"next":null,"previous":"` + base + `limit=5&tag=Go","results":[]}`},
 		{"tag=Go&limit=7", http.StatusNotFound, notFoundBody},
-		{"tag=Rust", http.StatusNotFound, notFoundBody},
-		{"tag=go", http.StatusNotFound, notFoundBody},
+		{"tag=Rust", http.StatusOK, `{"count":0,"next":null,"previous":null,"results":[]}`},
+		{"tag=go&limit=20", http.StatusOK, `{"count":0,"next":null,"previous":null,"results":[]}`},
+		{"tag=zzz&offset=40", http.StatusOK, `{"count":0,"next":null,"previous":"` + base + `limit=5&offset=35&tag=zzz","results":[]}`},
+		{"tag=a+b%26c&offset=7", http.StatusOK, `{"count":0,"next":null,"previous":"` + base + `limit=5&offset=2&tag=a+b%26c","results":[]}`},
+		{"tag=Rust&limit=7", http.StatusNotFound, notFoundBody},
+		{"tag=Rust&offset=3", http.StatusOK, `{"count":0,"next":null,"previous":"` + base + `limit=5&tag=Rust","results":[]}`},
 		{"tag=", http.StatusOK, main5},
 		{"tag=Go&tag=", http.StatusOK, main5},
-		{"author=x", http.StatusOK, main5},
+		{"author=x", http.StatusNotFound, notFoundBody},
+		{"tag=Go&author=x", http.StatusNotFound, notFoundBody},
+		{"category=x", http.StatusNotFound, notFoundBody},
+		{"section=news", http.StatusNotFound, notFoundBody},
 	}
 	for _, tt := range tests {
 		resp := request(s, http.MethodGet, "/articles/?"+tt.query, nil)
@@ -115,7 +124,7 @@ func TestDecideAllocs(t *testing.T) {
 		s, _ := newServer(t, tc.opt)
 		var cond conditions
 		allocs := testing.AllocsPerRun(100, func() {
-			rep := s.decide(s.cur.Load(), http.MethodGet, ListPath, "limit=20&offset=7&author=x", &cond)
+			rep := s.decide(s.cur.Load(), http.MethodGet, ListPath, "limit=20&offset=7&utm_source=x", &cond)
 			if rep.status != http.StatusOK {
 				t.Fatalf("status %d", rep.status)
 			}

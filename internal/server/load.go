@@ -70,7 +70,7 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
 		bySum:        make(map[[sha256.Size]byte]stored, len(m.Files)),
 	}
-	colls, byDir := hb.makeCollections(m.Collections)
+	colls, byDir := hb.makeCollections(m.Collections, m.Filters)
 
 	// Where each page's body comes from.
 	refs := make([]fileRef, 0, len(m.Files))
@@ -181,8 +181,13 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 // in the manifest's order, and by folder. A collection listed again
 // replaces the first; one without parameters in another folder than the
 // main listing's can never be selected, and is left out.
-func (hb *heldBuild) makeCollections(list []manifest.Collection) ([]*collection, map[string]*collection) {
+func (hb *heldBuild) makeCollections(list []manifest.Collection, filters []string) ([]*collection, map[string]*collection) {
 	hb.collections = make(map[string]*collection, len(list))
+	hb.filters = listing.FilterKeys()
+	hb.kinds = make(map[string]bool, len(filters)+1)
+	for _, f := range filters {
+		hb.kinds[listing.FilterKind(f)] = true
+	}
 	var colls []*collection
 	for _, mc := range list {
 		if len(mc.Params) == 0 && mc.Dir != listing.Dir {
@@ -207,13 +212,10 @@ func (hb *heldBuild) makeCollections(list []manifest.Collection) ([]*collection,
 			colls = append(colls, c)
 		}
 		hb.collections[key] = c
-		for _, p := range c.params {
-			if !slices.Contains(hb.filters, p.Key) {
-				hb.filters = append(hb.filters, p.Key)
-			}
+		if len(c.params) > 0 {
+			hb.kinds[listing.Kind(c.params)] = true
 		}
 	}
-	slices.Sort(hb.filters)
 	hb.main = hb.collections[""]
 	byDir := make(map[string]*collection, len(colls))
 	for _, c := range colls {

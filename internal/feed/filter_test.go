@@ -1,0 +1,160 @@
+package feed
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// tagged returns articles newest first, each of a section, category,
+// author key and tags as given.
+func tagged(specs ...string) []*content.Article {
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	var out []*content.Article
+	for i, s := range specs {
+		var sec, cat, author string
+		fmt.Sscanf(s, "%s %s %s", &sec, &cat, &author)
+		if author == "-" {
+			author = ""
+		}
+		tags := splitTags(s)
+		out = append(out, &content.Article{
+			ID: int64(100 + i), Title: "t" + strconv.Itoa(i), Published: t0.Add(-time.Duration(i) * time.Hour),
+			Section: sec, SectionSlug: cat, AuthorKey: author, Tags: tags,
+		})
+	}
+	return out
+}
+
+// splitTags returns the tags of a spec: what follows "|", split on "|".
+func splitTags(s string) []string {
+	var tags []string
+	for i := 0; i < len(s); i++ {
+		if s[i] == '|' {
+			j := i + 1
+			for j < len(s) && s[j] != '|' {
+				j++
+			}
+			tags = append(tags, s[i+1:j])
+			i = j - 1
+		}
+	}
+	return tags
+}
+
+// TestFilteredCollections checks which collections a listing has and
+// which articles (by id, in listing order) each holds.
+func TestFilteredCollections(t *testing.T) {
+	arts := tagged(
+		"news politics ivan |Go|go|Go", // a tag given twice counts once
+		"news economy maria |Go | Ёжик",
+		"digests weekly - |ёжик|",      // an empty tag selects nothing; no author key
+		"news politics ivan |a/b?c#d%", // a value that needs encoding
+	)
+	tests := []struct {
+		filters []string
+		want    map[string][]int64 // dir -> ids
+	}{
+		{nil, map[string][]int64{"articles": {100, 101, 102, 103}}},
+		{[]string{config.FilterSection}, map[string][]int64{
+			"articles": {100, 101, 102, 103}, "articles/section/news": {100, 101, 103}, "articles/section/digests": {102},
+		}},
+		{[]string{config.FilterCategory}, map[string][]int64{
+			"articles": {100, 101, 102, 103},
+			"articles/category/politics/section/news":  {100, 103},
+			"articles/category/economy/section/news":   {101},
+			"articles/category/weekly/section/digests": {102},
+		}},
+		{[]string{config.FilterTag, config.FilterAuthor}, map[string][]int64{
+			"articles":             {100, 101, 102, 103},
+			"articles/tag/_47o":    {100},
+			"articles/tag/go":      {100},
+			"articles/tag/_47o_20": {101},
+			"articles/tag/_20_d0_81_d0_b6_d0_b8_d0_ba": {101},
+			"articles/tag/_d1_91_d0_b6_d0_b8_d0_ba":    {102},
+			"articles/tag/a_2fb_3fc_23d_25":            {103},
+			"articles/author/ivan":                     {100, 103},
+			"articles/author/maria":                    {101},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.filters), func(t *testing.T) {
+			l := New(base, paging(2), tt.filters, arts)
+			got := map[string][]int64{}
+			var dirs []string
+			for _, c := range l.Collections {
+				dirs = append(dirs, c.Dir)
+				if c.Dir != listing.CollectionDir(c.Params) {
+					t.Errorf("collection %v in %s, want %s", c.Params, c.Dir, listing.CollectionDir(c.Params))
+				}
+				for _, a := range c.Articles {
+					got[c.Dir] = append(got[c.Dir], a.ID)
+				}
+				if c.Count() != len(c.Articles) {
+					t.Errorf("%s: count %d, %d articles", c.Dir, c.Count(), len(c.Articles))
+				}
+			}
+			if dirs[0] != listing.Dir || !slices.IsSorted(dirs[1:]) {
+				t.Errorf("collections in the order %q, want the main listing then sorted by folder", dirs)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("got %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFilteredPages checks every page of every filtered collection
+// against the page of a listing of only its articles: the same count and
+// results, and the links of the collection (listing.AppendHead with its
+// parameters). The filtered pages are put together article by article
+// from the main listing's bytes; the other listing's pages are slices of
+// its own chunks.
+func TestFilteredPages(t *testing.T) {
+	var specs []string
+	for i := range 700 { // more than one chunk of the main listing
+		specs = append(specs, fmt.Sprintf("s%d c%d a%d |t%d|all|", i%3, i%2, i%5, i%7))
+	}
+	p := paging(3, 20)
+	all := config.Filters()
+	l := New(base, p, all, tagged(specs...))
+	if len(l.Collections) != 1+3+6+8+5 {
+		t.Fatalf("%d collections, want 23", len(l.Collections))
+	}
+	var scratch []byte
+	alones := map[*Collection]*Listing{}
+	for _, pg := range l.Pages() {
+		c := pg.Coll
+		if len(c.Params) == 0 {
+			continue
+		}
+		alone := alones[c]
+		if alone == nil {
+			alone = New(base, p, nil, c.Articles)
+			alones[c] = alone
+		}
+		ap := Page{Coll: alone.Main(), Limit: pg.Limit, Offset: pg.Offset}
+		head := len(listing.AppendHead(nil, base, nil, c.Count(), pg.Limit, strconv.Itoa(pg.Offset)))
+		want := listing.AppendHead(nil, base, c.Params, c.Count(), pg.Limit, strconv.Itoa(pg.Offset))
+		want = append(want, alone.AppendPage(nil, ap)[head:]...)
+		got := l.AppendPage(nil, pg)
+		if string(got) != string(want) {
+			t.Fatalf("%s:\ngot  %.300s\nwant %.300s", pg.Path, got, want)
+		}
+		var n int
+		if n, scratch = l.PageSize(pg, scratch); n != len(got) {
+			t.Errorf("%s: PageSize %d, want %d", pg.Path, n, len(got))
+		}
+		in, _ := l.PageInput(pg, nil)
+		ain, _ := alone.PageInput(ap, nil)
+		if in == ain {
+			t.Errorf("%s: the same input as the unfiltered page, whose links differ", pg.Path)
+		}
+	}
+}
