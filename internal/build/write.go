@@ -29,9 +29,9 @@ type pageWriter struct {
 
 	// Learnt by plan from the last build's manifest, prev.
 	prev    *manifest.Manifest
-	old     map[string]manifest.File // prev's pages by path
+	old     map[string]manifest.File   // prev's pages by path
 	changes map[*feed.Collection][]int // the watcher's change counts of each collection; none when unknown
-	byInput bool                     // pages may be kept by the input prev records
+	byInput bool                       // pages may be kept by the input prev records
 
 	files                               []manifest.File // what pages[i] became
 	next, done, written, rendered, size atomic.Int64
