@@ -43,7 +43,7 @@ bench-bundle:
 # Run each fuzz test for a while (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s
 FUZZ := internal/content:FuzzParse internal/content:FuzzSplit internal/content:FuzzFirstParagraph internal/content:FuzzValidUTF8 internal/yamlnode:FuzzSimple \
-	internal/listing:FuzzAppendString internal/listing:FuzzParseQuery \
+	internal/listing:FuzzAppendString internal/listing:FuzzParseQuery internal/listing:FuzzParseQueryFilters internal/listing:FuzzEncodeValue \
 	internal/server:FuzzServeQuery internal/server:FuzzParseHead internal/bundle:FuzzRead
 fuzz:
 	@for t in $(FUZZ); do \

@@ -65,6 +65,19 @@ func TestLinkParams(t *testing.T) {
 		{[]Param{{"tag", "zzz"}}, "20", `"` + base + `/articles/?limit=20&offset=20&tag=zzz"`},
 		{[]Param{{"category", "politics"}, {"section", "news"}}, "40", `"` + base + `/articles/?category=politics&limit=20&offset=40&section=news"`},
 		{[]Param{{"tag", "C++ & <b>/ё"}}, "", `"` + base + `/articles/?limit=20&tag=C%2B%2B+%26+%3Cb%3E%2F%D1%91"`},
+		{[]Param{{"tag", "a, b"}}, "", `"` + base + `/articles/?limit=20&tag=a%2C+b"`},
+		{[]Param{{"tag", "tag/with/slash"}}, "", `"` + base + `/articles/?limit=20&tag=tag%2Fwith%2Fslash"`},
+		{[]Param{{"tag", `back\slash`}}, "", `"` + base + `/articles/?limit=20&tag=back%5Cslash"`},
+		{[]Param{{"tag", "tab\there"}}, "", `"` + base + `/articles/?limit=20&tag=tab%09here"`},
+		{[]Param{{"tag", " padded "}}, "", `"` + base + `/articles/?limit=20&tag=+padded+"`},
+		{[]Param{{"tag", "&amp;"}}, "", `"` + base + `/articles/?limit=20&tag=%26amp%3B"`},
+		{[]Param{{"tag", "<script>"}}, "", `"` + base + `/articles/?limit=20&tag=%3Cscript%3E"`},
+		{[]Param{{"tag", "C++"}}, "", `"` + base + `/articles/?limit=20&tag=C%2B%2B"`},
+		{[]Param{{"tag", "🚀"}}, "", `"` + base + `/articles/?limit=20&tag=%F0%9F%9A%80"`},
+		{[]Param{{"tag", "Ёжик"}}, "", `"` + base + `/articles/?limit=20&tag=%D0%81%D0%B6%D0%B8%D0%BA"`},
+		{[]Param{{"tag", "東京"}}, "", `"` + base + `/articles/?limit=20&tag=%E6%9D%B1%E4%BA%AC"`},
+		{[]Param{{"tag", "a-b_c.d~e"}}, "", `"` + base + `/articles/?limit=20&tag=a-b_c.d~e"`},
+		{[]Param{{"tag", "\"quoted\""}}, "", `"` + base + `/articles/?limit=20&tag=%22quoted%22"`},
 	}
 	for _, tt := range tests {
 		if got := string(AppendLink(nil, base, tt.params, 20, tt.offset)); got != tt.want {

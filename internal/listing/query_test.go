@@ -174,3 +174,35 @@ func TestParseQueryFilters(t *testing.T) {
 		t.Errorf("without filters: Params = %q, want none", q.Params)
 	}
 }
+
+// FuzzParseQueryFilters: the filters of any query are sorted by key, each
+// once, with a non-empty value in valid UTF-8; and the link of a page of
+// that collection, parsed back, selects the same collection, limit and
+// offset: a client following next and previous stays where it is.
+func FuzzParseQueryFilters(f *testing.F) {
+	for _, s := range []string{"tag=Go", "section=news&category=politics&offset=3", "tag=a&tag=&tag=b", "tag=%ff%fe",
+		"author=x&tag=+&limit=5", "tag=a%26b%3Dc&tag=C%2B%2B", "category=%E2%80%A8&section=%00"} {
+		f.Add(s)
+	}
+	keys := FilterKeys()
+	f.Fuzz(func(t *testing.T, raw string) {
+		q := ParseQuery(raw, testPaging, keys)
+		for i, p := range q.Params {
+			if p.Value == "" || !utf8.ValidString(p.Value) || !slices.Contains(keys, p.Key) {
+				t.Fatalf("param %q", p)
+			}
+			if i > 0 && q.Params[i-1].Key >= p.Key {
+				t.Fatalf("params %q not sorted by key, each once", q.Params)
+			}
+		}
+		link := string(AppendLink(nil, base, q.Params, q.Limit, q.Offset))
+		query, ok := strings.CutPrefix(strings.Trim(link, `"`), base+Path+"?")
+		if !ok {
+			t.Fatalf("link %s", link)
+		}
+		back := ParseQuery(query, testPaging, keys)
+		if !slices.Equal(back.Params, q.Params) || back.Limit != q.Limit || (back.Offset != q.Offset && !(back.Offset == "0" && q.Offset == "")) {
+			t.Fatalf("query %q gives %+v; its link %s gives %+v", raw, q, link, back)
+		}
+	})
+}
