@@ -55,8 +55,15 @@ func sweep(outDir string, keep map[string]bool) (int, error) {
 }
 
 // strays lists the files under outDir/articles that are not in keep (paths
-// relative to outDir), and every folder there, parents first.
+// relative to outDir), and the folders there that hold no page of keep,
+// parents first: those that may be left empty.
 func strays(outDir string, keep map[string]bool) (files, dirs []string, err error) {
+	used := map[string]bool{}
+	for p := range keep {
+		for d := path.Dir(p); d != "." && !used[d]; d = path.Dir(d) {
+			used[d] = true
+		}
+	}
 	root := filepath.Join(outDir, listing.Dir)
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -66,7 +73,9 @@ func strays(outDir string, keep map[string]bool) (files, dirs []string, err erro
 			return err
 		}
 		if d.IsDir() {
-			dirs = append(dirs, p)
+			if rel, err := filepath.Rel(outDir, p); err != nil || !used[filepath.ToSlash(rel)] {
+				dirs = append(dirs, p)
+			}
 			return nil
 		}
 		rel, err := filepath.Rel(outDir, p)
