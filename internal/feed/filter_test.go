@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,6 +128,59 @@ func TestFilteredPages(t *testing.T) {
 	if len(l.Collections) != 1+3+6+8+5 {
 		t.Fatalf("%d collections, want 23", len(l.Collections))
 	}
+	// The reference: each collection holds exactly the articles of the
+	// main listing that match its parameters, in the main listing's order,
+	// and every value an article has has its collection.
+	match := func(a *content.Article, params []listing.Param) bool {
+		for _, p := range params {
+			ok := false
+			switch p.Key {
+			case "section":
+				ok = a.Section == p.Value
+			case "category":
+				ok = a.SectionSlug == p.Value
+			case "tag":
+				ok = slices.Contains(a.Tags, p.Value)
+			case "author":
+				ok = a.AuthorKey == p.Value
+			}
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+	values := map[string]bool{}
+	for _, a := range l.Main().Articles {
+		values["section="+a.Section] = true
+		values["category="+a.SectionSlug+"&section="+a.Section] = true
+		values["author="+a.AuthorKey] = true
+		for _, tag := range a.Tags {
+			if tag != "" { // an empty tag selects nothing
+				values["tag="+tag] = true
+			}
+		}
+	}
+	for _, c := range l.Collections[1:] {
+		var want []*content.Article
+		for _, a := range l.Main().Articles {
+			if match(a, c.Params) {
+				want = append(want, a)
+			}
+		}
+		if !slices.Equal(c.Articles, want) {
+			t.Errorf("%s: %d articles, the reference %d", c.Dir, len(c.Articles), len(want))
+		}
+		var key []string
+		for _, p := range c.Params {
+			key = append(key, p.Key+"="+p.Value)
+		}
+		delete(values, strings.Join(key, "&"))
+	}
+	if len(values) > 0 {
+		t.Errorf("values without a collection: %v", values)
+	}
+
 	var scratch []byte
 	alones := map[*Collection]*Listing{}
 	for _, pg := range l.Pages() {
