@@ -100,6 +100,7 @@ files, and serves them exactly as the original dynamic service answered.`,
 		newServeCmd(opts),
 		newBundleCmd(opts),
 		newVerifyCmd(opts),
+		newRulesCmd(opts),
 		newVersionCmd(opts),
 	)
 	return cmd

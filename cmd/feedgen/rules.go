@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/rules"
+	"github.com/spf13/cobra"
+)
+
+// rulesOptions are the options of feedgen rules.
+type rulesOptions struct {
+	*globalOptions
+	target, config, root, listen, out string
+
+	t rules.Target // the target: set by check
+}
+
+// check refuses an unknown target and a missing -o.
+func (o *rulesOptions) check() error {
+	t, err := rules.Find(o.target)
+	if err != nil {
+		return usageError{err}
+	}
+	o.t = t
+	if o.out == "" {
+		return usageError{errors.New("rules needs -o OUTDIR: the folder to write " + strings.Join(t.Files, " and ") + " to")}
+	}
+	return nil
+}
+
+// runRules writes the target's files for the build of the config.
+func runRules(_ context.Context, o *rulesOptions) error {
+	data, err := os.ReadFile(o.config)
+	if err != nil {
+		return fmt.Errorf("reading config: %w", err)
+	}
+	cfg, err := config.Parse(o.config, filepath.Dir(o.config), data)
+	if err != nil {
+		return err
+	}
+	root := o.root
+	if root == "" {
+		root = cfg.OutputDir
+	}
+	snap, err := manifest.Read(os.DirFS(root))
+	if err != nil {
+		return fmt.Errorf("%s: %w", root, err)
+	}
+	m := snap.Manifest
+	if ps := m.Validate(); len(ps) > 0 {
+		return fmt.Errorf("%s: %w", root, ps)
+	}
+	if p := m.Pagination.Pagination(); !slices.Equal(p.Limits, cfg.Pagination.Limits) || p.DefaultLimit != cfg.Pagination.DefaultLimit ||
+		p.MaxLimit != cfg.Pagination.MaxLimit || p.Offsets != cfg.Pagination.Offsets || !slices.Equal(m.Filters, cfg.Filters) {
+		return fmt.Errorf("the build in %s is not of %s (its pagination or filters differ): run feedgen build, then feedgen rules", root, o.config)
+	}
+	s, err := rules.NewSite(m, root, o.listen)
+	if err != nil {
+		return err
+	}
+	written, err := rules.Write(o.t, s, o.out)
+	if err != nil {
+		return err
+	}
+	for _, p := range written {
+		fmt.Fprintln(o.stdout, p)
+	}
+	if o.t.Counts {
+		fmt.Fprintf(o.stderr, "these %s files hold the build's counts: write them again after each build\n", o.t.Name)
+	}
+	return nil
+}
+
+func newRulesCmd(g *globalOptions) *cobra.Command {
+	o := &rulesOptions{globalOptions: g}
+	var about strings.Builder
+	for _, t := range rules.Targets() {
+		fmt.Fprintf(&about, "\n  %-11s %s\n  %-11s %s\n", t.Name, strings.Join(t.Files, ", "), "", t.Run)
+	}
+	cmd := &cobra.Command{
+		Use:   "rules TARGET -o OUTDIR",
+		Short: "Write the configuration that makes a server or CDN answer like feedgen serve",
+		Long: `Rules writes the configuration a platform needs to serve the build as feedgen
+serve does: the mapping of /articles/?limit=&offset= (and the filters) onto the
+page files, the JSON 404, 405 and OPTIONS answers, the 301 for /articles and
+the headers. It reads the pagination and filters of the build in --root (by
+default the config's output_dir), which must be a build of --config.
+
+Targets, the files each writes and how they run:
+` + about.String(),
+		Example: `  feedgen rules nginx -o deploy/                      # then: include /path/to/deploy/nginx.conf; in http {}
+  feedgen rules caddy --listen 127.0.0.1:8080 -o deploy/
+  feedgen rules cloudflare --root /srv/feed/public -o worker/`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("%s takes one target, got %d arguments", cmd.CommandPath(), len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.target = args[0]
+			return checkRun(cmd.Context(), o, runRules)
+		},
+	}
+	cmd.Flags().StringVarP(&o.config, "config", "c", "config.yaml", "the config.yaml of the site")
+	cmd.Flags().StringVar(&o.root, "root", "", "the build's folder, as the platform sees it (default: output_dir of the config)")
+	cmd.Flags().StringVar(&o.listen, "listen", "80", "where a server target listens: PORT or HOST:PORT")
+	cmd.Flags().StringVarP(&o.out, "output", "o", "", "the folder to write the files to (required)")
+	return cmd
+}

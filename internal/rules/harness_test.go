@@ -1,0 +1,425 @@
+package rules
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen"
+	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/server"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/support.md from the table of what each target answers")
+
+// The build all tests share: the sample site, with every filter, built
+// once by TestMain, and feedgen serve over it, the reference.
+var (
+	sampleRoot string
+	sampleMan  *manifest.Manifest
+	refBase    string // http://127.0.0.1:PORT of feedgen serve
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "feedgen-rules-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	sampleRoot = filepath.Join(dir, "public")
+	now := func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
+	res, err := build.New(build.Options{FS: feedgen.Sample(), ConfigName: "config.yaml", OutDir: sampleRoot, Now: now, Generator: "feedgen test"}).Build(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building the sample:", err)
+		return 1
+	}
+	sampleMan = res.Manifest
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := server.New(ctx, server.Options{Dir: sampleRoot})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting feedgen serve:", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go srv.Serve(ctx, ln)
+	refBase = "http://" + ln.Addr().String()
+	return m.Run()
+}
+
+// Request classes: what kind of request a row of the table is. A target
+// answers every class exactly (as feedgen serve does) unless it is marked
+// beyond that target in support.
+const (
+	classCanonical = "canonical"     // /articles/, limit and offset as plain decimals, pre-rendered
+	classPastEnd   = "past the end"  // canonical, but an offset at or past the count
+	classFilters   = "filters"       // filter parameters as links encode them
+	classUnknown   = "unknown value" // a filter value no article has: count 0
+	classLenient   = "lenient"       // what the original read leniently: leading zeros, white space, clamping, invalid values
+	classMethods   = "methods"       // HEAD, OPTIONS, and 405 for the others
+	classRedirect  = "redirect"      // /articles without the slash: 301
+	classHidden    = "hidden"        // paths that must answer the JSON 404: files by their path, the manifest
+)
+
+// classes in the order of the README's table.
+var classes = []string{classCanonical, classPastEnd, classFilters, classUnknown, classLenient, classMethods, classRedirect, classHidden}
+
+// A request is one row of the shared table.
+type request struct {
+	class  string
+	method string
+	target string // path and query, as sent
+}
+
+// requests is the shared table: every target is asked each of them, and
+// so is feedgen serve.
+var requests = []request{
+	{classCanonical, "GET", "/articles/"},
+	{classCanonical, "GET", "/articles/?limit=20"},
+	{classCanonical, "GET", "/articles/?limit=50"},
+	{classCanonical, "GET", "/articles/?limit=100"},
+	{classCanonical, "GET", "/articles/?offset=20"},
+	{classCanonical, "GET", "/articles/?offset=7"},
+	{classCanonical, "GET", "/articles/?limit=50&offset=10"},
+	{classCanonical, "GET", "/articles/?offset=10&limit=50"},
+	{classCanonical, "GET", "/articles/?limit=20&offset=40"},
+	{classCanonical, "GET", "/articles/?limit=20&offset=65"},
+	{classCanonical, "GET", "/articles/?limit=100&offset=0"},
+	{classPastEnd, "GET", "/articles/?limit=20&offset=66"},
+	{classPastEnd, "GET", "/articles/?offset=1000"},
+	{classPastEnd, "GET", "/articles/?limit=50&offset=123456789012345678901234567890"},
+	{classPastEnd, "GET", "/articles/?limit=20&offset=86"},
+	{classFilters, "GET", "/articles/?section=news"},
+	{classFilters, "GET", "/articles/?category=politics&section=news"},
+	{classFilters, "GET", "/articles/?limit=20&offset=20&section=news"},
+	{classFilters, "GET", "/articles/?limit=20&offset=5&section=news"},
+	{classFilters, "GET", "/articles/?tag=releases"},
+	{classFilters, "GET", "/articles/?tag=API"},
+	{classFilters, "GET", "/articles/?limit=50&tag=%D0%BE+%D1%80%D0%B5%D0%B4%D0%B0%D0%BA%D1%86%D0%B8%D0%B8"},
+	{classFilters, "GET", "/articles/?author=ivan-petrov"},
+	{classFilters, "GET", "/articles/?author=ivan-petrov&limit=20&offset=3"},
+	{classFilters, "GET", "/articles/?category=data&limit=100&section=features"},
+	{classFilters, "GET", "/articles/?category=politics"},               // category alone: 404
+	{classFilters, "GET", "/articles/?author=ivan-petrov&tag=releases"}, // not pre-rendered: 404
+	{classUnknown, "GET", "/articles/?tag=zzz"},
+	{classUnknown, "GET", "/articles/?limit=20&offset=40&tag=zzz"},
+	{classUnknown, "GET", "/articles/?tag=Releases"},
+	{classUnknown, "GET", "/articles/?section=sport"},
+	{classUnknown, "GET", "/articles/?author=nobody&limit=50"},
+	{classLenient, "GET", "/articles/?limit=020"},
+	{classLenient, "GET", "/articles/?offset=0020"},
+	{classLenient, "GET", "/articles/?limit=%2020%20"},
+	{classLenient, "GET", "/articles/?limit=1000"},
+	{classLenient, "GET", "/articles/?limit=99999999999999999999999"},
+	{classLenient, "GET", "/articles/?limit=abc"},
+	{classLenient, "GET", "/articles/?limit=0"},
+	{classLenient, "GET", "/articles/?limit=-5"},
+	{classLenient, "GET", "/articles/?offset=-1"},
+	{classLenient, "GET", "/articles/?offset=abc&limit=50"},
+	{classLenient, "GET", "/articles/?limit=%D9%A2%D9%A0"}, // Arabic-Indic 20
+	{classLenient, "GET", "/articles/?limit=2_0"},
+	{classLenient, "GET", "/articles/?offset=1_0"},
+	{classLenient, "GET", "/articles/?limit=%2B20"},
+	{classLenient, "GET", "/articles/?limit=20&limit=50"},
+	{classLenient, "GET", "/articles/?limit=50&limit=abc"},
+	{classLenient, "GET", "/articles/?limit=7"}, // not pre-rendered: 404
+	{classLenient, "GET", "/articles/?limit=%1C20"},
+	{classLenient, "GET", "/articles/?utm_source=x&limit=50"},
+	{classLenient, "GET", "/articles/?tag="},
+	{classLenient, "GET", "/articles/?t%61g=API"},
+	{classLenient, "GET", "/articles/?tag=API&tag="},
+	{classLenient, "GET", "/articles/?limit=20;offset=40"},
+	{classLenient, "GET", "/articles/?&&limit=50&"},
+	{classMethods, "HEAD", "/articles/?limit=50"},
+	{classMethods, "OPTIONS", "/articles/"},
+	{classMethods, "POST", "/articles/"},
+	{classMethods, "PUT", "/articles/?limit=20"},
+	{classMethods, "DELETE", "/articles/"},
+	{classMethods, "PATCH", "/articles/"},
+	{classRedirect, "GET", "/articles"},
+	{classRedirect, "GET", "/articles?limit=50&offset=10"},
+	{classHidden, "GET", "/manifest.json"},
+	{classHidden, "GET", "/articles/index.json"},
+	{classHidden, "GET", "/articles/20/0.json"},
+	{classHidden, "GET", "/articles/section/news/20/0.json"},
+	{classHidden, "GET", "/articles/20/"},
+	{classHidden, "GET", "/"},
+	{classHidden, "GET", "/articles/x"},
+	{classHidden, "GET", "/.feedgen-unfinished"},
+	{classHidden, "GET", "/config.yaml"},
+	{classHidden, "GET", "/articles/%2E%2E/manifest.json"},
+}
+
+// answer is what a server answered, as far as the contract goes.
+type answer struct {
+	status int
+	header map[string]string // the headers the contract names
+	body   string
+}
+
+// contractHeaders are the headers compared: those SPEC §5 names, but
+// ETag and Last-Modified, which each platform computes its own way.
+var contractHeaders = []string{"Content-Type", "Allow", "Vary", "Location", "Content-Length"}
+
+// ask sends r to the server at base and reads its answer.
+func ask(t *testing.T, base string, r request) answer {
+	t.Helper()
+	req, err := http.NewRequest(r.method, base+r.target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{
+		Timeout:       10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.method, r.target, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", r.method, r.target, err)
+	}
+	a := answer{status: resp.StatusCode, header: map[string]string{}, body: string(body)}
+	for _, h := range contractHeaders {
+		if v := resp.Header.Values(h); len(v) > 0 {
+			a.header[h] = strings.Join(v, ", ")
+		}
+	}
+	if r.method == "HEAD" || resp.StatusCode == http.StatusMovedPermanently {
+		a.body = "" // a redirect's body is the platform's own
+	}
+	if resp.StatusCode == http.StatusMovedPermanently {
+		delete(a.header, "Content-Type")
+		delete(a.header, "Content-Length")
+	}
+	return a
+}
+
+// diff says how got differs from want; "" when it does not.
+func (want answer) diff(got answer) string {
+	var d []string
+	if got.status != want.status {
+		d = append(d, fmt.Sprintf("status %d, want %d", got.status, want.status))
+	}
+	for _, h := range contractHeaders {
+		if got.header[h] != want.header[h] {
+			d = append(d, fmt.Sprintf("%s %q, want %q", h, got.header[h], want.header[h]))
+		}
+	}
+	if got.body != want.body {
+		d = append(d, fmt.Sprintf("body %.120q, want %.120q", got.body, want.body))
+	}
+	return strings.Join(d, "; ")
+}
+
+// checkTarget asks the target at base every request of the table and
+// compares each answer with feedgen serve's: a difference fails the test
+// unless the request's class is among beyond. It returns the classes in
+// which some request differed.
+func checkTarget(t *testing.T, base string, beyond []string) map[string]bool {
+	t.Helper()
+	differs := map[string]bool{}
+	for _, r := range requests {
+		want := ask(t, refBase, r)
+		got := ask(t, base, r)
+		if d := want.diff(got); d != "" {
+			differs[r.class] = true
+			if !slices.Contains(beyond, r.class) {
+				t.Errorf("%s %s (%s): %s", r.method, r.target, r.class, d)
+			}
+			// Beyond the target: whatever it cannot compute must still be
+			// the JSON 404, never a platform page or a file by its path.
+			if slices.Contains(beyond, r.class) && got.status != want.status &&
+				(got.status != http.StatusNotFound || got.body != `{"detail":"Not found."}` || got.header["Content-Type"] != "application/json") {
+				t.Errorf("%s %s (%s, beyond the target): got %d %.80q %q, want the answer of feedgen serve or the JSON 404",
+					r.method, r.target, r.class, got.status, got.body, got.header["Content-Type"])
+			}
+		}
+	}
+	return differs
+}
+
+// runTarget writes target name's files for the sample build, starts the
+// platform with start (which returns its base URL and stops it when the
+// test ends), and checks its answers.
+func runTarget(t *testing.T, name string, start func(t *testing.T, outDir string, s *Site) string) {
+	t.Helper()
+	target, err := Find(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	s, err := NewSite(sampleMan, sampleRoot, "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Write(target, s, out); err != nil {
+		t.Fatal(err)
+	}
+	base := start(t, out, s)
+	checkTarget(t, base, support[name])
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+// needProgram returns the path of the program a platform runs on. When
+// it is missing the test is skipped, unless FEEDGEN_RUNTIMES=required
+// (make test sets it, having installed them): then it fails.
+func needProgram(t *testing.T, name string, also ...string) string {
+	t.Helper()
+	for _, n := range append([]string{name}, also...) {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("FEEDGEN_RUNTIMES") == "required" {
+		t.Fatalf("%s not found: make test installs it (make runtimes)", name)
+	}
+	t.Skipf("%s not found: make runtimes installs it", name)
+	return ""
+}
+
+// startProcess starts a platform's server and stops it when the test
+// ends; it waits until base answers. Its output is shown when the test
+// fails.
+func startProcess(t *testing.T, base string, cmd *exec.Cmd) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", cmd.Path, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("%s said:\n%s", filepath.Base(cmd.Path), out.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-done:
+			t.Fatalf("%s exited at once:\n%s", filepath.Base(cmd.Path), out.String())
+		default:
+		}
+		if resp, err := http.Get(base + "/articles/"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not answer on %s within 30s:\n%s", filepath.Base(cmd.Path), base, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReferenceAnswers checks the table against feedgen serve itself, as
+// a platform would be: every answer is its own, so nothing may differ;
+// and a few rows have the answers SPEC §5 and §7 call for.
+func TestReferenceAnswers(t *testing.T) {
+	if d := checkTarget(t, refBase, nil); len(d) > 0 {
+		t.Errorf("feedgen serve differs from itself in %v", d)
+	}
+	for _, tc := range []struct {
+		target string
+		status int
+	}{
+		{"/articles/?category=politics", 404},
+		{"/articles/?tag=zzz", 200},
+		{"/manifest.json", 404},
+		{"/articles/?limit=7", 404},
+		{"/articles", 301},
+	} {
+		if got := ask(t, refBase, request{method: "GET", target: tc.target}); got.status != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.target, got.status, tc.status)
+		}
+	}
+}
+
+// support says, for each target, the request classes it does not answer
+// exactly (it answers them with the JSON 404). Each target's test holds
+// it to that; TestSupportTable turns it into the README's table.
+var support = map[string][]string{}
+
+// TestSupportTable checks testdata/support.md, the README's table of
+// which classes each target answers exactly, against support (go test
+// -update rewrites it).
+func TestSupportTable(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("| request |")
+	var names []string
+	for _, tg := range Targets() {
+		names = append(names, tg.Name)
+		b.WriteString(" `" + tg.Name + "` |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(names)) + "\n")
+	for _, c := range classes {
+		b.WriteString("| " + c + " |")
+		for _, n := range names {
+			mark := " exact |"
+			if slices.Contains(support[n], c) {
+				mark = " 404 |"
+			}
+			b.WriteString(mark)
+		}
+		b.WriteString("\n")
+	}
+	golden := filepath.Join("testdata", "support.md")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/rules -run TestSupportTable -update)", err)
+	}
+	if string(want) != b.String() {
+		t.Errorf("testdata/support.md is not the table of support (go test ./internal/rules -run TestSupportTable -update):\n%s", b.String())
+	}
+}

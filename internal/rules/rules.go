@@ -1,0 +1,127 @@
+// Package rules writes the configuration that makes a web server, CDN or
+// edge platform answer the listing as feedgen serve does, from the files
+// of a build (SPEC §9). Each target is one file of this package that
+// turns a Site into the files it needs; what every target shares (the
+// listing's contract: limits, offsets, filters and their folders, bodies
+// and headers) comes from package listing and the build's manifest, and
+// the JavaScript targets share one script, listing.js.
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/feedgen/feedgen/internal/atomicfile"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// Site is what a target's files are made from: the listing of one build
+// and where it is served from.
+type Site struct {
+	// Paging, Filters, BaseURL and Collections (with their counts) are the
+	// build's, as its manifest records them.
+	Paging      config.Pagination
+	Filters     []string
+	BaseURL     string
+	Collections []manifest.Collection
+	// Root is the absolute path of the build's folder (the one holding
+	// articles/ and manifest.json).
+	Root string
+	// Listen is where a server target listens: a port ("80") or
+	// host:port.
+	Listen string
+}
+
+// NewSite returns the Site of the build whose manifest is m, in folder
+// root, for a server listening on listen.
+func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("finding the build folder: %w", err)
+	}
+	if listen == "" {
+		listen = "80"
+	}
+	return &Site{
+		Paging: m.Pagination.Pagination(), Filters: m.Filters, BaseURL: m.BaseURL,
+		Collections: m.Collections, Root: abs, Listen: listen,
+	}, nil
+}
+
+// Host and Port split Listen: Host is "" when it names a port only.
+func (s *Site) Host() string {
+	if i := strings.LastIndexByte(s.Listen, ':'); i >= 0 {
+		return s.Listen[:i]
+	}
+	return ""
+}
+
+// Port is the port of Listen.
+func (s *Site) Port() string {
+	return s.Listen[strings.LastIndexByte(s.Listen, ':')+1:]
+}
+
+// A Target is one platform: the files it needs and how they run.
+type Target struct {
+	Name string
+	// Files are the names of the files Generate returns, in OUTDIR.
+	Files []string
+	// Run says how the files are used, for --help and the README.
+	Run string
+	// Counts says that the files hold the build's counts: they are to be
+	// written again after each build.
+	Counts bool
+	// Generate returns the content of each file of Files.
+	Generate func(s *Site) (map[string][]byte, error)
+}
+
+// Targets returns every target, by name.
+func Targets() []Target {
+	ts := []Target{
+		// Each target file adds itself here.
+	}
+	slices.SortFunc(ts, func(a, b Target) int { return strings.Compare(a.Name, b.Name) })
+	return ts
+}
+
+// Find returns the target called name.
+func Find(name string) (Target, error) {
+	var names []string
+	for _, t := range Targets() {
+		if t.Name == name {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	return Target{}, fmt.Errorf("unknown target %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// Write writes the files of target t for s into outDir, each atomically,
+// and returns their paths.
+func Write(t Target, s *Site, outDir string) ([]string, error) {
+	files, err := t.Generate(s)
+	if err != nil {
+		return nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", outDir, err)
+	}
+	var written []string
+	for _, name := range t.Files {
+		data, ok := files[name]
+		if !ok {
+			return nil, errors.New("rules: " + t.Name + " made no " + name)
+		}
+		p := filepath.Join(outDir, name)
+		if err := atomicfile.WriteFile(p, data, 0o644); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", p, err)
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}
