@@ -155,6 +155,13 @@ func startPreview(t *testing.T, config string, articles int, out string) *previe
 		id := strconv.Itoa(i)
 		mustWrite(t, filepath.Join(dir, "content/news/politics/a"+id+".md"), previewArticle(id, "Title "+id))
 	}
+	return runPreview(t, dir, out)
+}
+
+// runPreview starts a preview of the site in dir, with out as its output
+// folder ("" for none).
+func runPreview(t *testing.T, dir, out string) *preview {
+	t.Helper()
 	p := &preview{dir: dir, out: &syncBuffer{}}
 	ready := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())

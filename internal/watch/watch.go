@@ -2,6 +2,21 @@
 // fsnotify events, recursive (folders that appear are watched too),
 // filtered of editor noise, and debounced so that a burst of changes (a
 // git checkout, an editor's save dance) gives one call.
+//
+// It watches what a build reads, which is more than the folders' trees:
+// a watched folder may be replaced by another (mv new content) or be a
+// symbolic link, and links to files inside it are read through. Each path
+// given is watched through the folder it is in, for its name, and so is
+// each link of the chain that a given path or a link in a tree starts;
+// changes along a chain are reported under the path that starts it, the
+// one a build knows. Where a chain is broken, the missing name is watched
+// (in the nearest folder that exists), so that its return is seen.
+// Links to folders inside a tree are not followed, as the content loader
+// does not follow them; only the folder they lead to is watched for its
+// name. Not watched: a link inside the path of a folder a chain goes
+// through (/a/b/c.md with /a/b a link: a change of /a/b is not seen), and
+// a folder of a chain deleted while the folder it is in is watched too
+// (fsnotify then reports the deletion only as the parent's).
 package watch
 
 import (
@@ -9,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,7 +36,10 @@ import (
 
 // Options configure a watch.
 type Options struct {
-	// Paths are folders, watched with everything below them, or single files.
+	// Paths are folders, watched with everything below them, or single
+	// files, each reported under the path given. A path replaced (renamed
+	// over, removed and made again, a link pointed elsewhere) is reported
+	// as itself, and what it is now is watched.
 	Paths []string
 	// Quiet is how long the tree must stay quiet after a change before Func
 	// runs; MaxWait caps the delay under a steady stream of changes.
@@ -58,38 +75,21 @@ func Run(ctx context.Context, opt Options) error {
 		return fmt.Errorf("starting to watch: %w", err)
 	}
 	defer w.Close()
-	// Files are watched through their folder, for their name only: the
-	// folder may hold other things (the output folder, say) that must not
-	// be watched.
-	files := map[string]bool{}
-	fileDirs := map[string]bool{}
-	var trees []string
+	x := &watcher{fsw: w, log: opt.Log, links: map[string]*link{}, dirs: map[string]*folder{}}
 	for _, p := range opt.Paths {
 		p = filepath.Clean(p)
-		info, err := os.Stat(p)
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("watching %s: %w", p, err)
+		}
+		abs, err := filepath.Abs(p)
 		if err != nil {
 			return fmt.Errorf("watching %s: %w", p, err)
 		}
-		if !info.IsDir() {
-			files[p] = true
-			fileDirs[filepath.Dir(p)] = true
-			if err := w.Add(filepath.Dir(p)); err != nil {
-				return fmt.Errorf("watching %s: %w", p, err)
-			}
-			continue
-		}
-		trees = append(trees, p)
-		if err := addTree(w, p); err != nil {
+		r := &link{path: p, abs: abs}
+		x.roots = append(x.roots, r)
+		if err := x.reset(r); err != nil {
 			return fmt.Errorf("watching %s: %w", p, err)
 		}
-	}
-	inTree := func(name string) bool {
-		for _, t := range trees {
-			if name == t || strings.HasPrefix(name, t+string(filepath.Separator)) {
-				return true
-			}
-		}
-		return false
 	}
 	if opt.Ready != nil {
 		opt.Ready()
@@ -119,40 +119,28 @@ func Run(ctx context.Context, opt Options) error {
 			if !ok {
 				return nil
 			}
-			// Names are cleaned as the paths were: a folder watched as "."
-			// names its files "./config.yaml".
-			name := filepath.Clean(ev.Name)
-			if ignored(name) || (fileDirs[filepath.Dir(name)] && !files[name] && !inTree(name)) {
-				continue
-			}
-			if ev.Has(fsnotify.Create) {
-				// A new folder, maybe with files already in it (moved in,
-				// or created by mkdir -p and filled at once).
-				if info, err := os.Stat(name); err == nil && info.IsDir() {
-					if err := addTree(w, name); err != nil {
-						fmt.Fprintf(opt.Log, "watch: %v\n", err)
-					}
+			idle := len(pending) == 0 && !lost
+			if x.event(ev, pending) {
+				if idle {
+					first = time.Now()
 				}
+				arm()
 			}
-			if ev.Op == fsnotify.Chmod {
-				continue // permissions and timestamps do not change content
-			}
-			if len(pending) == 0 && !lost {
-				first = time.Now()
-			}
-			pending[name] = true
-			arm()
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
 			fmt.Fprintf(opt.Log, "watch: %v\n", err)
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				// Events were lost: rebuild from what is on disk.
+				// Events were lost: rebuild from what is on disk, and
+				// watch it afresh (folders made meanwhile, links changed).
 				if len(pending) == 0 && !lost {
 					first = time.Now()
 				}
 				lost = true
+				for _, r := range x.roots {
+					x.logf(x.reset(r), r.path)
+				}
 				arm()
 			}
 		case <-timer.C:
@@ -174,29 +162,6 @@ func Run(ctx context.Context, opt Options) error {
 			// one more call after the quiet period.
 		}
 	}
-}
-
-// addTree watches dir and every folder below it that is not ignored (one
-// whose name starts with '.' or '_', say).
-func addTree(w *fsnotify.Watcher, root string) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while we walked
-			}
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if p != root && ignored(p) {
-			return fs.SkipDir
-		}
-		if err := w.Add(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	})
 }
 
 // ignored reports changes that cannot affect a build: the files and
