@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -20,20 +19,30 @@ type siteOptions struct {
 	out    string
 	future bool
 
-	now func() time.Time // the build time: set by check
+	now   func() time.Time // the build time: set by check
+	found bool             // a config was found (config is its path): set by check
 }
 
 func (s *siteOptions) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&s.config, "config", "c", "config.yaml", "the site's config file; without one, the embedded sample site")
+	cmd.Flags().StringVarP(&s.config, "config", "c", "", "the site's config file, or its folder (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().StringVarP(&s.out, "out", "o", "", "output folder (default: output_dir of the config)")
 	cmd.Flags().BoolVar(&s.future, "future", false, "include articles published after the build time")
 }
 
-// check reads the build time from the environment: a SOURCE_DATE_EPOCH
-// that is not one is a usage error.
-func (s *siteOptions) check(getenv func(string) string) error {
+// check reads the build time from the environment (a SOURCE_DATE_EPOCH
+// that is not one is a usage error) and finds the config: --config, or
+// config.yaml here or in a folder above.
+func (s *siteOptions) check(getenv func(string) string, set func(string) bool) error {
 	now, err := buildTime(getenv)
+	if err != nil {
+		return err
+	}
 	s.now = now
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	s.config, s.found, err = findConfig(s.config, set("config"), cwd)
 	return err
 }
 
@@ -57,20 +66,33 @@ func (s *siteOptions) options(g *globalOptions) build.Options {
 type buildOptions struct {
 	*globalOptions
 	site  siteOptions
-	quiet bool
-	set   func(flag string) bool // whether the flag was given
-
-	sample bool // build the embedded sample site: set by check
+	quiet  bool
+	sample bool                   // --sample, or chosen by check
+	set    func(flag string) bool // whether the flag was given
 }
 
-// check reads the build time, and without --config and a config.yaml
-// here, chooses the embedded sample site.
+// check reads the build time and finds the site: --config, or config.yaml
+// here or in a folder above. It builds the embedded sample site only when
+// asked (--sample) or in an empty folder with no site above, and never
+// into a folder of a site.
 func (o *buildOptions) check() error {
-	if err := o.site.check(o.getenv); err != nil {
+	if o.sample && o.set("config") {
+		return usageError{errors.New("--sample builds the embedded sample site: leave out --config")}
+	}
+	if err := o.site.check(o.getenv, o.set); err != nil {
 		return err
 	}
-	_, err := os.Stat(o.site.config)
-	o.sample = errors.Is(err, fs.ErrNotExist) && !o.set("config")
+	cwd, _ := os.Getwd()
+	switch {
+	case o.sample && o.site.found && o.site.out == "":
+		return usageError{fmt.Errorf("this folder is in the site of %s: build the sample elsewhere, or pass --out", o.site.config)}
+	case o.sample, o.site.found:
+	case emptyFolder(cwd):
+		o.sample = true
+		fmt.Fprintln(o.stderr, "an empty folder and no config.yaml above: building the embedded sample site (feedgen new site DIR starts your own)")
+	default:
+		return usageError{errors.New("no config.yaml here or in any folder above: pass --config, start a site with feedgen new site DIR, or build the embedded sample with --sample")}
+	}
 	return nil
 }
 
@@ -78,8 +100,7 @@ func (o *buildOptions) check() error {
 func runBuild(ctx context.Context, o *buildOptions) error {
 	bo := o.site.options(o.globalOptions)
 	if o.sample {
-		fmt.Fprintln(o.stderr, "no config.yaml here: using the embedded sample site")
-		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), "config.yaml", ""
+		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), configName, ""
 	}
 	bo.Quiet = o.quiet
 	if !o.quiet {
@@ -118,5 +139,6 @@ SOURCE_DATE_EPOCH, when set, is the build time.`,
 	}
 	o.site.register(cmd)
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
+	cmd.Flags().BoolVar(&o.sample, "sample", false, "build the embedded sample site (into ./public, or --out)")
 	return cmd
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,26 +20,36 @@ import (
 type bundleOptions struct {
 	*globalOptions
 	dir, file, config string
-	quiet             bool
+	quiet, force      bool
 	set               func(flag string) bool // whether the flag was given
 
 	cfg []byte // the config's bytes: read by check
 }
 
-// check refuses a bundle without -o, without a config to hold, or inside
-// the folder it bundles; it reads the config.
+// check refuses a bundle without -o, without a config to hold, over an
+// archive that exists (without --force), or inside the folder it
+// bundles; it finds the build's folder and reads the config.
 func (o *bundleOptions) check() error {
 	if o.file == "" {
 		return usageError{errors.New("bundle needs -o FILE: the archive to write, e.g. -o feed.zip")}
 	}
-	cfg, err := os.ReadFile(o.config)
-	if errors.Is(err, fs.ErrNotExist) && !o.set("config") {
-		return usageError{fmt.Errorf("no %s here: a bundle holds the config the output was built with; pass it with --config", o.config)}
-	}
+	cwd, err := os.Getwd()
 	if err != nil {
+		return err
+	}
+	o.dir, o.config, err = outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
+	if err != nil {
+		return err
+	}
+	if o.config == "" {
+		return usageError{errors.New("no config.yaml here or in any folder above: a bundle holds the config the output was built with; pass it with --config")}
+	}
+	if o.cfg, err = os.ReadFile(o.config); err != nil {
 		return fmt.Errorf("reading config: %w", err)
 	}
-	o.cfg = cfg
+	if _, err := os.Lstat(o.file); err == nil && !o.force {
+		return usageError{fmt.Errorf("%s exists: pass --force to replace it", o.file)}
+	}
 	if inside, err := within(o.file, o.dir); err != nil {
 		return err
 	} else if inside {
@@ -106,9 +115,10 @@ end: a failed bundle leaves nothing behind.`,
 			return checkRun(cmd.Context(), o, runBundle)
 		},
 	}
-	cmd.Flags().StringVarP(&o.dir, "dir", "d", "public", "the output folder of the build to bundle")
+	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to bundle (default: output_dir of the config, else public)")
 	cmd.Flags().StringVarP(&o.file, "output", "o", "", "the archive to write (required)")
-	cmd.Flags().StringVarP(&o.config, "config", "c", "config.yaml", "the config.yaml the output was built with, stored in the bundle")
+	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the config.yaml the output was built with, stored in the bundle (default: config.yaml here or in the nearest folder above)")
+	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "replace the archive if it exists")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	return cmd
 }

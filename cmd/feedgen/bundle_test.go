@@ -123,7 +123,7 @@ func TestBundleLeavesNothing(t *testing.T) {
 	bundleSite(t, dir)
 	writeFile(t, filepath.Join(dir, "out", "feed.zip"), "old bundle")
 	writeFile(t, filepath.Join(dir, "site", "public", "articles", "20", "2.json"), "{}")
-	r := runFeedgen(t, dir, nil, "bundle", "--dir", "site/public", "--config", "site/config.yaml", "-o", "out/feed.zip")
+	r := runFeedgen(t, dir, nil, "bundle", "--force", "--dir", "site/public", "--config", "site/config.yaml", "-o", "out/feed.zip")
 	want := "feedgen: site/public: articles/20/2.json: shorter than the manifest says: the output changed since its manifest was written; run feedgen build again, and bundle once it is done\n"
 	if r.code != 1 || r.stderr != want {
 		t.Errorf("got exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)

@@ -41,10 +41,24 @@ type serveOptions struct {
 	*globalOptions
 	listen listenOptions
 	dir    string
+	config string                 // the site whose output_dir to serve, without --dir
 	set    func(flag string) bool // whether the flag was given
 }
 
-func (o *serveOptions) check() error { return watchOnly(o.set) }
+// check refuses the flags of --watch and finds the folder: --dir, or the
+// output_dir of the site's config (--config, or config.yaml here or in a
+// folder above), or public.
+func (o *serveOptions) check() error {
+	if err := watchOnly(o.set); err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	o.dir, _, err = outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
+	return err
+}
 
 // runServe serves the build in the folder.
 func runServe(ctx context.Context, o *serveOptions) error {
@@ -79,7 +93,7 @@ type serveBundleOptions struct {
 }
 
 func (o *serveBundleOptions) check() error {
-	for _, f := range []string{"dir", "watch"} {
+	for _, f := range []string{"dir", "watch", "config"} {
 		if o.set(f) {
 			return usageError{fmt.Errorf("--bundle and --%s do not go together: --bundle serves the build in the archive", f)}
 		}
@@ -113,7 +127,7 @@ func runServeBundle(ctx context.Context, o *serveBundleOptions) error {
 // watchOnly refuses the flags of the site to build, which only serve
 // --watch takes.
 func watchOnly(set func(flag string) bool) error {
-	for _, f := range []string{"config", "out", "future"} {
+	for _, f := range []string{"out", "future"} {
 		if set(f) {
 			return usageError{fmt.Errorf("--%s is for --watch: serve --dir serves a build as it is", f)}
 		}
@@ -135,10 +149,13 @@ func (o *previewOptions) check() error {
 	if o.set("dir") {
 		return usageError{errors.New("--dir and --watch do not go together: --watch builds the site of --config (and --out)")}
 	}
-	if _, err := os.Stat(o.site.config); err != nil {
-		return usageError{fmt.Errorf("serve --watch needs a site on disk: no %s here (pass --config)", o.site.config)}
+	if err := o.site.check(o.getenv, o.set); err != nil {
+		return err
 	}
-	return o.site.check(o.getenv)
+	if !o.site.found {
+		return usageError{errors.New("serve --watch needs a site on disk: no config.yaml here or in any folder above (pass --config)")}
+	}
+	return nil
 }
 
 // runPreview builds the site, serves it, and rebuilds it on every change.
@@ -199,10 +216,10 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 			case watching:
 				return checkRun(ctx, &previewOptions{globalOptions: g, listen: listen, site: site, set: set}, runPreview)
 			}
-			return checkRun(ctx, &serveOptions{globalOptions: g, listen: listen, dir: dir, set: set}, runServe)
+			return checkRun(ctx, &serveOptions{globalOptions: g, listen: listen, dir: dir, config: site.config, set: set}, runServe)
 		},
 	}
-	cmd.Flags().StringVarP(&dir, "dir", "d", "public", "the output folder of a build")
+	cmd.Flags().StringVarP(&dir, "dir", "d", "", "the output folder of a build (default: output_dir of the config, else public)")
 	cmd.Flags().StringVarP(&listen.addr, "addr", "a", server.DefaultAddr, "host:port to listen on; port 0 picks a free port")
 	cmd.Flags().StringVar(&listen.accessLog, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)
 	cmd.Flags().StringVarP(&bundle, "bundle", "b", "", "serve this bundle (feedgen bundle) straight from the archive, after verifying it")

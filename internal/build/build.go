@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -84,6 +85,7 @@ type Options struct {
 type Builder struct {
 	opt     Options
 	cfgData []byte
+	cfgSum  string // hex SHA-256 of cfgData
 	cfg     *config.Config
 	loader  *content.Loader
 	prev    *manifest.Manifest // manifest of the last build, when it went to the same folder
@@ -230,7 +232,8 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 			DefaultLimit: cfg.Pagination.DefaultLimit, MaxLimit: cfg.Pagination.MaxLimit,
 			Limits: cfg.Pagination.Limits, Offsets: cfg.Pagination.Offsets,
 		},
-		Filters: cfg.Filters,
+		Filters:      cfg.Filters,
+		ConfigSHA256: b.cfgSum,
 	}
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
@@ -316,7 +319,8 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.cfg, b.cfgData = cfg, data
+	sum := sha256.Sum256(data)
+	b.cfg, b.cfgData, b.cfgSum = cfg, data, hex.EncodeToString(sum[:])
 	b.loader = content.NewLoader(cfg)
 	b.loader.Cache = true
 	return cfg, nil

@@ -281,6 +281,8 @@ func TestWriteRefuses(t *testing.T) {
 			data[10] ^= 1
 			os.WriteFile(p, data, 0o644)
 		}, "articles/5/3.json: its SHA-256 differs from the manifest: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		{"another config", func(*testing.T, string) {},
+			"the config given is not the one the build used (its SHA-256 differs from the manifest's config_sha256): pass the config.yaml of the build's site, or build again"},
 		{"build unfinished", func(t *testing.T, out string) {
 			os.WriteFile(filepath.Join(out, manifest.Unfinished), nil, 0o644)
 		}, "a build of the output folder is running or did not finish (it left .feedgen-unfinished): run feedgen build, and bundle once it is done"},
@@ -314,6 +316,9 @@ func TestWriteRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			o := buildSite(t, smallOpt)
 			tt.change(t, o.out)
+			if tt.name == "another config" {
+				o.config = append(o.config, "# edited\n"...)
+			}
 			var buf bytes.Buffer
 			_, err := Write(context.Background(), &buf, os.DirFS(o.out), Options{Config: o.config})
 			if err == nil || err.Error() != tt.want {

@@ -5,6 +5,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +90,9 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 		return nil, err
 	}
 	m, mdata := r.Manifest, r.Data
+	if sum := sha256.Sum256(opt.Config); m.ConfigSHA256 != "" && m.ConfigSHA256 != hex.EncodeToString(sum[:]) {
+		return nil, errors.New("the config given is not the one the build used (its SHA-256 differs from the manifest's config_sha256): pass the config.yaml of the build's site, or build again")
+	}
 	if ps := checkManifest(m); len(ps) > 0 {
 		return nil, fmt.Errorf("checking the output's manifest: %w", ps)
 	}

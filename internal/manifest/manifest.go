@@ -42,8 +42,11 @@ type Manifest struct {
 	// collections the build pre-rendered, one per value that an article
 	// has: a query for another value of such a filter is answered with an
 	// empty collection, not found.
-	Filters     []string     `json:"filters,omitempty"`
-	Collections []Collection `json:"collections"`
+	Filters []string `json:"filters,omitempty"`
+	// ConfigSHA256 is the hex SHA-256 of the config file's bytes the
+	// build read: a bundle holds that config, and no other.
+	ConfigSHA256 string       `json:"config_sha256,omitempty"`
+	Collections  []Collection `json:"collections"`
 	// Source, when set, says what the pages were made of; absent when
 	// the build had warnings (a build that skips loading could not
 	// repeat them) or the program cannot name its code (Options.Code).

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/feedgen/feedgen/internal/config"
+)
+
+// ConfigName is the file that makes a folder a site.
+const configName = "config.yaml"
+
+// findConfig returns the config file of the site a command works on: the
+// --config flag's, a file or a folder holding config.yaml, when given;
+// else the first config.yaml in cwd or a folder above it, as git and Hugo
+// find theirs. found is false, with no error, when there is none.
+func findConfig(flag string, given bool, cwd string) (path string, found bool, err error) {
+	if given {
+		info, err := os.Stat(flag)
+		if err == nil && info.IsDir() {
+			flag = filepath.Join(flag, configName)
+			_, err = os.Stat(flag)
+		}
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // named below
+			}
+			return "", false, fmt.Errorf("reading config %s: %w", flag, err)
+		}
+		return flag, true, nil
+	}
+	for dir := cwd; ; {
+		p := filepath.Join(dir, configName)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			if rel, err := filepath.Rel(cwd, p); err == nil {
+				p = rel // as the user would write it
+			}
+			return p, true, nil
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", false, fmt.Errorf("looking for %s: %w", configName, err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false, nil
+		}
+		dir = parent
+	}
+}
+
+// emptyFolder reports whether dir holds nothing but hidden files: a
+// folder where building the sample site cannot be a mistake.
+func emptyFolder(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.Name()[0] != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// outputDir returns the build folder a reader command (serve, bundle,
+// rules, publish) works on: --dir when given; else the output_dir of
+// the site's config (found as findConfig finds it); else "public". It also
+// returns the config's path, "" when there is none.
+func outputDir(dir string, dirGiven bool, configFlag string, configGiven bool, cwd string) (out, cfgPath string, err error) {
+	cfgPath, found, err := findConfig(configFlag, configGiven, cwd)
+	if err != nil || !found {
+		if dirGiven {
+			return dir, "", err
+		}
+		return "public", "", err
+	}
+	if dirGiven {
+		return dir, cfgPath, nil
+	}
+	cfg, err := readConfig(cfgPath)
+	if err != nil {
+		return "", "", err
+	}
+	return cfg.OutputDir, cfgPath, nil
+}
+
+// readConfig reads and checks the config file at path.
+func readConfig(path string) (*config.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return config.Parse(path, filepath.Dir(path), data)
+}
