@@ -65,7 +65,7 @@ func (s *siteOptions) options(g *globalOptions) build.Options {
 // buildOptions are the options of feedgen build.
 type buildOptions struct {
 	*globalOptions
-	site  siteOptions
+	site   siteOptions
 	quiet  bool
 	sample bool                   // --sample, or chosen by check
 	set    func(flag string) bool // whether the flag was given
