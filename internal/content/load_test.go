@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -466,5 +467,48 @@ func TestFileNameURLs(t *testing.T) {
 	want := "content/news/politics/pipe.md: not a regular file (p---------): an article is a plain file; remove it or rename it without .md"
 	if got := errString(err); got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestLoaderCacheSameSizeAndTime checks that a file replaced by one of the
+// same size and modification time (cp -p, a folder moved in over another)
+// is read again: on Linux, its inode or change time tells.
+func TestLoaderCacheSameSizeAndTime(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("size and modification time are all other systems tell")
+	}
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "news", "politics")
+	os.MkdirAll(cat, 0o755)
+	name := filepath.Join(cat, "a.md")
+	os.WriteFile(name, []byte(good), 0o644)
+	old := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	os.Chtimes(name, old, old)
+	l := NewLoader(testCfg(t))
+	l.Cache = true
+	if _, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	same := strings.Replace(good, "Hello", "Jello", 1) // same length
+	for _, replace := range []func(){
+		func() { os.WriteFile(name, []byte(same), 0o644) },
+		func() {
+			tmp := filepath.Join(dir, "new.md")
+			os.WriteFile(tmp, []byte(same), 0o644)
+			os.Rename(tmp, name)
+		},
+	} {
+		os.WriteFile(name, []byte(good), 0o644)
+		os.Chtimes(name, old, old)
+		l.Load(context.Background(), os.DirFS(dir), Options{Now: now})
+		replace()
+		os.Chtimes(name, old, old)
+		site, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := site.Articles[0].Title; !strings.Contains(got, "Jello") {
+			t.Errorf("title %q: the file replaced with the same size and time was not read again", got)
+		}
 	}
 }

@@ -19,11 +19,14 @@ type dirFS struct {
 	dir string
 }
 
-// stamp is what tells a file's version apart: size and modification time.
-// The zero stamp is unknown.
+// stamp is what tells a file's version apart: size and modification time
+// and, where the system tells them, the file's identity (inode) and its
+// change time, which a copy that keeps the modification time (cp -p, a
+// folder replaced by another) cannot keep. The zero stamp is unknown.
 type stamp struct {
 	size    int64
 	modTime time.Time
+	id      fileID
 }
 
 // readFile returns the bytes of the file name in fsys and, when withStamp
@@ -42,7 +45,7 @@ func readFile(fsys fs.FS, name string, withStamp bool, buf []byte) ([]byte, stam
 	if err != nil {
 		return data, stamp{}, nil // read, but unknown: read again next time
 	}
-	return data, stamp{info.Size(), info.ModTime()}, nil
+	return data, stamp{info.Size(), info.ModTime(), idOf(info)}, nil
 }
 
 // statFile returns the stamp of the file name in fsys, following links.
@@ -51,5 +54,5 @@ func statFile(fsys fs.FS, name string) (stamp, error) {
 	if err != nil {
 		return stamp{}, err
 	}
-	return stamp{info.Size(), info.ModTime()}, nil
+	return stamp{info.Size(), info.ModTime(), idOf(info)}, nil
 }

@@ -51,7 +51,25 @@ func readDirFile(name string, buf []byte) ([]byte, stamp, error) {
 	if int64(len(b)) != st.Size {
 		mod = time.Time{} // changed while read: unknown, read again next time
 	}
-	return b, stamp{int64(len(b)), mod}, nil
+	return b, stamp{int64(len(b)), mod, idOfStat(&st)}, nil
+}
+
+// fileID is a file's device, inode and change time.
+type fileID struct {
+	dev, ino uint64
+	ctime    int64 // nanoseconds
+}
+
+// idOf returns the identity of the file info describes.
+func idOf(info fs.FileInfo) fileID {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return idOfStat(st)
+	}
+	return fileID{}
+}
+
+func idOfStat(st *syscall.Stat_t) fileID {
+	return fileID{dev: uint64(st.Dev), ino: st.Ino, ctime: st.Ctim.Nano()}
 }
 
 func open(name string) (int, error) {
