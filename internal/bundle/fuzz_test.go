@@ -14,11 +14,13 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/server"
 )
 
 var update = flag.Bool("update", false, "rewrite the bundles in testdata")
@@ -153,6 +155,10 @@ func FuzzRead(f *testing.F) {
 			if err != nil || n != file.Size {
 				t.Fatalf("%s: read %d bytes, %v; want %d", file.Path, n, err, file.Size)
 			}
+		}
+		// What verify accepts, serve --bundle serves.
+		if _, err := server.New(context.Background(), server.Options{Dir: "fuzz.zip", FS: b.FS(), StartTimeout: time.Millisecond}); err != nil {
+			t.Fatalf("a bundle that reads as sound does not serve: %v", err)
 		}
 	})
 }
