@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
@@ -38,11 +36,18 @@ func (o *rulesOptions) check() error {
 
 // runRules writes the target's files for the build of the config.
 func runRules(_ context.Context, o *rulesOptions) error {
-	data, err := os.ReadFile(o.config)
+	cwd, err := os.Getwd()
 	if err != nil {
-		return fmt.Errorf("reading config: %w", err)
+		return err
 	}
-	cfg, err := config.Parse(o.config, filepath.Dir(o.config), data)
+	path, found, err := findConfig(o.config, o.config != "", cwd)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return usageError{errors.New("no config.yaml here or in any folder above: pass --config")}
+	}
+	cfg, err := readConfig(path)
 	if err != nil {
 		return err
 	}
@@ -60,7 +65,7 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	}
 	if p := m.Pagination.Pagination(); !slices.Equal(p.Limits, cfg.Pagination.Limits) || p.DefaultLimit != cfg.Pagination.DefaultLimit ||
 		p.MaxLimit != cfg.Pagination.MaxLimit || p.Offsets != cfg.Pagination.Offsets || !slices.Equal(m.Filters, cfg.Filters) {
-		return fmt.Errorf("the build in %s is not of %s (its pagination or filters differ): run feedgen build, then feedgen rules", root, o.config)
+		return fmt.Errorf("the build in %s is not of %s (its pagination or filters differ): run feedgen build, then feedgen rules", root, path)
 	}
 	s, err := rules.NewSite(m, root, o.listen)
 	if err != nil {
@@ -110,7 +115,7 @@ Targets, the files each writes and how they run:
 			return checkRun(cmd.Context(), o, runRules)
 		},
 	}
-	cmd.Flags().StringVarP(&o.config, "config", "c", "config.yaml", "the config.yaml of the site")
+	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the site's config file, or its folder (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().StringVar(&o.root, "root", "", "the build's folder, as the platform sees it (default: output_dir of the config)")
 	cmd.Flags().StringVar(&o.listen, "listen", "80", "where a server target listens: PORT or HOST:PORT")
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "the folder to write the files to (required)")
