@@ -46,6 +46,9 @@ type Options struct {
 	OutDir  string // overrides output_dir when set
 	BaseURL string // overrides base_url when set (preview links)
 	Future  bool   // include articles published after Now
+	Drafts  bool   // include articles marked draft: true
+	// Strict makes warnings errors: a build with any writes nothing.
+	Strict bool
 	// Memory keeps the pages out of any folder: the build renders them
 	// for OnPage and describes them in Result.Manifest, and writes no file
 	// (the live preview without an output folder). Written and Deleted
@@ -185,7 +188,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	}
 	changed := b.changed(cfg)
 	b.hint = changed != nil // a replaced content folder vouches for nothing
-	opts := content.Options{Now: now, Future: b.opt.Future, Root: cfg.ContentDir, Changed: changed}
+	opts := content.Options{Now: now, Future: b.opt.Future, Drafts: b.opt.Drafts, Root: cfg.ContentDir, Changed: changed}
 	// A new Builder may find the content to be what the folder was built
 	// from, if it has a manifest (a cold build reads and parses in one
 	// pass); not the preview's first build, which must render every page.
@@ -223,7 +226,8 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 
 	res := &Result{
 		OutDir: outDir, Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
-		Reparsed: site.Reparsed, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
+		NextScheduled: site.NextScheduled,
+		Reparsed:      site.Reparsed, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
 	}
 	m := &manifest.Manifest{
 		Format: manifest.Format, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
@@ -276,9 +280,18 @@ func checkSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (int64, e
 	return estimate, nil
 }
 
-// load loads the content and prints its warnings.
+// load loads the content and prints its warnings; in a strict build they
+// are errors.
 func (b *Builder) load(ctx context.Context, fsys fs.FS, opt content.Options) (*content.Site, error) {
 	site, err := b.loader.Load(ctx, fsys, opt)
+	if b.opt.Strict && site != nil && len(site.Warnings) > 0 {
+		var dl diag.List
+		if errors.As(err, &dl) {
+			site.Warnings = append(site.Warnings, dl...)
+			site.Warnings.Sort()
+		}
+		return nil, site.Warnings
+	}
 	if site != nil {
 		for _, w := range site.Warnings {
 			fmt.Fprintf(b.opt.Log, "warning: %s\n", w)

@@ -19,7 +19,10 @@ type Result struct {
 	Articles  int
 	Drafts    int
 	Scheduled int
-	Reparsed  int // article files read and parsed (the rest were cached)
+	// NextScheduled is when the first scheduled article is due: the
+	// build then lists other articles. Zero when none is scheduled.
+	NextScheduled time.Time
+	Reparsed      int // article files read and parsed (the rest were cached)
 	// Skipped is set when the inputs were those the output was built
 	// from (Options.Code): no file was parsed, no page rendered.
 	Skipped bool

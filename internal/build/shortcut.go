@@ -19,6 +19,9 @@ import (
 func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte, files []manifest.File) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "feedgen source 1\n%q\n%q\nfuture=%t\n%d\n", b.opt.Code, baseURL, b.opt.Future, len(b.cfgData))
+	if b.opt.Drafts {
+		h.Write([]byte("drafts\n"))
+	}
 	h.Write(b.cfgData)
 	writeZone(h, b.cfg.Location)
 	h.Write(content[:])
@@ -99,6 +102,9 @@ func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*m
 	res := &Result{
 		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
 		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.Data,
+	}
+	if m.Source.Until != nil {
+		res.NextScheduled = *m.Source.Until
 	}
 	keep := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {

@@ -28,6 +28,9 @@ type Options struct {
 	// left out unless Future is set.
 	Now    time.Time
 	Future bool
+	// Drafts publishes the articles marked draft: true (a preview of
+	// work in progress).
+	Drafts bool
 	// Root is how the content folder is named in messages, e.g. "content".
 	Root string
 	// Changed, when not nil, lists the only files and folders
@@ -227,7 +230,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	site.Warnings.Sort()
 	for _, a := range all {
 		switch {
-		case a.Draft:
+		case a.Draft && !opt.Drafts:
 			site.Drafts++
 		case !opt.Future && a.Instant.After(opt.Now):
 			site.Scheduled++

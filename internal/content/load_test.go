@@ -81,9 +81,9 @@ func TestLoadErrors(t *testing.T) {
 		{"empty title", "---\nid: 1\ntitle: \"  \"\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
 			p + ":3: title is empty: give the article a headline"},
 		{"bad date", "---\nid: 1\ntitle: x\npublished: 2025-13-02T10:00:00\nauthor: ivan\n---\n",
-			p + `:4: published: "2025-13-02T10:00:00" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00`},
-		{"date only", "---\nid: 1\ntitle: x\npublished: 2025-01-02\nauthor: ivan\n---\n",
-			p + `:4: published: "2025-01-02" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00`},
+			p + `:4: published: "2025-13-02T10:00:00" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
+		{"date only, no such day", "---\nid: 1\ntitle: x\npublished: 2025-02-30\nauthor: ivan\n---\n",
+			p + `:4: published: "2025-02-30" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
 		{"unknown author", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: nobody\n---\n",
 			p + `:5: unknown author "nobody": add it to authors in config.yaml, or use author_name and author_url`},
 		{"no author", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\n---\n",
@@ -109,7 +109,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad draft", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\ndraft: maybe\n---\n",
 			p + `:6: draft: want true or false, got "maybe"`},
 		{"leading blank lines keep numbering", "\n\n---\nid: 1\ntitle: x\npublished: nope\nauthor: ivan\n---\n",
-			p + `:6: published: "nope" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00`},
+			p + `:6: published: "nope" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -509,6 +509,47 @@ func TestLoaderCacheSameSizeAndTime(t *testing.T) {
 		}
 		if got := site.Articles[0].Title; !strings.Contains(got, "Jello") {
 			t.Errorf("title %q: the file replaced with the same size and time was not read again", got)
+		}
+	}
+}
+
+// TestDateOnly checks that a published date without a time is midnight
+// of that day in the site's time zone.
+func TestDateOnly(t *testing.T) {
+	loc, err := time.LoadLocation("Europe/Moscow")
+	if err != nil {
+		t.Skip(err)
+	}
+	wall, instant, err := parseTime("2026-01-10", loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := wall.Format(PublishedLayout), "2026-01-10T00:00:00"; got != want {
+		t.Errorf("wall clock %s, want %s", got, want)
+	}
+	if got, want := instant.UTC().Format(time.RFC3339), "2026-01-09T21:00:00Z"; got != want {
+		t.Errorf("instant %s, want %s", got, want)
+	}
+}
+
+// TestDrafts checks that drafts are left out and counted, unless
+// Options.Drafts publishes them.
+func TestDrafts(t *testing.T) {
+	fsys := fstest.MapFS{
+		"news/politics/a.md": {Data: []byte(good)},
+		"news/politics/b.md": {Data: []byte(strings.Replace(good, "id: 1", "id: 2\ndraft: true", 1))},
+	}
+	for _, drafts := range []bool{false, true} {
+		site, err := NewLoader(testCfg(t)).Load(context.Background(), fsys, Options{Now: now, Drafts: drafts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantArticles, wantDrafts := 1, 1
+		if drafts {
+			wantArticles, wantDrafts = 2, 0
+		}
+		if len(site.Articles) != wantArticles || site.Drafts != wantDrafts {
+			t.Errorf("Drafts=%t: %d articles, %d drafts; want %d, %d", drafts, len(site.Articles), site.Drafts, wantArticles, wantDrafts)
 		}
 	}
 }

@@ -56,6 +56,9 @@ func Run(ctx context.Context, opt Options) error {
 	if out == nil {
 		out = io.Discard
 	}
+	if opt.Build.Now == nil {
+		opt.Build.Now = time.Now
+	}
 	opt.Build.Memory = opt.Build.OutDir == ""
 	opt.Server.Dir = opt.Build.OutDir
 	opt.Server.ExternalBuilds = true
@@ -88,7 +91,16 @@ func Run(ctx context.Context, opt Options) error {
 		serveErr = make(chan error, 1)
 		broken   bool
 	)
-	rebuild := func(ctx context.Context, changed []string) {
+	// The watcher never runs rebuild twice at once; the timer of the next
+	// scheduled article takes this lock too.
+	var (
+		mu        sync.Mutex
+		scheduled *time.Timer
+	)
+	var rebuild func(ctx context.Context, changed []string)
+	rebuild = func(ctx context.Context, changed []string) {
+		mu.Lock()
+		defer mu.Unlock()
 		start := time.Now()
 		var res *build.Result
 		var err error
@@ -127,8 +139,26 @@ func Run(ctx context.Context, opt Options) error {
 		if changed != nil {
 			what = "rebuilt after " + describe(changed)
 		}
-		fmt.Fprintf(out, "%s in %s: %d articles, %d pages written, %d deleted\n",
+		line := fmt.Sprintf("%s in %s: %d articles, %d pages written, %d deleted",
 			what, time.Since(start).Round(time.Millisecond), res.Articles, res.Written, res.Deleted)
+		if scheduled != nil {
+			scheduled.Stop()
+			scheduled = nil
+		}
+		if res.Scheduled > 0 && !res.NextScheduled.IsZero() {
+			line += fmt.Sprintf(", %d scheduled left out (next at %s)", res.Scheduled, res.NextScheduled.In(cfg.Location).Format(time.RFC3339))
+			// Build again when the next one is due, so that it appears
+			// without another change (not at once: a fixed clock,
+			// SOURCE_DATE_EPOCH, would never reach it).
+			if wait := res.NextScheduled.Sub(opt.Build.Now()); wait > 0 {
+				scheduled = time.AfterFunc(wait+10*time.Millisecond, func() {
+					if ctx.Err() == nil {
+						rebuild(ctx, nil)
+					}
+				})
+			}
+		}
+		fmt.Fprintln(out, line)
 		if broken {
 			fmt.Fprintln(out, "the site is good again")
 			broken = false
@@ -142,6 +172,13 @@ func Run(ctx context.Context, opt Options) error {
 			}
 		}
 	}
+	defer func() {
+		mu.Lock()
+		if scheduled != nil {
+			scheduled.Stop()
+		}
+		mu.Unlock()
+	}()
 	err = watch.Run(ctx, watch.Options{
 		Paths: []string{opt.ConfigPath, cfg.ContentDir}, Quiet: opt.Quiet, Func: rebuild, Log: out,
 		Initial: true,

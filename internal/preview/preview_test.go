@@ -303,3 +303,26 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestPreviewScheduled checks that an article scheduled a moment ahead
+// appears when it is due, with no other change, and that the preview's
+// line says what is left out until then.
+func TestPreviewScheduled(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "config.yaml"), previewConfig)
+	mustWrite(t, filepath.Join(dir, "content/news/politics/a1.md"), previewArticle("1", "Now"))
+	due := time.Now().Add(1500 * time.Millisecond).UTC().Truncate(time.Second).Add(time.Second)
+	mustWrite(t, filepath.Join(dir, "content/news/politics/a2.md"),
+		"---\nid: 2\ntitle: Scheduled\npublished: "+due.Format("2006-01-02T15:04:05")+"\nauthor: ivan\n---\n")
+	p := runPreview(t, dir, "")
+	if got := get(t, p.url); strings.Contains(got, "Scheduled") {
+		t.Fatalf("the scheduled article is listed before it is due: %.200s", got)
+	}
+	eventually(t, "the line about the scheduled article", func() bool {
+		return strings.Contains(p.out.String(), "1 scheduled left out (next at "+due.Format(time.RFC3339)+")")
+	})
+	eventually(t, "the scheduled article when due", func() bool { return strings.Contains(get(t, p.url), "Scheduled") })
+	if time.Now().Before(due) {
+		t.Errorf("listed at %s, before it was due at %s", time.Now().Format(time.RFC3339Nano), due.Format(time.RFC3339))
+	}
+}

@@ -1,0 +1,168 @@
+// Package scaffold starts a site and its articles (feedgen new): the
+// files a new user edits, valid from the first build.
+package scaffold
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/content"
+)
+
+// siteConfig is the config.yaml of a new site.
+const siteConfig = `# feedgen configuration: see the README for every key.
+
+# Public web site: article URLs are {site_url}/{section}/{section_slug}/{slug}/.
+site_url: https://www.example.com
+
+# Where /articles/ is served: the next/previous links start with it.
+base_url: https://api.example.com
+
+# The time zone of published times.
+timezone: UTC
+
+# Sections are the first URL segment; inside each, <section_slug>: display name.
+sections:
+  news:
+    general: General
+
+# Authors that articles name with author: <key>.
+authors:
+  editor: {name: The Editor, url: /authors/editor/}
+
+# Filtered listings to pre-render: any of section, category, tag, author.
+filters: [section, category, tag, author]
+
+pagination:
+  default_limit: 20
+  max_limit: 100
+  limits: [20, 50, 100]
+  offsets: all
+
+content_dir: content
+output_dir: public
+`
+
+// gitignore keeps the build out of version control.
+const gitignore = "/public/\n"
+
+// Site writes a new site into dir, which must be empty or not exist:
+// config.yaml, .gitignore and one article published at now. It returns
+// the files it wrote.
+func Site(dir string, now time.Time) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	if len(entries) > 0 {
+		return nil, fmt.Errorf("%s is not empty: a new site goes into an empty or new folder", dir)
+	}
+	files := []struct{ name, data string }{
+		{"config.yaml", siteConfig},
+		{".gitignore", gitignore},
+		{filepath.Join("content", "news", "general", "hello-world.md"), article(1, "Hello, world", now.UTC(), "editor", false)},
+	}
+	var written []string
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return written, fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
+		}
+		if err := os.WriteFile(p, []byte(f.data), 0o644); err != nil {
+			return written, fmt.Errorf("writing %s: %w", p, err)
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}
+
+// article returns the markdown of an article.
+func article(id int64, title string, published time.Time, author string, draft bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nid: %d\ntitle: %q\npublished: %s\nauthor: %s\ntags: []\n", id, title, published.Format(content.PublishedLayout), author)
+	if draft {
+		b.WriteString("draft: true  # left out of the build until removed (feedgen build -D shows drafts)\n")
+	}
+	b.WriteString("---\nThe first paragraph is the announcement, unless the front matter sets one.\n\nThe rest of the article.\n")
+	return b.String()
+}
+
+// validSlug reports whether s may name a new article: lowercase letters
+// and digits in words joined by single -, as most sites write URLs.
+func validSlug(s string) bool {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
+		return false
+	}
+	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
+}
+
+// Article writes a new draft article at SECTION/CATEGORY/SLUG (spec) in
+// the content folder of the site cfg, with the next free id and published
+// at now in the site's time zone, and returns its path. The section and
+// category must be in the config.
+func Article(ctx context.Context, cfg *config.Config, spec string, now time.Time) (string, error) {
+	parts := strings.Split(strings.TrimSuffix(spec, ".md"), "/")
+	if len(parts) != 3 {
+		return "", fmt.Errorf("%q: want SECTION/CATEGORY/SLUG, e.g. news/politics/budget-vote", spec)
+	}
+	section, category, slug := parts[0], parts[1], parts[2]
+	cats, ok := cfg.Sections[section]
+	if !ok {
+		return "", fmt.Errorf("no section %q in %s: the sections are %s", section, cfg.Path, strings.Join(sortedKeys(cfg.Sections), ", "))
+	}
+	if _, ok := cats[category]; !ok {
+		return "", fmt.Errorf("no category %q in section %s of %s: its categories are %s", category, section, cfg.Path, strings.Join(sortedKeys(cats), ", "))
+	}
+	if !validSlug(slug) {
+		return "", fmt.Errorf("slug %q: use lowercase letters, digits and -, e.g. budget-vote", slug)
+	}
+	if len(cfg.Authors) == 0 {
+		return "", fmt.Errorf("no authors in %s: add one, e.g. authors: {editor: {name: The Editor, url: /authors/editor/}}", cfg.Path)
+	}
+	site, err := content.NewLoader(cfg).Load(ctx, content.DirFS(cfg.ContentDir), content.Options{Now: now, Future: true, Drafts: true, Root: cfg.ContentDir})
+	if err != nil {
+		return "", fmt.Errorf("reading the articles for the next free id: %w", err)
+	}
+	var id int64
+	for _, a := range site.Articles {
+		id = max(id, a.ID)
+	}
+	p := filepath.Join(cfg.ContentDir, section, category, slug+".md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("%s exists: choose another slug", p)
+	}
+	if err != nil {
+		return "", fmt.Errorf("writing %s: %w", p, err)
+	}
+	author := sortedKeys(cfg.Authors)[0]
+	_, err = f.WriteString(article(id+1, "A new article", now.In(cfg.Location), author, true))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(p)
+		return "", fmt.Errorf("writing %s: %w", p, err)
+	}
+	return p, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
