@@ -253,6 +253,9 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 // contentFS returns the content folder: in FS when it is not on disk.
 func (b *Builder) contentFS(cfg *config.Config) (fs.FS, error) {
 	if b.opt.Root != "" {
+		if err := cfg.CheckContentDir(); err != nil {
+			return nil, err
+		}
 		return content.DirFS(cfg.ContentDir), nil
 	}
 	fsys, err := fs.Sub(b.opt.FS, cfg.ContentDir)

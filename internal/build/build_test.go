@@ -673,3 +673,27 @@ func TestRebuildReplacedContent(t *testing.T) {
 		})
 	}
 }
+
+// TestStrayFilesNamed checks that a build names the files under
+// articles/ it deletes that no build wrote, and not the stale pages of the
+// last build nor temporary files.
+func TestStrayFilesNamed(t *testing.T) {
+	dir := site(t, 3)
+	out := filepath.Join(dir, "public")
+	mustBuild(t, dir)
+	write(t, out, "articles/notes.txt", "mine")
+	write(t, out, "articles/2/.0.json.77-0.tmp", "{")
+	write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
+	var log bytes.Buffer
+	b := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Log: &log})
+	if _, err := b.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := "deleting " + filepath.Join(out, "articles/notes.txt") + ": not a page of this build nor of the last\n"
+	if log.String() != want {
+		t.Errorf("log %q, want %q", log.String(), want)
+	}
+	if exists(filepath.Join(out, "articles/notes.txt")) || exists(filepath.Join(out, "articles/3")) {
+		t.Error("stray file or stale pages left")
+	}
+}

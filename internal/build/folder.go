@@ -41,19 +41,6 @@ func makeDirs(outDir string, pages []feed.Page) error {
 	return nil
 }
 
-// sweep deletes every file under outDir/articles that is not a page of this
-// build (stale pages, temporary files of an interrupted build), the
-// folders it leaves empty and the temporary manifests of builds killed
-// while writing one. It returns how many pages it deleted.
-func sweep(outDir string, keep map[string]bool) (int, error) {
-	files, dirs, err := strays(outDir, keep)
-	if err != nil {
-		return 0, err
-	}
-	removeManifestTemps(outDir)
-	return remove(files, dirs)
-}
-
 // strays lists the files under outDir/articles that are not in keep (paths
 // relative to outDir), and the folders there that hold no page of keep,
 // parents first: those that may be left empty.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
@@ -155,10 +156,7 @@ func (d *disk) rewrite(p string, data []byte) error {
 
 func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	if !d.wroteLast {
-		if err := d.mark(); err != nil {
-			return 0, err
-		}
-		return sweep(d.path, keep)
+		return d.sweep(prev, keep)
 	}
 	// This Builder wrote the folder last: its manifest names every file
 	// there is to delete.
@@ -177,6 +175,37 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 	}
 	removeEmptyDirs(d.path, dirs)
 	return deleted, nil
+}
+
+// sweep deletes every file under the folder's articles/ that is not a
+// page of this build (keep): stale pages, temporary files of an
+// interrupted build, and files no build wrote, which it names on the log;
+// then the folders it leaves empty and the temporary manifests of builds
+// killed while writing one. It returns how many pages it deleted.
+func (d *disk) sweep(prev *manifest.Manifest, keep map[string]bool) (int, error) {
+	files, dirs, err := strays(d.path, keep)
+	if err != nil {
+		return 0, err
+	}
+	if len(files) > 0 {
+		if err := d.mark(); err != nil {
+			return 0, err
+		}
+	}
+	listed := map[string]bool{}
+	if prev != nil {
+		for _, f := range prev.Files {
+			listed[f.Path] = true
+		}
+	}
+	for _, f := range files {
+		rel, err := filepath.Rel(d.path, f)
+		if err == nil && !strings.HasSuffix(f, ".tmp") && !listed[filepath.ToSlash(rel)] {
+			fmt.Fprintf(d.b.opt.Log, "deleting %s: not a page of this build nor of the last\n", f)
+		}
+	}
+	removeManifestTemps(d.path)
+	return remove(files, dirs)
 }
 
 // writeManifest writes the manifest unless the folder holds these bytes.

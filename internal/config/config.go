@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"math"
 	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -28,6 +30,10 @@ const (
 
 // DefaultMaxOutputBytes is max_output_bytes when the config does not set it.
 const DefaultMaxOutputBytes = 4 << 30
+
+// DefaultCacheControl is publish.cache_control when the config does not set
+// it: the Cache-Control of every object feedgen publish uploads.
+const DefaultCacheControl = "public, max-age=60"
 
 // Filters: the filtered collections a config may pre-render, each named by
 // the query parameter that selects it. Config.Filters lists them in this
@@ -72,7 +78,13 @@ type Config struct {
 	// section and category, as a category is always within its section.
 	Filters []string
 
+	Publish Publish
+
 	ContentDir string // as resolved against Dir
+	// contentDir is content_dir as written, and contentDirLine its line
+	// (0 when it is not set): for CheckContentDir's message.
+	contentDir     string
+	contentDirLine int
 	OutputDir  string // as resolved against Dir
 }
 
@@ -80,6 +92,11 @@ type Config struct {
 type Author struct {
 	Name string
 	URL  string
+}
+
+// Publish is how feedgen publish uploads the output (publish:).
+type Publish struct {
+	CacheControl string // the Cache-Control of every object; DefaultCacheControl by default
 }
 
 // Pagination says which pages are pre-rendered.
@@ -98,7 +115,8 @@ func (p Pagination) HasLimit(l int) bool {
 }
 
 var keys = []string{"site_url", "base_url", "media_url", "timezone", "default_avatar", "sections",
-	"authors", "pagination", "filters", "content_dir", "output_dir"}
+	"authors", "pagination", "filters", "publish", "content_dir", "output_dir"}
+var publishKeys = []string{"cache_control"}
 var paginationKeys = []string{"default_limit", "max_limit", "limits", "offsets", "max_output_bytes"}
 var authorKeys = []string{"name", "url"}
 
@@ -157,6 +175,7 @@ func (p *parser) parse(data []byte) *Config {
 		ContentDir: "content",
 		OutputDir:  "public",
 		Pagination: Pagination{DefaultLimit: 20, Offsets: OffsetsAll, MaxOutputBytes: DefaultMaxOutputBytes},
+		Publish:    Publish{CacheControl: DefaultCacheControl},
 	}
 	root, err := yamlnode.Parse(data, 0)
 	if err != nil {
@@ -198,7 +217,7 @@ func (p *parser) parse(data []byte) *Config {
 			c.DefaultAvatar = p.str(kv)
 		case "content_dir":
 			if s := p.str(kv); s != "" {
-				c.ContentDir = s
+				c.ContentDir, c.contentDir, c.contentDirLine = s, s, kv.KeyNode.Line
 			}
 		case "output_dir":
 			if s := p.str(kv); s != "" {
@@ -210,6 +229,8 @@ func (p *parser) parse(data []byte) *Config {
 			p.authors(c, v)
 		case "filters":
 			c.Filters = p.filters(v)
+		case "publish":
+			p.publish(&c.Publish, v)
 		case "pagination":
 			pp, err := yamlnode.Mapping(v)
 			if err != nil {
@@ -318,6 +339,35 @@ func deref(n *yaml.Node) *yaml.Node {
 
 func (p *parser) unknown(prefix string, kv yamlnode.Pair, known []string) {
 	p.errorf(kv.KeyNode.Line, "%s", unknownName("key", prefix, kv.Key, known))
+}
+
+// CheckContentDir returns, as a config error, a content folder that is
+// not there: named as content_dir gives it, relative to the config's
+// folder, with the folder likely meant.
+func (c *Config) CheckContentDir() error {
+	info, err := os.Stat(c.ContentDir)
+	if err == nil && info.IsDir() {
+		return nil
+	}
+	written := c.contentDir
+	if written == "" {
+		written = "content"
+	}
+	msg := fmt.Sprintf("content_dir: %q is not a folder (%s)", written, c.ContentDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		msg = fmt.Sprintf("content_dir: folder %q does not exist (relative to the config's folder: %s)", written, c.ContentDir)
+		var dirs []string
+		entries, _ := os.ReadDir(filepath.Dir(c.ContentDir))
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				dirs = append(dirs, e.Name())
+			}
+		}
+		if s := Suggest(filepath.Base(c.ContentDir), dirs); s != "" {
+			msg += fmt.Sprintf(": did you mean %q?", filepath.Join(filepath.Dir(written), s))
+		}
+	}
+	return diag.List{{Path: c.Path, Line: c.contentDirLine, Msg: msg}}
 }
 
 // unknownName says that name, a what such as a key, is not one of known:
@@ -434,6 +484,39 @@ func (p *parser) authors(c *Config, n *yaml.Node) {
 			p.errorf(a.KeyNode.Line, "authors.%s: name is missing", a.Key)
 		}
 		c.Authors[a.Key] = au
+	}
+}
+
+// publish reads the publish mapping n into pub.
+func (p *parser) publish(pub *Publish, n *yaml.Node) {
+	if yamlnode.IsNull(n) {
+		return
+	}
+	pairs, err := yamlnode.Mapping(n)
+	if err != nil {
+		p.nodeErr("publish", n, err)
+		return
+	}
+	for _, e := range pairs {
+		switch e.Key {
+		case "cache_control":
+			s, err := yamlnode.String(e.Value)
+			if err != nil {
+				p.nodeErr("publish.cache_control", e.Value, err)
+				break
+			}
+			if strings.TrimSpace(s) == "" {
+				p.errorf(e.Value.Line, "publish.cache_control: empty: leave it out for %q, or write e.g. \"public, max-age=300\"", DefaultCacheControl)
+				break
+			}
+			if i := strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r > '~' }); i >= 0 {
+				p.errorf(e.Value.Line, "publish.cache_control: %q has %q: a header value is one line of printable ASCII", s, string([]rune(s[i:])[0]))
+				break
+			}
+			pub.CacheControl = strings.TrimSpace(s)
+		default:
+			p.unknown("publish.", e, publishKeys)
+		}
 	}
 }
 

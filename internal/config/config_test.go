@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -71,10 +73,22 @@ func TestParseErrors(t *testing.T) {
 			`config.yaml:5: filter "tag" is listed twice: list each filter once`},
 		{"unknown key near filters", minimal + "filter: [tag]\n",
 			`config.yaml:3: unknown key "filter": did you mean "filters"?`},
+		{"publish not a mapping", minimal + "publish: no-cache\n",
+			`config.yaml:3: publish: want a mapping of key: value lines, got "no-cache"`},
+		{"unknown publish key with suggestion", minimal + "publish:\n  cache-control: no-cache\n",
+			`config.yaml:4: unknown key "publish.cache-control": did you mean "publish.cache_control"?`},
+		{"unknown publish key without suggestion", minimal + "publish:\n  bucket: s3://x\n",
+			`config.yaml:4: unknown key "publish.bucket": known keys are cache_control`},
+		{"empty cache_control", minimal + "publish:\n  cache_control: \"\"\n",
+			`config.yaml:4: publish.cache_control: empty: leave it out for "public, max-age=60", or write e.g. "public, max-age=300"`},
+		{"cache_control on two lines", minimal + "publish:\n  cache_control: \"no-cache\\nx: y\"\n",
+			`config.yaml:4: publish.cache_control: "no-cache\nx: y" has "\n": a header value is one line of printable ASCII`},
+		{"cache_control a list", minimal + "publish:\n  cache_control: [public]\n",
+			`config.yaml:4: publish.cache_control: want a text value, got a list`},
 		{"several errors at once", "site_url: nope\nbase_url: nope\nextra: 1\n", strings.Join([]string{
 			`config.yaml:1: site_url: "nope" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`,
 			`config.yaml:2: base_url: "nope" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`,
-			`config.yaml:3: unknown key "extra": known keys are site_url, base_url, media_url, timezone, default_avatar, sections, authors, pagination, filters, content_dir, output_dir`,
+			`config.yaml:3: unknown key "extra": known keys are site_url, base_url, media_url, timezone, default_avatar, sections, authors, pagination, filters, publish, content_dir, output_dir`,
 		}, "\n")},
 	}
 	for _, tt := range tests {
@@ -144,6 +158,27 @@ output_dir: /srv/public
 	}
 }
 
+func TestParsePublish(t *testing.T) {
+	tests := []struct{ name, yaml, want string }{
+		{"not set", "", DefaultCacheControl},
+		{"null", "publish:\n", DefaultCacheControl},
+		{"empty mapping", "publish: {}\n", DefaultCacheControl},
+		{"set", "publish:\n  cache_control: public, max-age=300\n", "public, max-age=300"},
+		{"quoted, spaces trimmed", "publish: {cache_control: \" no-cache \"}\n", "no-cache"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("config.yaml", "", []byte(minimal+tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Publish.CacheControl; got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestParseFilters(t *testing.T) {
 	tests := []struct {
 		name, yaml string
@@ -186,6 +221,32 @@ func TestParseSize(t *testing.T) {
 		got, err := ParseSize(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestCheckContentDir(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "content"), 0o755)
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+	base := "site_url: https://www.example.com\nbase_url: https://api.example.com\n"
+	tests := []struct{ yaml, want string }{
+		{base, ""},
+		{base + "content_dir: content\n", ""},
+		{base + "content_dir: contnt\n", `config.yaml:3: content_dir: folder "contnt" does not exist (relative to the config's folder: ` + filepath.Join(dir, "contnt") + `): did you mean "content"?`},
+		{base + "content_dir: file\n", `config.yaml:3: content_dir: "file" is not a folder (` + filepath.Join(dir, "file") + `)`},
+	}
+	for _, tt := range tests {
+		cfg, err := Parse("config.yaml", dir, []byte(tt.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if err := cfg.CheckContentDir(); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.yaml, got, tt.want)
 		}
 	}
 }

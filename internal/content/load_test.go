@@ -82,6 +82,8 @@ func TestLoadErrors(t *testing.T) {
 			p + ":3: title is empty: give the article a headline"},
 		{"bad date", "---\nid: 1\ntitle: x\npublished: 2025-13-02T10:00:00\nauthor: ivan\n---\n",
 			p + `:4: published: "2025-13-02T10:00:00" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
+		{"quoted as written", "---\nid: 1\ntitle: x\npublished: \" 2025-01-02 25:00\"\nauthor: ivan\n---\n",
+			p + `:4: published: " 2025-01-02 25:00" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
 		{"date only, no such day", "---\nid: 1\ntitle: x\npublished: 2025-02-30\nauthor: ivan\n---\n",
 			p + `:4: published: "2025-02-30" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
 		{"unknown author", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: nobody\n---\n",

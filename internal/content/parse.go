@@ -361,8 +361,8 @@ func resolveURL(prefix, s string) (string, error) {
 // parseTime reads published: local wall-clock time in loc, a date alone
 // (midnight of that day in loc), or a time with a zone offset converted to
 // loc.
-func parseTime(s string, loc *time.Location) (wall, instant time.Time, err error) {
-	s = strings.TrimSpace(s)
+func parseTime(written string, loc *time.Location) (wall, instant time.Time, err error) {
+	s := strings.TrimSpace(written)
 	if t, err := time.ParseInLocation(time.DateOnly, s, loc); err == nil {
 		return wallClock(t), t, nil
 	}
@@ -376,7 +376,7 @@ func parseTime(s string, loc *time.Location) (wall, instant time.Time, err error
 		t = t.In(loc)
 		return wallClock(t), t, nil
 	}
-	return time.Time{}, time.Time{}, fmt.Errorf("%q is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)", s)
+	return time.Time{}, time.Time{}, fmt.Errorf("%q is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)", written)
 }
 
 // wallClock keeps t's wall clock, dropping its zone, so that times compare
