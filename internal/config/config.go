@@ -85,7 +85,7 @@ type Config struct {
 	// (0 when it is not set): for CheckContentDir's message.
 	contentDir     string
 	contentDirLine int
-	OutputDir  string // as resolved against Dir
+	OutputDir      string // as resolved against Dir
 }
 
 // Author is an entry of the authors table.
