@@ -193,6 +193,7 @@ func (p *parser) parse(data []byte) *Config {
 	}
 	var haveSite, haveBase, haveLimits, haveMax bool
 	var limitsLine, maxLine, defLine int
+	pagingTypo := false // an unknown key in pagination
 	for _, kv := range pairs {
 		v := kv.Value
 		switch kv.Key {
@@ -277,6 +278,7 @@ func (p *parser) parse(data []byte) *Config {
 					c.Pagination.MaxOutputBytes = n
 				default:
 					p.unknown("pagination.", e, paginationKeys)
+					pagingTypo = true
 				}
 			}
 		default:
@@ -292,7 +294,11 @@ func (p *parser) parse(data []byte) *Config {
 	if c.MediaURL == "" {
 		c.MediaURL = c.SiteURL
 	}
-	p.checkPagination(&c.Pagination, haveLimits, haveMax, limitsLine, maxLine, defLine)
+	if !pagingTypo {
+		// With a key of pagination misspelt, the checks below would
+		// blame the default it leaves in place: the typo says it all.
+		p.checkPagination(&c.Pagination, haveLimits, haveMax, limitsLine, maxLine, defLine)
+	}
 	return c
 }
 

@@ -36,6 +36,8 @@ func TestParseErrors(t *testing.T) {
 			`config.yaml:3: unknown key "site_ulr": did you mean "site_url"?`},
 		{"unknown nested key", minimal + "pagination:\n  limit: 20\n",
 			`config.yaml:4: unknown key "pagination.limit": did you mean "pagination.limits"?`},
+		{"typo of default_limit, one error", minimal + "pagination:\n  default_limt: 30\n  limits: [30, 50]\n",
+			`config.yaml:4: unknown key "pagination.default_limt": did you mean "pagination.default_limit"?`},
 		{"bad offsets", minimal + "pagination:\n  offsets: some\n",
 			`config.yaml:4: pagination.offsets: want "all" or "aligned", got "some"`},
 		{"bad size", minimal + "pagination:\n  max_output_bytes: lots\n",
