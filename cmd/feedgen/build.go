@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -18,6 +21,7 @@ type siteOptions struct {
 	config string
 	out    string
 	future bool
+	drafts bool
 
 	now   func() time.Time // the build time: set by check
 	found bool             // a config was found (config is its path): set by check
@@ -27,6 +31,7 @@ func (s *siteOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&s.config, "config", "c", "", "the site's config file, or its folder (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().StringVarP(&s.out, "out", "o", "", "output folder (default: output_dir of the config)")
 	cmd.Flags().BoolVar(&s.future, "future", false, "include articles published after the build time")
+	cmd.Flags().BoolVarP(&s.drafts, "drafts", "D", false, "include articles marked draft: true")
 }
 
 // check reads the build time from the environment (a SOURCE_DATE_EPOCH
@@ -55,6 +60,7 @@ func (s *siteOptions) options(g *globalOptions) build.Options {
 		Root:       dir,
 		OutDir:     s.out,
 		Future:     s.future,
+		Drafts:     s.drafts,
 		Now:        s.now,
 		Log:        g.stderr,
 		Generator:  "feedgen " + g.version,
@@ -65,10 +71,11 @@ func (s *siteOptions) options(g *globalOptions) build.Options {
 // buildOptions are the options of feedgen build.
 type buildOptions struct {
 	*globalOptions
-	site   siteOptions
-	quiet  bool
-	sample bool                   // --sample, or chosen by check
-	set    func(flag string) bool // whether the flag was given
+	site                siteOptions
+	quiet, strict, json bool
+	baseURL             string
+	sample              bool                   // --sample, or chosen by check
+	set                 func(flag string) bool // whether the flag was given
 }
 
 // check reads the build time and finds the site: --config, or config.yaml
@@ -81,6 +88,11 @@ func (o *buildOptions) check() error {
 	}
 	if err := o.site.check(o.getenv, o.set); err != nil {
 		return err
+	}
+	if o.set("base-url") {
+		if u, err := url.Parse(o.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return usageError{fmt.Errorf("--base-url %q: want an absolute http(s) URL without query, e.g. https://staging-api.example.com", o.baseURL)}
+		}
 	}
 	cwd, _ := os.Getwd()
 	switch {
@@ -102,8 +114,10 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	if o.sample {
 		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), configName, ""
 	}
-	bo.Quiet = o.quiet
-	if !o.quiet {
+	bo.Quiet = o.quiet || o.json
+	bo.Strict = o.strict
+	bo.BaseURL = o.baseURL
+	if !bo.Quiet {
 		bar := newProgress(o.stderr)
 		defer bar.Close()
 		bo.Progress = bar.Set
@@ -112,10 +126,43 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	if err != nil {
 		return err
 	}
-	if !o.quiet {
+	switch {
+	case o.json:
+		return writeSummaryJSON(o.stdout, res)
+	case !o.quiet:
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
 	return nil
+}
+
+// summaryJSON is the summary of a build for scripts (build --json).
+type summaryJSON struct {
+	Articles  int     `json:"articles"`
+	Drafts    int     `json:"drafts"`
+	Scheduled int     `json:"scheduled"`
+	Pages     int     `json:"pages"`
+	Written   int     `json:"written"`
+	Unchanged int     `json:"unchanged"`
+	Deleted   int     `json:"deleted"`
+	Bytes     int64   `json:"bytes"`
+	Warnings  int     `json:"warnings"`
+	Skipped   bool    `json:"inputs_unchanged"`
+	Seconds   float64 `json:"seconds"`
+	OutDir    string  `json:"output_dir"`
+}
+
+// writeSummaryJSON prints the summary of res as one JSON object on a line.
+func writeSummaryJSON(w io.Writer, res *build.Result) error {
+	data, err := json.Marshal(summaryJSON{
+		Articles: res.Articles, Drafts: res.Drafts, Scheduled: res.Scheduled, Pages: res.Pages,
+		Written: res.Written, Unchanged: res.Unchanged, Deleted: res.Deleted, Bytes: res.Bytes,
+		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: res.Duration.Seconds(), OutDir: res.OutDir,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
 }
 
 func newBuildCmd(g *globalOptions) *cobra.Command {
@@ -139,6 +186,9 @@ SOURCE_DATE_EPOCH, when set, is the build time.`,
 	}
 	o.site.register(cmd)
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "make warnings errors: a build with any writes nothing (for CI)")
+	cmd.Flags().BoolVar(&o.json, "json", false, `print the summary as one JSON object (articles, pages, written, unchanged, deleted, bytes, warnings, seconds, ...)`)
+	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "the base URL of the links instead of the config's base_url (a staging host)")
 	cmd.Flags().BoolVar(&o.sample, "sample", false, "build the embedded sample site (into ./public, or --out)")
 	return cmd
 }

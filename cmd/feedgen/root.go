@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -80,10 +81,10 @@ page of the paginated listing /articles/?limit=&offset=, written as static JSON
 files, and serves them exactly as the original dynamic service answered.`,
 		Example: `  feedgen build                 # build ./config.yaml's site into public/
   feedgen serve                 # serve public/ on http://127.0.0.1:8080/articles/`,
-		SilenceUsage:      true,
-		SilenceErrors:     true,
-		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
-		Args:              cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       versionLine(opts.version),
+		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
@@ -95,12 +96,14 @@ files, and serves them exactly as the original dynamic service answered.`,
 	cmd.SetErr(opts.stderr)
 	cmd.SetIn(opts.stdin)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetVersionTemplate("feedgen {{.Version}}\n")
 	cmd.AddCommand(
 		newBuildCmd(opts),
 		newServeCmd(opts),
 		newBundleCmd(opts),
 		newVerifyCmd(opts),
 		newRulesCmd(opts),
+		newNewCmd(opts),
 		newVersionCmd(opts),
 	)
 	return cmd
@@ -139,17 +142,71 @@ func newVersionCmd(g *globalOptions) *cobra.Command {
 
 // runVersion prints the version feedgen was built as.
 func runVersion(g *globalOptions) error {
-	_, err := fmt.Fprintf(g.stdout, "feedgen %s\n", g.version)
+	_, err := fmt.Fprintf(g.stdout, "feedgen %s\n", versionLine(g.version))
 	return err
+}
+
+// versionLine is what feedgen version and --version print after
+// "feedgen": the release (v1.2.3), or for a build from source "dev" and,
+// when the Go toolchain stamped it, the commit, its time, and whether the
+// tree had changes: "dev (commit 0123456789ab, 2026-11-23T17:00:00Z,
+// modified)".
+func versionLine(v string) string {
+	if v != "dev" {
+		return v
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	var rev, at string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	line := v + " (commit " + rev
+	if at != "" {
+		line += ", " + at
+	}
+	if modified {
+		line += ", modified"
+	}
+	return line + ")"
 }
 
 // version is the module version feedgen was built as, or "dev".
 func version() string {
 	info, ok := debug.ReadBuildInfo()
-	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" {
+	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" || pseudoVersion(info.Main.Version) {
 		return "dev"
 	}
 	return info.Main.Version
+}
+
+// pseudoVersion reports whether v is a Go pseudo-version, which the go
+// command stamps on a build from a source tree (v0.0.0-20261123170000-0123456789ab,
+// maybe +dirty): not a release.
+func pseudoVersion(v string) bool {
+	v, _, _ = strings.Cut(v, "+")
+	i := strings.LastIndexByte(v, '-')
+	if i < 15 || len(v)-i-1 != 12 {
+		return false
+	}
+	stamp := v[i-14 : i]
+	if v[i-15] != '-' && v[i-15] != '.' {
+		return false
+	}
+	return strings.Trim(stamp, "0123456789") == "" && strings.Trim(v[i+1:], "0123456789abcdef") == ""
 }
 
 // buildTime returns the clock, or SOURCE_DATE_EPOCH when it is set

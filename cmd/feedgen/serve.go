@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
+	"strconv"
 
 	"github.com/feedgen/feedgen/internal/preview"
 	"github.com/feedgen/feedgen/internal/server"
@@ -21,6 +23,21 @@ import (
 type listenOptions struct {
 	addr      string
 	accessLog string // a file, "-" for stderr, "" for none
+}
+
+// check refuses an --addr that is not host:port with a port number: a
+// bad command line, whatever the mode.
+func (l listenOptions) check() error {
+	_, port, err := net.SplitHostPort(l.addr)
+	if err == nil {
+		if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || (n == 0 && port != "0") {
+			err = fmt.Errorf("port %q is not a number from 0 to 65535", port)
+		}
+	}
+	if err != nil {
+		return usageError{fmt.Errorf("--addr %q: want host:port, e.g. 127.0.0.1:8080 (%v)", l.addr, err)}
+	}
+	return nil
 }
 
 // server returns the options of a server for them, with the access log
@@ -210,6 +227,9 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, set := cmd.Context(), cmd.Flags().Changed
+			if err := listen.check(); err != nil {
+				return err
+			}
 			switch {
 			case set("bundle"):
 				return checkRun(ctx, &serveBundleOptions{globalOptions: g, listen: listen, file: bundle, set: set}, runServeBundle)

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/scaffold"
+	"github.com/spf13/cobra"
+)
+
+// newOptions are the options of feedgen new site and new article.
+type newOptions struct {
+	*globalOptions
+	arg    string // the folder of the site, or SECTION/CATEGORY/SLUG
+	config string // new article: the site's config, or its folder
+	set    func(flag string) bool
+}
+
+func (o *newOptions) check() error { return nil }
+
+// runNewSite writes a new site and says what to do next.
+func runNewSite(_ context.Context, o *newOptions) error {
+	files, err := scaffold.Site(o.arg, time.Now())
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Fprintln(o.stdout, f)
+	}
+	fmt.Fprintf(o.stderr, "a new site in %s: cd %s && feedgen serve --watch previews it, feedgen build writes it\n", o.arg, o.arg)
+	return nil
+}
+
+// runNewArticle writes a new draft article and prints its path.
+func runNewArticle(ctx context.Context, o *newOptions) error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	path, found, err := findConfig(o.config, o.set("config"), cwd)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return usageError{errors.New("no config.yaml here or in any folder above: run it in a site (feedgen new site DIR starts one), or pass --config")}
+	}
+	cfg, err := readConfig(path)
+	if err != nil {
+		return err
+	}
+	now, err := buildTime(o.getenv)
+	if err != nil {
+		return err
+	}
+	p, err := scaffold.Article(ctx, cfg, o.arg, now())
+	if err != nil {
+		return err
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		if rel, err := filepath.Rel(cwd, abs); err == nil {
+			p = rel
+		}
+	}
+	fmt.Fprintln(o.stdout, p)
+	return nil
+}
+
+func newNewCmd(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "new",
+		Short: "Start a site, or an article in one",
+		Long: `New starts what you then edit: a site (config.yaml, one section, one
+article, a .gitignore for the build), or an article of the site, as a draft
+with the next free id and published now.`,
+		Example: `  feedgen new site mysite
+  feedgen new article news/politics/budget-vote`,
+		Args: noArgs,
+	}
+	one := func(what string) cobra.PositionalArgs {
+		return func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("%s takes one %s, got %d arguments", cmd.CommandPath(), what, len(args))}
+			}
+			return nil
+		}
+	}
+	site := &newOptions{globalOptions: g}
+	siteCmd := &cobra.Command{
+		Use:     "site DIR",
+		Short:   "Write a new site into an empty or new folder",
+		Example: "  feedgen new site mysite && cd mysite && feedgen serve --watch",
+		Args:    one("folder"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			site.arg, site.set = args[0], cmd.Flags().Changed
+			return checkRun(cmd.Context(), site, runNewSite)
+		},
+	}
+	art := &newOptions{globalOptions: g}
+	articleCmd := &cobra.Command{
+		Use:   "article SECTION/CATEGORY/SLUG",
+		Short: "Write a new draft article, with the next free id, published now",
+		Long: `Article writes content/SECTION/CATEGORY/SLUG.md in the site: a draft (left
+out of builds until you remove draft: true; feedgen build -D and serve --watch
+-D show it), with the next free id and published now in the site's time zone
+(SOURCE_DATE_EPOCH sets now). It prints the file's path and opens nothing.`,
+		Example: "  feedgen new article news/politics/budget-vote",
+		Args:    one("SECTION/CATEGORY/SLUG"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			art.arg, art.set = args[0], cmd.Flags().Changed
+			return checkRun(cmd.Context(), art, runNewArticle)
+		},
+	}
+	articleCmd.Flags().StringVarP(&art.config, "config", "c", "", "the site's config file, or its folder (default: config.yaml here or in the nearest folder above)")
+	cmd.AddCommand(siteCmd, articleCmd)
+	return cmd
+}
