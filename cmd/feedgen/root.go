@@ -103,6 +103,7 @@ files, and serves them exactly as the original dynamic service answered.`,
 		newBundleCmd(opts),
 		newVerifyCmd(opts),
 		newRulesCmd(opts),
+		newImportCmd(opts),
 		newNewCmd(opts),
 		newVersionCmd(opts),
 	)

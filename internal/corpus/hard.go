@@ -1,0 +1,327 @@
+package corpus
+
+import (
+	"math"
+	"math/rand/v2"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The hard corpus is a site whose every value is one that is hard to carry
+// intact through YAML, JSON, URLs and file names: quotes, CR LF, tabs,
+// leading and trailing spaces, '#', ": ", emoji, words YAML reads as other
+// types (yes, null, 1e3, ~), U+2028, controls, HTML, very long texts, ids
+// and counters past 2^53; tags with commas (never ", ", which joins them in
+// the listing); images absent, relative (with spaces, Cyrillic, %20 and
+// queries), protocol-relative and absolute; authors keyed and inline, with
+// profile URLs under site_url and elsewhere, and two whose URLs end alike;
+// a site_url and base_url with a path; category names and slugs that are
+// YAML-special; published times that tie; drafts and scheduled articles.
+// Every value is one feedgen accepts, and every page of its build is one
+// feedgen import can reproduce (tests of the importer use it so).
+
+// HardNow is a build time after every published article of the hard
+// corpus and before its scheduled ones.
+var HardNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// hardTexts are values that YAML, JSON or a terminal may take for
+// something else.
+var hardTexts = [...]string{
+	"yes", "no", "null", "~", "1e3", "0x1F", "true", "2025-01-01", ".inf", "- item", "? key",
+	"# not a comment", "a: b", "key: value # comment", "'single'", `"double"`, `back\slash`,
+	"it's", "tab\there", "\tleading tab", "  leading spaces", "trailing spaces  ", "line\nbreak",
+	"crlf\r\nbreak", "cr\ronly", "emoji 😀👍🏽", "ZWJ 👩‍💻 family 👨‍👩‍👧", "line\u2028separator", "para\u2029separator",
+	"nel\u0085here", "nbsp\u00a0here", "bom\ufeffhere", "<b>html</b> &amp; <script>alert('x')</script>",
+	"Ünïcödé 中文 العربية עברית", "&anchor", "*alias", "!tag", "%percent", "@at", "`tick`", "|", ">",
+	"{a: 1}", "[1, 2]", "---", "...", "ctrl\x01\x1f\x7f", `\u0000 escaped`, "", " ", "combining é\u0301",
+	"/slash/ and \\/", "?query=1&x=2", "a,b", "trailing comma,", "+1", "-0", "0o17", "1_000",
+}
+
+// hardTags are tags that survive being joined with ", " and split again:
+// none holds ", ".
+var hardTags = [...]string{
+	"yes", "null", "1e3", "~", "#hash", "a: b", "😀", "Go", "go", " leading", "trailing ", "a,b",
+	"comma,", "tab\tin", "<b>", "Ёжик", "", "'q'", `"dq"`, "line\nbreak", "2025-01-01",
+}
+
+// hardSlugs are article slugs: valid file names that make URLs feedgen
+// writes as they are.
+var hardSlugs = [...]string{
+	"yes", "null", "1e3", "~tilde", "Capital-Slug", "статья", "a.b", "x~y", "under_score",
+	"with space", "emoji-😀", "a,b", "a'b", "a&b", "a+b", "a=b", "a;b", "a@b", "a!b", "a$b",
+	"a(b)", "a[b]", "1", "dash-",
+}
+
+type hardCategory struct {
+	section, slug, name string
+}
+
+var hardCategories = [...]hardCategory{
+	{"news", "politics", `Политика "внутренняя"`},
+	{"news", "yes", "yes"},
+	{"news", "1e3", "1e3"},
+	{"news", "null", "~"},
+	{"Caps.Section", "x~y", "  Spaced name  "},
+	{"Caps.Section", "a_b", "#hashtag: not a comment"},
+	{"Caps.Section", "emoji", "Эмодзи 🎉"},
+	{"site-news", "html", "<b>Bold</b> & <i>co</i>"},
+	{"site-news", "tab", "Tab\there"},
+	{"site-news", "crlf", "line\r\nbreak"},
+}
+
+type hardAuthor struct {
+	key, name, url string
+}
+
+// hardAuthors: the keys of config.yaml are not those feedgen import gives
+// (the last segment of the URL); "about" ends two URLs; some URLs give no
+// key at all.
+var hardAuthors = [...]hardAuthor{
+	{"ivan", `Иван "Ваня" Петров`, "/authors/ivan-petrov/"},
+	{"ext", "John O'Brien", "https://johnobrien.example.org/about/"},
+	{"ext2", "Jane #1: the best", "https://other.example.net/people/about"},
+	{"cdn", " Spaced ", "//people.example.com/x/"},
+	{"nourl", "No URL", ""},
+	{"yes", "yes", "/authors/yes/"},
+	{"null", "null", "/authors/null/"},
+	{"cyr", "Ёжик в тумане", "/authors/ёжик/"},
+	{"pct", "Percent Author", "/authors/%D0%B5%D0%B6/"},
+	{"q", "Query", "https://q.example.org/profile?id=5&x=1"},
+	{"root", "Root", "https://root.example.org"},
+	{"emoji", "😀 Smiley", "/authors/smiley-😀/"},
+	{"crlf", "Line\r\nBreak", "/authors/line-break/"},
+}
+
+// hardImages are values of img_* keys: relative (media_url goes before
+// them), protocol-relative and absolute.
+var hardImages = [...]string{
+	"/img/фото 1.jpg", "/img/a%20b.jpg?v=2&size=big", "/img/plain.png", "//cdn.example.com/y.png",
+	"https://cdn.example.com/x.png?a=1&b=2", "http://example.com/ö.png", "/img/#frag.png",
+}
+
+// HardFiles returns the hard corpus as path -> contents, as Files does:
+// opt.Articles articles, from opt.Seed, with opt.Limits (the first is the
+// default limit, the largest the max) and opt.Offsets.
+func HardFiles(opt Options) map[string][]byte {
+	opt = opt.withDefaults()
+	files := make(map[string][]byte, opt.Articles+1)
+	files[ConfigPath] = hardConfig(opt)
+	for i := range opt.Articles {
+		p, data := hardArticle(opt, i)
+		files[p] = data
+	}
+	return files
+}
+
+func hardConfig(opt Options) []byte {
+	b := []byte("# Hard corpus generated by internal/corpus (seed " + strconv.FormatInt(opt.Seed, 10) + ").\n")
+	b = append(b, "site_url: \"https://www.example.com/site\"\n"...)
+	b = append(b, "base_url: 'https://api.example.com/v2/'\n"...)
+	b = append(b, "media_url: https://media.example.com/m\n"...)
+	b = append(b, "timezone: Europe/Moscow\n"...)
+	b = append(b, "default_avatar: \"/static/avatar default.png?v=2&size=small\"\n"...)
+	b = append(b, "sections:\n"...)
+	last := ""
+	for _, c := range hardCategories {
+		if c.section != last {
+			b = append(b, "  "...)
+			b = appendQuoted(b, c.section)
+			b = append(b, ":\n"...)
+			last = c.section
+		}
+		b = append(b, "    "...)
+		b = appendQuoted(b, c.slug)
+		b = append(b, ": "...)
+		b = appendQuoted(b, c.name)
+		b = append(b, '\n')
+	}
+	b = append(b, "authors:\n"...)
+	for _, a := range hardAuthors {
+		b = append(b, "  "...)
+		b = appendQuoted(b, a.key)
+		b = append(b, ": {name: "...)
+		b = appendQuoted(b, a.name)
+		b = append(b, ", url: "...)
+		b = appendQuoted(b, a.url)
+		b = append(b, "}\n"...)
+	}
+	b = append(b, "pagination:\n  default_limit: "...)
+	b = strconv.AppendInt(b, int64(opt.Limits[0]), 10)
+	most := opt.Limits[0]
+	b = append(b, "\n  limits: ["...)
+	for k, l := range opt.Limits {
+		if k > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, int64(l), 10)
+		most = max(most, l)
+	}
+	b = append(b, "]\n  max_limit: "...)
+	b = strconv.AppendInt(b, int64(most), 10)
+	b = append(b, "\n  offsets: "...)
+	b = append(b, opt.Offsets...)
+	b = append(b, "\n  max_output_bytes: "...)
+	b = append(b, opt.MaxOutputBytes...)
+	b = append(b, '\n')
+	return b
+}
+
+// hardGen draws the values of one article.
+type hardGen struct{ r *rand.Rand }
+
+func (g hardGen) text() string { return hardTexts[g.r.IntN(len(hardTexts))] }
+
+func (g hardGen) word() string {
+	if g.r.IntN(2) == 0 {
+		return russianWords[g.r.IntN(len(russianWords))]
+	}
+	return englishWords[g.r.IntN(len(englishWords))]
+}
+
+// long returns a text of about n bytes of words and hard texts.
+func (g hardGen) long(n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if g.r.IntN(8) == 0 {
+			b.WriteString(g.text())
+		} else {
+			b.WriteString(g.word())
+		}
+	}
+	return b.String()
+}
+
+// hardSalt keeps the hard corpus's random streams apart from the others.
+const hardSalt = 0x4a7d
+
+func hardArticle(opt Options, i int) (string, []byte) {
+	g := hardGen{stream(opt.Seed, hardSalt, i)}
+	cat := hardCategories[g.r.IntN(len(hardCategories))]
+	slug := hardSlugs[i%len(hardSlugs)]
+	if i >= len(hardSlugs) {
+		slug += "-" + strconv.Itoa(i)
+	}
+	p := path.Join("content", cat.section, cat.slug, slug+".md")
+
+	id := int64(articleID(opt.Seed, opt.Articles, i))
+	if i%37 == 5 {
+		id = 1<<53 + 1 + int64(i) // past what a float64 holds exactly
+	}
+	// Every tenth article is published when the one before it is.
+	tie := i
+	if i%10 == 9 {
+		tie = i - 1
+	}
+	pub := hardStream(opt.Seed, tie)
+	t := time.Unix(dateFirst+pub.Int64N(dateLast-dateFirst+1), 0).UTC()
+	if i%61 == 11 {
+		t = t.AddDate(100, 0, 0) // scheduled
+	}
+
+	b := []byte("---\nid: ")
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, "\ntitle: "...)
+	title := g.text() + " " + g.word() + " " + strconv.Itoa(i)
+	switch i % 9 {
+	case 3:
+		title = g.long(3000)
+	case 5:
+		title = "  " + title + "\t"
+	}
+	b = appendQuoted(b, title)
+	b = append(b, "\npublished: "...)
+	b = t.AppendFormat(b, "2006-01-02T15:04:05")
+	var body string
+	switch i % 8 {
+	case 0: // from the body's first paragraph
+		body = "**Bold** " + g.word() + ", [a link](https://example.com/?a=1&b=2) &amp; `code` \"quotes\" " + strconv.Itoa(i) +
+			"  \nhard break # not a heading\n\nSecond paragraph.\n"
+	case 1:
+		b = append(b, "\nannouncement: \"\""...)
+	case 2: // none at all: ""
+	case 3:
+		b = append(b, "\nannouncement: "...)
+		b = appendQuoted(b, g.long(5000+g.r.IntN(30000)))
+	default:
+		b = append(b, "\nannouncement: "...)
+		b = appendQuoted(b, g.text()+"\r\n"+g.text()+" "+g.word()+" "+g.text())
+	}
+	switch i % 5 {
+	case 0:
+	case 1:
+		b = append(b, "\ntags: []"...)
+	default:
+		b = append(b, "\ntags:"...)
+		for range 1 + g.r.IntN(5) {
+			b = append(b, "\n  - "...)
+			b = appendQuoted(b, hardTags[g.r.IntN(len(hardTags))])
+		}
+	}
+	b = append(b, "\npageviews: "...)
+	switch i % 7 {
+	case 0:
+		b = append(b, '0')
+	case 1:
+		b = strconv.AppendInt(b, math.MaxInt64, 10)
+	case 2:
+		b = strconv.AppendInt(b, 1<<53+1, 10)
+	default:
+		b = strconv.AppendInt(b, g.r.Int64N(1e6), 10)
+	}
+	b = append(b, "\ncomments_count: "...)
+	b = strconv.AppendInt(b, g.r.Int64N(1000), 10)
+	switch n := g.r.IntN(10); {
+	case n < 6:
+		b = append(b, "\nauthor: "...)
+		b = appendQuoted(b, hardAuthors[g.r.IntN(len(hardAuthors))].key)
+	case n < 8:
+		a := hardAuthors[g.r.IntN(len(hardAuthors))] // the pair of a key, inline
+		b = append(b, "\nauthor_name: "...)
+		b = appendQuoted(b, a.name)
+		b = append(b, "\nauthor_url: "...)
+		b = appendQuoted(b, a.url)
+	default:
+		b = append(b, "\nauthor_name: "...)
+		b = appendQuoted(b, g.text())
+		b = append(b, "\nauthor_url: "...)
+		b = appendQuoted(b, [...]string{"https://guest.example.org/~writer" + strconv.Itoa(i), "/authors/guest-" + strconv.Itoa(i) + "/", ""}[g.r.IntN(3)])
+	}
+	img := func() string { return hardImages[g.r.IntN(len(hardImages))] }
+	keys := [...]string{"img_big", "img_big_2x", "img_small", "img_small_2x"}
+	switch i % 6 {
+	case 0: // none: the default avatar
+	case 1, 2:
+		for _, k := range keys {
+			b = append(b, "\n"+k+": "...)
+			b = appendQuoted(b, img())
+		}
+	case 3:
+		b = append(b, "\nimg_big: "...)
+		b = appendQuoted(b, img())
+		b = append(b, "\nimg_small: \"\"\nimg_small_2x: \"\""...)
+	case 4:
+		b = append(b, "\nimg_small: "...)
+		b = appendQuoted(b, img())
+	case 5:
+		b = append(b, "\nimg_big_2x: "...)
+		b = appendQuoted(b, img())
+		b = append(b, "\nimg_small_2x: "...)
+		b = appendQuoted(b, img())
+	}
+	if i%53 == 7 {
+		b = append(b, "\ndraft: true"...)
+	}
+	b = append(b, "\n---\n"...)
+	b = append(b, body...)
+	return p, b
+}
+
+// hardStream is the random stream of the published time of article i.
+func hardStream(seed int64, i int) *rand.Rand {
+	return stream(seed, hardSalt+1, i)
+}

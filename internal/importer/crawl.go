@@ -1,0 +1,374 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/feedgen/feedgen/internal/diag"
+)
+
+// hugeLimit is the limit asked to learn the service's maximum: it answers
+// with its max_limit in the links, or this when it has none.
+const hugeLimit = 1_000_000_000
+
+// seedDefaultLimit is the default page size the seed documents: taken
+// when the service's links cannot show it.
+const seedDefaultLimit = 20
+
+// listingRead is what was read of a listing.
+type listingRead struct {
+	listURL      *url.URL
+	baseURL      string // as the links show it
+	defaultLimit int
+	maxLimit     int
+	count        int
+	articles     []*article // in the listing's order
+	pages        []*page    // every page read, each with its limit and offset
+	problems     diag.List  // what cannot be kept exact, by page URL
+}
+
+// crawl reads every page of the listing at its largest page size. A
+// listing that changes while it is read is read once more; a second change
+// is an error.
+func crawl(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (*listingRead, error) {
+	r, err := crawlOnce(ctx, f, listURL, opt)
+	if errors.Is(err, errChanged) {
+		fmt.Fprintf(opt.Log, "%v: reading it again\n", err)
+		r, err = crawlOnce(ctx, f, listURL, opt)
+		if errors.Is(err, errChanged) {
+			return nil, fmt.Errorf("%w, also when read again: import it when it is not being edited", err)
+		}
+	}
+	return r, err
+}
+
+// pageURL returns the address of the listing's page for the query of limit
+// and offset; 0 leaves a parameter out.
+func pageURL(listURL *url.URL, limit, offset int) string {
+	u := *listURL
+	var q []string
+	if limit > 0 {
+		q = append(q, "limit="+strconv.Itoa(limit))
+	}
+	if offset > 0 {
+		q = append(q, "offset="+strconv.Itoa(offset))
+	}
+	u.RawQuery = strings.Join(q, "&")
+	return u.String()
+}
+
+// fetchPage gets and reads the page at u, asked with offset off.
+func fetchPage(ctx context.Context, f *fetcher, u string, off int) (*page, error) {
+	data, err := f.get(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	p, err := parsePage(u, data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u, &answerError{err})
+	}
+	p.off = off
+	return p, nil
+}
+
+// parsedLink is a link of a page: {base}/articles/?limit=L[&offset=O].
+type parsedLink struct {
+	base      string
+	limit     int
+	offset    int
+	hasOffset bool
+}
+
+// parseLink reads a link of the listing, as the service writes it: its
+// base URL, then /articles/?limit=L, then &offset=O or not, in canonical
+// decimals.
+func parseLink(s string) (parsedLink, bool) {
+	i := strings.LastIndex(s, "/articles/?")
+	if i < 0 {
+		return parsedLink{}, false
+	}
+	l := parsedLink{base: s[:i]}
+	q := s[i+len("/articles/?"):]
+	lim, off, hasOff := strings.Cut(q, "&")
+	v, ok := strings.CutPrefix(lim, "limit=")
+	if !ok {
+		return parsedLink{}, false
+	}
+	if l.limit, ok = decimal(v); !ok || l.limit == 0 {
+		return parsedLink{}, false
+	}
+	if hasOff {
+		v, ok := strings.CutPrefix(off, "offset=")
+		if !ok {
+			return parsedLink{}, false
+		}
+		if l.offset, ok = decimal(v); !ok {
+			return parsedLink{}, false
+		}
+		l.hasOffset = true
+	}
+	return l, true
+}
+
+// decimal reads a canonical non-negative decimal of at most 18 digits.
+func decimal(s string) (int, bool) {
+	if s == "" || len(s) > 18 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// pageSize learns the effective limit of a request from the links of its
+// page p (offset 0): next when there is one; else the previous link of the
+// same request with offset=1, fetched. It returns the base URL the links
+// show too, and the probe page, if fetched. A probe the service answers
+// 404 (it pre-renders only some offsets) gives 0.
+func pageSize(ctx context.Context, f *fetcher, listURL *url.URL, p *page, limit int) (size int, base string, probe *page, err error) {
+	if p.next != "" {
+		l, ok := parseLink(p.next)
+		if !ok || !l.hasOffset || l.offset != l.limit {
+			return 0, "", nil, fmt.Errorf(`%s: not the listing's JSON: "next" is %q, not {base_url}/articles/?limit=L&offset=L`, p.url, p.next)
+		}
+		return l.limit, l.base, nil, nil
+	}
+	probe, err = fetchPage(ctx, f, pageURL(listURL, limit, 1), 1)
+	var se *statusError
+	if errors.As(err, &se) && se.code == http.StatusNotFound {
+		return 0, "", nil, nil
+	}
+	if err != nil {
+		return 0, "", nil, err
+	}
+	l, ok := parseLink(probe.previous)
+	if !ok || l.hasOffset {
+		return 0, "", nil, fmt.Errorf(`%s: not the listing's JSON: "previous" is %q, not {base_url}/articles/?limit=L`, probe.url, probe.previous)
+	}
+	return l.limit, l.base, probe, nil
+}
+
+// crawlOnce reads the listing once: the page of the bare URL (the default
+// limit), the page of a huge limit (the max limit), then every page of the
+// max limit, several at a time.
+func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (*listingRead, error) {
+	r := &listingRead{listURL: listURL}
+	bare, err := fetchPage(ctx, f, pageURL(listURL, 0, 0), 0)
+	if err != nil {
+		return nil, err
+	}
+	def, base, probe, err := pageSize(ctx, f, listURL, bare, 0)
+	if err != nil {
+		return nil, err
+	}
+	if def == 0 {
+		def = seedDefaultLimit
+		fmt.Fprintf(opt.Log, "%s: no link shows the default page size: taking %d, as the seed documents\n", bare.url, def)
+	}
+	bare.limit = def
+	r.defaultLimit = def
+	r.pages = append(r.pages, bare)
+	if probe != nil {
+		probe.limit = def
+		r.pages = append(r.pages, probe)
+	}
+
+	huge, err := fetchPage(ctx, f, pageURL(listURL, hugeLimit, 0), 0)
+	if err != nil {
+		return nil, err
+	}
+	most, base2, probe, err := pageSize(ctx, f, listURL, huge, hugeLimit)
+	if err != nil {
+		return nil, err
+	}
+	read := 0 // the page size pages are read at: most, unless the service has none
+	switch {
+	case most == 0:
+		most = max(def, len(huge.results))
+		fmt.Fprintf(opt.Log, "%s: no link shows the maximum page size: taking %d\n", huge.url, most)
+	case most >= hugeLimit:
+		r.problems.Add(huge.url, 0, fmt.Sprintf("the service has no maximum page size (it answered limit=%d with that many): feedgen pre-renders fixed page sizes; taking max_limit %d", hugeLimit, def))
+		most, read = def, hugeLimit
+	case most < def:
+		r.problems.Add(huge.url, 0, fmt.Sprintf("the maximum page size %d is below the default %d: feedgen needs default_limit <= max_limit", most, def))
+		most = def
+	}
+	r.maxLimit = most
+	if read == 0 {
+		read = most
+	}
+	huge.limit = most
+	if probe != nil {
+		probe.limit = most
+	}
+	switch {
+	case base == "" && base2 == "":
+		base = strings.TrimSuffix(pageURL(listURL, 0, 0), "/articles/")
+		fmt.Fprintf(opt.Log, "%s: no link shows the base URL: taking %s\n", bare.url, base)
+	case base == "":
+		base = base2
+	case base2 != "" && base2 != base:
+		return nil, fmt.Errorf("%s: its links start with %s, those of %s with %s: one base_url cannot give both", huge.url, base2, bare.url, base)
+	}
+	r.baseURL = base
+	if bare.count != huge.count {
+		return nil, fmt.Errorf("%w (count %d on %s, then %d on %s)", errChanged, bare.count, bare.url, huge.count, huge.url)
+	}
+	r.count = huge.count
+
+	// huge is the page (read, 0): the first of those read.
+	pages := []*page{huge}
+	for off := read; off < r.count; off += read {
+		pages = append(pages, &page{url: pageURL(listURL, read, off), limit: read, off: off})
+	}
+	var done progressCounter
+	done.add(opt.Progress, len(huge.results), r.count)
+	problems, err := readPages(ctx, f, pages[1:], opt, r.count, &done)
+	if err != nil {
+		return nil, err
+	}
+	r.problems = append(r.problems, problems...)
+	if probe != nil {
+		r.pages = append(r.pages, probe)
+	}
+
+	seen := make(map[int64]string, r.count)
+	for _, p := range pages {
+		if p.raw == nil {
+			continue // not read: a problem already
+		}
+		r.pages = append(r.pages, p)
+		if want := min(read, r.count-p.off); len(p.results) != want {
+			r.problems.Add(p.url, 0, fmt.Sprintf("%d articles on the page, want %d of count %d", len(p.results), want, r.count))
+		}
+		for n := range p.results {
+			a, err := parseArticle(p, n)
+			if err != nil {
+				r.problems.Add(p.url, 0, err.Error())
+				continue
+			}
+			if other, dup := seen[a.ID]; dup {
+				if other != p.url {
+					return nil, fmt.Errorf("%w (article %d on %s and on %s)", errChanged, a.ID, other, p.url)
+				}
+				r.problems.Add(p.url, 0, fmt.Sprintf("article %d is on the page twice", a.ID))
+				continue
+			}
+			seen[a.ID] = p.url
+			r.articles = append(r.articles, a)
+		}
+	}
+	return r, nil
+}
+
+// progressCounter counts the articles read, for Options.Progress.
+type progressCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *progressCounter) add(progress func(done, total int), n, total int) {
+	if progress == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n += n
+	progress(c.n, total)
+}
+
+// readPages fetches pages, opt.Workers at a time, filling each in place.
+// A page that cannot be read is a problem; a page whose count is not count
+// means the listing changed (errChanged).
+func readPages(ctx context.Context, f *fetcher, pages []*page, opt Options, count int, done *progressCounter) (diag.List, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		fatal error
+		wg    sync.WaitGroup
+	)
+	failed := make([]string, len(pages)) // why page i could not be read
+	todo := make(chan int)
+	for range min(opt.Workers, max(len(pages), 1)) {
+		wg.Go(func() {
+			for i := range todo {
+				p := pages[i]
+				got, err := fetchPage(ctx, f, p.url, p.off)
+				mu.Lock()
+				switch {
+				case ctx.Err() != nil:
+				case err == nil && got.count != count:
+					if fatal == nil {
+						fatal = fmt.Errorf("%w (count %d, then %d on %s)", errChanged, count, got.count, p.url)
+					}
+					cancel()
+				case err == nil:
+					limit := p.limit
+					*p = *got
+					p.limit = limit
+				case !answered(err):
+					if fatal == nil {
+						fatal = err // the service is down: no use going on
+					}
+					cancel()
+				default:
+					failed[i] = strings.TrimPrefix(err.Error(), p.url+": ")
+				}
+				mu.Unlock()
+				if err == nil {
+					done.add(opt.Progress, len(got.results), count)
+				}
+			}
+		})
+	}
+send:
+	for i := range pages {
+		select {
+		case todo <- i:
+		case <-ctx.Done():
+			break send
+		}
+	}
+	close(todo)
+	wg.Wait()
+	if fatal != nil {
+		return nil, fatal
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var problems diag.List // in the order of the listing, whatever order they came in
+	for i, msg := range failed {
+		if msg != "" {
+			problems.Add(pages[i].url, 0, msg)
+		}
+	}
+	return problems, nil
+}
+
+// answerError is an answer that is not a page of the listing.
+type answerError struct{ err error }
+
+func (e *answerError) Error() string { return e.err.Error() }
+func (e *answerError) Unwrap() error { return e.err }
+
+// answered reports whether err is an answer of the service (another
+// status than 200, or a body that is not a page), rather than no answer.
+func answered(err error) bool {
+	var se *statusError
+	var ne *notJSONError
+	var te *tooLargeError
+	var ae *answerError
+	return errors.As(err, &se) || errors.As(err, &ne) || errors.As(err, &te) || errors.As(err, &ae)
+}

@@ -1,0 +1,79 @@
+package importer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen"
+	"github.com/feedgen/feedgen/internal/corpus"
+)
+
+// roundTrip imports the listing at url, writes the site, builds it at now
+// and compares every page of the main listing with those of the build in
+// orig, byte for byte.
+func roundTrip(t *testing.T, url, orig string, now time.Time, opt Options) *Site {
+	t.Helper()
+	opt.URL, opt.Log = url, testLog{t}
+	opt.Now = func() time.Time { return now }
+	s, err := Import(context.Background(), opt)
+	if err != nil {
+		t.Fatalf("import:\n%v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "site")
+	if err := s.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "public")
+	buildSite(t, os.DirFS(dir), dir, out, now)
+	want := mainPages(t, orig)
+	same := comparePages(t, want, mainPages(t, out))
+	t.Logf("%d articles imported in %d requests (%d pages checked); %d of %d pages of the rebuilt site byte-identical",
+		s.Articles, s.Requests, s.Pages, same, len(want))
+	return s
+}
+
+// TestRoundTripSample imports the sample site, served by the real server,
+// and rebuilds it: every page of its listing, at every limit and offset,
+// is the same bytes.
+func TestRoundTripSample(t *testing.T) {
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	orig := t.TempDir()
+	res := buildSite(t, feedgen.Sample(), "", orig, now)
+	s := roundTrip(t, serve(t, orig), orig, now, Options{Limits: []int{50}})
+	if s.Articles != res.Articles || s.Count != res.Articles {
+		t.Errorf("got %d articles of count %d, want %d", s.Articles, s.Count, res.Articles)
+	}
+	if s.SiteURL != "https://www.example.com" || s.BaseURL != "https://api.example.com" || s.DefaultLimit != 20 || s.MaxLimit != 100 {
+		t.Errorf("got site_url %s, base_url %s, limits %d and %d; want the sample's", s.SiteURL, s.BaseURL, s.DefaultLimit, s.MaxLimit)
+	}
+}
+
+// TestRoundTripHard does the same with a corpus of hard values, with
+// every offset and with aligned offsets only.
+func TestRoundTripHard(t *testing.T) {
+	tests := []struct {
+		name    string
+		opt     corpus.Options
+		offsets string
+	}{
+		{"all", corpus.Options{Articles: 200, Seed: 1, Limits: []int{5, 20}}, "all"},
+		{"aligned", corpus.Options{Articles: 120, Seed: 2, Limits: []int{7, 50}, Offsets: "aligned"}, "aligned"},
+		{"one page", corpus.Options{Articles: 15, Seed: 3, Limits: []int{20, 40}}, "all"},
+		{"empty", corpus.Options{Limits: []int{3, 9}}, "all"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := t.TempDir()
+			writeFiles(t, src, corpus.HardFiles(tt.opt))
+			if err := os.MkdirAll(filepath.Join(src, "content"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			orig := t.TempDir()
+			buildSite(t, os.DirFS(src), src, orig, corpus.HardNow)
+			roundTrip(t, serve(t, orig), orig, corpus.HardNow, Options{Offsets: tt.offsets})
+		})
+	}
+}
