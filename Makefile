@@ -3,8 +3,14 @@ GO       ?= go
 BIN      := bin/feedgen
 ADDR     ?= 127.0.0.1:8080
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
+# versitygw, the S3-compatible server the publish tests start (posix
+# backend over a temporary folder): installed once, at a pinned version,
+# into .cache (git-ignored); the tests find it through FEEDGEN_VERSITYGW.
+VERSITYGW_VERSION := v1.8.0
+VERSITYGW := $(CURDIR)/.cache/versitygw-$(VERSITYGW_VERSION)/versitygw
+export FEEDGEN_VERSITYGW := $(VERSITYGW)
 
-.PHONY: run build test lint bench bench-serve bench-watch bench-bundle fuzz clean
+.PHONY: run build test runtimes lint bench bench-serve bench-watch bench-bundle bench-publish fuzz clean
 
 # Build the sample site into public/, then serve it as a live preview that
 # rebuilds on every change under content/ (Ctrl-C stops it).
@@ -15,8 +21,63 @@ run: build
 build:
 	$(GO) build -o $(BIN) ./cmd/feedgen
 
-test:
-	$(GO) test -race ./...
+# make test runs the rules tests against the real platforms (nginx, Caddy,
+# Apache, workerd, netlify-redirector): it installs them first when they
+# are missing, and the tests fail rather than skip when one is not found.
+test: runtimes $(VERSITYGW)
+	FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" $(GO) test -race ./...
+
+# The platforms the rules tests run: Debian packages, installed with apt-get
+# when missing (apt-get update only then; sudo when not root), and npm
+# packages, installed into $(NPM_DIR) (git-ignored). When everything is
+# there it does nothing. Installing never starts a service: the postinst
+# scripts of nginx, apache2 and caddy start them through invoke-rc.d or
+# deb-systemd-invoke, which both ask /usr/sbin/policy-rc.d first; when the
+# machine has none, one that answers 101 (action forbidden) is put there
+# for the install and removed after it, and the units of the servers it
+# installed are disabled again (their postinst enables them for the next
+# boot), so the machine runs the same services as before.
+NPM_DIR      := $(CURDIR)/.cache/npm
+RUNTIME_DEBS := nginx libnginx-mod-http-js caddy apache2
+RUNTIME_NPM  := workerd netlify-redirector
+runtimes:
+	@missing=; \
+	for p in $(RUNTIME_DEBS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	if [ -n "$$missing" ]; then \
+		command -v apt-get >/dev/null || { echo "runtimes: no apt-get here: install$$missing yourself"; exit 1; }; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		policy=; \
+		if [ ! -e /usr/sbin/policy-rc.d ]; then \
+			printf '#!/bin/sh\nexit 101\n' | $$sudo tee /usr/sbin/policy-rc.d >/dev/null && \
+			$$sudo chmod 755 /usr/sbin/policy-rc.d && policy=1; \
+		fi; \
+		echo "installing$$missing"; \
+		$$sudo apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			-o DPkg::Lock::Timeout=300 $$missing; \
+		status=$$?; \
+		[ -z "$$policy" ] || $$sudo rm -f /usr/sbin/policy-rc.d; \
+		if [ -d /run/systemd/system ]; then \
+			for p in $$missing; do case $$p in \
+				nginx|caddy) $$sudo systemctl disable --quiet $$p.service || true;; \
+				apache2) $$sudo systemctl disable --quiet apache2.service apache-htcacheclean.service || true;; \
+			esac; done; \
+		fi; \
+		[ $$status = 0 ] || exit $$status; \
+	fi
+	@for p in $(RUNTIME_NPM); do \
+		[ -f $(NPM_DIR)/node_modules/$$p/package.json ] || { \
+			echo "installing $(RUNTIME_NPM) into $(NPM_DIR)"; \
+			npm install --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error $(RUNTIME_NPM) || exit 1; \
+			break; }; \
+	done
+
+# versitygw for the publish tests (see VERSITYGW above).
+$(VERSITYGW):
+	GOBIN=$(dir $(VERSITYGW)) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -39,6 +100,11 @@ bench-watch:
 
 bench-bundle:
 	$(GO) run ./tools/feedbench bundle
+
+# feedgen publish to versitygw, a 10,000-article build (limits [20], every
+# offset): the first publish, an unchanged one, one after an edit.
+bench-publish: $(VERSITYGW)
+	FEEDGEN_BENCH_PUBLISH=10000 $(GO) test -run '^TestPublishBench$$' -count=1 -v -timeout 30m ./internal/publish/
 
 # Run each fuzz test for a while (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s

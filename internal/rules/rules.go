@@ -35,6 +35,9 @@ type Site struct {
 	// Listen is where a server target listens: a port ("80") or
 	// host:port.
 	Listen string
+	// OutDir is the absolute path of the folder the files are written to
+	// (set by Write): where a file names another of its files.
+	OutDir string
 }
 
 // NewSite returns the Site of the build whose manifest is m, in folder
@@ -84,6 +87,13 @@ type Target struct {
 func Targets() []Target {
 	ts := []Target{
 		// Each target file adds itself here.
+		njsTarget(),
+		cloudflareTarget(),
+		netlifyTarget(),
+		cloudfrontTarget(),
+		nginxTarget(),
+		caddyTarget(),
+		apacheTarget(),
 	}
 	slices.SortFunc(ts, func(a, b Target) int { return strings.Compare(a.Name, b.Name) })
 	return ts
@@ -104,7 +114,13 @@ func Find(name string) (Target, error) {
 // Write writes the files of target t for s into outDir, each atomically,
 // and returns their paths.
 func Write(t Target, s *Site, outDir string) ([]string, error) {
-	files, err := t.Generate(s)
+	abs, err := filepath.Abs(outDir)
+	if err != nil {
+		return nil, fmt.Errorf("finding %s: %w", outDir, err)
+	}
+	withOut := *s
+	withOut.OutDir = abs
+	files, err := t.Generate(&withOut)
 	if err != nil {
 		return nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
 	}
@@ -118,6 +134,9 @@ func Write(t Target, s *Site, outDir string) ([]string, error) {
 			return nil, errors.New("rules: " + t.Name + " made no " + name)
 		}
 		p := filepath.Join(outDir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
+		}
 		if err := atomicfile.WriteFile(p, data, 0o644); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", p, err)
 		}

@@ -1,0 +1,153 @@
+package rules
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// caddyTarget is Caddy 2.6 (as Debian 12 ships it) and later: maps read
+// the query (see plainrules.go) and choose the page, which file_server
+// serves.
+func caddyTarget() Target {
+	return Target{
+		Name:     "caddy",
+		Files:    []string{"Caddyfile"},
+		Run:      "caddy run --config OUTDIR/Caddyfile --adapter caddyfile (Caddy 2.6 or later), restarted after each build",
+		Counts:   true,
+		Generate: caddyGenerate,
+	}
+}
+
+const caddyfile = `# feedgen rules caddy: the listing <<path>> of the build in <<root>>,
+# a complete Caddyfile for Caddy 2.6 or later:
+#
+#   caddy run --config <<file>> --adapter caddyfile
+#
+# It answers as feedgen serve does <<path>> with limit and offset (leading
+# zeros, '_', white space, clamping and invalid values included), the
+# filters, the pages past the end, OPTIONS, 405, HEAD and the 301 for
+# <<bare>>. What its maps cannot read is the JSON 404: digits of other
+# scripts, an offset with escaped digits. It holds the build's filter values
+# and counts: write it again after each build and restart Caddy. Its admin
+# endpoint is off, so that it never takes the port of another Caddy.
+{
+	admin off
+	auto_https off
+}
+
+http://:<<port>> {
+<<bind>>	root * <<root q>>
+
+	route {
+<<maps>>
+		header Content-Type <<type>>
+		@listing vars {path} <<path>>
+		header @listing Allow <<allow>>
+		header @listing Vary <<vary>>
+
+		@options {
+			vars {path} <<path>>
+			method OPTIONS
+		}
+		respond @options <<options>> 200
+		@not_allowed {
+			vars {path} <<path>>
+			not method GET HEAD OPTIONS
+		}
+		respond @not_allowed <<not allowed>> 405
+
+		# The listing's path without its slash: 301 to it with the query.
+		@redirect {
+			vars {path} <<bare>>
+			not vars {fg_location} ""
+		}
+		header @redirect Location {fg_location}
+		respond @redirect 301
+
+		# Nothing else, the files by their paths neither.
+		@elsewhere not vars {path} <<path>>
+		respond @elsewhere <<not found>> 404
+
+		@not_found vars {fg_page} ""
+		respond @not_found <<not found>> 404
+		@empty vars {fg_page} <<unknown>>
+		respond @empty <<empty>> 200
+		# The page's file; there is none past the end, nor for "<<past>>".
+		@page file {fg_page}
+		rewrite @page /{fg_page}
+		file_server @page
+		@past not vars {fg_body} ""
+		respond @past {fg_body} 200
+		respond <<not found>> 404
+	}
+}
+`
+
+func caddyGenerate(s *Site) (map[string][]byte, error) {
+	if strings.ContainsAny(s.Root, "`\n\r") {
+		return nil, fmt.Errorf("caddy: the path %q has a character the Caddyfile cannot hold", s.Root)
+	}
+	var maps strings.Builder
+	for _, l := range append(append(rxLookups(s), rxPastLookups(s)...), rxBodyLookup(s), rxLocation()) {
+		caddyMap(&maps, l)
+	}
+	bind := ""
+	if h := strings.Trim(s.Host(), "[]"); h != "" {
+		bind = "\tbind " + h + "\n"
+	}
+	conf := strings.NewReplacer(
+		"<<path>>", listing.Path,
+		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
+		"<<root>>", s.Root,
+		"<<root q>>", caddyQuote(s.Root),
+		"<<file>>", filepath.Join(s.OutDir, "Caddyfile"),
+		"<<port>>", s.Port(),
+		"<<bind>>", bind,
+		"<<maps>>", maps.String(),
+		"<<type>>", listing.ContentType,
+		"<<allow>>", caddyQuote(listing.Allow),
+		"<<vary>>", listing.Vary,
+		"<<options>>", caddyQuote(listing.OptionsBody),
+		"<<not allowed>>", caddyQuote(strings.ReplaceAll(string(listing.AppendMethodNotAllowed(nil, rxMethod)), rxMethod, "{method}")),
+		"<<not found>>", caddyQuote(listing.NotFoundBody),
+		"<<unknown>>", caddyQuote(rxUnknown),
+		"<<empty>>", caddyQuote(rxEmptyPage(s)),
+		"<<past>>", rxPast,
+	).Replace(caddyfile)
+	return map[string][]byte{"Caddyfile": []byte(conf)}, nil
+}
+
+// caddyMap writes lookup l as a map of Caddy's.
+func caddyMap(b *strings.Builder, l rxLookup) {
+	var src strings.Builder
+	for _, p := range l.source {
+		switch {
+		case p == "$"+rxQuery:
+			src.WriteString("{query}")
+		case strings.HasPrefix(p, "$"):
+			src.WriteString("{fg_" + p[1:] + "}")
+		default:
+			src.WriteString(p)
+		}
+	}
+	fmt.Fprintf(b, "\t\tmap %s {fg_%s} {\n", caddyQuote(src.String()), l.name)
+	for _, c := range l.cases {
+		// The output of a regular expression is expanded (${1}), not
+		// replaced ({placeholder}).
+		out := rxTemplate(c.out, func(s string) string { return strings.ReplaceAll(s, "$", "$$") }, func(n string) string { return "${" + n + "}" })
+		fmt.Fprintf(b, "\t\t\t%s %s\n", caddyQuote("~"+strings.ReplaceAll(c.re, "`", `\x60`)), caddyQuote(out))
+	}
+	fmt.Fprintf(b, "\t\t\tdefault %s\n\t\t}\n", caddyQuote(l.def))
+}
+
+// caddyQuote quotes s as one token of a Caddyfile: between backquotes,
+// where nothing is escaped, unless it holds one.
+func caddyQuote(s string) string {
+	if !strings.Contains(s, "`") {
+		return "`" + s + "`"
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
+}

@@ -1,0 +1,99 @@
+package rules
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// cloudflareTarget is a Cloudflare Worker in front of the build uploaded
+// as the Worker's static assets: the Worker runs first for every request
+// and reads pages through the assets binding. workerd, Cloudflare's
+// runtime, runs the same Worker locally with the build's folder as the
+// binding.
+func cloudflareTarget() Target {
+	return Target{
+		Name:     "cloudflare",
+		Files:    []string{"worker.js", "wrangler.toml", "workerd.capnp"},
+		Run:      "cd OUTDIR && npx wrangler deploy; locally: npx workerd serve OUTDIR/workerd.capnp",
+		Counts:   true,
+		Generate: cloudflareGenerate,
+	}
+}
+
+// compatibilityDate is the Workers compatibility date of worker.js.
+const compatibilityDate = "2024-09-23"
+
+// workerAdapter is worker.js's module: every request goes to respond, which
+// reads pages through the assets binding.
+const workerAdapter = `
+export default {
+    async fetch(request, env) {
+        return respond(request, function (page) {
+            return env.ASSETS.fetch(page);
+        });
+    }
+};
+`
+
+func cloudflareGenerate(s *Site) (map[string][]byte, error) {
+	d, err := newSiteData(s, true)
+	if err != nil {
+		return nil, err
+	}
+	js, err := script("// feedgen rules cloudflare: a module Worker that answers the listing as feedgen serve does,\n"+
+		"// its pages read from the static assets bound as ASSETS. It holds the build's counts:\n"+
+		"// write it again after each build.\n", d, fetchAdapterJS+workerAdapter)
+	if err != nil {
+		return nil, err
+	}
+	toml := fmt.Sprintf(`# feedgen rules cloudflare: npx wrangler deploy, in this folder. The build
+# in %[1]s is uploaded as the Worker's static assets; the Worker runs
+# first for every request (it never serves a file by its path).
+name = "feedgen"
+main = "worker.js"
+compatibility_date = "%[2]s"
+
+[assets]
+directory = %[3]s
+binding = "ASSETS"
+run_worker_first = true
+`, s.Root, compatibilityDate, strconv.Quote(s.Root))
+	capnp := fmt.Sprintf(`# feedgen rules cloudflare: runs worker.js locally on workerd, Cloudflare's
+# runtime: npx workerd serve %[1]s/workerd.capnp
+# The build in %[2]s is the ASSETS binding (a disk service: worker.js
+# never asks it for a file by the request's path).
+using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "feedgen", worker = .worker),
+    (name = "assets", disk = (path = %[3]s, writable = false)),
+  ],
+  sockets = [
+    (name = "http", address = %[4]s, http = (), service = "feedgen"),
+  ],
+);
+
+const worker :Workerd.Worker = (
+  modules = [
+    (name = "worker.js", esModule = embed "worker.js"),
+  ],
+  compatibilityDate = "%[5]s",
+  bindings = [
+    (name = "ASSETS", service = "assets"),
+  ],
+);
+`, s.OutDir, s.Root, strconv.Quote(s.Root), strconv.Quote(workerdAddress(s.Listen)), compatibilityDate)
+	return map[string][]byte{"worker.js": js, "wrangler.toml": []byte(toml), "workerd.capnp": []byte(capnp)}, nil
+}
+
+// workerdAddress is listen as workerd's socket address: a port alone is
+// on every interface.
+func workerdAddress(listen string) string {
+	if !strings.Contains(listen, ":") {
+		return net.JoinHostPort("*", listen)
+	}
+	return listen
+}

@@ -1,0 +1,56 @@
+package rules
+
+import (
+	"fmt"
+)
+
+// cloudfrontTarget is a CloudFront Function on the viewer requests of a
+// distribution whose origin is the bucket the build is published to: it
+// rewrites a request for a page to the page's key, and answers the rest
+// itself.
+func cloudfrontTarget() Target {
+	return Target{
+		Name:     "cloudfront",
+		Files:    []string{"cloudfront.js"},
+		Run:      "a CloudFront Function (cloudfront-js-2.0) on the viewer requests of the distribution in front of the bucket",
+		Counts:   true,
+		Generate: cloudfrontGenerate,
+	}
+}
+
+// cloudfrontMaxSize is the largest CloudFront Function: 10 KB.
+const cloudfrontMaxSize = 10 * 1024
+
+func cloudfrontGenerate(s *Site) (map[string][]byte, error) {
+	header := "// feedgen rules cloudfront (cloudfront-js-2.0, viewer request): holds the build's counts.\n"
+	js, err := cloudfrontScript(s, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(header)+len(js) > cloudfrontMaxSize {
+		header += fmt.Sprintf("// The filters are left out: with the counts of its %d collections the function would be %d bytes, over CloudFront's %d. A filtered request answers 404.\n",
+			len(s.Collections), len(header)+len(js), cloudfrontMaxSize)
+		if js, err = cloudfrontScript(s, false); err != nil {
+			return nil, err
+		}
+	}
+	js = append([]byte(header), js...)
+	if len(js) > cloudfrontMaxSize {
+		return nil, fmt.Errorf("cloudfront: the function is %d bytes, over CloudFront's %d", len(js), cloudfrontMaxSize)
+	}
+	return map[string][]byte{"cloudfront.js": js}, nil
+}
+
+// cloudfrontScript returns the code of cloudfront.js, compacted, with the
+// filtered collections or only the main listing's count.
+func cloudfrontScript(s *Site, filters bool) ([]byte, error) {
+	d, err := newSiteData(s, filters)
+	if err != nil {
+		return nil, err
+	}
+	js, err := script("", d, cloudfrontAdapterJS)
+	if err != nil {
+		return nil, err
+	}
+	return minify(compact(js)), nil
+}

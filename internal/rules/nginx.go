@@ -1,0 +1,156 @@
+package rules
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// nginxTarget is plain nginx: maps read the query (see plainrules.go) and
+// choose the page, which nginx serves from the build's folder.
+func nginxTarget() Target {
+	return Target{
+		Name:     "nginx",
+		Files:    []string{"nginx.conf"},
+		Run:      "include OUTDIR/nginx.conf; in http {}, then nginx -s reload",
+		Counts:   true,
+		Generate: nginxGenerate,
+	}
+}
+
+const nginxConf = `# feedgen rules nginx: the listing <<path>> of the build in <<root>>,
+# for nginx's http {} context: include <<file>>;
+#
+# It answers as feedgen serve does <<path>> with limit and offset (leading
+# zeros, '_', white space, clamping and invalid values included), the
+# filters, the pages past the end, OPTIONS, 405, HEAD and the 301 for
+# <<bare>>. What its maps cannot read is the JSON 404: digits of other
+# scripts, an offset with escaped digits. It holds the build's filter values
+# and counts: write it again after each build, then nginx -s reload. Its
+# variables start with $feedgen_: include it once in an http {}.
+<<maps>>
+map $request_method $feedgen_method {
+    "~^(?:GET|HEAD)$" "";
+    "~^OPTIONS$" options;
+    default 405;
+}
+
+server {
+    listen <<listen>>;
+    root <<qroot>>;
+    absolute_redirect off;
+    server_tokens off;
+    charset off;
+    autoindex off;
+    types { }
+    default_type <<type>>;
+
+    location = <<path>> {
+        add_header Allow <<allow>> always;
+        add_header Vary <<vary>> always;
+        if ($feedgen_method = options) {
+            return 200 <<options>>;
+        }
+        if ($feedgen_method) {
+            return 405 <<not allowed>>;
+        }
+        if ($feedgen_page = "") {
+            return 404 <<not found>>;
+        }
+        if ($feedgen_page = "<<unknown>>") {
+            return 200 <<empty>>;
+        }
+        # The page's file; there is none past the end, nor for "<<past>>".
+        try_files /$feedgen_page @feedgen_past;
+    }
+
+    location @feedgen_past {
+        add_header Allow <<allow>> always;
+        add_header Vary <<vary>> always;
+        if ($feedgen_body = "") {
+            return 404 <<not found>>;
+        }
+        return 200 $feedgen_body;
+    }
+
+    # The listing's path without its slash: 301 to it with the query.
+    location = <<bare>> {
+        if ($feedgen_location = "") {
+            return 404 <<not found>>;
+        }
+        return 301 $feedgen_location;
+    }
+
+    # Nothing else, the files by their paths neither.
+    location / {
+        return 404 <<not found>>;
+    }
+}
+`
+
+func nginxGenerate(s *Site) (map[string][]byte, error) {
+	if strings.ContainsAny(s.Root, "\"\\$;{}\n\r") {
+		return nil, fmt.Errorf("nginx: the path %q has a character nginx.conf cannot hold", s.Root)
+	}
+	if strings.Contains(s.BaseURL, "$") {
+		return nil, fmt.Errorf("nginx: the base_url %q has a $, which nginx.conf cannot hold in a value", s.BaseURL)
+	}
+	var maps strings.Builder
+	for _, l := range append(append(rxLookups(s), rxPastLookups(s)...), rxBodyLookup(s), rxLocation()) {
+		maps.WriteString("\n")
+		nginxMap(&maps, l)
+	}
+	conf := strings.NewReplacer(
+		"<<path>>", listing.Path,
+		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
+		"<<root>>", s.Root,
+		"<<qroot>>", nginxQuote(s.Root),
+		"<<file>>", filepath.Join(s.OutDir, "nginx.conf"),
+		"<<maps>>", maps.String(),
+		"<<listen>>", s.Listen,
+		"<<type>>", listing.ContentType,
+		"<<allow>>", nginxQuote(listing.Allow),
+		"<<vary>>", listing.Vary,
+		"<<options>>", nginxQuote(listing.OptionsBody),
+		"<<not allowed>>", nginxQuote(string(listing.AppendMethodNotAllowed(nil, rxMethod))),
+		"<<not found>>", nginxQuote(listing.NotFoundBody),
+		"<<unknown>>", rxUnknown,
+		"<<empty>>", nginxQuote(rxEmptyPage(s)),
+		"<<past>>", rxPast,
+	).Replace(nginxConf)
+	return map[string][]byte{"nginx.conf": []byte(conf)}, nil
+}
+
+// nginxMap writes lookup l as a map of nginx.
+func nginxMap(b *strings.Builder, l rxLookup) {
+	var src strings.Builder
+	for _, p := range l.source {
+		switch {
+		case p == "$"+rxQuery:
+			src.WriteString("$args")
+		case strings.HasPrefix(p, "$"):
+			src.WriteString("$feedgen_" + p[1:])
+		default:
+			src.WriteString(p)
+		}
+	}
+	fmt.Fprintf(b, "map %s $feedgen_%s {\n", nginxQuote(src.String()), l.name)
+	for _, c := range l.cases {
+		re := "~" + c.re
+		if c.re == "^$" {
+			re = "" // nginx tries no regular expression on an empty value
+		}
+		out := rxTemplate(c.out, func(s string) string { return s }, func(n string) string { return "$" + n })
+		fmt.Fprintf(b, "    %s %s;\n", nginxQuote(re), nginxQuote(out))
+	}
+	fmt.Fprintf(b, "    default %s;\n}\n", nginxQuote(l.def))
+}
+
+// nginxQuote quotes s for nginx.conf; rxMethod in s stands for the
+// request's method.
+func nginxQuote(s string) string {
+	s = strings.NewReplacer(`\`, `\\`, `"`, `\"`, rxMethod, "$request_method").Replace(s)
+	return `"` + s + `"`
+}
