@@ -32,6 +32,10 @@ type Options struct {
 	Offsets        string // pagination.offsets: "all" or "aligned"; default "all"
 	Seed           int64  // seed of the random streams
 	MaxOutputBytes string // pagination.max_output_bytes, e.g. "64GiB"; default "64GiB"
+	// Filters is the filters key: the filtered collections to
+	// pre-render, any of "section", "category", "tag" and "author";
+	// default none, and no filters key.
+	Filters []string
 }
 
 func (opt Options) withDefaults() Options {
@@ -174,7 +178,18 @@ func Config(opt Options) []byte {
 	b = appendQuoted(b, opt.Offsets)
 	b = append(b, "\n  max_output_bytes: "...)
 	b = appendQuoted(b, opt.MaxOutputBytes)
-	b = append(b, "\ncontent_dir: content\noutput_dir: public\n"...)
+	b = append(b, '\n')
+	if len(opt.Filters) > 0 {
+		b = append(b, "filters: ["...)
+		for k, f := range opt.Filters {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendQuoted(b, f)
+		}
+		b = append(b, "]\n"...)
+	}
+	b = append(b, "content_dir: content\noutput_dir: public\n"...)
 	return b
 }
 
@@ -324,9 +339,9 @@ func (g *gen) article(id int, pub int64) (string, []byte) {
 	switch n := g.r.IntN(7); {
 	case n > 0:
 		b = append(b, "tags:\n"...)
-		for _, k := range g.distinct(n, tagCount) {
+		for _, k := range g.tagRanks(n) {
 			b = append(b, "  - "...)
-			b = appendQuoted(b, tag(k))
+			b = appendQuoted(b, tags[k])
 			b = append(b, '\n')
 		}
 	case g.chance(50):
@@ -376,11 +391,13 @@ func (g *gen) article(id int, pub int64) (string, []byte) {
 	return p, b
 }
 
-// distinct returns n distinct values in [0, max) in random order.
-func (g *gen) distinct(n, max int) []int {
+// tagRanks returns the ranks in tags of n distinct tags, in the order
+// drawn, each drawn with its weight in tagWeights.
+func (g *gen) tagRanks(n int) []int {
 	out := make([]int, 0, n)
 	for len(out) < n {
-		k := g.r.IntN(max)
+		x := g.r.IntN(tagWeights[len(tagWeights)-1])
+		k, _ := slices.BinarySearch(tagWeights, x+1)
 		if !slices.Contains(out, k) {
 			out = append(out, k)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,8 +50,9 @@ type config struct {
 		Offsets        string `yaml:"offsets"`
 		MaxOutputBytes string `yaml:"max_output_bytes"`
 	} `yaml:"pagination"`
-	ContentDir string `yaml:"content_dir"`
-	OutputDir  string `yaml:"output_dir"`
+	Filters    []string `yaml:"filters"`
+	ContentDir string   `yaml:"content_dir"`
+	OutputDir  string   `yaml:"output_dir"`
 }
 
 // decodeStrict decodes YAML into v, failing on keys v does not declare.
@@ -97,6 +99,7 @@ func TestFilesDeterministic(t *testing.T) {
 		{"defaults", Options{Articles: 50, Seed: 1}},
 		{"aligned", Options{Articles: 50, Seed: 7, Limits: []int{20, 50, 100}, Offsets: "aligned"}},
 		{"negative seed", Options{Articles: 10, Seed: -3, MaxOutputBytes: "1GiB"}},
+		{"filters", Options{Articles: 20, Seed: 2, Filters: []string{"section", "category", "tag", "author"}}},
 		{"empty", Options{}},
 	}
 	for _, tt := range tests {
@@ -253,16 +256,26 @@ func TestConfig(t *testing.T) {
 		defaultLimit, max  int
 		limits             []int
 		offsets, maxOutput string
+		filters            []string
 	}{
-		{Options{}, 20, 20, []int{20}, "all", "64GiB"},
-		{Options{Limits: []int{20, 50, 100}, Offsets: "aligned", MaxOutputBytes: "4GiB"}, 20, 100, []int{20, 50, 100}, "aligned", "4GiB"},
-		{Options{Limits: []int{50, 10}}, 50, 50, []int{50, 10}, "all", "64GiB"},
+		{Options{}, 20, 20, []int{20}, "all", "64GiB", nil},
+		{Options{Limits: []int{20, 50, 100}, Offsets: "aligned", MaxOutputBytes: "4GiB"}, 20, 100, []int{20, 50, 100}, "aligned", "4GiB", nil},
+		{Options{Limits: []int{50, 10}}, 50, 50, []int{50, 10}, "all", "64GiB", nil},
+		{Options{Filters: []string{"section", "category", "tag", "author"}}, 20, 20, []int{20}, "all", "64GiB", []string{"section", "category", "tag", "author"}},
+		{Options{Offsets: "aligned", Filters: []string{"tag"}}, 20, 20, []int{20}, "aligned", "64GiB", []string{"tag"}},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprint(tt.limits, tt.offsets), func(t *testing.T) {
+		t.Run(fmt.Sprint(tt.limits, tt.offsets, tt.filters), func(t *testing.T) {
+			data := Config(tt.opt)
 			var cfg config
-			if err := decodeStrict(Config(tt.opt), &cfg); err != nil {
+			if err := decodeStrict(data, &cfg); err != nil {
 				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg.Filters, tt.filters) {
+				t.Errorf("filters = %q, want %q", cfg.Filters, tt.filters)
+			}
+			if tt.filters == nil && bytes.Contains(data, []byte("filters")) {
+				t.Errorf("config without filters has a filters key:\n%s", data)
 			}
 			pg := cfg.Pagination
 			if pg.DefaultLimit != tt.defaultLimit || pg.MaxLimit != tt.max || !reflect.DeepEqual(pg.Limits, tt.limits) ||
@@ -288,6 +301,75 @@ func TestConfig(t *testing.T) {
 				t.Errorf("config = %+v", cfg)
 			}
 		})
+	}
+}
+
+// TestTags checks that the tags of a site come from a bounded vocabulary
+// with a skewed distribution, as the filtered collections of a real site:
+// a few tags on many articles, a long tail of tags on few, none on one
+// article only, and tags that differ only in case.
+func TestTags(t *testing.T) {
+	const n = 10_000
+	opt := Options{Articles: n, Seed: 1}
+	count := make(map[string]int)
+	memberships := 0
+	for i := range n {
+		p, data := Article(opt, i)
+		fm, _, err := splitArticle(data)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var m frontMatter
+		if err := decodeStrict(fm, &m); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		seen := make(map[string]bool)
+		for _, tag := range m.Tags {
+			if seen[tag] {
+				t.Errorf("%s: tag %q twice", p, tag)
+			}
+			seen[tag] = true
+			count[tag]++
+			memberships++
+		}
+	}
+	vocabulary := make(map[string]bool)
+	for _, tag := range tags {
+		if vocabulary[tag] {
+			t.Errorf("tag %q twice in the vocabulary", tag)
+		}
+		vocabulary[tag] = true
+	}
+	for tag := range count {
+		if !vocabulary[tag] {
+			t.Errorf("tag %q is not in the vocabulary", tag)
+		}
+	}
+	counts := make([]int, 0, len(count))
+	for _, c := range count {
+		counts = append(counts, c)
+	}
+	slices.Sort(counts)
+	top, median, least := counts[len(counts)-1], counts[len(counts)/2], counts[0]
+	checks := []struct {
+		name     string
+		got      float64
+		min, max float64
+	}{
+		{"distinct tags", float64(len(count)), 300, float64(len(tags))},
+		{"tags per article", float64(memberships) / n, 2.5, 3.5},
+		{"share of the most used tag", float64(top) / n, 0.1, 0.3},
+		{"articles of the median tag", float64(median), 15, 100},
+		{"articles of the least used tag", float64(least), 2, 30},
+		{"most used / median", float64(top) / float64(median), 20, 200},
+	}
+	for _, c := range checks {
+		if c.got < c.min || c.got > c.max {
+			t.Errorf("%s: %.3f, want in [%.3f, %.3f]", c.name, c.got, c.min, c.max)
+		}
+	}
+	if count["market"] == 0 || count["Market"] == 0 {
+		t.Errorf("market on %d articles and Market on %d, want both used", count["market"], count["Market"])
 	}
 }
 

@@ -18,7 +18,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		newCommand("build", "whole-process build benchmark: cold build, cp -a, no-change rebuild, large site", parseBuildFlags, runBuild),
+		newCommand("build", "whole-process build benchmark: cold build, cp -a, no-change rebuild, large site, filters with a one-edit rebuild", parseBuildFlags, runBuild),
 		newCommand("serve", "feedgen serve against nginx with wrk: one hot page, a shuffled walk over every page, RSS", parseServeFlags, runServe),
 		newCommand("watch", "feedgen serve --watch: time from an edit (or a new article) to the server answering with it", parseWatchFlags, runWatch),
 		newCommand("bundle", "feedgen bundle, verify and serve --bundle: bundle time and size, verify time, req/s against serve --dir", parseBundleFlags, runBundle),

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -27,10 +29,15 @@ func TestMain(m *testing.M) {
 }
 
 // fakeFeedgen mimics the CLI contract of "feedgen build --config FILE
-// --quiet" with pages that only hold their position. Modes:
+// --quiet". Its pages hold their collection's count, limit and offset,
+// and the id and a digest of the file of each article on them; articles
+// are in path order, and each filter of the config has one collection,
+// articles/FILTER/all, of every article, without index.json (as feedgen,
+// which writes one for the main listing only). Modes:
 // ok writes only changed files; rewrite writes every file on every build;
-// short leaves out the last page of the first limit; misplaced writes the
-// output under the working folder; fail reports a content error.
+// short leaves out the last page of the first limit; stale never rewrites
+// a page of a filtered collection; misplaced writes the output under the
+// working folder; fail reports a content error.
 func fakeFeedgen(mode string, args []string) int {
 	if len(args) != 4 || args[0] != "build" || args[1] != "--config" || args[3] != "--quiet" {
 		fmt.Fprintf(os.Stderr, "fake feedgen: unexpected arguments %q\n", args)
@@ -40,43 +47,59 @@ func fakeFeedgen(mode string, args []string) int {
 		fmt.Fprintln(os.Stderr, "content/news/politics/x.md:3: bad date")
 		return 1
 	}
-	configPath := args[2]
-	data, err := os.ReadFile(configPath)
-	if err != nil {
+	if err := fakeBuild(mode, args[2]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	return 0
+}
+
+var fakeIDRE = regexp.MustCompile(`(?m)^id: (\d+)$`)
+
+func fakeBuild(mode, configPath string) error {
+	data, err := os.ReadFile(configPath)
+	if err != nil {
+		return err
 	}
 	var cfg struct {
 		Pagination struct {
 			Limits  []int  `yaml:"limits"`
 			Offsets string `yaml:"offsets"`
 		} `yaml:"pagination"`
-		ContentDir string `yaml:"content_dir"`
-		OutputDir  string `yaml:"output_dir"`
+		Filters    []string `yaml:"filters"`
+		ContentDir string   `yaml:"content_dir"`
+		OutputDir  string   `yaml:"output_dir"`
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", configPath, err)
-		return 1
+		return fmt.Errorf("%s: %v", configPath, err)
 	}
 	base := filepath.Dir(configPath)
-	count := 0
+	var articles []string // JSON of each article, in path order
 	err = filepath.WalkDir(filepath.Join(base, cfg.ContentDir), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
-			count++
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
 		}
-		return err
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		m := fakeIDRE.FindSubmatch(data)
+		if m == nil {
+			return fmt.Errorf("%s: no id", p)
+		}
+		articles = append(articles, fmt.Sprintf(`{"id":%s,"sum":"%x"}`, m[1], sha256.Sum256(data)))
+		return nil
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
 	out := filepath.Join(base, cfg.OutputDir)
 	if mode == "misplaced" {
 		out = cfg.OutputDir
 	}
-	write := func(rel string, data []byte) error {
+	write := func(rel string, data []byte, rewrite bool) error {
 		p := filepath.Join(out, filepath.FromSlash(rel))
-		if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, data) && mode != "rewrite" {
+		if old, err := os.ReadFile(p); err == nil && (bytes.Equal(old, data) || !rewrite) && mode != "rewrite" {
 			return nil
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -84,36 +107,49 @@ func fakeFeedgen(mode string, args []string) int {
 		}
 		return os.WriteFile(p, data, 0o644)
 	}
-	var manifest bytes.Buffer
-	page := func(rel string, limit, offset int) error {
-		data := fmt.Appendf(nil, `{"count":%d,"limit":%d,"offset":%d}`, count, limit, offset)
-		fmt.Fprintf(&manifest, "%s %d\n", rel, len(data))
-		return write(rel, data)
+	count := len(articles)
+	page := func(limit, offset int) []byte {
+		results := articles[min(offset, count):min(offset+limit, count)]
+		return fmt.Appendf(nil, `{"count":%d,"limit":%d,"offset":%d,"results":[%s]}`, count, limit, offset, strings.Join(results, ","))
 	}
-	if err := page("articles/index.json", cfg.Pagination.Limits[0], 0); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	var manifest struct {
+		Collections []map[string]any `json:"collections"`
 	}
-	for k, limit := range cfg.Pagination.Limits {
-		step := 1
-		if cfg.Pagination.Offsets == "aligned" {
-			step = limit
-		}
-		for offset := 0; offset == 0 || offset < count; offset += step {
-			if mode == "short" && k == 0 && offset+step >= count && offset > 0 {
-				break
+	dirs := []string{"articles"}
+	for _, f := range cfg.Filters {
+		dirs = append(dirs, "articles/"+f+"/all")
+		manifest.Collections = append(manifest.Collections, map[string]any{
+			"dir": "articles/" + f + "/all", "count": count, "params": []map[string]string{{"key": f, "value": "all"}},
+		})
+	}
+	manifest.Collections = append(manifest.Collections, map[string]any{"dir": "articles", "count": count})
+	for c, dir := range dirs {
+		rewrite := c == 0 || mode != "stale"
+		if c == 0 {
+			if err := write(dir+"/index.json", page(cfg.Pagination.Limits[0], 0), rewrite); err != nil {
+				return err
 			}
-			if err := page(fmt.Sprintf("articles/%d/%d.json", limit, offset), limit, offset); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
+		}
+		for k, limit := range cfg.Pagination.Limits {
+			step := 1
+			if cfg.Pagination.Offsets == "aligned" {
+				step = limit
+			}
+			for offset := 0; offset == 0 || offset < count; offset += step {
+				if mode == "short" && c == 0 && k == 0 && offset+step >= count && offset > 0 {
+					break
+				}
+				if err := write(fmt.Sprintf("%s/%d/%d.json", dir, limit, offset), page(limit, offset), rewrite); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	if err := write("manifest.txt", manifest.Bytes()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	data, err = json.Marshal(manifest)
+	if err != nil {
+		return err
 	}
-	return 0
+	return write("manifest.json", data, true)
 }
 
 // runFake runs the build benchmark with the test binary as feedgen.
@@ -165,9 +201,20 @@ func TestBuildBenchmark(t *testing.T) {
 				`(?m)^\(b\) no-change rebuild .*runs 3  files changed 0 `,
 				`(?m)^\(d\) cold build .*230 articles limits \[20 50 100\] aligned .*runs 1  files 22 .*target <= 8s ok, peak RSS <= 1 GB`,
 				`(?m)^\(e\) cold build .*45 articles limits \[20\] aligned .*runs 3  files 5 .*target <= 250ms`,
-				`(?m)^targets: \d ok, \d MISSED$`,
+				`(?m)^\(f\) cold build .*45 articles limits \[20\] aligned filters \[section category tag author\] .*runs 3  files 17  bytes .*  peak RSS `,
+				`(?m)^    collections: section 1, category 1, tag 1, author 1; 16 pages$`,
+				`(?m)^    \(e\) cold build alternated with \(f\): median .*runs 3  files 5  bytes `,
+				`(?m)^\(f\)/\(e\) time per output byte = \d+\.\d\d  \(\d+\.\d\d vs \d+\.\d\d ms per MB; fastest runs \d+\.\d\d, CPU time (\d+\.\d\d|\+Inf)\)   target <= 1\.2   (ok|MISSED)$`,
+				`(?m)^\(f\) no-change rebuild .*runs 3  files changed 0   rebuild/cold = \d+\.\d\d  target <= 0\.25, 0 files changed  (ok|MISSED)$`,
+				`(?m)^\(f\) one-edit rebuild +article \d+: [3-6] tags, author [a-z-]+ .*runs 3  edit/cold = \d+\.\d\d  pages written 5, changed 5, holding it 5; other files written 0   target written = changed = holding  ok$`,
+				`(?m)^\(g\) cold build .*45 articles limits \[20\] all filters .*runs 3  files 227 `,
+				`(?m)^    \(a\) cold build alternated with \(g\): median .*runs 3  files 47  bytes `,
+				`(?m)^\(g\)/\(a\) time per output byte = `,
+				`(?m)^\(g\) no-change rebuild .*files changed 0 `,
+				`(?m)^\(g\) one-edit rebuild .*pages written 100, changed 100, holding it 100; .* ok$`,
+				`(?m)^targets: \d+ ok, \d+ MISSED$`,
 			},
-			notWant: []string{`warning`, `changed:`},
+			notWant: []string{`warning`, `changed:`, `not changed`, `not written`, `not holding`},
 		},
 		{
 			mode: "rewrite",
@@ -175,8 +222,23 @@ func TestBuildBenchmark(t *testing.T) {
 			want: []string{
 				`(?m)^\(b\) no-change rebuild .*runs 1  files changed 47 .* MISSED$`,
 				`(?m)^    changed: articles/20/0\.json, articles/20/1\.json, .*, \.\.\.$`,
-				`(?m)^targets: \d ok, [1-9] MISSED$`,
+				`(?m)^\(f\) no-change rebuild .*files changed 17 .* MISSED$`,
+				`(?m)^\(f\) one-edit rebuild .*pages written 16, changed 5, holding it 5; other files written 1 .* MISSED$`,
+				`(?m)^    written, not changed: articles/20/0\.json, `,
+				`(?m)^\(g\) one-edit rebuild .*pages written 226, changed 100, holding it 100; .* MISSED$`,
+				`(?m)^targets: \d+ ok, [1-9] MISSED$`,
 			},
+		},
+		{
+			mode: "stale",
+			runs: 1,
+			want: []string{
+				`(?m)^\(f\) no-change rebuild .*files changed 0 `,
+				`(?m)^\(f\) one-edit rebuild .*pages written 1, changed 1, holding it 5; .* MISSED$`,
+				`(?m)^    holding it, not changed: articles/author/all/20/\d+\.json, `,
+				`(?m)^\(g\) one-edit rebuild .*pages written 20, changed 20, holding it 100; .* MISSED$`,
+			},
+			notWant: []string{`written, not changed`, `changed, not written`},
 		},
 		{
 			mode: "short",
@@ -184,6 +246,7 @@ func TestBuildBenchmark(t *testing.T) {
 			want: []string{
 				`(?m)^warning: \(a\) public/articles/20 holds 44 pages, want 45$`,
 				`(?m)^warning: \(d\) public/articles/20 holds 11 pages, want 12$`,
+				`(?m)^warning: \(f\) public/articles holds 15 pages, want 16 for the 5 collections of the manifest$`,
 			},
 		},
 		{mode: "fail", runs: 1, err: "(a) build failed: "},

@@ -28,12 +28,16 @@ const (
 	targetSmallRSS      = 250 * 1000 * 1000      // (a), (e)
 )
 
+// The targets of (f) and (g) are targetFilteredPerByte and
+// targetNoChangeRatio, and a one-edit rebuild that writes exactly the
+// pages that hold the article: see filters.go.
+
 // buildPlan is what one "feedbench build" measures.
 type buildPlan struct {
 	feedgen string // feedgen binary; empty: go build ./cmd/feedgen of the current module
 	dir     string // parent of the temporary folder; empty: the system default
-	runs    int    // timed runs of (a), (b), (c), (e); (d) gets max(1, runs/2)
-	small   int    // articles of (a), (b), (c), (e)
+	runs    int    // timed runs of (a), (b), (c), (e), (f), (g); (d) gets max(1, runs/2)
+	small   int    // articles of (a), (b), (c), (e), (f), (g)
 	large   int    // articles of (d)
 	seed    int64  // corpus seed
 	quick   bool   // smoke-test sizes (only changes the report)
@@ -46,6 +50,16 @@ const buildAbout = `Times whole feedgen build processes on synthetic sites:
   (b) rebuild of (a) with no change: must write no file
   (d) cold build, 100,000 articles, limits [20, 50, 100], offsets aligned
   (e) cold build, 10,000 articles, limits [20], offsets aligned
+  (f) (e) with filters [section, category, tag, author], its cold builds
+      alternated with (e)'s: time per output byte vs (e); rebuild with no
+      change; rebuilds after an edit of the body of one article (with tags,
+      an author key and no announcement, so that the listing shows its
+      first paragraph), which must write exactly the pages that hold it:
+      the bench finds them, and the pages whose bytes changed, by reading
+      every page before and after
+  (g) the same for (a), offsets all (1.8 GB and 70,000 files a build at
+      10,000 articles; cold trees are set aside until the end: -dir needs
+      about runs x 3 GB free)
 `
 
 // parseBuildFlags returns the plan the flags of "feedbench build" ask for.
@@ -161,7 +175,11 @@ func (s site) config() string { return filepath.Join(s.dir, corpus.ConfigPath) }
 func (s site) public() string { return filepath.Join(s.dir, "public") }
 
 func (s site) String() string {
-	return fmt.Sprintf("%d articles limits %v %s", s.opt.Articles, s.opt.Limits, s.opt.Offsets)
+	str := fmt.Sprintf("%d articles limits %v %s", s.opt.Articles, s.opt.Limits, s.opt.Offsets)
+	if len(s.opt.Filters) > 0 {
+		str += fmt.Sprintf(" filters %v", s.opt.Filters)
+	}
+	return str
 }
 
 // buildBench runs the scenarios of one plan and keeps the count of targets.
@@ -177,6 +195,11 @@ type buildBench struct {
 func (b *buildBench) run(ctx context.Context) error {
 	small := func(offsets string) corpus.Options {
 		return corpus.Options{Articles: b.plan.small, Limits: []int{20}, Offsets: offsets, Seed: b.plan.seed}
+	}
+	filtered := func(offsets string) corpus.Options {
+		opt := small(offsets)
+		opt.Filters = allFilters
+		return opt
 	}
 
 	// (a) cold builds alternated with (c) copies of the tree they wrote.
@@ -210,38 +233,15 @@ func (b *buildBench) run(ctx context.Context) error {
 	fmt.Fprintf(b.out, "(a) peak RSS %s   target <= %d MB   %s\n", formatBytes(aRSS), targetSmallRSS/1_000_000, b.verdict(aRSS <= targetSmallRSS))
 
 	// (b) rebuilds with no change on the tree the last (a) wrote.
-	before, err := snapshot(a.public())
+	bRuns, changed, err := b.rebuilds(ctx, "(b)", a)
 	if err != nil {
 		return err
 	}
-	var bRuns []measurement
-	for range b.plan.runs {
-		if err := syncDisk(ctx); err != nil {
-			return err
-		}
-		m, err := b.build(ctx, "(b)", a)
-		if err != nil {
-			return err
-		}
-		bRuns = append(bRuns, m)
-	}
-	after, err := snapshot(a.public())
-	if err != nil {
-		return err
-	}
-	changed := diff(before, after)
 	ba := ratio(median(walls(bRuns)), aMedian)
 	fmt.Fprintf(b.out, "(b) %-20s %-42s %s  files changed %d   (b)/(a) = %.2f  target <= %.2f, 0 files changed  %s\n",
 		"no-change rebuild", "same tree", timing(bRuns), len(changed), ba, targetNoChangeRatio,
 		b.verdict(ba <= targetNoChangeRatio && len(changed) == 0))
-	if len(changed) > 0 {
-		const show = 5
-		list := strings.Join(changed[:min(show, len(changed))], ", ")
-		if len(changed) > show {
-			list += ", ..."
-		}
-		fmt.Fprintf(b.out, "    changed: %s\n", list)
-	}
+	b.listPaths("changed", changed)
 
 	// (d) the large site, aligned offsets.
 	d, err := b.generate("d", corpus.Options{
@@ -275,7 +275,20 @@ func (b *buildBench) run(ctx context.Context) error {
 	fmt.Fprintf(b.out, "(e) %-20s %-42s %s  %s  peak RSS %s   target <= %s %s, peak RSS <= %d MB %s\n",
 		"cold build", e, timing(eRuns), eStats, formatBytes(eRSS),
 		targetAlignedWall, b.verdict(eMedian <= targetAlignedWall), targetSmallRSS/1_000_000, b.verdict(eRSS <= targetSmallRSS))
-	return nil
+
+	// (f) and (g): (e) and (a) with every filter.
+	f, err := b.generate("f", filtered("aligned"))
+	if err != nil {
+		return err
+	}
+	if err := b.filtered(ctx, "(f)", "(e)", f, e); err != nil {
+		return err
+	}
+	g, err := b.generate("g", filtered("all"))
+	if err != nil {
+		return err
+	}
+	return b.filtered(ctx, "(g)", "(a)", g, a)
 }
 
 // generate writes a corpus into the folder name of the temporary folder.
@@ -434,6 +447,15 @@ func walls(ms []measurement) []time.Duration {
 		ws[i] = m.wall
 	}
 	return ws
+}
+
+// cpus returns the CPU times of ms.
+func cpus(ms []measurement) []time.Duration {
+	cs := make([]time.Duration, len(ms))
+	for i, m := range ms {
+		cs[i] = m.cpu
+	}
+	return cs
 }
 
 // peak returns the largest peak RSS of ms.

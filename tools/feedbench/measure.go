@@ -15,7 +15,8 @@ import (
 // measurement is one timed run of a child process.
 type measurement struct {
 	wall time.Duration
-	rss  int64 // peak resident set size of the child in bytes; 0 if unknown
+	cpu  time.Duration // user and system time of the child
+	rss  int64         // peak resident set size of the child in bytes; 0 if unknown
 }
 
 // processError is a child process that failed; its message carries the
@@ -48,8 +49,9 @@ func run(ctx context.Context, dir, name string, args ...string) (measurement, er
 	start := time.Now()
 	err := cmd.Run()
 	m := measurement{wall: time.Since(start)}
-	if cmd.ProcessState != nil {
-		m.rss = peakRSS(cmd.ProcessState)
+	if ps := cmd.ProcessState; ps != nil {
+		m.rss = peakRSS(ps)
+		m.cpu = ps.UserTime() + ps.SystemTime()
 	}
 	if err != nil {
 		out := stderr.String()

@@ -228,6 +228,14 @@ func TestRunProcess(t *testing.T) {
 	if m.wall <= 0 {
 		t.Errorf("wall = %v, want > 0", m.wall)
 	}
+	// A child that keeps a core busy for a while has a CPU time.
+	m, err = run(ctx, t.TempDir(), "sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.cpu <= 0 {
+		t.Errorf("cpu = %v after a busy loop of %v, want > 0", m.cpu, m.wall)
+	}
 	_, err = run(ctx, t.TempDir(), "sh", "-c", "echo 'content/x.md:3: bad date' >&2; exit 1")
 	var pe *processError
 	if !errors.As(err, &pe) {
