@@ -3,18 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/importer"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // importOptions are the options of feedgen import.
@@ -87,7 +82,7 @@ func runImport(ctx context.Context, o *importOptions) error {
 		Log:       o.stderr,
 	}
 	if !o.quiet {
-		bar := newImportProgress(o.stderr)
+		bar := newProgressOf(o.stderr, "reading articles")
 		defer bar.Close()
 		opt.Progress = bar.Set
 	}
@@ -182,46 +177,3 @@ them after (--limits adds page sizes).`,
 	return cmd
 }
 
-// importProgress shows a progress bar of the articles read, on a terminal
-// only, once an import has run for progressDelay.
-type importProgress struct {
-	w     io.Writer
-	tty   bool
-	start time.Time
-	mu    sync.Mutex
-	bar   *progressbar.ProgressBar
-}
-
-func newImportProgress(w io.Writer) *importProgress {
-	f, ok := w.(*os.File)
-	return &importProgress{w: w, tty: ok && term.IsTerminal(int(f.Fd())), start: time.Now()}
-}
-
-// Set reports done of total articles; it is called from several goroutines.
-func (p *importProgress) Set(done, total int) {
-	if !p.tty || time.Since(p.start) < progressDelay {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar == nil {
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription("reading articles"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
-	p.bar.Set(done)
-}
-
-// Close removes the bar, if one was shown.
-func (p *importProgress) Close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Finish()
-	}
-}

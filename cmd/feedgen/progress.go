@@ -14,22 +14,28 @@ import (
 // short builds print only their summary.
 const progressDelay = 500 * time.Millisecond
 
-// progress shows a progress bar of the pages written, on a terminal only,
-// once a build has run for progressDelay.
+// progress shows a progress bar, of the pages written unless it says
+// otherwise, on a terminal only, once the work has run for progressDelay.
 type progress struct {
 	w     io.Writer
+	what  string // what is counted, e.g. "writing pages"
 	tty   bool
 	start time.Time
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
 }
 
-func newProgress(w io.Writer) *progress {
+// newProgress returns the bar of the pages written.
+func newProgress(w io.Writer) *progress { return newProgressOf(w, "writing pages") }
+
+// newProgressOf returns a bar that counts what it says, e.g. "reading
+// articles".
+func newProgressOf(w io.Writer, what string) *progress {
 	f, ok := w.(*os.File)
-	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd())), start: time.Now()}
+	return &progress{w: w, what: what, tty: ok && term.IsTerminal(int(f.Fd())), start: time.Now()}
 }
 
-// Set reports done of total pages; it is called from several goroutines.
+// Set reports done of total; it is called from several goroutines.
 func (p *progress) Set(done, total int) {
 	if !p.tty || time.Since(p.start) < progressDelay {
 		return
@@ -39,7 +45,7 @@ func (p *progress) Set(done, total int) {
 	if p.bar == nil {
 		p.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription("writing pages"),
+			progressbar.OptionSetDescription(p.what),
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetWidth(30),
 			progressbar.OptionThrottle(100*time.Millisecond),
