@@ -176,4 +176,3 @@ them after (--limits adds page sizes).`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
 	return cmd
 }
-
