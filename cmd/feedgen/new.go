@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,18 +36,11 @@ func runNewSite(_ context.Context, o *newOptions) error {
 
 // runNewArticle writes a new draft article and prints its path.
 func runNewArticle(ctx context.Context, o *newOptions) error {
+	cfg, err := loadSite(o.config, o.set("config"))
+	if err != nil {
+		return err
+	}
 	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	path, found, err := findConfig(o.config, o.set("config"), cwd)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return usageError{errors.New("no config.yaml here or in any folder above: run it in a site (feedgen new site DIR starts one), or pass --config")}
-	}
-	cfg, err := readConfig(path)
 	if err != nil {
 		return err
 	}

@@ -36,18 +36,7 @@ func (o *rulesOptions) check() error {
 
 // runRules writes the target's files for the build of the config.
 func runRules(_ context.Context, o *rulesOptions) error {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	path, found, err := findConfig(o.config, o.config != "", cwd)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return usageError{errors.New("no config.yaml here or in any folder above: pass --config")}
-	}
-	cfg, err := readConfig(path)
+	cfg, err := loadSite(o.config, o.config != "")
 	if err != nil {
 		return err
 	}
@@ -65,7 +54,7 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	}
 	if p := m.Pagination.Pagination(); !slices.Equal(p.Limits, cfg.Pagination.Limits) || p.DefaultLimit != cfg.Pagination.DefaultLimit ||
 		p.MaxLimit != cfg.Pagination.MaxLimit || p.Offsets != cfg.Pagination.Offsets || !slices.Equal(m.Filters, cfg.Filters) {
-		return fmt.Errorf("the build in %s is not of %s (its pagination or filters differ): run feedgen build, then feedgen rules", root, path)
+		return fmt.Errorf("the build in %s is not of %s (its pagination or filters differ): run feedgen build, then feedgen rules", root, cfg.Path)
 	}
 	s, err := rules.NewSite(m, root, o.listen)
 	if err != nil {

@@ -96,3 +96,21 @@ func readConfig(path string) (*config.Config, error) {
 	}
 	return config.Parse(path, filepath.Dir(path), data)
 }
+
+// loadSite finds and reads the config of the site a command works on
+// (--config, given or not, as findConfig takes it): a usage error when
+// there is none here or above.
+func loadSite(flag string, given bool) (*config.Config, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	path, found, err := findConfig(flag, given, cwd)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, usageError{errors.New("no config.yaml here or in any folder above: run it in a site (feedgen new site DIR starts one), or pass --config")}
+	}
+	return readConfig(path)
+}
