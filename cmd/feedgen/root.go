@@ -104,6 +104,7 @@ files, and serves them exactly as the original dynamic service answered.`,
 		newVerifyCmd(opts),
 		newRulesCmd(opts),
 		newImportCmd(opts),
+		newPublishCmd(opts),
 		newNewCmd(opts),
 		newVersionCmd(opts),
 	)

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/publish"
+	"github.com/spf13/cobra"
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/azureblob" // azblob://
+	_ "gocloud.dev/blob/fileblob"  // file://
+	_ "gocloud.dev/blob/gcsblob"   // gs://
+	_ "gocloud.dev/blob/s3blob"    // s3://
+)
+
+// publishOptions are the options of feedgen publish.
+type publishOptions struct {
+	*globalOptions
+	url, dir, config    string
+	dryRun, full, quiet bool
+	maxDeletes, workers int
+	set                 func(flag string) bool // whether the flag was given
+
+	scheme       string // the URL's scheme: set by check
+	cacheControl string // from the config: set by check
+}
+
+// check refuses a BUCKET_URL that is not one, and bad numbers; it finds
+// the site's config (publish.cache_control) and, without --dir, the
+// output folder in it (see outputDir).
+func (o *publishOptions) check() error {
+	u, err := url.Parse(o.url)
+	switch {
+	case err != nil:
+		return usageError{fmt.Errorf("BUCKET_URL %q is not a URL: %v", o.url, unwrapURLError(err))}
+	case u.Scheme == "":
+		return usageError{fmt.Errorf("BUCKET_URL %q has no scheme: write s3://BUCKET?region=REGION, gs://BUCKET, azblob://CONTAINER or file:///PATH", o.url)}
+	case !blob.DefaultURLMux().ValidBucketScheme(u.Scheme):
+		return usageError{fmt.Errorf("BUCKET_URL %q: unknown scheme %q: feedgen publishes to %s", o.url, u.Scheme, schemes())}
+	case u.Scheme != "file" && u.Host == "":
+		return usageError{fmt.Errorf("BUCKET_URL %q names no bucket: write %s://BUCKET", o.url, u.Scheme)}
+	case u.Scheme == "file" && u.Path == "":
+		return usageError{fmt.Errorf("BUCKET_URL %q names no folder: write file:///PATH (an absolute path)", o.url)}
+	}
+	o.scheme = u.Scheme
+	if o.maxDeletes < 0 {
+		return usageError{fmt.Errorf("--max-deletes %d: give 0 or more", o.maxDeletes)}
+	}
+	if o.workers < 1 {
+		return usageError{fmt.Errorf("--workers %d: give 1 or more", o.workers)}
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	dir, cfgPath, err := outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
+	if err != nil {
+		return err
+	}
+	o.dir, o.cacheControl = dir, config.DefaultCacheControl
+	if cfgPath != "" {
+		cfg, err := readConfig(cfgPath)
+		if err != nil {
+			return err
+		}
+		o.cacheControl = cfg.Publish.CacheControl
+	}
+	return nil
+}
+
+// runPublish uploads the build in the folder to the bucket.
+func runPublish(ctx context.Context, o *publishOptions) error {
+	root, err := os.OpenRoot(o.dir)
+	if err != nil {
+		return fmt.Errorf("opening output folder: %w", err)
+	}
+	defer root.Close()
+	bucket, err := blob.OpenBucket(ctx, o.url)
+	if err != nil {
+		err = fmt.Errorf("opening %s: %w", o.url, err)
+		if msg := err.Error(); strings.Contains(msg, "unknown query parameter") || strings.Contains(msg, "invalid value for") {
+			return usageError{err}
+		}
+		return err
+	}
+	defer bucket.Close()
+
+	po := publish.Options{
+		CacheControl: o.cacheControl,
+		Workers:      o.workers,
+		MaxDeletes:   o.maxDeletes,
+		DryRun:       o.dryRun,
+		Full:         o.full,
+		Log:          o.stdout,
+	}
+	if !o.quiet && !o.dryRun {
+		bar := newProgressOf(o.stderr, "publishing pages")
+		defer bar.Close()
+		po.Progress = bar.Set
+	}
+	res, err := publish.Publish(ctx, bucket, root.FS(), po)
+	if res != nil && res.Remote != "" && !o.quiet {
+		fmt.Fprintf(o.stderr, "%s: checking the pages it holds one by one\n", res.Remote)
+	}
+	if err != nil {
+		return o.explain(err, res)
+	}
+	if !o.quiet || o.dryRun {
+		fmt.Fprintln(o.stdout, res.Summary())
+	}
+	return nil
+}
+
+// explain adds to a failed publish what the person can do about it.
+func (o *publishOptions) explain(err error, res *publish.Result) error {
+	var tm *publish.TooManyDeletesError
+	if errors.As(err, &tm) {
+		return fmt.Errorf("publishing %s would delete %s from the bucket, more than --max-deletes %d: nothing was changed; check the build, or pass --max-deletes %d",
+			o.dir, human.Plural(tm.Deletes, "page"), tm.Max, tm.Deletes)
+	}
+	var be *publish.BucketError
+	if errors.As(err, &be) {
+		if hint := credentialsHint(o.scheme, be.Kind); hint != "" {
+			err = fmt.Errorf("%w\n%s", err, hint)
+		}
+	}
+	var then string
+	switch {
+	case res == nil:
+	case res.Uploaded > 0 && !res.ManifestUploaded:
+		then = fmt.Sprintf("%s uploaded; the bucket's manifest.json is still the previous one and nothing was deleted: publish again", human.Plural(res.Uploaded, "page"))
+	case res.ManifestUploaded:
+		then = fmt.Sprintf("the build's manifest.json is in the bucket, and %s of the stale ones deleted: publish again to delete the rest", human.Plural(res.Deleted, "page"))
+	}
+	if then == "" {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(o.stderr, then) // report says it was interrupted
+		return err
+	}
+	return fmt.Errorf("%w\n%s", err, then)
+}
+
+// credentialsHint says where each cloud's SDK looks for credentials, for
+// an error of that kind.
+func credentialsHint(scheme string, kind publish.Kind) string {
+	if kind != publish.NoCredentials && kind != publish.BadCredentials && kind != publish.Denied {
+		return ""
+	}
+	switch scheme {
+	case "s3":
+		return "S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the profile AWS_PROFILE names in ~/.aws; publishing needs s3:ListBucket, s3:GetObject, s3:PutObject and s3:DeleteObject"
+	case "gs":
+		return "Google Cloud credentials come from GOOGLE_APPLICATION_CREDENTIALS (a key file) or gcloud auth application-default login; publishing needs the Storage Object Admin role on the bucket"
+	case "azblob":
+		return "Azure credentials come from AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_CONNECTION_STRING, or az login"
+	}
+	return ""
+}
+
+// schemes lists the bucket URL schemes publish knows.
+func schemes() string {
+	var b strings.Builder
+	for i, s := range blob.DefaultURLMux().BucketSchemes() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s + "://")
+	}
+	return b.String()
+}
+
+// unwrapURLError drops url.Error's repetition of the operation and URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func newPublishCmd(g *globalOptions) *cobra.Command {
+	o := &publishOptions{globalOptions: g}
+	cmd := &cobra.Command{
+		Use:   "publish BUCKET_URL",
+		Short: "Upload the build to object storage: only what changed, manifest last",
+		Long: `Publish uploads the build in --dir (by default the output_dir of the site's
+config.yaml, here or in a folder above) to the bucket BUCKET_URL names, as
+gocloud.dev opens it:
+
+  s3://BUCKET?region=REGION                  Amazon S3
+  s3://BUCKET?endpoint=http://HOST:PORT&use_path_style=true&region=REGION
+                                             an S3-compatible server
+  gs://BUCKET                                Google Cloud Storage
+  azblob://CONTAINER                         Azure Blob Storage
+  file:///PATH                               a folder
+
+Credentials are found as each cloud's SDK finds them (AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT
+and AZURE_STORAGE_KEY, ...).
+
+Only the pages whose bytes the bucket does not hold are uploaded, known without
+downloading a page: from the bucket's manifest.json when publish uploaded it,
+else from a listing of articles/ and the SHA-256 publish stores with each page
+(--full always does that). Pages go first, manifest.json last, then the pages
+the build no longer has are deleted; an unchanged build uploads nothing.
+Every object gets Content-Type: application/json and the Cache-Control of the
+config's publish.cache_control (default "public, max-age=60"). Nothing outside
+articles/ and manifest.json is written or deleted. A publish that stops half
+way leaves the previous manifest.json in place; the next one finishes it.`,
+		Example: `  feedgen publish 's3://feed-bucket?region=eu-central-1'
+  feedgen publish --dry-run 's3://feed-bucket?region=eu-central-1'
+  feedgen publish --dir public 's3://feed?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
+  feedgen publish gs://feed-bucket
+  feedgen publish file:///srv/feed`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.url = args[0]
+			o.set = cmd.Flags().Changed
+			return checkRun(cmd.Context(), o, runPublish)
+		},
+	}
+	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to publish (default: output_dir of the config, else public)")
+	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the site's config file, or its folder, for output_dir and publish.cache_control (default: config.yaml here or in the nearest folder above)")
+	cmd.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "print what would be uploaded and deleted, and change nothing")
+	cmd.Flags().BoolVar(&o.full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
+	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more pages than this would be deleted")
+	cmd.Flags().IntVar(&o.workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
+	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
+	return cmd
+}

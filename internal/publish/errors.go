@@ -1,0 +1,198 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"gocloud.dev/gcerrors"
+)
+
+// Kind is what went wrong with the bucket, for a person.
+type Kind int
+
+// Kinds of BucketError.
+const (
+	Other          Kind = iota
+	NoBucket            // the bucket does not exist
+	NoCredentials       // the SDK found no credentials
+	BadCredentials      // the service refused the credentials
+	Denied              // the credentials may not do it
+	Unreachable         // the service's address does not answer
+)
+
+// BucketError is an error of the bucket's service, made plain: Error says
+// what kind it is and what publish was doing, and ends with the service's
+// own words.
+type BucketError struct {
+	Kind Kind
+	Op   string // e.g. "listing articles/", "uploading articles/20/0.json"
+	Err  error
+}
+
+func (e *BucketError) Error() string {
+	var what string
+	switch e.Kind {
+	case NoBucket:
+		what = "the bucket does not exist"
+	case NoCredentials:
+		what = "no credentials for the bucket were found"
+	case BadCredentials:
+		what = "the bucket's service refused the credentials"
+	case Denied:
+		what = "access denied: the credentials may not do this"
+	case Unreachable:
+		what = "the bucket's service cannot be reached: check the URL's endpoint"
+	default:
+		return e.Op + ": " + detail(e.Err)
+	}
+	return fmt.Sprintf("%s (%s: %s)", what, e.Op, detail(e.Err))
+}
+
+func (e *BucketError) Unwrap() error { return e.Err }
+
+// apiError is the error of a service that answered with an error code,
+// such as S3's (smithy.APIError).
+type apiError interface {
+	ErrorCode() string
+	ErrorMessage() string
+}
+
+// detail is the service's own words for err: an error code and message
+// when there is one, else the error less gocloud's prefix.
+func detail(err error) string {
+	var ae apiError
+	if errors.As(err, &ae) && ae.ErrorCode() != "" {
+		if msg := ae.ErrorMessage(); msg != "" && msg != ae.ErrorCode() {
+			return ae.ErrorCode() + ": " + msg
+		}
+		return ae.ErrorCode()
+	}
+	return gcloudPrefix.ReplaceAllString(err.Error(), "")
+}
+
+// gcloudPrefix is what gocloud.dev/blob writes before a service's error.
+var gcloudPrefix = regexp.MustCompile(`^blob (\(key "[^"]*"\) )?\(code=\w+\): `)
+
+// explain classifies err, the error of op on the bucket; a cancelled
+// context's error is kept as it is.
+func explain(op string, err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &BucketError{Kind: kindOf(err), Op: op, Err: err}
+}
+
+// explainList is explain for the listing of articles/, where "not found"
+// can only mean that the bucket is missing.
+func explainList(err error) error {
+	err = explain("listing "+Prefix, err)
+	var be *BucketError
+	if errors.As(err, &be) && be.Kind == Other && gcerrors.Code(be.Err) == gcerrors.NotFound {
+		be.Kind = NoBucket
+	}
+	return err
+}
+
+// kindOf classifies err.
+func kindOf(err error) Kind {
+	var ae apiError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "NoSuchBucket", "ContainerNotFound":
+			return NoBucket
+		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AuthorizationHeaderMalformed", "ExpiredToken",
+			"InvalidToken", "TokenRefreshRequired", "InvalidClientTokenId", "AuthenticationFailed",
+			"XAdminUserNotFound": // versitygw's InvalidAccessKeyId
+			return BadCredentials
+		case "AccessDenied", "AllAccessDisabled", "Forbidden", "AuthorizationFailure", "AuthorizationPermissionMismatch":
+			return Denied
+		}
+	}
+	msg := err.Error()
+	for _, s := range []string{"get credentials", "failed to retrieve credentials", "could not find default credentials", "no credentials"} {
+		if strings.Contains(msg, s) {
+			return NoCredentials
+		}
+	}
+	if gcerrors.Code(err) == gcerrors.PermissionDenied {
+		return Denied
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return Unreachable
+	}
+	return Other
+}
+
+// isNotFound reports whether err says that an object does not exist.
+func isNotFound(err error) bool {
+	return err != nil && gcerrors.Code(err) == gcerrors.NotFound
+}
+
+// Transient reports whether err may go away if the operation is tried
+// again: the service was busy or failed inside, or the connection broke.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	switch gcerrors.Code(err) {
+	case gcerrors.Internal, gcerrors.ResourceExhausted, gcerrors.DeadlineExceeded:
+		return true
+	case gcerrors.NotFound, gcerrors.PermissionDenied, gcerrors.InvalidArgument, gcerrors.FailedPrecondition,
+		gcerrors.Unimplemented, gcerrors.AlreadyExists, gcerrors.Canceled:
+		return false
+	}
+	if kindOf(err) != Other {
+		return false
+	}
+	var hs interface{ HTTPStatusCode() int }
+	if errors.As(err, &hs) {
+		c := hs.HTTPStatusCode()
+		return c == http.StatusTooManyRequests || c == http.StatusRequestTimeout || c >= 500
+	}
+	var ae apiError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling", "ThrottlingException":
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// retry runs op, and runs it again while it fails with a transient error,
+// up to Options.Retries more times, waiting Options.Backoff (with jitter),
+// then twice as long each time. It returns op's last error.
+func (p *publisher) retry(ctx context.Context, op func() error) error {
+	return retry(ctx, p.opt.Retries, p.opt.Backoff, op)
+}
+
+func retry(ctx context.Context, retries int, backoff time.Duration, op func() error) error {
+	wait := backoff
+	for attempt := 0; ; attempt++ {
+		err := op()
+		if err == nil || attempt >= retries || ctx.Err() != nil || !Transient(err) {
+			return err
+		}
+		d := wait/2 + rand.N(wait/2+1)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}

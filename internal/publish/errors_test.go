@@ -1,0 +1,173 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/publish/versitytest"
+)
+
+// TestPublishBucketErrors publishes to a versitygw bucket that is not
+// there, and with credentials that are wrong, missing or not allowed:
+// each is a BucketError of its kind with the service's words, and the
+// bucket is left as it was. (An endpoint where nothing listens is an
+// Unreachable error, after the AWS SDK's own retries: seconds, so it is
+// tested by TestKindOf alone.)
+func TestPublishBucketErrors(t *testing.T) {
+	v := versitytest.Start(t)
+	v.AddUser(t, "reader", "readersecret")
+	s := newSite(t, smallOpt)
+	url, store := v.NewBucket(t)
+	publishDir(t, open(t, url), s.out, testOptions())
+	snap := storeSnapshot(t, store)
+
+	tests := []struct {
+		name           string
+		url            string
+		access, secret string
+		kind           Kind
+		want           string // the start of the message
+	}{
+		{"missing bucket", v.BucketURL("no-such-bucket"), versitytest.Access, versitytest.Secret, NoBucket,
+			"the bucket does not exist (listing articles/: NoSuchBucket: "},
+		{"wrong secret", url, versitytest.Access, "wrong", BadCredentials,
+			"the bucket's service refused the credentials (listing articles/: SignatureDoesNotMatch: "},
+		{"unknown access key", url, "nobody", "nothing", BadCredentials,
+			"the bucket's service refused the credentials (listing articles/: InvalidAccessKeyId: "},
+		{"no credentials", url, "", "", NoCredentials,
+			"no credentials for the bucket were found (listing articles/: operation error S3: ListObjectsV2, get identity: get credentials: "},
+		{"denied", url, "reader", "readersecret", Denied,
+			"access denied: the credentials may not do this (listing articles/: AccessDenied: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			versitytest.SetAWSEnv(t, tt.access, tt.secret)
+			b := open(t, tt.url)
+			start := time.Now()
+			_, err := Publish(context.Background(), b, os.DirFS(s.out), testOptions())
+			var be *BucketError
+			if !errors.As(err, &be) || be.Kind != tt.kind || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("got %v, want a BucketError of kind %d: %s…", err, tt.kind, tt.want)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %s", d)
+			}
+			sameStore(t, store, snap)
+		})
+	}
+}
+
+// httpError is an error of an HTTP service with a status code, as the
+// AWS SDK's response errors are.
+type httpError int
+
+func (e httpError) Error() string       { return fmt.Sprintf("status %d", int(e)) }
+func (e httpError) HTTPStatusCode() int { return int(e) }
+
+// codeError is a service's error with a code, as smithy.APIError is.
+type codeError string
+
+func (e codeError) Error() string        { return string(e) }
+func (e codeError) ErrorCode() string    { return string(e) }
+func (e codeError) ErrorMessage() string { return "message of " + string(e) }
+
+func TestTransient(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{context.Canceled, false},
+		{fmt.Errorf("put: %w", context.Canceled), false},
+		{httpError(500), true},
+		{httpError(503), true},
+		{httpError(429), true},
+		{httpError(404), false},
+		{httpError(403), false},
+		{codeError("SlowDown"), true},
+		{codeError("InternalError"), true},
+		{codeError("NoSuchBucket"), false},
+		{codeError("SignatureDoesNotMatch"), false},
+		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
+		{&net.OpError{Op: "read", Err: syscall.ECONNRESET}, true},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, false},
+		{errors.New("get credentials: failed to refresh cached credentials"), false},
+		{errors.New("something else"), false},
+	}
+	for _, tt := range tests {
+		if got := Transient(tt.err); got != tt.want {
+			t.Errorf("Transient(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestRetry(t *testing.T) {
+	tests := []struct {
+		name      string
+		failures  int   // calls that fail before one succeeds
+		err       error // their error
+		retries   int
+		wantCalls int
+		wantErr   bool
+	}{
+		{"success", 0, nil, 2, 1, false},
+		{"transient, then success", 2, httpError(503), 2, 3, false},
+		{"transient every time", 10, httpError(503), 2, 3, true},
+		{"not transient", 10, httpError(403), 2, 1, true},
+		{"no retries", 10, httpError(503), 0, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := retry(context.Background(), tt.retries, time.Microsecond, func() error {
+				calls++
+				if calls <= tt.failures {
+					return tt.err
+				}
+				return nil
+			})
+			if calls != tt.wantCalls || (err != nil) != tt.wantErr {
+				t.Errorf("got %d calls, error %v; want %d calls, error %v", calls, err, tt.wantCalls, tt.wantErr)
+			}
+		})
+	}
+	t.Run("cancelled while waiting", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		start := time.Now()
+		time.AfterFunc(20*time.Millisecond, cancel)
+		err := retry(ctx, 5, time.Hour, func() error { calls++; return httpError(503) })
+		if calls != 1 || err == nil || time.Since(start) > 10*time.Second {
+			t.Errorf("got %d calls, error %v after %s; want 1 call and its error at once", calls, err, time.Since(start))
+		}
+	})
+}
+
+func TestKindOf(t *testing.T) {
+	tests := []struct {
+		err  error
+		want Kind
+	}{
+		{codeError("NoSuchBucket"), NoBucket},
+		{codeError("ContainerNotFound"), NoBucket},
+		{codeError("InvalidAccessKeyId"), BadCredentials},
+		{codeError("AccessDenied"), Denied},
+		{errors.New("operation error S3: PutObject, get identity: get credentials: failed to refresh cached credentials"), NoCredentials},
+		{errors.New("google: could not find default credentials"), NoCredentials},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, Unreachable},
+		{httpError(500), Other},
+	}
+	for _, tt := range tests {
+		if got := kindOf(tt.err); got != tt.want {
+			t.Errorf("kindOf(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}

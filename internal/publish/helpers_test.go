@@ -1,0 +1,309 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/publish/versitytest"
+	"gocloud.dev/blob"
+	_ "gocloud.dev/blob/fileblob"
+	_ "gocloud.dev/blob/s3blob"
+)
+
+// buildTime is the build time of the test sites.
+var buildTime = time.Date(2026, 11, 23, 6, 30, 15, 0, time.UTC)
+
+// smallOpt is a site of 14 articles with limits 5 and 10, every offset,
+// and a tag filter: 40-odd pages in nested folders.
+var smallOpt = corpus.Options{Articles: 14, Limits: []int{5, 10}, Seed: 7, Filters: []string{"tag"}}
+
+// site is a corpus site in a temporary folder, built into out.
+type site struct {
+	dir, out string
+}
+
+// newSite writes a corpus site and builds it.
+func newSite(t testing.TB, opt corpus.Options) *site {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := corpus.Write(dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	s := &site{dir: dir, out: filepath.Join(dir, "public")}
+	s.build(t)
+	return s
+}
+
+// build builds the site into s.out.
+func (s *site) build(t testing.TB) {
+	t.Helper()
+	_, err := build.New(build.Options{
+		FS: os.DirFS(s.dir), ConfigName: corpus.ConfigPath, Root: s.dir, OutDir: s.out,
+		Now: func() time.Time { return buildTime }, Generator: "feedgen test",
+	}).Build(context.Background())
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+}
+
+// articles returns the paths of the site's article files, sorted.
+func (s *site) articles(t testing.TB) []string {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(filepath.Join(s.dir, "content"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// edit changes the title of the i-th article and rebuilds.
+func (s *site) edit(t testing.TB, i int, title string) {
+	t.Helper()
+	s.change(t, i, "title:", func(string) string { return " " + title })
+}
+
+// bump changes the last digit of the i-th article's pageviews and
+// rebuilds: its pages change, and keep their sizes.
+func (s *site) bump(t testing.TB, i int) {
+	t.Helper()
+	s.change(t, i, "pageviews:", func(v string) string {
+		d := v[len(v)-1]
+		return v[:len(v)-1] + string('0'+(d-'0'+1)%10)
+	})
+}
+
+// change replaces the value of the i-th article's front matter line that
+// starts with key by what change makes of it, and rebuilds.
+func (s *site) change(t testing.TB, i int, key string, change func(value string) string) {
+	t.Helper()
+	p := s.articles(t)[i]
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	found := false
+	for j, l := range lines {
+		if strings.HasPrefix(l, key) {
+			lines[j], found = key+change(l[len(key):]), true
+			break
+		}
+	}
+	if !found {
+		t.Fatalf("%s: no %s line", p, key)
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.build(t)
+}
+
+// remove deletes the first n articles and rebuilds.
+func (s *site) remove(t testing.TB, n int) {
+	t.Helper()
+	for _, p := range s.articles(t)[:n] {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.build(t)
+}
+
+// snapshot copies the output folder's files, so that a test can publish
+// a build that the site has since left.
+func (s *site) snapshot(t testing.TB) string {
+	t.Helper()
+	dst := t.TempDir()
+	if err := os.CopyFS(dst, os.DirFS(s.out)); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// manifest reads the manifest of the build in dir.
+func readManifest(t testing.TB, dir string) *manifest.Manifest {
+	t.Helper()
+	snap, err := manifest.Read(os.DirFS(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap.Manifest
+}
+
+// changed counts the pages of build b that build a does not have with the
+// same bytes, and the pages of a that b does not have.
+func changed(a, b *manifest.Manifest) (uploads, deletes int) {
+	sums := map[string]string{}
+	for _, f := range a.Files {
+		sums[f.Path] = f.SHA256
+	}
+	for _, f := range b.Files {
+		if sums[f.Path] != f.SHA256 {
+			uploads++
+		}
+		delete(sums, f.Path)
+	}
+	return uploads, len(sums)
+}
+
+// newBucketFunc makes a new, empty bucket: its URL, and the folder on
+// disk where its objects are kept (for snapshots of what publish changed).
+type newBucketFunc func(t *testing.T) (url, store string)
+
+// fileBucket makes a file:// bucket.
+func fileBucket(t *testing.T) (string, string) {
+	dir := t.TempDir()
+	return "file://" + filepath.ToSlash(dir), dir
+}
+
+// forBackends runs test with file:// buckets, then with the buckets of a
+// versitygw server started for it.
+func forBackends(t *testing.T, test func(t *testing.T, newBucket newBucketFunc)) {
+	t.Run("file", func(t *testing.T) { test(t, fileBucket) })
+	t.Run("s3", func(t *testing.T) {
+		v := versitytest.Start(t)
+		test(t, v.NewBucket)
+	})
+}
+
+// open opens a bucket URL for the test.
+func open(t *testing.T, url string) *blob.Bucket {
+	t.Helper()
+	b, err := blob.OpenBucket(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// fileState is what a snapshot keeps of one stored file.
+type fileState struct {
+	mtime time.Time
+	size  int64
+}
+
+// storeSnapshot records every file under dir: a file rewritten, even
+// with the same bytes, gets another modification time (both fileblob and
+// versitygw write a new file and rename or link it into place).
+func storeSnapshot(t *testing.T, dir string) map[string]fileState {
+	t.Helper()
+	snap := map[string]fileState{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		snap[rel] = fileState{mtime: info.ModTime(), size: info.Size()}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+// sameStore fails the test when the store changed since snapshot before.
+func sameStore(t *testing.T, dir string, before map[string]fileState) {
+	t.Helper()
+	after := storeSnapshot(t, dir)
+	var diffs []string
+	for k, v := range before {
+		if w, ok := after[k]; !ok {
+			diffs = append(diffs, "removed "+k)
+		} else if w != v {
+			diffs = append(diffs, "rewritten "+k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			diffs = append(diffs, "added "+k)
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		t.Errorf("the bucket changed: %s", strings.Join(diffs, ", "))
+	}
+}
+
+// checkBucket checks that the bucket holds exactly the build in out
+// under articles/ and as manifest.json, with publish's headers and
+// metadata, besides the foreign objects it is given (key → bytes).
+func checkBucket(t *testing.T, b *blob.Bucket, out, cacheControl string, foreign map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	m := readManifest(t, out)
+	want := map[string]bool{}
+	check := func(key string, local []byte, sum string) {
+		got, err := b.ReadAll(ctx, key)
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			return
+		}
+		if !bytes.Equal(got, local) {
+			t.Errorf("%s: got %d bytes, want the build's %d", key, len(got), len(local))
+		}
+		a, err := b.Attributes(ctx, key)
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			return
+		}
+		if a.ContentType != ContentType || a.CacheControl != cacheControl || a.Metadata[MetaSHA256] != sum {
+			t.Errorf("%s: got Content-Type %q, Cache-Control %q, sha256 %q; want %q, %q, %q",
+				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], ContentType, cacheControl, sum)
+		}
+	}
+	for _, f := range m.Files {
+		want[f.Path] = true
+		local, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f.Path, local, f.SHA256)
+	}
+	local, err := os.ReadFile(filepath.Join(out, manifest.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(manifest.Name, local, sha256Hex(local))
+	if a, err := b.Attributes(ctx, manifest.Name); err == nil && a.Metadata[MetaState] != StateComplete {
+		t.Errorf("%s: got state %q, want %q", manifest.Name, a.Metadata[MetaState], StateComplete)
+	}
+	for key, data := range foreign {
+		got, err := b.ReadAll(ctx, key)
+		if err != nil || string(got) != data {
+			t.Errorf("foreign object %s: got %q, %v; want %q", key, got, err, data)
+		}
+	}
+	it := b.List(nil)
+	for {
+		o, err := it.Next(ctx)
+		if err != nil {
+			break
+		}
+		if !want[o.Key] && o.Key != manifest.Name && foreign[o.Key] == "" {
+			t.Errorf("the bucket holds %s, which the build does not have", o.Key)
+		}
+	}
+}
