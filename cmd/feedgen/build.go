@@ -156,7 +156,7 @@ func writeSummaryJSON(w io.Writer, res *build.Result) error {
 	data, err := json.Marshal(summaryJSON{
 		Articles: res.Articles, Drafts: res.Drafts, Scheduled: res.Scheduled, Pages: res.Pages,
 		Written: res.Written, Unchanged: res.Unchanged, Deleted: res.Deleted, Bytes: res.Bytes,
-		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: res.Duration.Seconds(), OutDir: res.OutDir,
+		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: res.Duration.Round(time.Millisecond).Seconds(), OutDir: res.OutDir,
 	})
 	if err != nil {
 		return err

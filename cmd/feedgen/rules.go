@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -28,6 +29,9 @@ func (o *rulesOptions) check() error {
 		return usageError{err}
 	}
 	o.t = t
+	if err := checkListen(o.listen); err != nil {
+		return usageError{err}
+	}
 	if o.out == "" {
 		return usageError{errors.New("rules needs -o OUTDIR: the folder to write " + strings.Join(t.Files, " and ") + " to")}
 	}
@@ -109,4 +113,17 @@ Targets, the files each writes and how they run:
 	cmd.Flags().StringVar(&o.listen, "listen", "80", "where a server target listens: PORT or HOST:PORT")
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "the folder to write the files to (required)")
 	return cmd
+}
+
+// checkListen refuses a --listen that is neither a port nor host:port
+// with a port number.
+func checkListen(listen string) error {
+	port := listen
+	if i := strings.LastIndexByte(listen, ':'); i >= 0 {
+		port = listen[i+1:]
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("--listen %q: want a port (80) or host:port (127.0.0.1:8080)", listen)
+	}
+	return nil
 }

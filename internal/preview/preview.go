@@ -17,6 +17,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/server"
 	"github.com/feedgen/feedgen/internal/watch"
 )
@@ -139,8 +140,11 @@ func Run(ctx context.Context, opt Options) error {
 		if changed != nil {
 			what = "rebuilt after " + describe(changed)
 		}
-		line := fmt.Sprintf("%s in %s: %d articles, %d pages written, %d deleted",
-			what, time.Since(start).Round(time.Millisecond), res.Articles, res.Written, res.Deleted)
+		line := fmt.Sprintf("%s in %s: %s, %d pages written, %d deleted",
+			what, time.Since(start).Round(time.Millisecond), human.Plural(res.Articles, "article"), res.Written, res.Deleted)
+		if res.Drafts > 0 {
+			line += fmt.Sprintf(", %s left out (-D shows drafts)", human.Plural(res.Drafts, "draft"))
+		}
 		if scheduled != nil {
 			scheduled.Stop()
 			scheduled = nil
