@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"syscall"
 
 	"github.com/feedgen/feedgen/internal/preview"
 	"github.com/feedgen/feedgen/internal/server"
@@ -85,7 +86,17 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	}
 	defer closeLog()
 	so.Dir = o.dir
-	return withDirHint(server.Run(ctx, so), o.dir)
+	return withAddrHint(withDirHint(server.Run(ctx, so), o.dir))
+}
+
+// withAddrHint adds to err, when the address to listen on is taken, how
+// to choose another.
+func withAddrHint(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "listen" && errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w: another server listens there; pass --addr with another port (port 0 picks a free one)", err)
+	}
+	return err
 }
 
 // withDirHint adds to err, when the server found no output folder at dir,
@@ -138,7 +149,7 @@ func runServeBundle(ctx context.Context, o *serveBundleOptions) error {
 	}
 	defer b.Close()
 	so.Dir, so.FS = o.file, b.FS()
-	return server.Run(ctx, so)
+	return withAddrHint(server.Run(ctx, so))
 }
 
 // watchOnly refuses the flags of the site to build, which only serve
@@ -182,12 +193,12 @@ func runPreview(ctx context.Context, o *previewOptions) error {
 		return err
 	}
 	defer closeLog()
-	return preview.Run(ctx, preview.Options{
+	return withAddrHint(preview.Run(ctx, preview.Options{
 		Build:      o.site.options(o.globalOptions),
 		ConfigPath: o.site.config,
 		Server:     so,
 		Out:        o.stderr,
-	})
+	}))
 }
 
 func newServeCmd(g *globalOptions) *cobra.Command {
