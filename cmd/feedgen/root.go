@@ -46,12 +46,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	opts := &globalOptions{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, version: version()}
 	cmd := newRootCmd(opts)
 	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(ctx)
-	return report(stderr, err)
+	c, err := cmd.ExecuteContextC(ctx)
+	path := "feedgen"
+	if c != nil {
+		path = c.CommandPath()
+	}
+	return report(stderr, err, path)
 }
 
-// report prints err and returns its exit code.
-func report(stderr io.Writer, err error) int {
+// report prints err, of the command path (e.g. "feedgen build"), and
+// returns its exit code.
+func report(stderr io.Writer, err error, path string) int {
 	if err == nil {
 		return exitOK
 	}
@@ -62,7 +67,7 @@ func report(stderr io.Writer, err error) int {
 		dl.Print(stderr, "feedgen: %s, nothing written")
 		return exitContent
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "feedgen: %v\nRun 'feedgen --help' for usage.\n", ue.err)
+		fmt.Fprintf(stderr, "feedgen: %v\nRun '%s --help' for usage.\n", ue.err, path)
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "feedgen: interrupted")
