@@ -92,6 +92,9 @@ files, and serves them exactly as the original dynamic service answered.`,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					return usageError{fmt.Errorf("unknown command %q for %q: did you mean %q?", args[0], cmd.CommandPath(), s[0])}
+				}
 				return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
 			}
 			return cmd.Help()
