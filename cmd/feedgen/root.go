@@ -105,6 +105,7 @@ files, and serves them exactly as the original dynamic service answered.`,
 	cmd.SetIn(opts.stdin)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cmd.SetVersionTemplate("feedgen {{.Version}}\n")
+	cmd.SuggestionsMinimumDistance = 2
 	cmd.AddCommand(
 		newBuildCmd(opts),
 		newServeCmd(opts),
