@@ -101,6 +101,12 @@ bench-watch:
 bench-bundle:
 	$(GO) run ./tools/feedbench bundle
 
+# feedgen serve on a 2.4 GB output (10,000 articles, limits [20, 50, 100], every
+# offset) against nginx, with its memory; then the serve benchmark again.
+.PHONY: bench-scale
+bench-scale:
+	$(GO) run ./tools/feedbench scale
+
 # feedgen publish to versitygw, a 10,000-article build (limits [20], every
 # offset): the first publish, an unchanged one, one after an edit.
 bench-publish: $(VERSITYGW)

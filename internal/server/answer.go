@@ -1,9 +1,14 @@
 package server
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/listing"
@@ -80,7 +85,7 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 		pg = &empty
 	}
 	if pg.unavailable() {
-		return reply{status: http.StatusServiceUnavailable, listing: true, body: s.unavailable}
+		return s.unavailableReply()
 	}
 	r := reply{status: http.StatusOK, listing: true, page: pg, modified: hb.lastModified}
 	if cond != nil && notModified(cond, pg.etag[0], hb.buildTime) {
@@ -99,17 +104,170 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cond.ims = ims[0]
 	}
 	rep := s.decide(hb, r.Method, r.URL.Path, r.URL.RawQuery, &cond)
+	sendBody := r.Method != http.MethodHead && rep.hasBody()
+	var f *openFile
+	var mapped []byte
+	switch {
+	case !sendBody || rep.page == nil || rep.page.file == nil:
+	case rep.page.body != nil:
+		mapped = rep.page.body
+	default:
+		hb, rep, mapped, f = s.openBody(hb, rep, r.Method, r.URL.Path, r.URL.RawQuery, &cond)
+		sendBody = rep.hasBody()
+	}
 	s.writeHeader(w, &rep, s.date())
-	if r.Method != http.MethodHead && rep.hasBody() {
-		if rep.page != nil {
-			w.Write(rep.page.body)
-		} else {
-			w.Write(rep.body)
+	switch {
+	case !sendBody:
+	case mapped != nil:
+		writeMapped(w, mapped)
+	case f != nil:
+		copyFile(w, f.fd, int64(rep.page.size()))
+		s.files.release(f)
+	case rep.page != nil:
+		w.Write(rep.page.body)
+	default:
+		w.Write(rep.body)
+	}
+	// The body lives in one of hb's stores, or in a mapping of one of its
+	// page files, freed when hb is unreachable: keep hb alive until the
+	// body is written.
+	runtime.KeepAlive(hb)
+}
+
+// copyBufs are the buffers of copyFile.
+var copyBufs = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
+// copyFile writes n bytes of the open file fd, from its start, to w.
+func copyFile(w io.Writer, fd int, n int64) {
+	buf := copyBufs.Get().(*[32 << 10]byte)
+	defer copyBufs.Put(buf)
+	for off := int64(0); off < n; {
+		k, err := readAt(fd, buf[:min(n-off, int64(len(buf)))], off)
+		if k > 0 {
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			// The file is shorter than it was (changed in place): the
+			// answer cannot be completed; net/http closes the
+			// connection when fewer bytes than Content-Length were written.
+			return
+		}
+		off += int64(k)
+	}
+}
+
+// writeMapped writes a mapped page file to w. Should the file have been
+// cut short in place (pages are replaced by rename, never changed in
+// place, but a person may copy over one), reading the mapping past its
+// end faults: the fault is a panic rather than a crash, and the answer is
+// aborted (net/http closes the connection).
+func writeMapped(w io.Writer, mem []byte) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			panic(http.ErrAbortHandler)
+		}
+	}()
+	w.Write(mem)
+}
+
+// openBody gets the body of the page that rep, decided from build hb,
+// answers with: the page file mapped, or else open. When the file at the
+// page's path is no longer the one hb recorded, a newer build replaced
+// it: the request waits for the server to switch to a newer build (up to
+// SwitchTimeout after the first request of hb that found a file
+// replaced) and is decided again from that build, whole; past that, or
+// when no descriptor can be had, it is answered 503. It returns the build
+// and the answer to send, and the body: mapped, or in the open file f,
+// which the caller releases (both nil when the answer has no body in a
+// file).
+func (s *Server) openBody(hb *heldBuild, rep reply, method, path, rawQuery string, cond *conditions) (_ *heldBuild, _ reply, mapped []byte, f *openFile) {
+	for {
+		if rep.page.body != nil {
+			return hb, rep, rep.page.body, nil // mapped at load
+		}
+		pf := rep.page.file
+		if m := pf.mapped(); m != nil {
+			return hb, rep, m, nil
+		}
+		f, err := s.files.acquire(hb.dir, pf)
+		if err != nil && outOfFiles(err) && s.files.shrink(16) {
+			f, err = s.files.acquire(hb.dir, pf)
+		}
+		if err == nil {
+			if m := pf.mapFrom(f.fd, hb.dir.maps); m != nil {
+				s.files.release(f)
+				return hb, rep, m, nil
+			}
+			return hb, rep, nil, f
+		}
+		if !errors.Is(err, errStale) {
+			s.logOpenError(pf, err)
+			return hb, s.unavailableReply(), nil, nil
+		}
+		next := s.waitSwitch(hb)
+		if next == nil {
+			return hb, s.unavailableReply(), nil, nil
+		}
+		hb = next
+		rep = s.decide(hb, method, path, rawQuery, cond)
+		if rep.page == nil || rep.page.file == nil || !rep.hasBody() {
+			return hb, rep, nil, nil
 		}
 	}
-	// The body lives in one of hb's stores, freed when hb is unreachable:
-	// keep hb alive until the body is written.
-	runtime.KeepAlive(hb)
+}
+
+// waitSwitch waits for the server to switch from build hb, whose page
+// files a newer build is replacing, and returns the build it switched
+// to; nil when SwitchTimeout has passed since a request of hb first
+// found a page file replaced.
+func (s *Server) waitSwitch(hb *heldBuild) *heldBuild {
+	if cur := s.cur.Load(); cur != hb {
+		return cur
+	}
+	now := time.Now()
+	at := hb.staleAt.Load()
+	if at == 0 {
+		if hb.staleAt.CompareAndSwap(0, now.UnixNano()) {
+			// The first: have FollowBuilds look at the folder now, should
+			// it have missed the new build.
+			select {
+			case s.nudge <- struct{}{}:
+			default:
+			}
+		}
+		at = hb.staleAt.Load()
+	}
+	wait := time.Unix(0, at).Add(s.opt.SwitchTimeout).Sub(now)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-hb.replaced:
+		return s.cur.Load()
+	case <-t.C:
+		return nil
+	}
+}
+
+// unavailableReply is the answer 503 to a request for a page the server
+// cannot send now.
+func (s *Server) unavailableReply() reply {
+	return reply{status: http.StatusServiceUnavailable, listing: true, body: s.unavailable}
+}
+
+// logOpenError logs, at most once a second, that a page file could not
+// be opened for a reason other than a newer build.
+func (s *Server) logOpenError(pf *pageFile, err error) {
+	now := time.Now().Unix()
+	if last := s.openErrorAt.Load(); last == now || !s.openErrorAt.CompareAndSwap(last, now) {
+		return
+	}
+	fmt.Fprintf(s.log, "opening %s: %v; answering 503\n", displayPath(pf.path), err)
 }
 
 // date returns the Date header's value for now, formatted once a second
@@ -154,7 +312,7 @@ func notModified(c *conditions, etag string, modified time.Time) bool {
 // HEAD gets the length of the GET's body).
 func (r *reply) contentLength() int {
 	if r.page != nil {
-		return len(r.page.body)
+		return r.page.size()
 	}
 	return len(r.body)
 }

@@ -24,6 +24,13 @@ func (s *Server) NewBatch() *Batch {
 	return &Batch{cur: s.cur.Load(), refs: map[[sha256.Size]byte]stored{}}
 }
 
+// NewPages starts a batch of pages for a server not made yet: the pages
+// of the build its New loads (Options.Pages), checked by the caller
+// against their SHA-256 as they are added.
+func NewPages() *Batch {
+	return &Batch{refs: map[[sha256.Size]byte]stored{}}
+}
+
 // Add takes a page body and its SHA-256: data is copied, unless the
 // server or the batch holds these bytes already. It is safe to call from
 // several goroutines at once.

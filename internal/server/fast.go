@@ -17,13 +17,15 @@ import (
 // header map and a response writer for each. So the server reads such
 // requests itself: it parses the request head in place, decides the
 // answer (decide, shared with the net/http path), writes the head into a
-// reused buffer and sends it and the page, from the build's store, with
-// one system call (see sender.send). Anything it does not fully understand (another
-// method, HTTP/1.0, a body, Connection: close, Expect, folded or oversized
-// headers, an escaped path, bare LF line ends) is not answered here: the
-// connection, with the bytes read so far, is handed to net/http, which
-// serves it from then on. The fast path only ever answers what net/http
-// would answer with the same bytes (TestFastPathMatchesNetHTTP).
+// reused buffer and sends it and the page with one writev from memory (a
+// page file mapped, or a store; sender.sendBytes), or, for a page file
+// not mapped, with sendfile (sender.sendFile). Anything it does not fully
+// understand (another method, HTTP/1.0, a body, Connection: close,
+// Expect, folded or oversized headers, an escaped path, bare LF line
+// ends) is not answered here: the connection, with the bytes read so far,
+// is handed to net/http, which serves it from then on. The fast path only
+// ever answers what net/http would answer with the same bytes
+// (TestFastPathMatchesNetHTTP).
 
 // Connection states, for a graceful shutdown: an idle connection waits for
 // the first byte of a request and may be closed; an active one finishes
@@ -181,15 +183,22 @@ func (c *fastConn) answer() bool {
 		start = s.opt.Now()
 	}
 	rep := s.decide(hb, r.method, r.path, r.rawQuery, &r.cond)
+	sendBody := r.method != http.MethodHead && rep.hasBody()
+	var f *openFile
+	var body []byte
+	if sendBody && rep.page != nil && rep.page.file != nil && rep.page.body == nil {
+		hb, rep, body, f = s.openBody(hb, rep, r.method, r.path, r.rawQuery, &r.cond)
+		sendBody = rep.hasBody()
+	}
 	closing := c.srv.closing.Load()
 	head := rep.appendHead(c.out[:0], s.dateAt(start)[0], closing)
 	var sent int64
-	var from *store
-	var off, n int64
-	if r.method != http.MethodHead && rep.hasBody() {
+	if sendBody {
 		switch {
-		case rep.page != nil && rep.page.st != nil:
-			from, off, n = rep.page.st, rep.page.off, int64(len(rep.page.body))
+		case body != nil || f != nil:
+			// mapped, or open: sent from there
+		case rep.page != nil && (rep.page.st != nil || rep.page.file != nil):
+			body = rep.page.body // in a store, or mapped: sent from there
 		case rep.page != nil:
 			head = append(head, rep.page.body...)
 		default:
@@ -201,8 +210,14 @@ func (c *fastConn) answer() bool {
 		c.wdl = c.now.Add(s.opt.WriteTimeout)
 		c.conn.SetWriteDeadline(c.wdl)
 	}
-	err := c.send.send(head, from, off, n)
-	runtime.KeepAlive(hb) // the page is in one of hb's stores
+	var err error
+	if f != nil {
+		err = c.send.sendFile(head, f.fd, 0, int64(rep.page.size()))
+		s.files.release(f)
+	} else {
+		err = c.send.sendBytes(head, body)
+	}
+	runtime.KeepAlive(hb) // the page may be in one of hb's stores, or mapped
 	if cap(head) <= 64<<10 {
 		c.out = head // an exceptional answer does not keep its memory
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -48,7 +49,21 @@ var dateField = regexp.MustCompile(`\r\nDate: [^\r]*\r\n`)
 // net/http serving the same handler: the answers are the same bytes (but
 // for the Date), whether the fast path answers them or hands them over.
 func TestFastPathMatchesNetHTTP(t *testing.T) {
-	s, _ := newServer(t, Options{Dir: allSite.out})
+	for _, mode := range sendModes {
+		t.Run(mode.name, func(t *testing.T) {
+			opt := Options{Dir: allSite.out}
+			mode.opt(&opt)
+			s, _ := newServer(t, opt)
+			fastPathMatchesNetHTTP(t, s)
+		})
+	}
+	t.Run("in memory", func(t *testing.T) {
+		s, _ := newServer(t, Options{Dir: allSite.out, FS: os.DirFS(allSite.out)})
+		fastPathMatchesNetHTTP(t, s)
+	})
+}
+
+func fastPathMatchesNetHTTP(t *testing.T, s *Server) {
 	fast, plain := serveTwoWays(t, s)
 
 	etag := `"` + readManifest(t, allSite.out).Files[0].SHA256 + `"`
@@ -362,7 +377,7 @@ func TestSendPartialWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range pages {
-		if err := snd.send([]byte(heads[i]), st, offs[i], int64(len(p))); err != nil {
+		if err := snd.sendBytes([]byte(heads[i]), st.bytes(offs[i], int64(len(p)))); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -14,15 +15,22 @@ import (
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
-// heldBuild is one build held in memory: the pages of every collection
-// its manifest lists, with everything their answers need computed once.
-// A heldBuild never changes after it is loaded (loadBuild); the server
-// swaps whole builds.
+// heldBuild is one build: everything its answers need, computed once
+// when it is loaded (loadBuild), and where each page's body is. A
+// heldBuild never changes after it is loaded; the server swaps whole
+// builds.
 //
-// The page bodies live in stores outside the Go heap (see newStore),
+// A page's body is in one of two places. A build served from its output
+// folder (Options.Dir) keeps only the identity of each page file (see
+// pageFile), recorded when the file was read and checked against the
+// manifest; the bytes stay in the kernel's page cache and are sent from
+// an open descriptor of that very inode (see fileCache). Any other build
+// (Options.FS, such as a bundle, and the preview's builds handed over in
+// memory) keeps its bodies in stores outside the Go heap (see newStore),
 // freed once unreachable: a handler keeps its heldBuild alive
 // (runtime.KeepAlive) until it has written the body. A build loaded after
-// another shares the stores of the pages they have in common.
+// another shares the stores, or the file records, of the pages they have
+// in common.
 type heldBuild struct {
 	manifestSum [sha256.Size]byte // of the manifest's bytes: the build's identity
 	buildTime   time.Time
@@ -45,14 +53,26 @@ type heldBuild struct {
 	lastModified []string // the Last-Modified header value
 	pages        int      // page files, index.json included
 	bytes        int64
-	read         int // pages read from files (the rest were in memory already)
+	read         int // pages read from files (the rest were known already)
 	// unavailable are the pages, in the manifest's order, whose files did
 	// not match it when the build was loaded in part (a build died
 	// mid-write): answered 503 until the next build.
 	unavailable []string
 
-	bySum  map[[sha256.Size]byte]stored // every page body, by its SHA-256
+	bySum  map[[sha256.Size]byte]stored // every page body held in memory, by its SHA-256
 	stores []*store                     // the stores of the bodies
+
+	// dir is the output folder, open, when the pages are sent from their
+	// files (nil when every body is in memory).
+	dir *pageDir
+	// replaced is closed when the server switches to another build: a
+	// request that found one of this build's page files replaced by a
+	// newer build waits for it (see Server.openBody).
+	replaced chan struct{}
+	// staleAt is when a request first found one of the build's page files
+	// replaced (Unix nanoseconds; 0: never): the requests of this build
+	// wait for the switch until SwitchTimeout after it, no longer.
+	staleAt atomic.Int64
 }
 
 // collection is one list of articles with its own pages: the main
@@ -74,18 +94,29 @@ type limitPages struct {
 // page is one answer, ready to send. A page left zero (no etag) is one
 // whose file did not match the manifest: see unavailable.
 type page struct {
+	// body is the page's bytes: in a store (st), in the mapping of its
+	// file (file) when the file was mapped at load, or in the Go heap (a
+	// page past the end); nil when the file is not mapped.
 	body   []byte
-	st     *store   // the store of body; nil when body is not in one
-	off    int64    // where body is in st
-	etag   []string // the quoted SHA-256 of body
-	length []string // len(body) in decimal
+	st     *store    // the store of body; nil when body is not in one
+	file   *pageFile // the page's file, for a build served from its folder
+	etag   []string  // the quoted SHA-256 of the body
+	length []string  // the body's length in decimal
 }
 
 // unavailable reports whether the page is one whose file did not match
 // the manifest (heldBuild.unavailable), answered 503.
 func (p *page) unavailable() bool { return p.etag == nil }
 
-// stored is where a page body is.
+// size is the length of the page's body.
+func (p *page) size() int {
+	if p.file != nil {
+		return int(p.file.id.size)
+	}
+	return len(p.body)
+}
+
+// stored is where a page body held in memory is.
 type stored struct {
 	st        *store
 	off, size int64

@@ -189,3 +189,16 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// The two ways a page of a build in a folder is sent.
+var sendModes = []struct {
+	name string
+	opt  func(*Options)
+}{
+	{"mapped", func(*Options) {}},
+	{"descriptors", descriptorsOnly},
+}
+
+// descriptorsOnly makes a server send every page file from an open
+// descriptor (sendfile), never mapped.
+func descriptorsOnly(o *Options) { o.noMapping = true }

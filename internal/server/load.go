@@ -34,7 +34,8 @@ func (e notReadyError) Unwrap() error { return e.err }
 type fileRef struct {
 	file   manifest.File
 	sum    [sha256.Size]byte
-	at     stored
+	at     stored      // in memory
+	pf     *pageFile   // or in a file (dir)
 	c      *collection // the collection of the page
 	li, ix int         // limitPages index and page index; li < 0 for index.json
 }
@@ -42,17 +43,21 @@ type fileRef struct {
 // loadBuild makes the heldBuild of the build that the manifest (data, m)
 // describes. Each page body comes from fresh (pages the build handed over
 // in memory; nil when there are none), else from prev (the build being
-// served: a page with the same SHA-256 is the same bytes), else from its
-// file in fsys, read and checked against its size and SHA-256. A file
-// that differs gives a notReadyError; with partial, its page is left out
-// instead, answered 503 (see heldBuild.unavailable).
+// served: a page with the same SHA-256 is the same bytes; with dir, a
+// file with the same identity is the same file), else from its file,
+// read and checked against its size and SHA-256: with dir (the output
+// folder, open), the file's identity is recorded and its bytes dropped,
+// to be sent from the file (see pageFile); else, from fsys, the bytes are
+// kept in a store. A file that differs gives a notReadyError; with
+// partial, its page is left out instead, answered 503 (see
+// heldBuild.unavailable).
 //
 // The manifest is validated before anything is sized by its numbers, and
 // refused with one line saying why.
 //
 // When the stores the pages are in hold more than twice their bytes plus
 // slack, the pages are copied to a new store (see compact).
-func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
+func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
 	if ps := m.Validate(); len(ps) > 0 {
 		msgs := make([]string, len(ps))
 		for i, d := range ps {
@@ -61,6 +66,10 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 		return nil, errors.New(strings.Join(msgs, "; "))
 	}
 	p := m.Pagination.Pagination()
+	inMemory := len(m.Files) // pages held in memory, at most
+	if dir != nil {
+		inMemory = 0 // but those handed over
+	}
 	hb := &heldBuild{
 		manifestSum:  sha256.Sum256(data),
 		buildTime:    m.BuildTime,
@@ -68,9 +77,15 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 		paging:       p,
 		aligned:      p.Offsets == config.OffsetsAligned,
 		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
-		bySum:        make(map[[sha256.Size]byte]stored, len(m.Files)),
+		bySum:        make(map[[sha256.Size]byte]stored, inMemory),
+		dir:          dir,
+		replaced:     make(chan struct{}),
 	}
 	colls, byDir := hb.makeCollections(m.Collections, m.Filters)
+	var prevFiles map[fileID]*pageFile // the files of prev, by identity
+	if dir != nil && prev != nil && prev.dir != nil {
+		prevFiles = prev.files()
+	}
 
 	// Where each page's body comes from.
 	refs := make([]fileRef, 0, len(m.Files))
@@ -92,12 +107,31 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 		if !known && prev != nil {
 			at, known = prev.bySum[r.sum]
 		}
-		if !known || at.size != f.Size {
-			if partial && fsys != nil && !sizeMatches(fsys, f) {
-				// Neither read nor given room by the manifest's size.
+		if known && at.size == f.Size {
+			hb.bySum[r.sum] = at
+			r.at = at
+			refs = append(refs, r)
+			continue
+		}
+		if dir != nil {
+			if li < 0 {
+				// index.json is answered as the page it repeats (the
+				// default limit, offset 0): its file is never sent.
 				refs = append(refs, r)
 				continue
 			}
+			if pf := prevFiles[dir.stat(f.Path)]; pf != nil && pf.sum == r.sum {
+				r.pf = pf
+				refs = append(refs, r)
+				continue
+			}
+		}
+		if partial && fsys != nil && !sizeMatches(fsys, f) {
+			// Neither read nor given room by the manifest's size.
+			refs = append(refs, r)
+			continue
+		}
+		if dir == nil {
 			if disk == nil {
 				var err error
 				if disk, err = newStore(); err != nil {
@@ -105,41 +139,47 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 				}
 			}
 			at = stored{st: disk, off: disk.reserve(f.Size), size: f.Size}
-			toRead = append(toRead, len(refs))
+			hb.bySum[r.sum] = at
+			r.at = at
 		}
-		hb.bySum[r.sum] = at
-		r.at = at
+		toRead = append(toRead, len(refs))
 		refs = append(refs, r)
+	}
+	discard := func() {
+		if disk != nil {
+			disk.discard()
+		}
 	}
 	for _, c := range colls {
 		for _, lp := range c.limits {
 			for i := range lp.pages {
 				if p := hb.pagePath(c, lp.limit, i); !seen[p] {
-					if disk != nil {
-						disk.discard()
-					}
+					discard()
 					return nil, fmt.Errorf("%s: page %s is missing", manifest.Name, p)
 				}
 			}
 		}
 	}
 	var failed []int // indexes in refs of the files that did not match (partial)
-	if disk != nil {
-		if fsys == nil {
-			disk.discard()
+	if len(toRead) > 0 {
+		if fsys == nil && dir == nil {
+			discard()
 			return nil, fmt.Errorf("page %s is neither in memory nor in a folder", refs[toRead[0]].file.Path)
 		}
 		var err error
-		if failed, err = readFiles(fsys, refs, toRead, partial); err != nil {
-			disk.discard()
+		if failed, err = readFiles(fsys, dir, refs, toRead, partial); err != nil {
+			discard()
 			return nil, err
 		}
 		for _, i := range failed {
 			delete(hb.bySum, refs[i].sum)
+			refs[i].pf = nil
 		}
-		if err := disk.seal(); err != nil {
-			disk.discard()
-			return nil, fmt.Errorf("mapping the pages: %w", err)
+		if disk != nil {
+			if err := disk.seal(); err != nil {
+				disk.discard()
+				return nil, fmt.Errorf("mapping the pages: %w", err)
+			}
 		}
 	}
 	hb.read = len(toRead) - len(failed)
@@ -150,8 +190,11 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 	lengths := map[int64][]string{}
 	for _, r := range refs {
 		hb.pages++
-		at, ok := hb.bySum[r.sum]
-		if !ok {
+		if r.li < 0 && dir != nil {
+			continue // index.json, not read: see above
+		}
+		at, inMemory := hb.bySum[r.sum]
+		if !inMemory && r.pf == nil {
 			// Left out (partial), its page left zero: answered 503.
 			hb.unavailable = append(hb.unavailable, r.file.Path)
 			hb.bytes -= r.file.Size
@@ -165,15 +208,31 @@ func loadBuild(fsys fs.FS, data []byte, m *manifest.Manifest, prev *heldBuild, f
 			ln = []string{strconv.FormatInt(r.file.Size, 10)}
 			lengths[r.file.Size] = ln
 		}
-		r.c.limits[r.li].pages[r.ix] = page{
-			body:   at.st.bytes(at.off, at.size),
-			st:     at.st,
-			off:    at.off,
-			etag:   []string{etag(r.sum[:])},
-			length: ln,
+		pg := page{etag: []string{etag(r.sum[:])}, length: ln}
+		if inMemory {
+			pg.body, pg.st = at.st.bytes(at.off, at.size), at.st
+		} else {
+			pg.file, pg.body = r.pf, r.pf.mapped() // nil when not mapped
 		}
+		r.c.limits[r.li].pages[r.ix] = pg
 	}
 	return hb, nil
+}
+
+// files returns the page files of a build served from its folder, by
+// identity.
+func (hb *heldBuild) files() map[fileID]*pageFile {
+	files := make(map[fileID]*pageFile, hb.pages)
+	for _, c := range hb.collections {
+		for _, lp := range c.limits {
+			for i := range lp.pages {
+				if pf := lp.pages[i].file; pf != nil {
+					files[pf.id] = pf
+				}
+			}
+		}
+	}
+	return files
 }
 
 // makeCollections sets hb's collections, main listing and filters from
@@ -320,11 +379,13 @@ func (hb *heldBuild) compact(slack int64) error {
 	return nil
 }
 
-// readFiles reads the files refs[i] for every i in todo into their
-// places, on several cores, checked against their sizes and SHA-256 sums.
-// A file that differs gives a notReadyError; with partial, its index in
-// refs is returned in failed instead (in no particular order).
-func readFiles(fsys fs.FS, refs []fileRef, todo []int, partial bool) (failed []int, err error) {
+// readFiles reads the files refs[i] for every i in todo, on several
+// cores, and checks them against their sizes and SHA-256 sums: from dir
+// when it is set, recording each file's identity in refs[i].pf; else from
+// fsys, into their places in the stores. A file that differs gives a
+// notReadyError; with partial, its index in refs is returned in failed
+// instead (in no particular order).
+func readFiles(fsys fs.FS, dir *pageDir, refs []fileRef, todo []int, partial bool) (failed []int, err error) {
 	var (
 		next    atomic.Int64
 		errOnce sync.Once
@@ -340,8 +401,14 @@ func readFiles(fsys fs.FS, refs []fileRef, todo []int, partial bool) (failed []i
 				if i >= len(todo) {
 					return
 				}
-				r := refs[todo[i]]
-				data, err := manifest.ReadPage(fsys, r.file, buf)
+				r := &refs[todo[i]]
+				var data []byte
+				var err error
+				if dir != nil {
+					r.pf, data, err = dir.readPage(r.file, buf)
+				} else {
+					data, err = manifest.ReadPage(fsys, r.file, buf)
+				}
 				var mm *manifest.Mismatch
 				switch {
 				case errors.As(err, &mm) && partial:
@@ -352,9 +419,13 @@ func readFiles(fsys fs.FS, refs []fileRef, todo []int, partial bool) (failed []i
 				case errors.As(err, &mm):
 					err = notReadyError{err: err}
 				case err == nil:
-					buf = data[:0]
-					if err = r.at.st.writeAt(data, r.at.off); err != nil {
-						err = fmt.Errorf("storing %s: %w", r.file.Path, err)
+					if data != nil {
+						buf = data[:0]
+					}
+					if dir == nil {
+						if err = r.at.st.writeAt(data, r.at.off); err != nil {
+							err = fmt.Errorf("storing %s: %w", r.file.Path, err)
+						}
 					}
 				}
 				if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -34,6 +35,7 @@ func (s *Server) reload(partial bool) (bool, error) {
 // The caller holds loadMu.
 func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial bool) (bool, error) {
 	fsys := s.opt.FS
+	var dir *pageDir
 	if fsys == nil && s.opt.Dir != "" {
 		root, err := os.OpenRoot(s.opt.Dir)
 		if err != nil {
@@ -45,6 +47,12 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 		}
 		defer root.Close()
 		fsys = root.FS()
+		if s.files != nil {
+			if dir, err = openPageDir(s.opt.Dir, s.mapLimit); err != nil {
+				batch.Discard()
+				return false, err
+			}
+		}
 	}
 	if m == nil {
 		if fsys == nil {
@@ -58,11 +66,11 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 	}
 	cur := s.cur.Load()
 	held := cur.sameManifest(data)
-	if held && len(cur.unavailable) == 0 {
+	if held && len(cur.unavailable) == 0 && dir == nil {
 		batch.Discard()
 		return false, nil
 	}
-	hb, err := loadBuild(fsys, data, m, cur, batch, s.compactSlack, partial)
+	hb, err := loadBuild(fsys, dir, data, m, cur, batch, s.compactSlack, partial)
 	if err != nil {
 		batch.Discard()
 		if nr := (notReadyError{}); held && errors.As(err, &nr) {
@@ -70,7 +78,19 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 		}
 		return false, err
 	}
+	if held && len(cur.unavailable) == 0 && hb.read == 0 && len(hb.unavailable) == 0 && dir.same(cur.dir) {
+		// The build being served, its files the same: a build of the same
+		// output wrote nothing. (One that rewrote the files, say into a
+		// folder made anew, is switched to: the files recorded are gone.)
+		return false, nil
+	}
 	s.cur.Store(hb)
+	if cur != nil {
+		close(cur.replaced) // the requests waiting for a newer build
+	}
+	if s.files != nil {
+		s.files.dropDeleted()
+	}
 	if !s.opt.ExternalBuilds {
 		verb := "switched to"
 		if cur == nil {
@@ -81,10 +101,15 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 			fmt.Fprintln(s.log, hb.unavailableLine())
 		}
 	}
-	if cur != nil {
-		// The pages no build uses any more are outside the heap, freed by
-		// cleanups once a collection finds them unreachable: on an idle
-		// server none may run for minutes.
+	// The pages no build uses any more are outside the heap (stores,
+	// mappings), freed by cleanups once a collection finds them
+	// unreachable: on an idle server none may run for minutes. A server of
+	// a folder also gives back to the system what loading took of the heap
+	// (the manifest, parsed; buffers), rather than keep it for a next load.
+	switch {
+	case s.files != nil:
+		debug.FreeOSMemory()
+	case cur != nil:
 		runtime.GC()
 	}
 	return true, nil
@@ -108,7 +133,8 @@ func (s *Server) Install(m *manifest.Manifest, data []byte, batch *Batch) (bool,
 // until ctx is done. A build writes its manifest last, by a rename: the
 // server hears of it from a file system event on the manifest, or, should
 // events be missed or unavailable, from a check of the manifest's size,
-// time and identity every PollInterval. A build whose files do not match
+// time and identity every PollInterval, or when a request finds a page
+// file replaced. A build whose files do not match
 // its manifest yet is loaded again a little later; meanwhile, and after
 // any failure, the server keeps answering from the build it had. A build
 // served in part (see New) is loaded again the same way, silently, until
@@ -186,6 +212,8 @@ func (s *Server) FollowBuilds(ctx context.Context) {
 				reload()
 			}
 		case <-retry.C:
+			reload()
+		case <-s.nudge:
 			reload()
 		case <-poll.C:
 			if info, _ := os.Stat(dir); w != nil && info != nil && (lastDir == nil || !os.SameFile(info, lastDir)) {

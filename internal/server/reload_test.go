@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
@@ -207,4 +208,31 @@ func TestCompact(t *testing.T) {
 	ref := filepath.Join(t.TempDir(), "ref")
 	s.build(t, ref)
 	checkServes(t, srv, ref)
+}
+
+// TestPagesHandedOver starts a server on a build in a file system (as
+// serve --bundle does) with its pages handed over in memory (Options.Pages):
+// none is read from the file system, and every page is answered.
+func TestPagesHandedOver(t *testing.T) {
+	sharedSites(t)
+	fsys := fstest.MapFS{}
+	pages := NewPages()
+	for path, data := range readTree(t, allSite.out) {
+		fsys[path] = &fstest.MapFile{Data: data}
+		if path != manifest.Name {
+			pages.Add(data, sha256.Sum256(data))
+		}
+	}
+	s, _ := newServer(t, Options{Dir: "feed.zip", FS: fsys, Pages: pages})
+	if got := s.cur.Load().read; got != 0 {
+		t.Errorf("read %d pages from the file system, want none", got)
+	}
+	checkServes(t, s, allSite.out)
+
+	// Without them, each page is read once.
+	s, _ = newServer(t, Options{Dir: "feed.zip", FS: fsys})
+	if got := s.cur.Load().read; got == 0 {
+		t.Error("read no page from the file system")
+	}
+	checkServes(t, s, allSite.out)
 }

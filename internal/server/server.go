@@ -26,7 +26,12 @@ const (
 	DefaultPollInterval      = 2 * time.Second
 	DefaultRetryInterval     = 100 * time.Millisecond
 	DefaultStartTimeout      = 10 * time.Second
+	DefaultSwitchTimeout     = 5 * time.Second
 )
+
+// maxOpenFiles is the most page files a server keeps open: see
+// openFileLimit.
+const maxOpenFiles = 1024
 
 // Options configure a server. Zero values take the defaults above.
 type Options struct {
@@ -34,8 +39,15 @@ type Options struct {
 	Addr string // host:port to listen on (Run); port 0 picks a free one
 
 	// FS, when set, holds the build instead of Dir (an archive, say): it
-	// is loaded once and never watched; Dir then only names it in messages.
+	// is loaded once and never watched, its pages held in memory; Dir
+	// then only names it in messages. The pages of a build in Dir are
+	// sent from their files.
 	FS fs.FS
+	// Pages, when set, holds pages of the build New loads, handed over in
+	// memory (see NewPages): those are not read from FS or Dir. serve
+	// --bundle can hand over the pages that verifying the archive
+	// decompressed, rather than have the server decompress them again.
+	Pages *Batch
 
 	// ExternalBuilds says that the caller hands each build over with
 	// Install (the live preview): New loads none, the folder (if any) is
@@ -73,6 +85,16 @@ type Options struct {
 	RetryInterval time.Duration
 	// StartTimeout is how long New waits for a build that is being written.
 	StartTimeout time.Duration
+	// SwitchTimeout is how long the requests for pages whose files a
+	// newer build has replaced wait, from the first, for the server to
+	// switch to that build (see FollowBuilds) before they are answered
+	// 503: an answer never sends a newer build's bytes under the headers
+	// of the build being served.
+	SwitchTimeout time.Duration
+
+	// noMapping, in tests, sends every page file from a descriptor, none
+	// mapped.
+	noMapping bool
 }
 
 func (o Options) withDefaults() Options {
@@ -98,6 +120,7 @@ func (o Options) withDefaults() Options {
 	set(&o.PollInterval, DefaultPollInterval)
 	set(&o.RetryInterval, DefaultRetryInterval)
 	set(&o.StartTimeout, DefaultStartTimeout)
+	set(&o.SwitchTimeout, DefaultSwitchTimeout)
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
@@ -116,9 +139,13 @@ type Server struct {
 	loadMu sync.Mutex // one load at a time
 	dates  atomic.Pointer[dateValue]
 
-	accessLog    *accessLog // nil when off
-	compactSlack int64      // see loadBuild
-	realClock    bool       // opt.Now is time.Now
+	accessLog    *accessLog    // nil when off
+	files        *fileCache    // the open page files; nil when pages are held in memory
+	mapLimit     int64         // the most page files mapped at once, by all servers (see mapLimit)
+	openErrorAt  atomic.Int64  // the second of the last page file that could not be opened (see logOpenError)
+	nudge        chan struct{} // a request found a page file replaced: FollowBuilds loads the folder again
+	compactSlack int64         // see loadBuild
+	realClock    bool          // opt.Now is time.Now
 
 	// Header values and bodies shared by every answer: never modified.
 	allow, vary, json, html, zero []string
@@ -148,6 +175,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		opt:            opt,
 		realClock:      realClock,
 		compactSlack:   compactSlack,
+		nudge:          make(chan struct{}, 1),
 		log:            &syncWriter{w: opt.Log},
 		allow:          []string{listing.Allow},
 		vary:           []string{listing.Vary},
@@ -169,10 +197,25 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	if opt.ExternalBuilds {
 		return s, nil // the caller installs the first build
 	}
+	if filePages && opt.FS == nil {
+		s.files = newFileCache(openFileLimit())
+		if !opt.noMapping {
+			s.mapLimit = mapLimit()
+		}
+	}
+	pages := opt.Pages
+	s.opt.Pages = nil // used once
+	if err := pages.seal(); err != nil {
+		pages.Discard()
+		return nil, err
+	}
 	deadline := time.Now().Add(opt.StartTimeout)
 	wait := opt.RetryInterval
 	for {
-		_, err := s.Reload()
+		s.loadMu.Lock()
+		_, err := s.load(nil, nil, pages, false)
+		s.loadMu.Unlock()
+		pages = nil // load discards a batch it fails with
 		if err == nil {
 			return s, nil
 		}
@@ -197,12 +240,22 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	}
 }
 
+// openFileLimit is how many page files a server keeps open: a quarter of
+// the descriptors the process may have, and no more than maxOpenFiles.
+func openFileLimit() int {
+	n := nofileLimit() / 4
+	if n <= 0 {
+		n = 64
+	}
+	return min(n, maxOpenFiles)
+}
+
 // Build describes the build a server answers from.
 type Build struct {
 	Time     time.Time // the build time its manifest records
 	Articles int       // articles in the main listing
-	Pages    int       // pages held in memory
-	Bytes    int64     // size of the files read
+	Pages    int       // page files of the manifest
+	Bytes    int64     // size of the pages
 	// Unavailable counts the pages answered 503: their files did not
 	// match the manifest when the build was loaded (see New).
 	Unavailable int

@@ -22,7 +22,7 @@ type want struct {
 	notFound      bool
 }
 
-func pageFile(limit, offset int) want { return want{limit: limit, offset: offset} }
+func wantPage(limit, offset int) want { return want{limit: limit, offset: offset} }
 func empty(body string) want          { return want{body: body} }
 
 var notFound = want{notFound: true}
@@ -81,62 +81,62 @@ func TestQueryAllOffsets(t *testing.T) {
 		query string
 		want  want
 	}{
-		{"", pageFile(5, 0)},
-		{"limit=20", pageFile(20, 0)},
-		{"limit=%2020", pageFile(20, 0)},
-		{"limit=+20", pageFile(20, 0)},
-		{"limit=%2B20", pageFile(20, 0)},
-		{"limit=020", pageFile(20, 0)},
-		{"limit=2_0", pageFile(20, 0)},
-		{"limit=2__0", pageFile(5, 0)},
-		{"limit=_20", pageFile(5, 0)},
-		{"limit=20_", pageFile(5, 0)},
-		{"limit=%D9%A2%D9%A0", pageFile(20, 0)},       // ٢٠, Arabic-Indic digits
-		{"limit=٢٠", pageFile(20, 0)},                 // the same, sent unencoded
-		{"limit=%EF%BC%92%EF%BC%90", pageFile(20, 0)}, // ２０, fullwidth digits
-		{"limit=%D9%A20", pageFile(20, 0)},            // scripts may mix: ٢0
-		{"limit=%20%0920%0A%E3%80%80", pageFile(20, 0)},
-		{"limit=%C2%A020", pageFile(20, 0)},                                    // no-break space
-		{"limit=%E2%80%8B20", pageFile(5, 0)},                                  // zero-width space is not white space
-		{"limit=+-20", pageFile(5, 0)},                                         // " -20": negative
-		{"limit=++20", pageFile(20, 0)},                                        // "  20"
-		{"limit=%2B%2B20", pageFile(5, 0)},                                     // "++20": two signs
-		{"limit=%FF20", pageFile(5, 0)},                                        // invalid UTF-8 becomes U+FFFD
-		{"limit=0", pageFile(5, 0)},                                            // zero: the default
-		{"limit=-0", pageFile(5, 0)},                                           // negative zero: zero
-		{"limit=-1", pageFile(5, 0)},                                           // negative: the default
-		{"limit=abc", pageFile(5, 0)},                                          // not an integer
-		{"limit=1.5", pageFile(5, 0)},                                          // not an integer
-		{"limit=1e1", pageFile(5, 0)},                                          // not an integer
-		{"limit=", pageFile(5, 0)},                                             // empty
-		{"limit", pageFile(5, 0)},                                              // no '=': empty
-		{"limit=" + huge, pageFile(50, 0)},                                     // huge: clamped to max_limit
-		{"limit=51", pageFile(50, 0)},                                          // above max_limit
-		{"limit=50", pageFile(50, 0)},                                          // max_limit itself
+		{"", wantPage(5, 0)},
+		{"limit=20", wantPage(20, 0)},
+		{"limit=%2020", wantPage(20, 0)},
+		{"limit=+20", wantPage(20, 0)},
+		{"limit=%2B20", wantPage(20, 0)},
+		{"limit=020", wantPage(20, 0)},
+		{"limit=2_0", wantPage(20, 0)},
+		{"limit=2__0", wantPage(5, 0)},
+		{"limit=_20", wantPage(5, 0)},
+		{"limit=20_", wantPage(5, 0)},
+		{"limit=%D9%A2%D9%A0", wantPage(20, 0)},       // ٢٠, Arabic-Indic digits
+		{"limit=٢٠", wantPage(20, 0)},                 // the same, sent unencoded
+		{"limit=%EF%BC%92%EF%BC%90", wantPage(20, 0)}, // ２０, fullwidth digits
+		{"limit=%D9%A20", wantPage(20, 0)},            // scripts may mix: ٢0
+		{"limit=%20%0920%0A%E3%80%80", wantPage(20, 0)},
+		{"limit=%C2%A020", wantPage(20, 0)},                                    // no-break space
+		{"limit=%E2%80%8B20", wantPage(5, 0)},                                  // zero-width space is not white space
+		{"limit=+-20", wantPage(5, 0)},                                         // " -20": negative
+		{"limit=++20", wantPage(20, 0)},                                        // "  20"
+		{"limit=%2B%2B20", wantPage(5, 0)},                                     // "++20": two signs
+		{"limit=%FF20", wantPage(5, 0)},                                        // invalid UTF-8 becomes U+FFFD
+		{"limit=0", wantPage(5, 0)},                                            // zero: the default
+		{"limit=-0", wantPage(5, 0)},                                           // negative zero: zero
+		{"limit=-1", wantPage(5, 0)},                                           // negative: the default
+		{"limit=abc", wantPage(5, 0)},                                          // not an integer
+		{"limit=1.5", wantPage(5, 0)},                                          // not an integer
+		{"limit=1e1", wantPage(5, 0)},                                          // not an integer
+		{"limit=", wantPage(5, 0)},                                             // empty
+		{"limit", wantPage(5, 0)},                                              // no '=': empty
+		{"limit=" + huge, wantPage(50, 0)},                                     // huge: clamped to max_limit
+		{"limit=51", wantPage(50, 0)},                                          // above max_limit
+		{"limit=50", wantPage(50, 0)},                                          // max_limit itself
 		{"limit=7", notFound},                                                  // not pre-rendered
 		{"limit=1", notFound},                                                  // not pre-rendered
-		{"limit=7&limit=abc", pageFile(5, 0)},                                  // the last value wins, even invalid
-		{"limit=abc&limit=20", pageFile(20, 0)},                                // the last value wins
-		{"limit=7;offset=14", pageFile(5, 0)},                                  // ';' does not separate
-		{"LIMIT=20", pageFile(5, 0)},                                           // keys are case-sensitive
-		{"%6Cimit=20", pageFile(20, 0)},                                        // keys are decoded
-		{"limit=20&offset=14&foo=bar&format=json&limit%3D7", pageFile(20, 14)}, // unknown parameters
-		{"&&limit=20&&offset=3&", pageFile(20, 3)},
-		{"offset=7", pageFile(5, 7)},
-		{"offset=%2B7", pageFile(5, 7)},
-		{"offset=0007", pageFile(5, 7)},
-		{"offset=1_0", pageFile(5, 10)},
-		{"offset=%D9%A7", pageFile(5, 7)}, // ٧
-		{"offset=-1", pageFile(5, 0)},     // negative: 0
-		{"offset=-0", pageFile(5, 0)},
-		{"offset=abc", pageFile(5, 0)},
-		{"offset=1.5", pageFile(5, 0)},
-		{"offset=", pageFile(5, 0)},
-		{"offset=%", pageFile(5, 0)}, // a malformed escape stays as it is
-		{"offset=5&offset=x", pageFile(5, 0)},
-		{"limit=20&offset=15", pageFile(20, 15)},
-		{"limit=20&offset=44", pageFile(20, 44)},
-		{"offset=44&limit=50", pageFile(50, 44)},
+		{"limit=7&limit=abc", wantPage(5, 0)},                                  // the last value wins, even invalid
+		{"limit=abc&limit=20", wantPage(20, 0)},                                // the last value wins
+		{"limit=7;offset=14", wantPage(5, 0)},                                  // ';' does not separate
+		{"LIMIT=20", wantPage(5, 0)},                                           // keys are case-sensitive
+		{"%6Cimit=20", wantPage(20, 0)},                                        // keys are decoded
+		{"limit=20&offset=14&foo=bar&format=json&limit%3D7", wantPage(20, 14)}, // unknown parameters
+		{"&&limit=20&&offset=3&", wantPage(20, 3)},
+		{"offset=7", wantPage(5, 7)},
+		{"offset=%2B7", wantPage(5, 7)},
+		{"offset=0007", wantPage(5, 7)},
+		{"offset=1_0", wantPage(5, 10)},
+		{"offset=%D9%A7", wantPage(5, 7)}, // ٧
+		{"offset=-1", wantPage(5, 0)},     // negative: 0
+		{"offset=-0", wantPage(5, 0)},
+		{"offset=abc", wantPage(5, 0)},
+		{"offset=1.5", wantPage(5, 0)},
+		{"offset=", wantPage(5, 0)},
+		{"offset=%", wantPage(5, 0)}, // a malformed escape stays as it is
+		{"offset=5&offset=x", wantPage(5, 0)},
+		{"limit=20&offset=15", wantPage(20, 15)},
+		{"limit=20&offset=44", wantPage(20, 44)},
+		{"offset=44&limit=50", wantPage(50, 44)},
 		// At or past the end: the original's empty page.
 		{"limit=20&offset=45", empty(`{"count":45,"next":null,"previous":"` + base + `limit=20&offset=25","results":[]}`)},
 		{"limit=20&offset=60", empty(`{"count":45,"next":null,"previous":"` + base + `limit=20&offset=40","results":[]}`)},
@@ -159,16 +159,16 @@ func TestQueryAligned(t *testing.T) {
 		query string
 		want  want
 	}{
-		{"", pageFile(5, 0)},
-		{"offset=40", pageFile(5, 40)},
+		{"", wantPage(5, 0)},
+		{"offset=40", wantPage(5, 40)},
 		{"offset=44", notFound},
-		{"limit=20&offset=20", pageFile(20, 20)},
-		{"limit=20&offset=40", pageFile(20, 40)},
+		{"limit=20&offset=20", wantPage(20, 20)},
+		{"limit=20&offset=40", wantPage(20, 40)},
 		{"limit=20&offset=10", notFound},
 		{"limit=20&offset=1", notFound},
-		{"limit=20&offset=-10", pageFile(20, 0)},
-		{"limit=50", pageFile(50, 0)},
-		{"limit=1000000000000000000000000000000&offset=0", pageFile(50, 0)},
+		{"limit=20&offset=-10", wantPage(20, 0)},
+		{"limit=50", wantPage(50, 0)},
+		{"limit=1000000000000000000000000000000&offset=0", wantPage(50, 0)},
 		{"limit=7", notFound},
 		{"limit=7&offset=7", notFound},
 		{"limit=20&offset=45", empty(`{"count":45,"next":null,"previous":"` + base + `limit=20&offset=25","results":[]}`)},
@@ -185,7 +185,7 @@ func TestQueryEmptyCollection(t *testing.T) {
 		query string
 		want  want
 	}{
-		{"", pageFile(5, 0)},
+		{"", wantPage(5, 0)},
 		{"", empty(`{"count":0,"next":null,"previous":null,"results":[]}`)},
 		{"limit=20", empty(`{"count":0,"next":null,"previous":null,"results":[]}`)},
 		{"offset=3", empty(`{"count":0,"next":null,"previous":"` + base + `limit=5","results":[]}`)},

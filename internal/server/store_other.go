@@ -3,6 +3,7 @@
 package server
 
 import (
+	"errors"
 	"net"
 	"sync"
 )
@@ -45,12 +46,17 @@ type sender struct{ conn *net.TCPConn }
 
 func newSender(c *net.TCPConn) (*sender, error) { return &sender{conn: c}, nil }
 
-// send writes head, then n bytes of st from off, in one writev.
-func (s *sender) send(head []byte, st *store, off, n int64) error {
+// sendBytes writes head, then body, in one writev.
+func (s *sender) sendBytes(head, body []byte) error {
 	bufs := net.Buffers{head}
-	if n > 0 {
-		bufs = append(bufs, st.mem[off:off+n])
+	if len(body) > 0 {
+		bufs = append(bufs, body)
 	}
 	_, err := bufs.WriteTo(s.conn)
 	return err
+}
+
+// sendFile is never called: pages are sent from their files on Linux only.
+func (s *sender) sendFile(head []byte, fd int, off, n int64) error {
+	return errors.New("sending a page file: not supported on this system")
 }

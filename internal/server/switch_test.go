@@ -77,14 +77,21 @@ func followBuilds(t *testing.T, s *Server) {
 // answer must be 200 and a complete page of exactly one of the two builds,
 // its ETag and Content-Length those of its body; the server must end on
 // the last build.
-func TestRebuildRace(t *testing.T) {
+func TestRebuildRace(t *testing.T) { rebuildRace(t, func(*Options) {}, func(*Server) {}) }
+
+// rebuildRace is TestRebuildRace, with the server's options changed by
+// opt, and the server by set.
+func rebuildRace(t *testing.T, opt func(*Options), set func(*Server)) {
 	siteA := makeSite(t, corpus.Options{Articles: 30, Limits: []int{5, 20}, Seed: 1})
 	siteB := makeSite(t, corpus.Options{Articles: 37, Limits: []int{5, 20}, Seed: 2})
 	refs := map[int]map[string][]byte{30: readTree(t, siteA.out), 37: readTree(t, siteB.out)}
 	out := t.TempDir()
 	siteA.build(t, out)
 
-	s, log := newServer(t, Options{Dir: out, PollInterval: 50 * time.Millisecond, RetryInterval: 2 * time.Millisecond})
+	o := Options{Dir: out, PollInterval: 50 * time.Millisecond, RetryInterval: 2 * time.Millisecond}
+	opt(&o)
+	s, log := newServer(t, o)
+	set(s)
 	url := serve(t, s) // Serve watches the folder
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
