@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -410,46 +409,10 @@ func parseProcStatus(data []byte) (procMemory, error) {
 	return m, errors.Join(errs...)
 }
 
-// statusSampler reads a process's memory every period, keeping the
-// largest value of each field.
-type statusSampler struct {
-	stopc chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	max   procMemory
-	cur   procMemory
-}
-
-func sampleStatus(pid int, period time.Duration) *statusSampler {
-	s := &statusSampler{stopc: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			if m, err := readProcStatus(pid); err == nil {
-				s.mu.Lock()
-				s.cur = m
-				s.max.rss, s.max.anon, s.max.file = max(s.max.rss, m.rss), max(s.max.anon, m.anon), max(s.max.file, m.file)
-				s.max.shmem, s.max.hwm = max(s.max.shmem, m.shmem), max(s.max.hwm, m.hwm)
-				s.mu.Unlock()
-			}
-			select {
-			case <-s.stopc:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return s
-}
-
-// stop ends the sampling after one last sample, and returns the largest
-// values seen and the last ones.
-func (s *statusSampler) stop() (peak, last procMemory) {
-	close(s.stopc)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.max, s.cur
+// sampleStatus samples the memory fields of process pid every period,
+// keeping the largest value of each.
+func sampleStatus(pid int, period time.Duration) *sampler[procMemory] {
+	return sample(period, func() (procMemory, error) { return readProcStatus(pid) }, func(a, b procMemory) procMemory {
+		return procMemory{rss: max(a.rss, b.rss), anon: max(a.anon, b.anon), file: max(a.file, b.file), shmem: max(a.shmem, b.shmem), hwm: max(a.hwm, b.hwm)}
+	})
 }

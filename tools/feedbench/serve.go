@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -642,52 +641,9 @@ func parseWrk(s string) (wrkResult, error) {
 	return r, nil
 }
 
-// rssSampler reads a process's memory (serverMemory) from /proc every
-// period.
-type rssSampler struct {
-	stopc chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	max   int64
-	cur   int64
-}
-
-func sampleRSS(pid int, period time.Duration) *rssSampler {
-	s := &rssSampler{stopc: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			if rss, err := serverMemory(pid); err == nil {
-				s.mu.Lock()
-				s.cur, s.max = rss, max(s.max, rss)
-				s.mu.Unlock()
-			}
-			select {
-			case <-s.stopc:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return s
-}
-
-func (s *rssSampler) last() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur
-}
-
-// stop ends the sampling after one last sample and returns the largest and
-// the last RSS seen.
-func (s *rssSampler) stop() (maxRSS, last int64) {
-	close(s.stopc)
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.max, s.cur
+// sampleRSS samples serverMemory of process pid every period.
+func sampleRSS(pid int, period time.Duration) *sampler[int64] {
+	return sample(period, func() (int64, error) { return serverMemory(pid) }, func(a, b int64) int64 { return max(a, b) })
 }
 
 // serverMemory returns the memory process pid uses: its resident set,
