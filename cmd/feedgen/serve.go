@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/preview"
 	"github.com/feedgen/feedgen/internal/server"
 	"github.com/spf13/cobra"
@@ -136,20 +138,37 @@ func (o *serveBundleOptions) check() error {
 }
 
 // runServeBundle verifies the bundle and serves the build in it, from
-// memory: the server decompresses every page once, at start.
+// memory (see open).
 func runServeBundle(ctx context.Context, o *serveBundleOptions) error {
 	so, closeLog, err := o.listen.server(o.stderr)
 	if err != nil {
 		return err
 	}
 	defer closeLog()
-	b, err := openBundle(ctx, o.file, o.stderr)
+	b, err := o.open(ctx, &so)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	so.Dir, so.FS = o.file, b.FS()
 	return withAddrHint(server.Run(ctx, so))
+}
+
+// open verifies the bundle and sets so to serve the build in it: the
+// archive as the server's file system, and its pages in memory
+// (so.Pages), handed over as verifying decompressed and checked them,
+// so that each is decompressed and hashed once. A bundle that fails
+// verification is refused, its pages dropped.
+func (o *serveBundleOptions) open(ctx context.Context, so *server.Options) (*bundle.Bundle, error) {
+	pages := server.NewPages()
+	b, err := openBundle(ctx, o.file, o.stderr, func(_ string, data []byte, sum [sha256.Size]byte) {
+		pages.Add(data, sum)
+	})
+	if err != nil {
+		pages.Discard()
+		return nil, err
+	}
+	so.Dir, so.FS, so.Pages = o.file, b.FS(), pages
+	return b, nil
 }
 
 // watchOnly refuses the flags of the site to build, which only serve

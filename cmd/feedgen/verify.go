@@ -23,7 +23,7 @@ type verifyOptions struct {
 // runVerify verifies the bundle and prints what it holds.
 func runVerify(ctx context.Context, o *verifyOptions) error {
 	start := time.Now()
-	b, err := openBundle(ctx, o.file, o.stderr)
+	b, err := openBundle(ctx, o.file, o.stderr, nil)
 	if err != nil {
 		return err
 	}
@@ -65,9 +65,10 @@ func oneBundle(cmd *cobra.Command, args []string) error {
 
 // openBundle opens and verifies the bundle name. On problems it prints
 // them to stderr, one line each as "FILE: entry: what is wrong", and
-// returns an error that says how many.
-func openBundle(ctx context.Context, name string, stderr io.Writer) (*bundle.Bundle, error) {
-	b, err := bundle.Open(ctx, name)
+// returns an error that says how many. Every page verified is handed to
+// keep, when not nil (see bundle.KeepFunc).
+func openBundle(ctx context.Context, name string, stderr io.Writer, keep bundle.KeepFunc) (*bundle.Bundle, error) {
+	b, err := bundle.OpenWith(ctx, name, keep)
 	var ps diag.List
 	if errors.As(err, &ps) {
 		for _, p := range ps {

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -67,10 +68,28 @@ func (b *Bundle) Close() error {
 	return b.closer.Close()
 }
 
+// A KeepFunc receives each page of a bundle as verification reads it:
+// its path, its bytes, and their SHA-256, which the manifest gives and the
+// bytes were checked against. It is called once for every page that
+// passed the check, as soon as it did, from several goroutines at once;
+// data is only valid during the call (copy it to keep it). Verifying
+// decompresses and hashes every page: a KeepFunc saves whoever serves
+// the bundle doing it again.
+//
+// The bundle as a whole may yet fail verification after pages were
+// handed over: when OpenWith or ReadWith returns an error, drop them.
+type KeepFunc func(path string, data []byte, sum [sha256.Size]byte)
+
 // Open opens the bundle in the file name and verifies it (see Read).
 // Problems with the archive come back as a diag.List; other errors (the file
 // cannot be read) as themselves.
 func Open(ctx context.Context, name string) (*Bundle, error) {
+	return OpenWith(ctx, name, nil)
+}
+
+// OpenWith is Open, handing every verified page to keep (see KeepFunc);
+// a nil keep is Open.
+func OpenWith(ctx context.Context, name string, keep KeepFunc) (*Bundle, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("opening bundle: %w", err)
@@ -84,7 +103,7 @@ func Open(ctx context.Context, name string) (*Bundle, error) {
 		f.Close()
 		return nil, fmt.Errorf("opening bundle: %s is not a regular file", name)
 	}
-	b, err := Read(ctx, f, info.Size())
+	b, err := ReadWith(ctx, f, info.Size(), keep)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -103,7 +122,13 @@ func Open(ctx context.Context, name string) (*Bundle, error) {
 // as a diag.List sorted by entry (a read error of r is one too); the only
 // other error is the context's. It never panics, whatever r holds.
 func Read(ctx context.Context, r io.ReaderAt, size int64) (*Bundle, error) {
-	v := &verifier{r: r, size: size}
+	return ReadWith(ctx, r, size, nil)
+}
+
+// ReadWith is Read, handing every verified page to keep (see KeepFunc);
+// a nil keep is Read.
+func ReadWith(ctx context.Context, r io.ReaderAt, size int64, keep KeepFunc) (*Bundle, error) {
+	v := &verifier{r: r, size: size, keep: keep}
 	b, err := v.run(ctx)
 	if err != nil {
 		return nil, err
@@ -120,6 +145,7 @@ func Read(ctx context.Context, r io.ReaderAt, size int64) (*Bundle, error) {
 type verifier struct {
 	r        io.ReaderAt
 	size     int64
+	keep     KeepFunc // nil: the pages are checked, then dropped
 	mu       sync.Mutex
 	problems diag.List
 }
@@ -495,7 +521,8 @@ type pageCheck struct {
 }
 
 // checkPages decompresses every page on several cores and compares it
-// with its size and SHA-256 in the manifest.
+// with its size and SHA-256 in the manifest; a page that matches goes to
+// v.keep, when set.
 func (v *verifier) checkPages(ctx context.Context, todo []pageCheck) error {
 	var (
 		next    atomic.Int64
@@ -530,6 +557,9 @@ func (v *verifier) checkPages(ctx context.Context, todo []pageCheck) error {
 				case err != nil:
 					v.add(c.file.Path, "corrupted: %s", readError(errors.Unwrap(err)))
 				default:
+					if v.keep != nil {
+						v.keep(c.file.Path, data, c.file.Sum())
+					}
 					buf = data[:0]
 				}
 			}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/server"
+)
+
+// openCounter is a file system that records the names opened in it.
+type openCounter struct {
+	fsys fs.FS
+
+	mu     sync.Mutex
+	opened []string
+}
+
+func (c *openCounter) Open(name string) (fs.File, error) {
+	c.mu.Lock()
+	c.opened = append(c.opened, name)
+	c.mu.Unlock()
+	return c.fsys.Open(name)
+}
+
+// TestServeBundleHandsPagesOver checks the start of serve --bundle: the
+// pages that verifying the bundle decompressed are handed to the server
+// (Options.Pages), which opens no page in the archive again, only its
+// manifest, and answers every page from them.
+func TestServeBundleHandsPagesOver(t *testing.T) {
+	dir := t.TempDir()
+	bundleSite(t, dir)
+	if r := runFeedgen(t, dir, nil, "bundle", "-q", "--dir", "site/public", "--config", "site/config.yaml", "-o", "feed.zip"); r.code != 0 {
+		t.Fatalf("bundle: exit %d: %s", r.code, r.stderr)
+	}
+	var stderr bytes.Buffer
+	o := &serveBundleOptions{globalOptions: &globalOptions{stdout: io.Discard, stderr: &stderr}, file: filepath.Join(dir, "feed.zip")}
+	so := server.Options{Addr: "127.0.0.1:0"}
+	b, err := o.open(context.Background(), &so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if so.Pages == nil {
+		t.Fatal("got no Options.Pages, want the verified pages handed over")
+	}
+	if so.Dir != o.file || so.FS == nil {
+		t.Errorf("got Dir %q, FS %v; want %q and the archive", so.Dir, so.FS, o.file)
+	}
+	fsys := &openCounter{fsys: so.FS}
+	so.FS = fsys
+	s, err := server.New(context.Background(), so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"manifest.json"}; !slices.Equal(fsys.opened, want) {
+		t.Errorf("the server opened %q in the archive, want %q", fsys.opened, want)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("got stderr %q, want none", stderr.String())
+	}
+
+	for _, f := range b.Manifest.Files {
+		l, off, index, ok := listing.ParsePagePath(f.Path)
+		if !ok {
+			t.Fatalf("%s: not a page path", f.Path)
+		}
+		target := "/articles/"
+		if !index {
+			target += "?limit=" + strconv.Itoa(l) + "&offset=" + strconv.Itoa(off)
+		}
+		want, err := os.ReadFile(filepath.Join(dir, "site", "public", filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest("GET", target, nil))
+		if got := w.Body.Bytes(); w.Code != 200 || !bytes.Equal(got, want) {
+			t.Errorf("GET %s: got %d %.60q, want 200 %.60q", target, w.Code, got, want)
+		}
+	}
+}
+
+// TestServeBundleRefusesDamage checks that serve --bundle refuses a bundle
+// that fails verification before anything is served, with verify's
+// messages, and hands no pages over.
+func TestServeBundleRefusesDamage(t *testing.T) {
+	dir := t.TempDir()
+	bundleSite(t, dir)
+	if r := runFeedgen(t, dir, nil, "bundle", "-q", "--dir", "site/public", "--config", "site/config.yaml", "-o", "feed.zip"); r.code != 0 {
+		t.Fatalf("bundle: exit %d: %s", r.code, r.stderr)
+	}
+	good, err := os.ReadFile(filepath.Join(dir, "feed.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(good), int64(len(good)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Clone(good)
+	for _, f := range zr.File {
+		if f.Name == "articles/20/1.json" {
+			off, err := f.DataOffset()
+			if err != nil {
+				t.Fatal(err)
+			}
+			flipped[off+int64(f.CompressedSize64)/2] ^= 0x55
+		}
+	}
+	tests := []struct {
+		name string
+		data []byte
+		line string // the start of stderr
+	}{
+		{"flipped.zip", flipped, "flipped.zip: articles/20/1.json: corrupted: "},
+		{"cut.zip", good[:len(good)-100], "cut.zip: truncated: the archive stops before its end"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := filepath.Join(dir, tt.name)
+			writeFile(t, name, string(tt.data))
+			var stderr bytes.Buffer
+			o := &serveBundleOptions{globalOptions: &globalOptions{stdout: io.Discard, stderr: &stderr}, file: name}
+			var so server.Options
+			b, err := o.open(context.Background(), &so)
+			if err == nil {
+				b.Close()
+				t.Fatal("got no error, want the bundle refused")
+			}
+			if want := name + ": 1 problem: the bundle is damaged or not a feedgen bundle"; err.Error() != want {
+				t.Errorf("got error %q, want %q", err, want)
+			}
+			if got := strings.TrimPrefix(stderr.String(), dir+string(filepath.Separator)); !strings.HasPrefix(got, tt.line) {
+				t.Errorf("got stderr %q, want it to start with %q", got, tt.line)
+			}
+			if so.Pages != nil || so.FS != nil {
+				t.Errorf("got Pages %v, FS %v; want neither set", so.Pages, so.FS)
+			}
+		})
+	}
+}
