@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/feedgen/feedgen"
@@ -117,6 +119,8 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	bo.Quiet = o.quiet || o.json
 	bo.Strict = o.strict
 	bo.BaseURL = o.baseURL
+	bo.Once = true
+	softMemoryLimit()
 	if !bo.Quiet {
 		bar := newProgress(o.stderr)
 		defer bar.Close()
@@ -191,4 +195,18 @@ SOURCE_DATE_EPOCH, when set, is the build time.`,
 	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "the base URL of the links instead of the config's base_url (a staging host)")
 	cmd.Flags().BoolVar(&o.sample, "sample", false, "build the embedded sample site (into ./public, or --out)")
 	return cmd
+}
+
+// buildMemoryLimit is the heap size past which feedgen build collects
+// garbage harder, unless GOMEMLIMIT says otherwise: a build of a million
+// articles holds about 1 GB at its peak (see build.Options.Once), and
+// without a limit the heap may grow to twice what it holds.
+const buildMemoryLimit = 1536 << 20
+
+// softMemoryLimit sets the Go runtime's soft memory limit to
+// buildMemoryLimit, unless GOMEMLIMIT set one.
+func softMemoryLimit() {
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		debug.SetMemoryLimit(buildMemoryLimit)
+	}
 }

@@ -164,10 +164,12 @@ func (w *pageWriter) finished() {
 // page decides what becomes of pages[i] and does it.
 func (w *pageWriter) page(i int, s *scratch) error {
 	pg := w.pages[i]
-	f, st := w.decide(pg, s)
+	f, st, err := w.decide(pg, s)
+	if err != nil {
+		return err
+	}
 	w.files[i] = f
 	w.size.Add(f.Size)
-	var err error
 	switch st {
 	case create:
 		err = w.out.create(pg.Path, s.page)
@@ -197,13 +199,14 @@ const (
 
 // decide says what becomes of page pg and returns its manifest entry: the
 // last build's when it is kept unrendered; otherwise pg is rendered into
-// s.page and handed to OnPage.
-func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step) {
+// s.page and handed to OnPage. The only error is that of reading the
+// articles the page is made of, when they are kept in a file.
+func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step, error) {
 	o, known := w.old[pg.Path]
 	// A watcher that names what changed vouches that nothing else did;
 	// without it, check the file.
 	if known && w.counted(pg) && (w.b.hint || w.out.has(o)) {
-		return o, keepCounted
+		return o, keepCounted, nil
 	}
 	var in [sha256.Size]byte
 	in, s.input = w.l.PageInput(pg, s.input)
@@ -211,10 +214,13 @@ func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step) {
 	if known && w.byInput && o.Input == input && w.out.has(o) {
 		// Made of the same head and articles as the file the last build
 		// wrote: the same bytes.
-		return o, keepInput
+		return o, keepInput, nil
 	}
 	w.rendered.Add(1)
-	s.page = w.l.AppendPage(s.page[:0], pg)
+	var err error
+	if s.page, err = w.l.AppendPage(s.page[:0], pg); err != nil {
+		return manifest.File{}, 0, err
+	}
 	sum := sha256.Sum256(s.page)
 	if w.b.opt.OnPage != nil {
 		w.b.opt.OnPage(pg.Path, s.page, sum)
@@ -222,11 +228,11 @@ func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step) {
 	f := manifest.File{Path: pg.Path, Size: int64(len(s.page)), SHA256: hex.EncodeToString(sum[:]), Input: input}
 	switch {
 	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(f):
-		return f, unchanged
+		return f, unchanged, nil
 	case known:
-		return f, rewrite
+		return f, rewrite, nil
 	}
-	return f, create
+	return f, create, nil
 }
 
 // counted reports whether the watcher's change counts say that none of

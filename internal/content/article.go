@@ -10,24 +10,16 @@ import (
 )
 
 // Article is one validated article, with every field of the listing
-// resolved to the text it is published with.
+// resolved to the text it is published with. What orders, filters and
+// checks articles is in Article itself; what only its JSON shows is in
+// Shown, which Slim drops once the article is encoded.
 type Article struct {
-	ID           int64
-	Title        string
-	URL          string
-	Category     string
-	CategoryURL  string
-	Announcement string
-	Tags         []string
-	Pageviews    int64
-	Comments     int64
-	ImgBig       string
-	ImgBig2x     string
-	ImgSmall     string
-	ImgSmall2x   string
-	AuthorKey    string // key into config authors; "" for an inline author
-	AuthorName   string
-	AuthorURL    string
+	ID   int64
+	URL  string
+	Tags []string
+	// AuthorKey is the key into config authors; "" for an inline author.
+	AuthorKey string
+	*Shown
 
 	// Published is the publication time as written, in the site's local
 	// time: its wall clock is what is published and what orders the
@@ -45,6 +37,36 @@ type Article struct {
 	// of its id key.
 	Path string
 	Line int
+}
+
+// Shown holds the values of an article that only its JSON shows.
+type Shown struct {
+	Title        string
+	Category     string
+	CategoryURL  string
+	Announcement string
+	Pageviews    int64
+	Comments     int64
+	ImgBig       string
+	ImgBig2x     string
+	ImgSmall     string
+	ImgSmall2x   string
+	AuthorName   string
+	AuthorURL    string
+}
+
+// Slim drops the values of a that only its JSON shows (Shown), once it
+// is encoded: what orders, filters and checks articles stays. Its JSON
+// cannot be made again from it.
+func (a *Article) Slim() {
+	a.Shown = nil
+	// What stays may be part of the file's front matter, held by the
+	// strings cut from it: copies let it go.
+	tags := make([]string, len(a.Tags))
+	for i, t := range a.Tags {
+		tags[i] = strings.Clone(t)
+	}
+	a.Tags, a.AuthorKey = tags, strings.Clone(a.AuthorKey)
 }
 
 // PublishedLayout is the format of published, in front matter and output.

@@ -47,6 +47,12 @@ type Options struct {
 	// are parsed without reading them again otherwise. A Loader whose
 	// cache holds files never asks.
 	Unchanged func(digest [sha256.Size]byte) bool
+	// Parsed, when set, is called with each valid article as soon as its
+	// file is parsed, from several goroutines at once, before the checks
+	// across articles (duplicate ids and URLs), drafts and scheduled ones
+	// included. A build that encodes the article there may then Slim it:
+	// a site of a million articles need not hold them all at once.
+	Parsed func(a *Article)
 }
 
 // Site is the outcome of a load.
@@ -134,7 +140,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	)
 	work := func(todo <-chan *entry, parse bool) {
 		for range runtime.GOMAXPROCS(0) {
-			wg.Go(func() { l.work(fsys, root, todo, parse, &kept) })
+			wg.Go(func() { l.work(fsys, root, todo, parse, opt.Parsed, &kept) })
 		}
 	}
 	work(todo, !ask)
@@ -262,8 +268,8 @@ const keepLimit = 256 << 20
 // work reads the files sent on todo and parses them or, when parse is
 // false, keeps their bytes (up to l.keep in all, counted in kept) for
 // a second call that parses them. Each file's sum is that of the bytes
-// it is parsed from.
-func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, kept *atomic.Int64) {
+// it is parsed from. Valid articles are handed to onParsed, when set.
+func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, onParsed func(*Article), kept *atomic.Int64) {
 	fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
 	var buf, arena []byte
 	for e := range todo {
@@ -272,15 +278,18 @@ func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, k
 			d, st, err := readFile(fsys, e.name, l.Cache, buf)
 			if err != nil {
 				e.failed = true
-				e.result = parsed{errs: diag.List{{Path: path.Join(root, e.name), Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
+				e.result = parsed{errs: diag.List{{Path: e.display, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
 				continue
 			}
 			data, buf, e.stamp = d, d, st
 			e.size, e.sum = int64(len(data)), xxhash.Sum64(data)
 		}
 		if parse {
-			e.result = fp.parse(path.Join(root, e.name), e.section, e.sectionSlug, e.slug, data)
+			e.result = fp.parse(e.display, e.section, e.sectionSlug, e.slug, data)
 			e.data = nil
+			if a := e.result.article; a != nil && onParsed != nil {
+				onParsed(a)
+			}
 			continue
 		}
 		if kept.Add(int64(len(data))) > l.keep {
@@ -317,6 +326,7 @@ func digest(files []*entry) [sha256.Size]byte {
 // and what parsing it gave.
 type entry struct {
 	name                       string // path in fsys
+	display                    string // as messages name it: root/name, of which name is the tail
 	section, sectionSlug, slug string
 	stamp                      stamp
 	size                       int64  // length of the bytes
@@ -374,12 +384,16 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 			errs.Add(display(p), 0, fmt.Sprintf("not a regular file (%s): an article is a plain file; remove it or rename it without .md", typ))
 			return nil
 		}
-		parts := strings.Split(p, "/")
-		if len(parts) != 3 {
+		if strings.Count(p, "/") != 2 {
 			errs.Add(display(p), 0, "article outside a category folder: put it at "+root+"/<section>/<section_slug>/<slug>.md")
 			return nil
 		}
-		found(&entry{name: p, section: parts[0], sectionSlug: parts[1], slug: strings.TrimSuffix(parts[2], ".md")})
+		// One string for both names, and the parts of the path cut from
+		// it: a site may have a million of them.
+		full := display(p)
+		rel := full[len(full)-len(p):]
+		parts := strings.Split(rel, "/")
+		found(&entry{name: rel, display: full, section: parts[0], sectionSlug: parts[1], slug: strings.TrimSuffix(parts[2], ".md")})
 		return nil
 	})
 }

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/fstest"
@@ -131,8 +133,17 @@ func errString(err error) string {
 }
 
 func TestLoadErrorsAcrossFiles(t *testing.T) {
+	for _, slim := range []bool{false, true} {
+		t.Run(fmt.Sprintf("slim=%v", slim), func(t *testing.T) { testLoadErrorsAcrossFiles(t, slim) })
+	}
+}
+
+// testLoadErrorsAcrossFiles is TestLoadErrorsAcrossFiles, with every
+// article slimmed as soon as it is parsed when slim is set (a build that
+// bounds its memory): the checks across articles say the same.
+func testLoadErrorsAcrossFiles(t *testing.T, slim bool) {
 	dup := "---\nid: 7\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n"
-	_, err := load(t, map[string]string{
+	files := map[string]string{
 		"news/politics/a.md":  dup,
 		"news/politics/b.md":  dup,
 		"news/politics/A2.md": strings.Replace(good, "id: 1", "id: 8", 1),
@@ -141,7 +152,26 @@ func TestLoadErrorsAcrossFiles(t *testing.T) {
 		"sport/x/d.md":        good,
 		"news/e.md":           good,
 		"news/politics/f.md":  "no front matter",
-	})
+	}
+	fsys := fstest.MapFS{}
+	for name, data := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	opt := Options{Now: now, Root: "content"}
+	var mu sync.Mutex
+	var parsed []string
+	if slim {
+		opt.Parsed = func(a *Article) {
+			mu.Lock()
+			parsed = append(parsed, a.Path)
+			mu.Unlock()
+			a.Slim()
+		}
+	}
+	_, err := NewLoader(testCfg(t)).Load(context.Background(), fsys, opt)
+	if want := []string{"content/news/politics/A2.md", "content/news/politics/a.md", "content/news/politics/a2.md", "content/news/politics/b.md"}; slim && !slices.Equal(sorted(parsed), want) {
+		t.Errorf("Parsed got %v, want %v", parsed, want)
+	}
 	want := []string{
 		`content/news/e.md: article outside a category folder: put it at content/<section>/<section_slug>/<slug>.md`,
 		`content/news/politics/a2.md: duplicate article URL https://www.example.com/news/politics/a2/: content/news/politics/A2.md has it too (URLs that differ only in letter case are one page on many hosts); rename one file`,
@@ -387,11 +417,12 @@ func TestParseKeepsNoReference(t *testing.T) {
 		if r.article == nil {
 			t.Fatalf("parse: %v", r.errs)
 		}
-		want := fmt.Sprintf("%+v", *r.article)
+		show := func(a *Article) string { return fmt.Sprintf("%+v %+v", *a, *a.Shown) }
+		want := show(r.article)
 		for i := range data {
 			data[i] = 'X'
 		}
-		if got := fmt.Sprintf("%+v", *r.article); got != want {
+		if got := show(r.article); got != want {
 			t.Errorf("article changed with its source bytes:\ngot  %s\nwant %s", got, want)
 		}
 	}
@@ -554,4 +585,11 @@ func TestDrafts(t *testing.T) {
 			t.Errorf("Drafts=%t: %d articles, %d drafts; want %d, %d", drafts, len(site.Articles), site.Drafts, wantArticles, wantDrafts)
 		}
 	}
+}
+
+// sorted returns s sorted.
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

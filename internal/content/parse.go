@@ -133,7 +133,7 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 		return fail(yamlnode.Line(err, root.Line), "%v", err)
 	}
 
-	a := &Article{Path: p, Section: section, SectionSlug: sectionSlug, Slug: slug, Line: open}
+	a := &Article{Shown: &Shown{}, Path: p, Section: section, SectionSlug: sectionSlug, Slug: slug, Line: open}
 	var (
 		haveID, haveTitle, havePub, haveAnn bool
 		haveAuthor, haveAName, haveAURL     bool

@@ -5,6 +5,8 @@ package feed
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -53,6 +55,9 @@ type Collection struct {
 	lo     []int
 	start  []int
 	end    []int
+	// file, when set, holds the encoded articles instead of chunks (see
+	// Spill): start and end are offsets in it.
+	file *os.File
 	// sums[i] is the SHA-256 of article i's JSON (PageInput).
 	sums [][sha256.Size]byte
 }
@@ -235,12 +240,32 @@ func (c *Collection) chunk(i int) int {
 	return k
 }
 
-// ArticleJSON returns the encoded JSON of article i, in listing order.
+// ArticleJSON returns the encoded JSON of article i, in listing order;
+// nil when it is in a file (see Spill) that cannot be read.
 func (c *Collection) ArticleJSON(i int) []byte {
 	if c.main != nil {
 		return c.main.ArticleJSON(c.idx[i])
 	}
+	if c.file != nil {
+		b, err := c.appendRange(nil, i, i)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
 	return c.chunks[c.chunk(i)][c.start[i]:c.end[i]]
+}
+
+// appendRange appends the JSON of the articles [i, j] of a collection
+// whose articles are in a file, with the commas between them.
+func (c *Collection) appendRange(dst []byte, i, j int) ([]byte, error) {
+	from, to := c.start[i], c.end[j]
+	k := len(dst)
+	dst = slices.Grow(dst, to-from)[:k+to-from]
+	if _, err := c.file.ReadAt(dst[k:], int64(from)); err != nil {
+		return dst[:k], fmt.Errorf("reading encoded articles: %w", err)
+	}
+	return dst, nil
 }
 
 // sum returns the SHA-256 of ArticleJSON(i).
@@ -281,12 +306,28 @@ func (l *Listing) Pages() []Page {
 }
 
 // appendResults appends the page's results, without brackets.
-func (pg Page) appendResults(dst []byte) []byte {
+func (pg Page) appendResults(dst []byte) ([]byte, error) {
 	c := pg.Coll
 	if pg.Offset >= c.Count() {
-		return dst
+		return dst, nil
 	}
 	last := min(pg.Offset+pg.Limit, c.Count()) - 1
+	if c.main != nil && c.main.file != nil {
+		// Articles next to each other in main are read at once.
+		var err error
+		for i := pg.Offset; i <= last && err == nil; {
+			j := i
+			for j < last && c.idx[j+1] == c.idx[j]+1 {
+				j++
+			}
+			if i > pg.Offset {
+				dst = append(dst, ',')
+			}
+			dst, err = c.main.appendRange(dst, c.idx[i], c.idx[j])
+			i = j + 1
+		}
+		return dst, err
+	}
 	if c.main != nil {
 		for i := pg.Offset; i <= last; i++ {
 			if i > pg.Offset {
@@ -294,17 +335,20 @@ func (pg Page) appendResults(dst []byte) []byte {
 			}
 			dst = append(dst, c.ArticleJSON(i)...)
 		}
-		return dst
+		return dst, nil
+	}
+	if c.file != nil {
+		return c.appendRange(dst, pg.Offset, last)
 	}
 	k, kl := c.chunk(pg.Offset), c.chunk(last)
 	if k == kl {
-		return append(dst, c.chunks[k][c.start[pg.Offset]:c.end[last]]...)
+		return append(dst, c.chunks[k][c.start[pg.Offset]:c.end[last]]...), nil
 	}
 	dst = append(dst, c.chunks[k][c.start[pg.Offset]:]...)
 	for k++; k < kl; k++ {
 		dst = append(dst, c.chunks[k]...)
 	}
-	return append(dst, c.chunks[kl][:c.end[last]]...)
+	return append(dst, c.chunks[kl][:c.end[last]]...), nil
 }
 
 // resultsSize is the length of the page's results.
@@ -317,6 +361,9 @@ func (pg Page) resultsSize() int {
 	if c.main != nil {
 		return c.cum[last+1] - c.cum[pg.Offset] + last - pg.Offset // and the commas
 	}
+	if c.file != nil {
+		return c.end[last] - c.start[pg.Offset]
+	}
 	k, kl := c.chunk(pg.Offset), c.chunk(last)
 	if k == kl {
 		return c.end[last] - c.start[pg.Offset]
@@ -328,11 +375,15 @@ func (pg Page) resultsSize() int {
 	return n + c.end[last]
 }
 
-// AppendPage appends the JSON of page pg to dst.
-func (l *Listing) AppendPage(dst []byte, pg Page) []byte {
+// AppendPage appends the JSON of page pg to dst. The only error is that of
+// reading articles kept in a file (see Spill).
+func (l *Listing) AppendPage(dst []byte, pg Page) ([]byte, error) {
 	dst = l.appendHead(dst, pg.Coll, pg.Limit, strconv.Itoa(pg.Offset))
-	dst = pg.appendResults(dst)
-	return append(dst, "]}"...)
+	dst, err := pg.appendResults(dst)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, "]}"...), nil
 }
 
 // PageInput returns a digest of what page pg is made of: its head (count

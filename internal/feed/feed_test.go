@@ -20,7 +20,7 @@ func articles(n int) []*content.Article {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	out := make([]*content.Article, n)
 	for i := range out {
-		out[i] = &content.Article{ID: int64(1000 + n - i), Title: fmt.Sprintf("t%d", i), Published: t0.Add(-time.Duration(i) * time.Hour)}
+		out[i] = &content.Article{ID: int64(1000 + n - i), Shown: &content.Shown{Title: fmt.Sprintf("t%d", i)}, Published: t0.Add(-time.Duration(i) * time.Hour)}
 	}
 	return out
 }
@@ -73,7 +73,7 @@ func TestLinks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := New(base, paging(tt.limit), nil, articles(tt.count))
-			got := decode(t, l.AppendPage(nil, Page{Coll: l.Main(), Limit: tt.limit, Offset: tt.offset}))
+			got := decode(t, mustPage(t, l, Page{Coll: l.Main(), Limit: tt.limit, Offset: tt.offset}))
 			if got.Count != tt.count {
 				t.Errorf("count = %d, want %d", got.Count, tt.count)
 			}
@@ -99,11 +99,11 @@ func TestLinks(t *testing.T) {
 func TestOrderTies(t *testing.T) {
 	t0 := time.Date(2025, 3, 14, 12, 0, 0, 0, time.UTC)
 	in := []*content.Article{
-		{ID: 5, Published: t0},
-		{ID: 900, Published: t0.Add(-time.Hour)},
-		{ID: 7, Published: t0},
-		{ID: 6, Published: t0.Add(time.Second)},
-		{ID: 1200, Published: t0},
+		{ID: 5, Shown: &content.Shown{}, Published: t0},
+		{ID: 900, Shown: &content.Shown{}, Published: t0.Add(-time.Hour)},
+		{ID: 7, Shown: &content.Shown{}, Published: t0},
+		{ID: 6, Shown: &content.Shown{}, Published: t0.Add(time.Second)},
+		{ID: 1200, Shown: &content.Shown{}, Published: t0},
 	}
 	l := New(base, paging(20), nil, in)
 	var got []int64
@@ -142,7 +142,7 @@ func TestPages(t *testing.T) {
 				got = append(got, pg.Path)
 				var size int
 				size, scratch = l.PageSize(pg, scratch)
-				if page := l.AppendPage(nil, pg); size != len(page) {
+				if page := mustPage(t, l, pg); size != len(page) {
 					t.Errorf("%s: PageSize = %d, want %d", pg.Path, size, len(page))
 				}
 			}
@@ -155,11 +155,13 @@ func TestPages(t *testing.T) {
 
 func TestArticleJSON(t *testing.T) {
 	a := &content.Article{
-		ID: 42, Title: `Say "hi" <b>&</b>`, URL: "https://www.example.com/news/politics/x/",
-		Category: "Политика", CategoryURL: "https://www.example.com/news/politics/",
-		Announcement: "line\r\nnext\u2028", Tags: []string{"a", "b c"}, Pageviews: 7, Comments: 0,
-		ImgSmall: "https://media.example.com/a b.jpg?v=2&size=big", ImgSmall2x: "https://media.example.com/a b.jpg?v=2&size=big",
-		AuthorName: "Иван", AuthorURL: "https://www.example.com/authors/ivan/",
+		ID: 42, URL: "https://www.example.com/news/politics/x/", Tags: []string{"a", "b c"},
+		Shown: &content.Shown{
+			Title: `Say "hi" <b>&</b>`, Category: "Политика", CategoryURL: "https://www.example.com/news/politics/",
+			Announcement: "line\r\nnext\u2028", Pageviews: 7, Comments: 0,
+			ImgSmall: "https://media.example.com/a b.jpg?v=2&size=big", ImgSmall2x: "https://media.example.com/a b.jpg?v=2&size=big",
+			AuthorName: "Иван", AuthorURL: "https://www.example.com/authors/ivan/",
+		},
 		Published: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 	got := string(AppendArticle(nil, a))
@@ -176,7 +178,7 @@ func TestPagesAcrossChunks(t *testing.T) {
 		t.Fatalf("%d chunks, want several", len(c.chunks))
 	}
 	for _, pg := range l.Pages() {
-		page := l.AppendPage(nil, pg)
+		page := mustPage(t, l, pg)
 		got := decode(t, page)
 		for j, r := range got.Results {
 			if want := c.ArticleJSON(pg.Offset + j); string(r) != string(want) {
@@ -187,4 +189,14 @@ func TestPagesAcrossChunks(t *testing.T) {
 			t.Fatalf("%s: PageSize %d, want %d", pg.Path, size, len(page))
 		}
 	}
+}
+
+// mustPage renders page pg of l.
+func mustPage(t *testing.T, l *Listing, pg Page) []byte {
+	t.Helper()
+	page, err := l.AppendPage(nil, pg)
+	if err != nil {
+		t.Fatalf("rendering %s: %v", pg.Path, err)
+	}
+	return page
 }

@@ -26,7 +26,7 @@ func tagged(specs ...string) []*content.Article {
 		}
 		tags := splitTags(s)
 		out = append(out, &content.Article{
-			ID: int64(100 + i), Title: "t" + strconv.Itoa(i), Published: t0.Add(-time.Duration(i) * time.Hour),
+			ID: int64(100 + i), Shown: &content.Shown{Title: "t" + strconv.Itoa(i)}, Published: t0.Add(-time.Duration(i) * time.Hour),
 			Section: sec, SectionSlug: cat, AuthorKey: author, Tags: tags,
 		})
 	}
@@ -196,8 +196,8 @@ func TestFilteredPages(t *testing.T) {
 		ap := Page{Coll: alone.Main(), Limit: pg.Limit, Offset: pg.Offset}
 		head := len(listing.AppendHead(nil, base, nil, c.Count(), pg.Limit, strconv.Itoa(pg.Offset)))
 		want := listing.AppendHead(nil, base, c.Params, c.Count(), pg.Limit, strconv.Itoa(pg.Offset))
-		want = append(want, alone.AppendPage(nil, ap)[head:]...)
-		got := l.AppendPage(nil, pg)
+		want = append(want, mustPage(t, alone, ap)[head:]...)
+		got := mustPage(t, l, pg)
 		if string(got) != string(want) {
 			t.Fatalf("%s:\ngot  %.300s\nwant %.300s", pg.Path, got, want)
 		}

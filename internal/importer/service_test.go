@@ -79,17 +79,19 @@ func fixed(arts ...[]byte) func(int) [][]byte {
 // descending order), in category news/politics, changed by edits.
 func art(id int64, edits ...func(a *content.Article)) *content.Article {
 	a := &content.Article{
-		ID:          id,
-		Title:       "Article " + strconv.FormatInt(id, 10),
-		URL:         "https://www.example.com/news/politics/article-" + strconv.FormatInt(id, 10) + "/",
-		Category:    "Politics",
-		CategoryURL: "https://www.example.com/news/politics/",
-		Tags:        []string{"a", "b"},
-		ImgSmall:    "https://media.example.com/avatar.png",
-		ImgSmall2x:  "https://media.example.com/avatar.png",
-		AuthorName:  "Ivan",
-		AuthorURL:   "https://www.example.com/authors/ivan/",
-		Published:   time.Date(2025, 1, 1, int(id), 0, 0, 0, time.UTC),
+		ID:   id,
+		URL:  "https://www.example.com/news/politics/article-" + strconv.FormatInt(id, 10) + "/",
+		Tags: []string{"a", "b"},
+		Shown: &content.Shown{
+			Title:       "Article " + strconv.FormatInt(id, 10),
+			Category:    "Politics",
+			CategoryURL: "https://www.example.com/news/politics/",
+			ImgSmall:    "https://media.example.com/avatar.png",
+			ImgSmall2x:  "https://media.example.com/avatar.png",
+			AuthorName:  "Ivan",
+			AuthorURL:   "https://www.example.com/authors/ivan/",
+		},
+		Published: time.Date(2025, 1, 1, int(id), 0, 0, 0, time.UTC),
 	}
 	for _, e := range edits {
 		e(a)

@@ -93,7 +93,8 @@ func renderPage(l *feed.Listing, limit, offset int) []byte {
 	if offset >= main.Count() {
 		return listing.AppendEmptyPage(nil, l.BaseURL, nil, main.Count(), limit, strconv.Itoa(offset))
 	}
-	return l.AppendPage(nil, feed.Page{Coll: main, Limit: limit, Offset: offset})
+	page, _ := l.AppendPage(nil, feed.Page{Coll: main, Limit: limit, Offset: offset}) // in memory: no error
+	return page
 }
 
 // articleDiff says how the JSON of an article read back (got) differs from
