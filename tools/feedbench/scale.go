@@ -33,17 +33,20 @@ var scaleLimits = []int{20, 50, 100}
 
 // scalePlan is what one "feedbench scale" measures.
 type scalePlan struct {
-	feedgen  string
-	dir      string
-	articles int
-	seed     int64
-	parts    string // of "ac": which parts to run
+	feedgen       string
+	dir           string
+	articles      int // of the sites of (a) and (c)
+	buildArticles int // of the large site of (b)
+	buildRuns     int // cold builds of the small site of (b); see scaleBuildRuns
+	seed          int64
+	parts         string // of "abc": which parts to run
 	wrkPlan
 	quick bool
 }
 
 // scaleAbout is what "feedbench scale -h" says the command does.
-const scaleAbout = `Measures feedgen serve on an output larger than the memory it may take:
+const scaleAbout = `Measures feedgen serve on an output larger than the memory it may take, and
+feedgen build on a corpus of a million articles:
   (a) a site of -articles articles with limits [20, 50, 100] and every offset (2.4 GB for
       10,000 articles) served by nginx (2 workers, sendfile, open_file_cache) and by
       feedgen serve (GOMAXPROCS 2) on the same tree, wrk on one hot page and on a shuffled
@@ -51,6 +54,16 @@ const scaleAbout = `Measures feedgen serve on an output larger than the memory i
       memory from /proc/PID/status (VmRSS, RssAnon, RssFile, RssShmem, VmHWM) sampled
       during the runs: targets RssAnon + RssShmem <= 256 MB, req/s >= 1.0x nginx on the
       hot page and >= 0.9x on the walk;
+  (b) cold builds (whole feedgen build processes, as feedbench build times them: the
+      output moved aside and a sync before each, no cache dropped) of two sites of
+      -build-articles / 10 and -build-articles articles (1,000,000 by default: 1M files,
+      4.7 GB, generated in parallel, removed when measured, and 4 GB of output a build),
+      limits [20, 50, 100], offsets aligned, no filters: -build-runs runs of the small
+      one, half as many (at least one) of the large one; wall and CPU time, peak RSS
+      from rusage, pages and bytes written, the page count checked; targets peak RSS
+      <= 2 GB for the large one and its median time <= 1.2x linear from the small one's:
+      t(N) / (10 x t(N/10)); each site is generated a minute after the last removal,
+      which slows the creation of files on ext4 without a journal (not with -quick);
   (c) the serve benchmark (see feedbench serve -h: -articles articles, limits [20], every
       offset), to show that nothing got slower: req/s >= 1.0x nginx.
 Checks first that the folder has room for the output. Installs nginx and wrk with
@@ -59,24 +72,30 @@ apt-get when they are missing.
 
 // parseScaleFlags returns the plan the flags of "feedbench scale" ask for.
 func parseScaleFlags(args []string, stderr io.Writer) (scalePlan, error) {
-	c := newCommandLine("scale", stderr, "[-feedgen PATH] [-articles N] [-parts ac] [-duration D] [-quick] [-dir DIR]", "", scaleAbout)
-	articles := c.Int("articles", 10_000, "`number` of articles of the sites")
-	parts := c.String("parts", "ac", "`parts` to run: a (the large output), c (the serve benchmark), or both")
+	c := newCommandLine("scale", stderr, "[-feedgen PATH] [-articles N] [-build-articles N] [-build-runs N] [-parts abc] [-duration D] [-quick] [-dir DIR]", "", scaleAbout)
+	articles := c.Int("articles", 10_000, "`number` of articles of the sites of (a) and (c)")
+	buildArticles := c.Int("build-articles", 1_000_000, "`number` of articles of the large site of (b); the small one has a tenth (default with -quick: 20000)")
+	buildRuns := c.Int("build-runs", 3, "cold builds of the small site of (b); the large one gets max(1, `runs`/2)")
+	parts := c.String("parts", "abc", "`parts` to run, any of a (the large output), b (the million-article build), c (the serve benchmark)")
 	c.seedFlag()
 	var wrk wrkPlan
 	wrk.register(c.FlagSet)
-	c.quickFlag("smoke test: 1,000 articles, one round of 2s runs after 1s warm-ups")
+	c.quickFlag("smoke test: 1,000 articles, one round of 2s runs after 1s warm-ups; 2,000 and 20,000 in (b)")
 	if err := c.parse(args); err != nil {
 		return scalePlan{}, err
 	}
-	plan := scalePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, parts: *parts, wrkPlan: wrk, quick: c.quick}
+	plan := scalePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, buildArticles: *buildArticles, buildRuns: *buildRuns, seed: c.seed, parts: *parts, wrkPlan: wrk, quick: c.quick}
 	quickDefault(c, "articles", &plan.articles, 1_000)
+	quickDefault(c, "build-articles", &plan.buildArticles, 20_000)
 	plan.wrkPlan.setQuick(c)
-	if plan.parts == "" || strings.Trim(plan.parts, "ac") != "" {
-		return scalePlan{}, c.usageError("-parts: %q is not a, c or ac", plan.parts)
+	if plan.parts == "" || strings.Trim(plan.parts, "abc") != "" {
+		return scalePlan{}, c.usageError("-parts: %q is not made of a, b and c", plan.parts)
 	}
 	if plan.articles < 100 || !plan.wrkPlan.ok() {
 		return scalePlan{}, c.usageError("need -articles >= 100, " + wrkNeeds)
+	}
+	if plan.buildArticles < 1_000 || plan.buildRuns < 1 {
+		return scalePlan{}, c.usageError("need -build-articles >= 1000 and -build-runs >= 1, got %d and %d", plan.buildArticles, plan.buildRuns)
 	}
 	return plan, nil
 }
@@ -87,6 +106,7 @@ type scaleBench struct {
 	out   io.Writer
 	serve *serveBench // nginx, wrk and their runs
 	tally
+	removed time.Time // when the bench last removed a tree, for settle
 }
 
 // runScale runs the benchmark in a temporary folder.
@@ -94,15 +114,12 @@ func runScale(ctx context.Context, plan scalePlan, out, log io.Writer) (err erro
 	b := &scaleBench{plan: plan, out: out}
 	sb := &serveBench{plan: servePlan{articles: plan.articles, seed: plan.seed, wrkPlan: plan.wrkPlan, quick: plan.quick}, out: out, log: log}
 	b.serve = sb
-	if sb.nginx, sb.wrk, err = ensureTools(ctx, log); err != nil {
-		return err
+	if strings.ContainsAny(plan.parts, "ac") {
+		if sb.nginx, sb.wrk, err = ensureTools(ctx, log); err != nil {
+			return err
+		}
 	}
-	need := int64(0)
-	if strings.Contains(plan.parts, "a") {
-		need = outputEstimate(plan.articles, scaleLimits)
-	}
-	need += outputEstimate(plan.articles, []int{20})
-	if err := checkRoom(plan.dir, need+need/4+256<<20); err != nil {
+	if err := checkRoom(plan.dir, scaleEstimate(plan)); err != nil {
 		return err
 	}
 	if sb.root, sb.feedgen, err = workspace(ctx, "scale", plan.dir, plan.feedgen); err != nil {
@@ -114,10 +131,15 @@ func runScale(ctx context.Context, plan scalePlan, out, log io.Writer) (err erro
 		return fmt.Errorf("create temporary folder: %w", err)
 	}
 	if plan.quick {
-		fmt.Fprintf(out, "quick mode: %d articles; the targets are meant for 10000\n", plan.articles)
+		fmt.Fprintf(out, "quick mode: %d articles, %d in (b); the targets are meant for 10000 and 1000000\n", plan.articles, plan.buildArticles)
 	}
 	if strings.Contains(plan.parts, "a") {
 		if err := b.large(ctx); err != nil {
+			return err
+		}
+	}
+	if strings.Contains(plan.parts, "b") {
+		if err := b.coldScale(ctx); err != nil {
 			return err
 		}
 	}
@@ -128,6 +150,23 @@ func runScale(ctx context.Context, plan scalePlan, out, log io.Writer) (err erro
 	}
 	fmt.Fprintln(out, b.tally)
 	return nil
+}
+
+// scaleEstimate is about how many bytes of disk the parts of plan need,
+// with a margin: (a) and (c) together, as their trees may be, or (b),
+// which runs after (a) has removed its own and before (c) starts.
+func scaleEstimate(plan scalePlan) int64 {
+	need := int64(0)
+	if strings.Contains(plan.parts, "a") {
+		need = outputEstimate(plan.articles, scaleLimits)
+	}
+	if strings.Contains(plan.parts, "c") {
+		need += outputEstimate(plan.articles, []int{20})
+	}
+	if strings.Contains(plan.parts, "b") {
+		need = max(need, scaleBuildEstimate(plan.buildArticles, plan.buildRuns))
+	}
+	return need + need/4 + 256<<20
 }
 
 // outputEstimate is about how many bytes the output of n articles takes
@@ -168,7 +207,7 @@ func (b *scaleBench) large(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
-	defer os.RemoveAll(dir) // 2.4 GB: not kept for part (c)
+	defer b.remove(ctx, dir) // 2.4 GB: not kept for parts (b) and (c)
 	public := filepath.Join(dir, "public")
 	st, err := statTree(filepath.Join(public, "articles"))
 	if err != nil {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,12 +23,19 @@ func TestParseScaleFlags(t *testing.T) {
 		want    scalePlan
 		wantErr bool
 	}{
-		{nil, scalePlan{articles: 10_000, seed: 1, parts: "ac", wrkPlan: wrk}, false},
-		{[]string{"-quick"}, scalePlan{articles: 1_000, seed: 1, parts: "ac", wrkPlan: quick, quick: true}, false},
-		{[]string{"-parts", "a", "-articles", "500"}, scalePlan{articles: 500, seed: 1, parts: "a", wrkPlan: wrk}, false},
-		{[]string{"-parts", "b"}, scalePlan{}, true},
+		{nil, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 3, seed: 1, parts: "abc", wrkPlan: wrk}, false},
+		{[]string{"-quick"}, scalePlan{articles: 1_000, buildArticles: 20_000, buildRuns: 3, seed: 1, parts: "abc", wrkPlan: quick, quick: true}, false},
+		{[]string{"-parts", "a", "-articles", "500"}, scalePlan{articles: 500, buildArticles: 1_000_000, buildRuns: 3, seed: 1, parts: "a", wrkPlan: wrk}, false},
+		{[]string{"-parts", "c"}, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 3, seed: 1, parts: "c", wrkPlan: wrk}, false},
+		{[]string{"-parts", "ac"}, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 3, seed: 1, parts: "ac", wrkPlan: wrk}, false},
+		{[]string{"-parts", "b", "-build-articles", "50000", "-build-runs", "5"}, scalePlan{articles: 10_000, buildArticles: 50_000, buildRuns: 5, seed: 1, parts: "b", wrkPlan: wrk}, false},
+		{[]string{"-quick", "-build-articles", "50000"}, scalePlan{articles: 1_000, buildArticles: 50_000, buildRuns: 3, seed: 1, parts: "abc", wrkPlan: quick, quick: true}, false},
+		{[]string{"-parts", "d"}, scalePlan{}, true},
+		{[]string{"-parts", "ab-"}, scalePlan{}, true},
 		{[]string{"-parts", ""}, scalePlan{}, true},
 		{[]string{"-articles", "5"}, scalePlan{}, true},
+		{[]string{"-build-articles", "999"}, scalePlan{}, true},
+		{[]string{"-build-runs", "0"}, scalePlan{}, true},
 		{[]string{"extra"}, scalePlan{}, true},
 	}
 	for _, tt := range tests {
@@ -107,5 +117,161 @@ func TestNginxWrapper(t *testing.T) {
 	}
 	if n, err := processNofile(os.Getpid()); err != nil || n <= 0 {
 		t.Errorf("processNofile: %d, %v", n, err)
+	}
+}
+
+func TestScaleBuildSites(t *testing.T) {
+	got := scaleBuildSites(1_000_000, 7)
+	for i, want := range []int{100_000, 1_000_000} {
+		opt := got[i]
+		if opt.Articles != want || !slices.Equal(opt.Limits, []int{20, 50, 100}) || opt.Offsets != "aligned" || opt.Seed != 7 || len(opt.Filters) != 0 {
+			t.Errorf("site %d: got %+v, want %d articles, limits [20 50 100], aligned, seed 7, no filters", i, opt, want)
+		}
+	}
+	if got := scaleBuildSites(20_005, 1); got[0].Articles != 2_000 || got[1].Articles != 20_005 {
+		t.Errorf("20005 articles: got sites of %d and %d, want 2000 and 20005", got[0].Articles, got[1].Articles)
+	}
+}
+
+func TestScaleBuildRuns(t *testing.T) {
+	tests := []struct {
+		runs int
+		want [2]int
+	}{
+		{1, [2]int{1, 1}},
+		{2, [2]int{2, 1}},
+		{3, [2]int{3, 1}},
+		{4, [2]int{4, 2}},
+		{5, [2]int{5, 2}},
+	}
+	for _, tt := range tests {
+		if got := scaleBuildRuns(tt.runs); got != tt.want {
+			t.Errorf("scaleBuildRuns(%d) = %v, want %v", tt.runs, got, tt.want)
+		}
+	}
+}
+
+func TestLinearRatio(t *testing.T) {
+	s := time.Second
+	tests := []struct {
+		small, large   time.Duration
+		nSmall, nLarge int
+		want           float64
+	}{
+		{s, 10 * s, 100_000, 1_000_000, 1.0},
+		{s, 12 * s, 100_000, 1_000_000, 1.2},
+		{2 * s, 10 * s, 100_000, 1_000_000, 0.5},
+		{s, 5 * s, 2_000, 20_005, 5 / 10.0025},
+		{0, s, 100_000, 1_000_000, math.Inf(1)},
+		{s, s, 0, 1_000_000, math.Inf(1)},
+	}
+	for _, tt := range tests {
+		if got := linearRatio(tt.small, tt.large, tt.nSmall, tt.nLarge); got != tt.want && math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("linearRatio(%v, %v, %d, %d) = %v, want %v", tt.small, tt.large, tt.nSmall, tt.nLarge, got, tt.want)
+		}
+	}
+}
+
+func TestScaleEstimate(t *testing.T) {
+	const margin = 256 << 20
+	withMargin := func(n int64) int64 { return n + n/4 + margin }
+	a, c := outputEstimate(10_000, scaleLimits), outputEstimate(10_000, []int{20})
+	b := scaleBuildEstimate(1_000_000, 3)
+	tests := []struct {
+		parts string
+		want  int64
+	}{
+		{"a", withMargin(a)},
+		{"c", withMargin(c)},
+		{"ac", withMargin(a + c)},
+		{"b", withMargin(b)},
+		{"abc", withMargin(max(a+c, b))},
+	}
+	for _, tt := range tests {
+		plan := scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 3, parts: tt.parts}
+		if got := scaleEstimate(plan); got != tt.want {
+			t.Errorf("-parts %s: got %d bytes, want %d", tt.parts, got, tt.want)
+		}
+	}
+	// 1M articles of about 3 kB, and one output of 3 × 1M articles in pages.
+	if b < 8e9 || b > 12e9 {
+		t.Errorf("estimate %s for the site of 1,000,000 articles and one output", formatBytes(b))
+	}
+	if more := scaleBuildEstimate(1_000_000, 4); more <= b {
+		t.Errorf("two large outputs (-build-runs 4) need %d bytes, one %d", more, b)
+	}
+}
+
+func TestCountPages(t *testing.T) {
+	dir := t.TempDir()
+	s := site{dir: dir, opt: scaleBuildSites(1_000, 1)[1]} // 50, 20 and 10 pages
+	for _, limit := range []int{20, 50, 100} {
+		for off := 0; off < 1_000; off += limit {
+			writeFile(t, filepath.Join(s.public(), "articles", strconv.Itoa(limit), strconv.Itoa(off)+".json"), "{}")
+		}
+	}
+	writeFile(t, filepath.Join(s.public(), "articles", "index.json"), "{}")
+	writeFile(t, filepath.Join(s.public(), "articles", "20", "notes.txt"), "")
+	if err := os.Mkdir(filepath.Join(s.public(), "articles", "50", "dir.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, want, err := countPages(s); err != nil || got != 80 || want != 80 {
+		t.Errorf("got %d pages, want %d, %v; want 80 and 80", got, want, err)
+	}
+	if err := os.Remove(filepath.Join(s.public(), "articles", "100", "900.json")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want, err := countPages(s); err != nil || got != 79 || want != 80 {
+		t.Errorf("one page removed: got %d pages, want %d, %v; want 79 and 80", got, want, err)
+	}
+	if got, want, err := countPages(site{dir: t.TempDir(), opt: s.opt}); err != nil || got != 0 || want != 80 {
+		t.Errorf("no output: got %d pages, want %d, %v; want 0 and 80", got, want, err)
+	}
+}
+
+// TestSettle checks when settle waits, without waiting: a wait is cut short
+// by a canceled context.
+func TestSettle(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	now := time.Now()
+	tests := []struct {
+		name     string
+		removed  time.Time
+		quick    bool
+		wantWait bool
+	}{
+		{"nothing removed", time.Time{}, false, false},
+		{"removed long ago", now.Add(-2 * recentlyFreed), false, false},
+		{"removed just now", now, false, true},
+		{"removed just now, quick", now, true, false},
+	}
+	for _, tt := range tests {
+		var out strings.Builder
+		b := &scaleBench{plan: scalePlan{quick: tt.quick}, out: &out, removed: tt.removed}
+		err := b.settle(canceled)
+		if gotWait := err != nil; gotWait != tt.wantWait || gotWait != (out.Len() > 0) {
+			t.Errorf("%s: got %v, %q; want a wait %v", tt.name, err, out.String(), tt.wantWait)
+		}
+	}
+}
+
+func TestRemove(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	writeFile(t, filepath.Join(a, "x", "y"), "y")
+	writeFile(t, filepath.Join(b, "z"), "z")
+	sb := &scaleBench{}
+	before := time.Now()
+	if err := sb.remove(context.Background(), a, b, filepath.Join(dir, "none")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{a, b} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: got %v, want it removed", d, err)
+		}
+	}
+	if sb.removed.Before(before) {
+		t.Errorf("removed at %v, before the call at %v", sb.removed, before)
 	}
 }
