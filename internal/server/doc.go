@@ -43,7 +43,9 @@
 //     a build whose pages do not all match its manifest, in part, once no
 //     build is: a page whose file did not match is answered 503).
 //   - store*.go: where page bodies held in memory are kept, outside the
-//     Go heap, and the system calls that send answers.
+//     Go heap, and the system calls that read requests and send answers
+//     (a body spliced is sent by reference to its memory, which must
+//     never change: see sender.splice).
 //   - accesslog.go: the access log.
 //
 // Three rules a change must not break:

@@ -17,9 +17,11 @@ import (
 // header map and a response writer for each. So the server reads such
 // requests itself: it parses the request head in place, decides the
 // answer (decide, shared with the net/http path), writes the head into a
-// reused buffer and sends it and the page with one writev from memory (a
-// page file mapped, or a store; sender.sendBytes), or, for a page file
-// not mapped, with sendfile (sender.sendFile). Anything it does not fully
+// reused buffer and sends it and the page from memory (a page file
+// mapped, or a store; sender.sendBytes): with one writev, or, for a large
+// page sent often, spliced by reference (sender.splice); or, for a page
+// file not mapped, with sendfile (sender.sendFile). Its system calls
+// leave the Go scheduler out (see sender). Anything it does not fully
 // understand (another method, HTTP/1.0, a body, Connection: close,
 // Expect, folded or oversized headers, an escaped path, bare LF line
 // ends) is not answered here: the connection, with the bytes read so far,
@@ -71,7 +73,7 @@ type reqHead struct {
 // serveFast serves the connection c until it is closed, times out, the
 // server shuts down, or a request goes to net/http.
 func (s *Server) serveFast(srv *serving, c *net.TCPConn) {
-	send, err := newSender(c)
+	send, err := newSender(c, &srv.pipes)
 	if err != nil {
 		c.Close()
 		return
@@ -155,7 +157,7 @@ func (c *fastConn) serve() bool {
 				c.buf = append(c.buf, make([]byte, min(len(c.buf), c.limit))...)
 			}
 		}
-		n, err := c.conn.Read(c.buf[c.end:])
+		n, err := c.send.read(c.buf[c.end:])
 		if n > 0 {
 			c.state.Store(connActive)
 			c.end += n
@@ -215,7 +217,7 @@ func (c *fastConn) answer() bool {
 		err = c.send.sendFile(head, f.fd, 0, int64(rep.page.size()))
 		s.files.release(f)
 	} else {
-		err = c.send.sendBytes(head, body)
+		err = c.send.sendBytes(head, body, body != nil && rep.page.recentlySent(c.now))
 	}
 	runtime.KeepAlive(hb) // the page may be in one of hb's stores, or mapped
 	if cap(head) <= 64<<10 {

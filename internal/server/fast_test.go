@@ -319,8 +319,18 @@ func TestSilentConnection(t *testing.T) {
 // TestSendPartialWrites sends answers far larger than the socket buffers
 // to a client that reads them late and a little at a time: the sender
 // writes each in many partial writes, waiting for the socket between
-// them, and the client gets every byte, head and page, in order.
+// them, and the client gets every byte, head and page, in order: the
+// pages spliced (see sender.splice), and copied.
 func TestSendPartialWrites(t *testing.T) {
+	t.Run("spliced", func(t *testing.T) {
+		var pipes pipePool
+		defer pipes.close()
+		sendPartialWrites(t, &pipes)
+	})
+	t.Run("copied", func(t *testing.T) { sendPartialWrites(t, nil) })
+}
+
+func sendPartialWrites(t *testing.T, pipes *pipePool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -372,12 +382,12 @@ func TestSendPartialWrites(t *testing.T) {
 		b, _ := io.ReadAll(io.LimitReader(&slowReader{r: client, n: 16 << 10}, int64(want.Len())))
 		got <- b
 	}()
-	snd, err := newSender(conn)
+	snd, err := newSender(conn, pipes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range pages {
-		if err := snd.sendBytes([]byte(heads[i]), st.bytes(offs[i], int64(len(p)))); err != nil {
+		if err := snd.sendBytes([]byte(heads[i]), st.bytes(offs[i], int64(len(p))), true); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 //   - mapped: loading the build maps each page file (read-only, shared:
 //     the mapping is the kernel's page cache, not memory of the server's
 //     own) and checks its SHA-256 there, and every answer sends head and
-//     body with one writev from the mapping, as fast as from memory. The
+//     body from the mapping, as from memory (see sender.sendBytes). The
 //     mapping belongs to the record, shared by the builds that have the
 //     file, and is unmapped once no build has it. Mappings are bounded by
 //     a share of the kernel's limit on them (mapLimit); a page not mapped

@@ -17,8 +17,8 @@ import (
 
 // heldBuild is one build: everything its answers need, computed once
 // when it is loaded (loadBuild), and where each page's body is. A
-// heldBuild never changes after it is loaded; the server swaps whole
-// builds.
+// heldBuild never changes after it is loaded (but for when each page was
+// last sent, a hint: page.sentAt); the server swaps whole builds.
 //
 // A page's body is in one of two places. A build served from its output
 // folder (Options.Dir) keeps only the identity of each page file (see
@@ -102,6 +102,31 @@ type page struct {
 	file   *pageFile // the page's file, for a build served from its folder
 	etag   []string  // the quoted SHA-256 of the body
 	length []string  // the body's length in decimal
+	// sentAt is when the page was last sent, in milliseconds of the
+	// wall clock, wrapping around (0: never): the one field that changes
+	// after the load, only through recentlySent.
+	sentAt uint32
+}
+
+// hotPage is how soon after it was last sent a page is sent again for it
+// to be recently sent (see recentlySent).
+const hotPage = 10 // milliseconds
+
+// recentlySent reports whether the page was last sent less than hotPage
+// before now, and records now as the time it was last sent. A page sent
+// that often is spliced, else copied (see sender.splice): with wrk
+// asking for 1 or 512 pages in turn (each sent again within 4 ms),
+// splicing answered 5 to 10% more requests a second than copying; with
+// 2,048 or 10,000 pages (20 ms and more), copying answered 5% more. The
+// time is written at most once a millisecond, so that the processors
+// sending one page do not take turns owning the field.
+func (p *page) recentlySent(now time.Time) bool {
+	ms := max(uint32(now.UnixMilli()), 1) // 0 is never
+	last := atomic.LoadUint32(&p.sentAt)
+	if last != ms {
+		atomic.StoreUint32(&p.sentAt, ms)
+	}
+	return last != 0 && ms-last < hotPage
 }
 
 // unavailable reports whether the page is one whose file did not match

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -150,3 +151,27 @@ func BenchmarkDecide(b *testing.B) {
 }
 
 const notFoundBody = `{"detail":"Not found."}`
+
+// TestRecentlySent: a page is recently sent when it was last sent less
+// than hotPage milliseconds before.
+func TestRecentlySent(t *testing.T) {
+	var p page
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, step := range []struct {
+		after time.Duration
+		want  bool
+	}{
+		{0, false}, // never sent before
+		{0, true},
+		{time.Millisecond, true},
+		{(hotPage - 1) * time.Millisecond, true},
+		{hotPage * time.Millisecond, false},
+		{time.Hour, false},
+		{time.Microsecond, true},
+	} {
+		at = at.Add(step.after)
+		if got := p.recentlySent(at); got != step.want {
+			t.Errorf("sent again %s later: recently sent %v, want %v", step.after, got, step.want)
+		}
+	}
+}

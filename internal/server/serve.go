@@ -44,6 +44,7 @@ func (s *Server) Handler() http.Handler {
 type serving struct {
 	handoff *handoffListener
 	closing atomic.Bool // shutting down: answer what is in flight, then close
+	pipes   pipePool    // for splicing page bodies (see sender.splice)
 
 	mu    sync.Mutex
 	conns map[*fastConn]struct{}
@@ -150,6 +151,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		late = true
 	}
 	<-httpDone
+	sv.pipes.close()
 	switch {
 	case err != nil:
 		return err

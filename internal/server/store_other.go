@@ -41,13 +41,22 @@ func (s *store) seal() error {
 func (s *store) bytes(off, n int64) []byte { return s.mem[off : off+n : off+n] }
 func (s *store) discard()                  {}
 
-// sender writes answers to one connection.
+// sender reads requests from one connection and writes their answers.
 type sender struct{ conn *net.TCPConn }
 
-func newSender(c *net.TCPConn) (*sender, error) { return &sender{conn: c}, nil }
+func newSender(c *net.TCPConn, _ *pipePool) (*sender, error) { return &sender{conn: c}, nil }
+
+// read reads from the connection into p.
+func (s *sender) read(p []byte) (int, error) { return s.conn.Read(p) }
+
+// pipePool is where the pipes that page bodies are spliced through are
+// kept, on Linux; there are none here.
+type pipePool struct{}
+
+func (*pipePool) close() {}
 
 // sendBytes writes head, then body, in one writev.
-func (s *sender) sendBytes(head, body []byte) error {
+func (s *sender) sendBytes(head, body []byte, _ bool) error {
 	bufs := net.Buffers{head}
 	if len(body) > 0 {
 		bufs = append(bufs, body)
