@@ -272,17 +272,17 @@ func (s *sender) splice() error {
 	return err
 }
 
-// spliceFD sends what splice asked for to the socket fd, as far as it
-// goes without blocking; it returns false to be called again once the
-// socket is writable.
-func (s *sender) spliceFD(fd uintptr) bool {
+// sendHead sends s.head with MSG_MORE, so that the kernel holds it for
+// the body, as far as it goes without blocking: false when the socket is
+// full (call again once it is writable) or s.err is set.
+func (s *sender) sendHead(fd uintptr) bool {
 	for len(s.head) > 0 {
 		n, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&s.head[0])), uintptr(len(s.head)), unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
 		switch errno {
 		case 0:
 			if n == 0 {
 				s.err = io.ErrShortWrite
-				return true
+				return false
 			}
 			s.head = s.head[n:]
 		case unix.EAGAIN:
@@ -290,8 +290,18 @@ func (s *sender) spliceFD(fd uintptr) bool {
 		case unix.EINTR:
 		default:
 			s.err = errno
-			return true
+			return false
 		}
+	}
+	return true
+}
+
+// spliceFD sends what splice asked for to the socket fd, as far as it
+// goes without blocking; it returns false to be called again once the
+// socket is writable.
+func (s *sender) spliceFD(fd uintptr) bool {
+	if !s.sendHead(fd) {
+		return s.err != nil
 	}
 	for len(s.body) > 0 || s.inPipe > 0 {
 		for len(s.body) > 0 {
@@ -447,22 +457,8 @@ func (s *sender) sendFile(head []byte, fd int, off, n int64) error {
 // it goes without blocking; it returns false to be called again once the
 // socket is writable.
 func (s *sender) writeFileFD(fd uintptr) bool {
-	for len(s.head) > 0 {
-		w, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&s.head[0])), uintptr(len(s.head)), unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
-		switch errno {
-		case 0:
-			if w == 0 {
-				s.err = io.ErrShortWrite
-				return true
-			}
-			s.head = s.head[w:]
-		case unix.EAGAIN:
-			return false
-		case unix.EINTR:
-		default:
-			s.err = errno
-			return true
-		}
+	if !s.sendHead(fd) {
+		return s.err != nil
 	}
 	for s.n > 0 {
 		w, _, errno := unix.RawSyscall6(unix.SYS_SENDFILE, fd, uintptr(s.file), uintptr(unsafe.Pointer(&s.off)), uintptr(min(s.n, 1<<30)), 0, 0)
