@@ -208,7 +208,7 @@ func (b *bundleBench) serveBoth(ctx context.Context, s site, archive string) err
 		}
 		return formatBytes(n)
 	}
-	fmt.Fprintf(b.out, "serve --dir started in %s, memory %s; serve --bundle (verify, then load) started in %s, memory %s (RSS + pages in memfd, counted once); wrk %d threads, %d connections, %s after %s warm-up\n",
+	fmt.Fprintf(b.out, "serve --dir started in %s, memory %s; serve --bundle (verify, then load) started in %s, memory %s (RssAnon + memfd); wrk %d threads, %d connections, %s after %s warm-up\n",
 		formatSeconds(dirStart), rss(dir), formatSeconds(zipStart), rss(zipped),
 		b.plan.threads, b.plan.connections, b.plan.duration, b.plan.warmup)
 
