@@ -14,21 +14,7 @@ import (
 // through one pipe of the pool, given back empty and taken again by the
 // next answer; with splicing off, they are copied.
 func TestSpliceReusesPipes(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	c, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	client, c := tcpPair(t)
 
 	st, err := newStore()
 	if err != nil {
