@@ -55,7 +55,9 @@ feedgen build on a corpus of a million articles:
       during the runs: targets RssAnon + RssShmem <= 256 MB, req/s >= 1.0x nginx on the
       hot page and >= 0.9x on the walk;
   (b) cold builds (whole feedgen build processes, as feedbench build times them: the
-      output moved aside and a sync before each, no cache dropped) of two sites of
+      output moved aside, every content file read into the page cache and a sync
+      before each, no cache dropped; the bytes read from disk during each build
+      printed) of two sites of
       -build-articles / 10 and -build-articles articles (1,000,000 by default: 1M files,
       4.7 GB, generated in parallel, removed when measured, and 4 GB of output a build),
       limits [20, 50, 100], offsets aligned, no filters: -build-runs runs of the small
