@@ -51,7 +51,8 @@ type Options struct {
 	// file is parsed, from several goroutines at once, before the checks
 	// across articles (duplicate ids and URLs), drafts and scheduled ones
 	// included. A build that encodes the article there may then Slim it:
-	// a site of a million articles need not hold them all at once.
+	// a site of a million articles need not hold them all at once. A
+	// caching Loader calls it only for the files it reads again.
 	Parsed func(a *Article)
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // AppendArticle appends the JSON object of one article, keys in the
-// original's order.
+// original's order. a must not have been slimmed (content.Article.Slim).
 func AppendArticle(dst []byte, a *content.Article) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = strconv.AppendInt(dst, a.ID, 10)
