@@ -112,6 +112,10 @@ type Builder struct {
 	// pages are deleted ("deleted"), after the manifest is written
 	// ("manifest").
 	onStep func(what string)
+	// writeBehindAfter is how many bytes of new pages a build that bounds
+	// its memory writes before it writes the rest behind (see
+	// writeBehind); tests lower it.
+	writeBehindAfter int64
 }
 
 // step calls onStep.
@@ -129,7 +133,7 @@ func New(opt Options) *Builder {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	return &Builder{opt: opt}
+	return &Builder{opt: opt, writeBehindAfter: writeBehindAfter}
 }
 
 // Forget drops what the Builder knows of its last build: the next build

@@ -17,12 +17,19 @@ import (
 // leaves nothing behind. It reports false, having done nothing visible,
 // when it cannot (the name exists, no O_TMPFILE support, no /proc): the
 // caller then writes the file the usual way.
-func createNew(name string, data []byte) bool {
+//
+// The file goes to behind when it takes it (see writeBehind).
+func createNew(name string, data []byte, behind *writeBehind) bool {
 	fd, err := unix.Open(filepath.Dir(name), unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return false
 	}
-	defer unix.Close(fd)
+	kept := false
+	defer func() {
+		if !kept {
+			unix.Close(fd)
+		}
+	}()
 	for p := data; len(p) > 0; {
 		n, err := unix.Write(fd, p)
 		if err == unix.EINTR {
@@ -34,5 +41,9 @@ func createNew(name string, data []byte) bool {
 		p = p[n:]
 	}
 	err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
-	return err == nil
+	if err != nil {
+		return false
+	}
+	kept = behind.take(fd, int64(len(data)), name)
+	return true
 }

@@ -13,13 +13,13 @@ import (
 func TestCreateNew(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "0.json")
-	if !createNew(name, []byte(`{"count":1}`)) {
+	if !createNew(name, []byte(`{"count":1}`), nil) {
 		t.Fatal("createNew of a new file: false, want true")
 	}
-	if !createNew(filepath.Join(dir, "empty.json"), nil) {
+	if !createNew(filepath.Join(dir, "empty.json"), nil, nil) {
 		t.Fatal("createNew of an empty file: false, want true")
 	}
-	if createNew(name, []byte("other")) {
+	if createNew(name, []byte("other"), nil) {
 		t.Error("createNew over an existing file: true, want false")
 	}
 	got, err := os.ReadFile(name)

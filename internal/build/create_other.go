@@ -4,4 +4,4 @@ package build
 
 // createNew is not available: files are written under a temporary name
 // and renamed.
-func createNew(name string, data []byte) bool { return false }
+func createNew(string, []byte, *writeBehind) bool { return false }

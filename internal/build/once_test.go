@@ -58,19 +58,29 @@ func TestOnceSameOutput(t *testing.T) {
 		return Options{FS: feedgen.Sample(), ConfigName: "config.yaml", OutDir: out, Now: fixedNow, Generator: "feedgen test", Code: testCode, Once: once}
 	}
 	root := t.TempDir()
-	kept, lean := filepath.Join(root, "kept"), filepath.Join(root, "lean")
+	kept := filepath.Join(root, "kept")
 	if _, err := New(opt(kept, false)).Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	res, err := New(opt(lean, true)).Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	// The sample is far smaller than writeBehindAfter: "behind" writes
+	// every page behind.
+	for _, tt := range []struct {
+		name  string
+		after int64
+	}{{"lean", writeBehindAfter}, {"behind", 0}} {
+		out := filepath.Join(root, tt.name)
+		b := New(opt(out, true))
+		b.writeBehindAfter = tt.after
+		res, err := b.Build(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Estimate != res.Bytes {
+			t.Errorf("%s: estimate %d, want the exact size %d", tt.name, res.Estimate, res.Bytes)
+		}
+		sameData(t, snap(t, out), snap(t, kept))
 	}
-	if res.Estimate != res.Bytes {
-		t.Errorf("estimate %d, want the exact size %d", res.Estimate, res.Bytes)
-	}
-	sameData(t, snap(t, lean), snap(t, kept))
-	if got := names(t, root); !slices.Equal(got, []string{"kept", "lean"}) {
+	if got := names(t, root); !slices.Equal(got, []string{"behind", "kept", "lean"}) {
 		t.Errorf("got %v beside the outputs, want only them", got)
 	}
 }

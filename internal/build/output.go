@@ -65,6 +65,9 @@ func (b *Builder) output(cfg *config.Config) output {
 	if b.opt.OutDir != "" {
 		d.path = b.opt.OutDir
 	}
+	if b.lean() {
+		d.behind = newWriteBehind(b.writeBehindAfter)
+	}
 	// The last build's manifest, needed to write, is read and parsed while
 	// the content loads.
 	if b.prev == nil || b.prevDir != d.path {
@@ -73,6 +76,11 @@ func (b *Builder) output(cfg *config.Config) output {
 	}
 	return d
 }
+
+// writeBehindAfter is how many bytes of new pages a build that bounds its
+// memory writes before it writes the rest behind (see writeBehind): a
+// site of 100,000 articles writes 400 MB.
+const writeBehindAfter = 256 << 20
 
 // disk is an output folder: pages are written to it atomically, with the
 // folder's lock held.
@@ -87,6 +95,9 @@ type disk struct {
 	unfinished bool
 	// mark creates the marker, once, before the first change to the folder.
 	mark func() error
+	// behind, set for a build that bounds its memory, writes new pages
+	// behind once there are many of them.
+	behind *writeBehind
 }
 
 func (d *disk) dir() string                               { return d.path }
@@ -125,7 +136,11 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 		unlock()
 		return nil, nil, err
 	}
-	return prev, unlock, nil
+	release := func() {
+		d.behind.close()
+		unlock()
+	}
+	return prev, release, nil
 }
 
 func (d *disk) has(f manifest.File) bool {
@@ -141,7 +156,7 @@ func (d *disk) create(p string, data []byte) error {
 		return err
 	}
 	name := d.path + "/" + p
-	if createNew(name, data) {
+	if createNew(name, data, d.behind) {
 		return nil
 	}
 	return writeAtomic(name, data)
@@ -218,8 +233,13 @@ func (d *disk) writeManifest(data []byte) error {
 }
 
 // finish removes the marker of an unfinished build: the folder is what
-// the manifest says.
-func (d *disk) finish() error { return finished(d.path) }
+// the manifest says, unless a page written behind did not reach the disk.
+func (d *disk) finish() error {
+	if err := d.behind.close(); err != nil {
+		return err
+	}
+	return finished(d.path)
+}
 
 // writeAtomic writes data to name atomically (see atomicfile).
 func writeAtomic(name string, data []byte) error {
