@@ -169,10 +169,17 @@ func resolveBinary(name string) (string, error) {
 type site struct {
 	dir string
 	opt corpus.Options
+	out string // the output folder when not dir/public (see memorySite)
 }
 
 func (s site) config() string { return filepath.Join(s.dir, corpus.ConfigPath) }
-func (s site) public() string { return filepath.Join(s.dir, "public") }
+
+func (s site) public() string {
+	if s.out != "" {
+		return s.out
+	}
+	return filepath.Join(s.dir, "public")
+}
 
 func (s site) String() string {
 	str := fmt.Sprintf("%d articles limits %v %s", s.opt.Articles, s.opt.Limits, s.opt.Offsets)
@@ -215,7 +222,7 @@ func (b *buildBench) run(ctx context.Context) error {
 			return err
 		}
 		aRuns = append(aRuns, m)
-		if m, err = b.copyTree(ctx, a.public(), copyDir); err != nil {
+		if m, err = b.copyTree(ctx, "(c)", a.public(), copyDir); err != nil {
 			return err
 		}
 		cRuns = append(cRuns, m)
@@ -354,17 +361,17 @@ func (b *buildBench) coldBuilds(ctx context.Context, label string, s site, n int
 }
 
 // copyTree times "cp -a src dst" into a fresh dst after a sync, then moves
-// dst aside.
-func (b *buildBench) copyTree(ctx context.Context, src, dst string) (measurement, error) {
+// dst aside; label names the part in errors.
+func (b *buildBench) copyTree(ctx context.Context, label, src, dst string) (measurement, error) {
 	if err := syncDisk(ctx); err != nil {
 		return measurement{}, err
 	}
 	m, err := run(ctx, b.root, "cp", "-a", src, dst)
 	if err != nil {
-		return m, fmt.Errorf("(c) copy failed: %w", err)
+		return m, fmt.Errorf("%s copy failed: %w", label, err)
 	}
 	if err := b.setAside(dst); err != nil {
-		return m, fmt.Errorf("(c): %w", err)
+		return m, fmt.Errorf("%s: %w", label, err)
 	}
 	return m, nil
 }

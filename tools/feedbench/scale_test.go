@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/corpus"
 )
 
 func TestParseScaleFlags(t *testing.T) {
@@ -193,8 +195,9 @@ func TestScaleEstimate(t *testing.T) {
 			t.Errorf("-parts %s: got %d bytes, want %d", tt.parts, got, tt.want)
 		}
 	}
-	// 1M articles of about 3 kB, and one output of 3 × 1M articles in pages.
-	if b < 8e9 || b > 12e9 {
+	// 1M articles of about 3 kB, and one output of 3 × 1M articles in
+	// pages and its copy.
+	if b < 12e9 || b > 16e9 {
 		t.Errorf("estimate %s for the site of 1,000,000 articles and one output", formatBytes(b))
 	}
 	if more := scaleBuildEstimate(1_000_000, 4); more <= b {
@@ -273,5 +276,24 @@ func TestRemove(t *testing.T) {
 	}
 	if sb.removed.Before(before) {
 		t.Errorf("removed at %v, before the call at %v", sb.removed, before)
+	}
+}
+
+func TestSetOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yaml")
+	writeFile(t, config, string(corpus.Config(corpus.Options{Articles: 1})))
+	if err := setOutputDir(config, "/disk/out"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(data); !strings.Contains(got, "\noutput_dir: /disk/out\n") || strings.Contains(got, "output_dir: public") {
+		t.Errorf("got config\n%s\nwant output_dir: /disk/out", got)
+	}
+	if err := setOutputDir(config, "/again"); err == nil {
+		t.Error("a config without output_dir: public: got no error")
 	}
 }
