@@ -5,6 +5,7 @@ package build
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -12,10 +13,13 @@ import (
 
 // A writeBehind keeps the page cache a large build fills bounded, as
 // PostgreSQL's flush_after settings and rsync --drop-cache do: once the
-// build has written after bytes of new pages, each further page file is
-// started to disk as soon as it is written (sync_file_range), and dropped
-// from the page cache (FADV_DONTNEED) once it is on disk and the build has
-// written a window of files past it. Without it, a million-article build
+// build has written after bytes of new pages, each further new page file
+// is started to disk as soon as it is written (sync_file_range), and
+// dropped from the page cache (FADV_DONTNEED) once it is on disk and the
+// build has written a window of files past it; finish waits for the last
+// window to be on disk. A page written behind that the disk refused fails
+// the build, and is removed so that the next build writes it again (its
+// bytes in the page cache would otherwise pass for the file). Without it, a million-article build
 // leaves 4 GB of pages in the page cache: past the share of memory the
 // kernel lets wait unwritten, the writes are throttled to the disk's pace,
 // and every page is memory the system must find (on a VM, memory the host
@@ -27,13 +31,14 @@ import (
 type writeBehind struct {
 	after  int64 // bytes of pages written before any is written behind
 	window int64 // bytes of pages held, at most (but one file)
-	files  int   // descriptors held, at most
+	files  int   // descriptors held, at most (and one per page writer dropping or writing one)
 
 	mu      sync.Mutex
 	written int64
 	held    []heldFile // oldest first
 	bytes   int64      // of held
 	err     error      // the first error of the disk
+	failed  []string   // the files the disk refused
 }
 
 // heldFile is a page file written behind, not yet dropped.
@@ -72,10 +77,9 @@ func (w *writeBehind) take(fd int, n int64, name string) bool {
 		return false
 	}
 	// Start the file to disk before it is handed over: from then on
-	// another page's take may drop and close it.
-	if err := unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE); err != nil && !ignorable(err) {
-		w.fail(name, err)
-	}
+	// another page's take may drop and close it. Its errors are those of
+	// starting (ENOMEM); drop's wait tells whether the file got there.
+	unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 	w.mu.Lock()
 	w.held = append(w.held, heldFile{fd, n, name})
 	w.bytes += n
@@ -87,21 +91,24 @@ func (w *writeBehind) take(fd int, n int64, name string) bool {
 	}
 	w.mu.Unlock()
 	for _, f := range out {
-		w.drop(f)
+		if w.wait(f) {
+			unix.Fadvise(f.fd, 0, 0, unix.FADV_DONTNEED)
+		}
+		unix.Close(f.fd)
 	}
 	return true
 }
 
-// drop waits for f to be on disk, drops its pages from the page cache and
-// closes it.
-func (w *writeBehind) drop(f heldFile) {
+// wait waits for f to be on disk and reports whether it is known to be
+// there: false when the disk refused it (recorded) or the file system
+// does not tell.
+func (w *writeBehind) wait(f heldFile) bool {
 	const wait = unix.SYNC_FILE_RANGE_WAIT_BEFORE | unix.SYNC_FILE_RANGE_WRITE | unix.SYNC_FILE_RANGE_WAIT_AFTER
-	if err := unix.SyncFileRange(f.fd, 0, 0, wait); err != nil && !ignorable(err) {
+	err := unix.SyncFileRange(f.fd, 0, 0, wait)
+	if err != nil && !ignorable(err) {
 		w.fail(f.name, err)
-	} else {
-		unix.Fadvise(f.fd, 0, 0, unix.FADV_DONTNEED)
 	}
-	unix.Close(f.fd)
+	return err == nil
 }
 
 // ignorable reports whether err of sync_file_range says only that the
@@ -111,21 +118,55 @@ func ignorable(err error) bool {
 	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.ESPIPE) || errors.Is(err, unix.EOPNOTSUPP)
 }
 
-// fail records the first error of writing a file to disk.
+// fail records that the disk refused the file name.
 func (w *writeBehind) fail(name string, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {
 		w.err = fmt.Errorf("writing %s to disk: %w", name, err)
 	}
+	w.failed = append(w.failed, name)
 }
 
-// close closes the files still held, leaving their pages in the page
-// cache, and returns the first error of the disk: a page written behind
-// that did not reach it.
-func (w *writeBehind) close() error {
+// error returns the first error of the disk so far: the build stops at
+// the next page.
+func (w *writeBehind) error() error {
 	if w == nil {
 		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// finish waits for the files still held to be on disk, leaving their
+// pages in the page cache, and closes them. It returns the first error of
+// the disk, having removed every file the disk refused.
+func (w *writeBehind) finish() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	held := w.held
+	w.held, w.bytes = nil, 0
+	w.mu.Unlock()
+	for _, f := range held {
+		w.wait(f)
+		unix.Close(f.fd)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, name := range w.failed {
+		os.Remove(name)
+	}
+	w.failed = nil
+	return w.err
+}
+
+// close closes the files still held without waiting: the build failed.
+func (w *writeBehind) close() {
+	if w == nil {
+		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,5 +174,8 @@ func (w *writeBehind) close() error {
 		unix.Close(f.fd)
 	}
 	w.held, w.bytes = nil, 0
-	return w.err
+	for _, name := range w.failed {
+		os.Remove(name)
+	}
+	w.failed = nil
 }

@@ -3,6 +3,7 @@
 package build
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,16 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// openFDs counts this process's open descriptors.
-func openFDs(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("cannot count descriptors: %v", err)
-	}
-	return len(entries)
-}
 
 // cached returns how many of the pages of file name are in the page cache.
 func cached(t *testing.T, name string) int {
@@ -57,13 +48,13 @@ func cached(t *testing.T, name string) int {
 // lets go from the page cache, and closes every descriptor it took.
 func TestWriteBehind(t *testing.T) {
 	dir := t.TempDir()
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err == nil && st.Type == unix.TMPFS_MAGIC {
-		t.Skip("a tmpfs keeps its files in the page cache")
-	}
 	const size, files = 64 << 10, 10
 	data := []byte(strings.Repeat("x", size))
+	dropsSynced(t, dir, data)
 	fds := openFDs(t)
+	if fds < 0 {
+		t.Skip("cannot count descriptors")
+	}
 	w := newWriteBehind(2 * size) // the first two files are not taken
 	w.files = 3
 	for i := range files {
@@ -81,7 +72,7 @@ func TestWriteBehind(t *testing.T) {
 			t.Errorf("after file %d: got %d more descriptors open, want %d", i, got, want)
 		}
 	}
-	if err := w.close(); err != nil {
+	if err := w.finish(); err != nil {
 		t.Fatal(err)
 	}
 	if got := openFDs(t); got != fds {
@@ -103,11 +94,67 @@ func TestWriteBehind(t *testing.T) {
 			t.Fatal("createNew: false")
 		}
 	}
-	w.close()
+	if err := w.finish(); err != nil {
+		t.Fatal(err)
+	}
 	for i, want := range []bool{false, false, true} { // the last was held
 		name := filepath.Join(dir, fmt.Sprintf("new%d.json", i))
 		if got := cached(t, name) > 0; got != want {
 			t.Errorf("%s: got in the page cache %v, want %v", name, got, want)
+		}
+	}
+}
+
+// dropsSynced skips the test unless the file system of dir drops a file
+// that is on disk from the page cache when asked (not a tmpfs, nor a
+// network file system that caches elsewhere).
+func dropsSynced(t *testing.T, dir string, data []byte) {
+	t.Helper()
+	name := filepath.Join(dir, "probe")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(name)
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Skipf("cannot sync a file here: %v", err)
+	}
+	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	if cached(t, name) > 0 {
+		t.Skip("this file system keeps a synced file in the page cache when asked to drop it")
+	}
+}
+
+// TestWriteBehindFails checks that a file the disk refused fails the
+// build at the next page and at finish, and is removed so that the next
+// build writes it again.
+func TestWriteBehindFails(t *testing.T) {
+	dir := t.TempDir()
+	w := newWriteBehind(0)
+	names := make([]string, 3)
+	for i := range names {
+		names[i] = filepath.Join(dir, fmt.Sprintf("%d.json", i))
+		if !createNew(names[i], []byte("{}"), w) {
+			t.Fatal("createNew: false")
+		}
+	}
+	if err := w.error(); err != nil {
+		t.Fatalf("before a failure: got %v", err)
+	}
+	w.fail(names[1], unix.EIO)
+	if err := w.error(); !errors.Is(err, unix.EIO) || !strings.Contains(err.Error(), names[1]) {
+		t.Errorf("error(): got %v, want EIO naming %s", err, names[1])
+	}
+	if err := w.finish(); !errors.Is(err, unix.EIO) {
+		t.Errorf("finish(): got %v, want EIO", err)
+	}
+	for i, want := range []bool{true, false, true} {
+		if _, err := os.Stat(names[i]); (err == nil) != want {
+			t.Errorf("%s: got exists %v, want %v", names[i], err == nil, want)
 		}
 	}
 }
@@ -118,7 +165,11 @@ func TestWriteBehindNil(t *testing.T) {
 	if w.take(-1, 1, "x") {
 		t.Error("nil writeBehind took a file")
 	}
-	if err := w.close(); err != nil {
+	if err := w.error(); err != nil {
 		t.Error(err)
 	}
+	if err := w.finish(); err != nil {
+		t.Error(err)
+	}
+	w.close()
 }

@@ -8,4 +8,6 @@ type writeBehind struct{}
 
 func newWriteBehind(int64) *writeBehind { return nil }
 
-func (w *writeBehind) close() error { return nil }
+func (w *writeBehind) error() error  { return nil }
+func (w *writeBehind) finish() error { return nil }
+func (w *writeBehind) close()        {}

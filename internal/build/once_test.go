@@ -19,6 +19,16 @@ func onceBuilder(dir string) *Builder {
 	return b
 }
 
+// openFDs counts this process's open descriptors; -1 where it cannot.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(entries)
+}
+
 // sameData fails unless got and want hold the same files with the same
 // bytes.
 func sameData(t *testing.T, got, want snapshot) {
@@ -71,9 +81,13 @@ func TestOnceSameOutput(t *testing.T) {
 		out := filepath.Join(root, tt.name)
 		b := New(opt(out, true))
 		b.writeBehindAfter = tt.after
+		fds := openFDs(t)
 		res, err := b.Build(context.Background())
 		if err != nil {
 			t.Fatal(err)
+		}
+		if got := openFDs(t); got > fds && fds >= 0 {
+			t.Errorf("%s: %d descriptors open after the build, %d before", tt.name, got, fds)
 		}
 		if res.Estimate != res.Bytes {
 			t.Errorf("%s: estimate %d, want the exact size %d", tt.name, res.Estimate, res.Bytes)

@@ -155,6 +155,9 @@ func (d *disk) create(p string, data []byte) error {
 	if err := d.mark(); err != nil {
 		return err
 	}
+	if err := d.behind.error(); err != nil {
+		return err
+	}
 	name := d.path + "/" + p
 	if createNew(name, data, d.behind) {
 		return nil
@@ -235,7 +238,7 @@ func (d *disk) writeManifest(data []byte) error {
 // finish removes the marker of an unfinished build: the folder is what
 // the manifest says, unless a page written behind did not reach the disk.
 func (d *disk) finish() error {
-	if err := d.behind.close(); err != nil {
+	if err := d.behind.finish(); err != nil {
 		return err
 	}
 	return finished(d.path)
