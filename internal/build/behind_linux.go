@@ -19,12 +19,13 @@ import (
 // build has written a window of files past it; finish waits for the last
 // window to be on disk. A page written behind that the disk refused fails
 // the build, and is removed so that the next build writes it again (its
-// bytes in the page cache would otherwise pass for the file). Without it, a million-article build
-// leaves 4 GB of pages in the page cache: past the share of memory the
-// kernel lets wait unwritten, the writes are throttled to the disk's pace,
-// and every page is memory the system must find (on a VM, memory the host
-// must back), which made such a build twice as slow per article as one of
-// 100,000. The pages the build wrote first stay cached, ready to serve.
+// bytes in the page cache would otherwise pass for the file).
+//
+// Without it, a million-article build leaves 4 GB of pages in the page
+// cache, memory the system must find (on a VM, memory the host must back:
+// writing 6.6 GB took 15 s there, 2.5 s written behind); with it, such a
+// build took 26-29 s against 30-33 s. The pages the build wrote first stay
+// cached, ready to serve.
 //
 // Its methods may be called from several goroutines; a nil *writeBehind
 // takes no file.
@@ -146,24 +147,16 @@ func (w *writeBehind) finish() error {
 	if w == nil {
 		return nil
 	}
-	w.mu.Lock()
-	held := w.held
-	w.held, w.bytes = nil, 0
-	w.mu.Unlock()
-	for _, f := range held {
+	// No page is taken any more: held does not change while it waits.
+	for _, f := range w.held {
 		w.wait(f)
-		unix.Close(f.fd)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, name := range w.failed {
-		os.Remove(name)
-	}
-	w.failed = nil
-	return w.err
+	w.close()
+	return w.error()
 }
 
-// close closes the files still held without waiting: the build failed.
+// close closes the files still held without waiting (the build failed,
+// or finish waited) and removes those the disk refused.
 func (w *writeBehind) close() {
 	if w == nil {
 		return

@@ -102,9 +102,8 @@ func (b *scaleBench) coldScale(ctx context.Context) error {
 	// a VM's memory), and the build cannot be more linear than its output.
 	cp := linearRatio(median(walls(small.copies)), median(walls(large.copies)), nSmall, nLarge)
 	fmt.Fprintf(b.out, "(b) the same for cp -a of the output: %.2f (how this machine scales in writing these trees)\n", cp)
-	rel := r / cp
-	fmt.Fprintf(b.out, "(b) build over cp -a, %d against %d articles: %.2f   target <= %.1f %s\n",
-		nLarge, nSmall, rel, targetScaleLinear, b.verdict(rel <= targetScaleLinear))
+	// Reported, not a target: the target is the build's own ratio.
+	fmt.Fprintf(b.out, "(b) build over cp -a, %d against %d articles: %.2f\n", nLarge, nSmall, r/cp)
 	rss := peak(large.runs)
 	fmt.Fprintf(b.out, "(b) peak RSS of the %d-article build %s   target <= %s %s\n",
 		nLarge, formatBytes(rss), formatBytes(targetScaleBuildRSS), b.verdict(rss <= targetScaleBuildRSS))
@@ -187,7 +186,7 @@ func (b *scaleBench) scaleSite(ctx context.Context, bb *buildBench, name string,
 // disk during a 30-second build and never during a 2-second one: this VM
 // pages out file pages unused for about a minute (DAMON's proactive
 // pageout), which compared a build reading from disk with one reading from
-// memory. tmpfs pages are not paged out (there is no swap). The output
+// memory. tmpfs pages are not paged out (nor swapped, without swap). The output
 // stays on disk.
 func memoryDir(need int64) string {
 	const dir, tmpfsMagic = "/dev/shm", 0x01021994
