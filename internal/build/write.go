@@ -35,6 +35,14 @@ type pageWriter struct {
 
 	files                               []manifest.File // what pages[i] became
 	next, done, written, rendered, size atomic.Int64
+
+	// The pages are done in order (see feed.Listing.Order): pages[order[k]]
+	// is the k-th; the first low of them, and those marked finished, are
+	// done.
+	order    []int
+	orderMu  sync.Mutex
+	low      int
+	finished []bool
 }
 
 // write renders every page and writes those whose bytes changed, deletes
@@ -116,19 +124,21 @@ func (w *pageWriter) run(ctx context.Context) error {
 		errOnce  sync.Once
 		wg       sync.WaitGroup
 	)
+	w.order = w.l.Order(w.pages)
+	w.finished = make([]bool, len(w.pages))
 	for range max(2, 2*runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			var s scratch
 			for {
-				i := int(w.next.Add(1) - 1)
-				if i >= len(w.pages) || ctx.Err() != nil {
+				k := int(w.next.Add(1) - 1)
+				if k >= len(w.pages) || ctx.Err() != nil {
 					return
 				}
-				if err := w.page(i, &s); err != nil {
+				if err := w.page(w.order[k], &s); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					return
 				}
-				w.finished()
+				w.finish(k)
 			}
 		})
 	}
@@ -153,8 +163,24 @@ type scratch struct {
 	page  []byte // the page rendered
 }
 
-// finished counts a page done, and reports the progress now and then.
-func (w *pageWriter) finished() {
+// finish counts the k-th page in order done, releases what the pages
+// before the first not done read (see feed.Listing.Release), and reports
+// the progress now and then.
+func (w *pageWriter) finish(k int) {
+	w.orderMu.Lock()
+	w.finished[k] = true
+	low := w.low
+	for w.low < len(w.order) && w.finished[w.low] {
+		w.low++
+	}
+	if w.low != low {
+		if w.low < len(w.order) {
+			w.l.Release(w.pages[w.order[w.low]])
+		} else {
+			w.l.ReleaseAll()
+		}
+	}
+	w.orderMu.Unlock()
 	total := len(w.pages)
 	if n := w.done.Add(1); w.b.opt.Progress != nil && (n%256 == 0 || int(n) == total) {
 		w.b.opt.Progress(int(n), total)

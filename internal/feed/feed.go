@@ -4,8 +4,10 @@
 package feed
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -58,6 +60,9 @@ type Collection struct {
 	// file, when set, holds the encoded articles instead of chunks (see
 	// Spill): start and end are offsets in it.
 	file *os.File
+	// stream, when set, is file as it is written (see stream): the
+	// articles are read from it.
+	stream *stream
 	// sums[i] is the SHA-256 of article i's JSON (PageInput).
 	sums [][sha256.Size]byte
 }
@@ -260,6 +265,9 @@ func (c *Collection) ArticleJSON(i int) []byte {
 // whose articles are in a file, with the commas between them.
 func (c *Collection) appendRange(dst []byte, i, j int) ([]byte, error) {
 	from, to := c.start[i], c.end[j]
+	if c.stream != nil {
+		return c.stream.appendAt(dst, int64(from), int64(to))
+	}
 	k := len(dst)
 	dst = slices.Grow(dst, to-from)[:k+to-from]
 	if _, err := c.file.ReadAt(dst[k:], int64(from)); err != nil {
@@ -303,6 +311,55 @@ func (l *Listing) Pages() []Page {
 		}
 	}
 	return pages
+}
+
+// Order returns the indices of pages in the order that reads the articles
+// of the main listing front to back, once (see Release): collection by
+// collection as Pages lists them, offsets ascending, and at one offset
+// limits ascending.
+func (l *Listing) Order(pages []Page) []int {
+	coll := make(map[*Collection]int, len(l.Collections))
+	for i, c := range l.Collections {
+		coll[c] = i
+	}
+	order := make([]int, len(pages))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		a, b := pages[i], pages[j]
+		if c := cmp.Compare(coll[a.Coll], coll[b.Coll]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Offset, b.Offset); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Limit, b.Limit)
+	})
+	return order
+}
+
+// Release says that the pages before next in Order are written: the
+// articles of the main listing before next's are read no more. The
+// articles of a Spill's listing are merged in memory only so far ahead
+// of what was released (see stream); other listings ignore it.
+func (l *Listing) Release(next Page) {
+	main := l.Main()
+	if main.stream == nil {
+		return
+	}
+	off := int64(math.MaxInt64)
+	if next.Coll == main && next.Offset < main.Count() {
+		off = int64(main.start[next.Offset])
+	}
+	main.stream.release(off)
+}
+
+// ReleaseAll is Release after the last page.
+func (l *Listing) ReleaseAll() {
+	if main := l.Main(); main.stream != nil {
+		main.stream.release(math.MaxInt64)
+	}
 }
 
 // appendResults appends the page's results, without brackets.

@@ -4,9 +4,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -18,62 +17,89 @@ import (
 // than in memory, for a build of a site too large to hold it (a million
 // articles are over a gigabyte of JSON). Add encodes each article as soon
 // as it is parsed, after which the values only its JSON needs may be
-// dropped (content.Article.Slim); Listing writes the JSON again in listing
-// order, and the pages are assembled from that file: from the page cache,
-// which the system may reclaim, not from the build's memory.
+// dropped (content.Article.Slim); the pages of the listing are assembled
+// from the JSON in listing order, not from the build's memory.
+//
+// It is an external merge sort. Add gathers articles in memory until
+// they are spillRun bytes of JSON, sorts them in listing order and writes
+// them as one run. Listing starts merging the runs, each read in order,
+// into a file in listing order, and returns: the pages of the main
+// listing read the articles from the merge as it goes (see stream), other
+// pages from the file. The runs and the file are written, and the runs
+// read, past the page cache where the system allows (see spillFile): at
+// a million articles, neither the page cache nor the build's memory
+// holds more than a window of them.
 //
 // Add may be called from several goroutines at once; Listing once, after
 // the last Add. Close removes the files; where the system allows, they
 // have no name from the start, so that a build that dies leaves nothing
 // behind.
 type Spill struct {
-	dir  string
-	pool sync.Pool // *[]byte to encode into
+	dir      string
+	run      int       // bytes of JSON a run gathers: spillRun, less in tests
+	chunk    int64     // bytes of a stream's chunk: spillWrite, less in tests
+	window   int64     // bytes a stream holds ahead; 0: see window
+	noDirect bool      // the sorted file goes through the page cache: for tests
+	pool     sync.Pool // *[]byte to encode into
+	batches  sync.Pool // *batch, emptied
+	writes   sync.WaitGroup
 
-	mu   sync.Mutex
-	raw  *os.File // the articles in the order they were added
-	buf  []byte   // added and not yet written: raw's bytes from size on
-	size int64    // bytes written to raw
-	refs map[*content.Article]spilled
-	err  error // of the first write to raw
+	mu    sync.Mutex
+	raw   *spillFile // the runs, each blockSize-aligned
+	batch *batch     // articles added and not yet in a run
+	size  int64      // bytes of raw taken by runs
+	runs  []int64    // where each run starts in raw, in order
+	refs  map[*content.Article]spilled
+	err   error // of the first write to raw
 
-	sorted *os.File // the articles in listing order, made by Listing
+	sorted  *spillFile // the articles in listing order, made by Listing
+	stream  *stream    // sorted as it is made
+	merging sync.WaitGroup
 }
 
-// spilled is where Add put an article in raw.
+// spilled is where a run put an article in raw.
 type spilled struct {
 	off int64
 	n   int
 	sum [sha256.Size]byte
 }
 
-// spillWrite is how many bytes of articles a Spill gathers before it
-// writes them.
-const spillWrite = 1 << 20
+// A batch is the articles of a run to be: their JSON in the order added.
+type batch struct {
+	buf   []byte
+	items []batchItem
+	out   []byte // the run, aligned (see alignedBuf)
+}
+
+type batchItem struct {
+	a   *content.Article
+	off int // in buf
+	n   int
+	sum [sha256.Size]byte
+}
+
+const (
+	// spillRun is how many bytes of articles a Spill gathers before it
+	// sorts them and writes them as a run: at a million articles, about 80
+	// runs, merged with a readerSize buffer each.
+	spillRun = 16 << 20
+	// spillWrite is how many bytes of articles in listing order Listing
+	// gathers before it writes them.
+	spillWrite = 1 << 20
+	// spillWindow is how many bytes of articles in listing order the
+	// stream holds at most, for pages that take the main listing in order.
+	spillWindow = 64 << 20
+)
 
 // NewSpill returns a Spill whose files are in the folder dir, best on the
 // disk the output goes to, or the system's temporary folder when dir is
 // "" or cannot be written.
 func NewSpill(dir string) (*Spill, error) {
-	raw, err := tempFile(dir)
+	raw, err := newSpillFile(dir, true)
 	if err != nil {
 		return nil, err
 	}
-	return &Spill{dir: dir, raw: raw, refs: map[*content.Article]spilled{}}, nil
-}
-
-// tempFile creates a temporary file in dir and removes its name.
-func tempFile(dir string) (*os.File, error) {
-	f, err := os.CreateTemp(dir, ".feedgen-articles-*")
-	if err != nil && dir != "" {
-		f, err = os.CreateTemp("", ".feedgen-articles-*") // dir is read-only
-	}
-	if err != nil {
-		return nil, fmt.Errorf("creating a temporary file for the encoded articles: %w", err)
-	}
-	// Open files cannot be removed on every system: Close tries again.
-	os.Remove(f.Name())
-	return f, nil
+	return &Spill{dir: dir, run: spillRun, chunk: spillWrite, raw: raw, refs: map[*content.Article]spilled{}}, nil
 }
 
 // Add encodes a and keeps its JSON. a is identified by its pointer:
@@ -84,31 +110,84 @@ func (s *Spill) Add(a *content.Article) {
 		bp = new([]byte)
 	}
 	b := AppendArticle((*bp)[:0], a)
-	r := spilled{n: len(b), sum: sha256.Sum256(b)}
+	it := batchItem{a: a, n: len(b), sum: sha256.Sum256(b)}
 	s.mu.Lock()
-	r.off = s.size + int64(len(s.buf))
-	s.refs[a] = r
-	if s.buf == nil {
-		s.buf = make([]byte, 0, spillWrite+4096)
+	if s.batch == nil {
+		s.batch = s.newBatch()
 	}
-	s.buf = append(s.buf, b...)
-	if len(s.buf) >= spillWrite {
-		s.flush()
+	bt := s.batch
+	it.off = len(bt.buf)
+	bt.items = append(bt.items, it)
+	bt.buf = append(bt.buf, b...)
+	var at int64
+	if len(bt.buf) < s.run {
+		bt = nil
+	} else {
+		at = s.take()
 	}
 	s.mu.Unlock()
 	*bp = b
 	s.pool.Put(bp)
+	if bt != nil {
+		s.writeRun(bt, at)
+	}
 }
 
-// flush writes buf to raw; s.mu is held.
-func (s *Spill) flush() {
-	if s.err == nil && len(s.buf) > 0 {
-		if _, err := s.raw.WriteAt(s.buf, s.size); err != nil {
-			s.err = fmt.Errorf("writing the encoded articles to a temporary file: %w", err)
-		}
+// newBatch returns an empty batch.
+func (s *Spill) newBatch() *batch {
+	if bt, ok := s.batches.Get().(*batch); ok {
+		return bt
 	}
-	s.size += int64(len(s.buf))
-	s.buf = s.buf[:0]
+	return &batch{buf: make([]byte, 0, s.run+64<<10)}
+}
+
+// take makes the batch being gathered a run and returns where in raw it
+// goes; s.mu is held, and writeRun must follow.
+func (s *Spill) take() int64 {
+	at := s.size
+	s.runs = append(s.runs, at)
+	s.size += roundUp(int64(len(s.batch.buf)))
+	s.batch = nil
+	s.writes.Add(1)
+	return at
+}
+
+// writeRun sorts the articles of bt in listing order and writes their
+// JSON to raw at at.
+func (s *Spill) writeRun(bt *batch, at int64) {
+	defer s.writes.Done()
+	slices.SortFunc(bt.items, func(x, y batchItem) int {
+		switch {
+		case content.Before(x.a, y.a):
+			return -1
+		case content.Before(y.a, x.a):
+			return 1
+		}
+		return 0
+	})
+	size := int(roundUp(int64(len(bt.buf))))
+	if cap(bt.out) < size {
+		bt.out = alignedBuf(size)
+	}
+	out := bt.out[:0]
+	for _, it := range bt.items {
+		out = append(out, bt.buf[it.off:it.off+it.n]...)
+	}
+	clear(out[len(out):size])
+	err := s.raw.writeAt(out[:size], at)
+	s.mu.Lock()
+	off := at
+	for _, it := range bt.items {
+		s.refs[it.a] = spilled{off: off, n: it.n, sum: it.sum}
+		off += int64(it.n)
+	}
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("writing the encoded articles to a temporary file: %w", err)
+	}
+	s.mu.Unlock()
+	clear(bt.items) // let the articles go
+	bt.buf, bt.items = bt.buf[:0], bt.items[:0]
+	s.batches.Put(bt)
 }
 
 // Listing is New for articles that were all added to s: it sorts them and
@@ -117,12 +196,20 @@ func (s *Spill) flush() {
 // closed.
 func (s *Spill) Listing(baseURL string, p config.Pagination, filters []string, articles []*content.Article) (*Listing, error) {
 	s.mu.Lock()
-	s.flush()
-	s.buf = nil
-	err := s.err
+	var bt *batch
+	var at int64
+	if s.batch != nil && len(s.batch.items) > 0 {
+		bt = s.batch
+		at = s.take()
+	}
 	s.mu.Unlock()
-	if err != nil {
-		return nil, err
+	if bt != nil {
+		s.writeRun(bt, at)
+	}
+	s.writes.Wait()
+	s.batches = sync.Pool{}
+	if s.err != nil {
+		return nil, s.err
 	}
 	sorted := slices.Clone(articles)
 	content.Sort(sorted)
@@ -144,83 +231,147 @@ func (s *Spill) Listing(baseURL string, p config.Pagination, filters []string, a
 		main.end[i] = pos
 	}
 	s.refs = nil
-	if s.sorted, err = tempFile(s.dir); err != nil {
+	var err error
+	if s.sorted, err = newSpillFile(s.dir, !s.noDirect); err != nil {
 		return nil, err
 	}
-	if err := s.copySorted(main, from); err != nil {
-		return nil, err
+	win := s.window
+	if win == 0 {
+		win = window(p, main, s.chunk)
 	}
-	// The articles in the order added are read no more.
-	s.raw.Close()
-	main.file = s.sorted
+	st := newStream(s.sorted, s.chunk, win)
+	s.stream = st
+	s.merging.Add(1)
+	go s.merge(st, main, from)
+	main.file, main.stream = s.sorted.buffered, st
 	l := &Listing{BaseURL: baseURL, Pagination: p, Filters: filters, Collections: []*Collection{main}}
 	l.Collections = append(l.Collections, main.filtered(filters)...)
 	return l, nil
 }
 
-// copySorted writes into s.sorted the JSON of main's articles, read from
-// raw at from, separated by commas, at the offsets main.start gives; on
-// all cores, each a range of articles.
-func (s *Spill) copySorted(main *Collection, from []int64) error {
-	n := main.Count()
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/1024))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		wg.Go(func() { errs[w] = s.copyRange(main, from, lo, hi) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+// merge writes into s.sorted, and into st, the JSON of main's articles,
+// read from raw at from, separated by commas, at the offsets main.start
+// gives; then it closes raw.
+func (s *Spill) merge(st *stream, main *Collection, from []int64) {
+	defer s.merging.Done()
+	err := s.mergeAll(st, main, from)
+	st.finish(err)
+	s.raw.close()
+	s.raw = nil
 }
 
-// copyRange is copySorted for the articles [lo, hi).
-func (s *Spill) copyRange(main *Collection, from []int64, lo, hi int) error {
-	if lo >= hi {
-		return nil
+func (s *Spill) mergeAll(st *stream, main *Collection, from []int64) error {
+	// The chunks are written to the file, then added to st, by a
+	// goroutine of their own while the next are filled.
+	type chunk struct {
+		b []byte
+		n int
 	}
-	at := main.start[lo] // where buf goes
-	if lo > 0 {
-		at--
-	}
-	buf := make([]byte, 0, spillWrite+64<<10)
-	write := func() error {
-		if _, err := s.sorted.WriteAt(buf, int64(at)); err != nil {
-			return fmt.Errorf("writing the encoded articles in listing order: %w", err)
+	full := make(chan chunk, 4)
+	written := make(chan error, 1)
+	go func() {
+		var at int64
+		var err error
+		for c := range full {
+			if err != nil {
+				continue
+			}
+			size := int(roundUp(int64(c.n)))
+			clear(c.b[c.n:size]) // the end of the file: padded to a block
+			if err = s.sorted.writeAt(c.b[:size], at); err != nil {
+				err = fmt.Errorf("writing the encoded articles in listing order: %w", err)
+				continue
+			}
+			st.add(c.b, c.n)
+			at += int64(c.n)
 		}
-		at += len(buf)
-		buf = buf[:0]
+		written <- err
+	}()
+	err := s.fill(st, main, from, func(b []byte, n int) { full <- chunk{b, n} })
+	close(full)
+	return errors.Join(err, <-written)
+}
+
+// fill merges the runs into chunks of st, passing each to write when it
+// is full, and the last when the articles end.
+func (s *Spill) fill(st *stream, main *Collection, from []int64, write func(b []byte, n int)) error {
+	readers := make([]runReader, len(s.runs))
+	out, ok := st.chunk()
+	if !ok {
+		return nil // closed
+	}
+	out = out[:0]
+	put := func(b []byte) error {
+		for len(b) > 0 {
+			k := copy(out[len(out):cap(out)], b)
+			out, b = out[:len(out)+k], b[k:]
+			if len(out) < cap(out) {
+				continue
+			}
+			write(out, len(out))
+			if out, ok = st.chunk(); !ok {
+				return errClosed
+			}
+			out = out[:0]
+		}
 		return nil
 	}
-	for i := lo; i < hi; i++ {
+	comma := []byte{','}
+	for i := range main.Count() {
 		if i > 0 {
-			buf = append(buf, ',')
-		}
-		n := main.end[i] - main.start[i]
-		k := len(buf)
-		buf = slices.Grow(buf, n)[:k+n]
-		if _, err := s.raw.ReadAt(buf[k:], from[i]); err != nil {
-			return fmt.Errorf("reading the encoded articles back: %w", err)
-		}
-		if len(buf) >= spillWrite {
-			if err := write(); err != nil {
+			if err := put(comma); err != nil {
 				return err
 			}
 		}
+		r := sort.Search(len(s.runs), func(r int) bool { return s.runs[r] > from[i] }) - 1
+		end := s.size
+		if r+1 < len(s.runs) {
+			end = s.runs[r+1]
+		}
+		b, err := readers[r].read(s.raw, from[i], main.end[i]-main.start[i], end)
+		if err != nil {
+			return err
+		}
+		if err := put(b); err != nil {
+			return err
+		}
 	}
-	return write()
+	if len(out) > 0 {
+		write(out[:cap(out)], len(out))
+	}
+	return nil
+}
+
+// errClosed is the error of a merge stopped by Close.
+var errClosed = errors.New("the encoded articles were closed")
+
+// window returns how many bytes of main's articles in listing order its
+// stream holds ahead of the pages: spillWindow, or more if two pages
+// of the largest limit need more.
+func window(p config.Pagination, main *Collection, chunk int64) int64 {
+	n := main.Count()
+	most := p.DefaultLimit
+	for _, l := range p.Limits {
+		most = max(most, l)
+	}
+	var span int
+	for i := 0; i < n; i++ {
+		span = max(span, main.end[min(i+most, n)-1]-main.start[i])
+	}
+	return max(spillWindow, 2*int64(span)+2*chunk)
 }
 
 // Close removes the files of s.
 func (s *Spill) Close() error {
+	s.writes.Wait()
+	if s.stream != nil {
+		s.stream.close()
+	}
+	s.merging.Wait()
 	var errs []error
-	for _, f := range []*os.File{s.raw, s.sorted} {
-		if f == nil {
-			continue
-		}
-		f.Close()
-		if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("removing a temporary file: %w", err))
+	for _, f := range []*spillFile{s.raw, s.sorted} {
+		if f != nil {
+			errs = append(errs, f.close())
 		}
 	}
 	return errors.Join(errs...)

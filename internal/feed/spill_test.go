@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -18,11 +20,40 @@ import (
 // a build that bounds its memory does.
 func spilledListing(t *testing.T, dir string, p config.Pagination, filters []string, articles []*content.Article) (*Listing, *Spill) {
 	t.Helper()
+	return spilledWith(t, dir, spillSizes{}, p, filters, articles)
+}
+
+// spillSizes are the sizes of a Spill's runs, chunks and window, and
+// whether its files go through the page cache; 0 and false keep those
+// of NewSpill.
+type spillSizes struct {
+	run           int
+	chunk, window int64
+	buffered      bool
+}
+
+// small are spillSizes that make a few hundred articles many runs, chunks
+// and windows.
+var small = spillSizes{run: 8 << 10, chunk: blockSize, window: 2 * blockSize}
+
+// spilledWith is spilledListing with a Spill of the given sizes.
+func spilledWith(t *testing.T, dir string, sz spillSizes, p config.Pagination, filters []string, articles []*content.Article) (*Listing, *Spill) {
+	t.Helper()
 	s, err := NewSpill(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	if sz.run != 0 {
+		s.run, s.chunk, s.window = sz.run, sz.chunk, sz.window
+	}
+	if sz.buffered {
+		s.raw.close()
+		if s.raw, err = newSpillFile(dir, false); err != nil {
+			t.Fatal(err)
+		}
+		s.noDirect = true
+	}
 	order := rand.New(rand.NewPCG(1, 2)).Perm(len(articles))
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -69,36 +100,170 @@ func TestSpillSamePages(t *testing.T) {
 		{"aligned filters", 700, aligned, config.Filters()},
 		{"past one write", 2000, aligned, []string{config.FilterTag}}, // > spillWrite bytes
 	}
+	sizes := []struct {
+		name string
+		spillSizes
+	}{
+		{"", spillSizes{}},
+		{"/small", small},
+		{"/small buffered", spillSizes{small.run, small.chunk, small.window, true}},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			mem := New(base, tt.p, tt.filters, tagged(specs(tt.n)...))
-			l, _ := spilledListing(t, t.TempDir(), tt.p, tt.filters, tagged(specs(tt.n)...))
-			want, got := mem.Pages(), l.Pages()
-			if len(got) != len(want) {
-				t.Fatalf("got %d pages, want %d", len(got), len(want))
-			}
-			var scratch []byte
-			for i, pg := range got {
-				gp, wp := mustPage(t, l, pg), mustPage(t, mem, want[i])
-				if pg.Path != want[i].Path || !bytes.Equal(gp, wp) {
-					t.Fatalf("page %s:\ngot  %.300s\nwant %s %.300s", pg.Path, gp, want[i].Path, wp)
+		for _, sz := range sizes {
+			t.Run(tt.name+sz.name, func(t *testing.T) {
+				samePages(t, tt.n, tt.p, tt.filters, sz.spillSizes, specs)
+			})
+		}
+	}
+}
+
+// samePages is TestSpillSamePages for one listing and one Spill's sizes.
+func samePages(t *testing.T, n int, p config.Pagination, filters []string, sz spillSizes, specs func(int) []string) {
+	t.Helper()
+	mem := New(base, p, filters, tagged(specs(n)...))
+	l, _ := spilledWith(t, t.TempDir(), sz, p, filters, tagged(specs(n)...))
+	want, got := mem.Pages(), l.Pages()
+	if len(got) != len(want) {
+		t.Fatalf("got %d pages, want %d", len(got), len(want))
+	}
+	var scratch []byte
+	for i, pg := range got {
+		gp, wp := mustPage(t, l, pg), mustPage(t, mem, want[i])
+		if pg.Path != want[i].Path || !bytes.Equal(gp, wp) {
+			t.Fatalf("page %s:\ngot  %.300s\nwant %s %.300s", pg.Path, gp, want[i].Path, wp)
+		}
+		var size int
+		if size, scratch = l.PageSize(pg, scratch); size != len(gp) {
+			t.Errorf("page %s: PageSize %d, rendered %d bytes", pg.Path, size, len(gp))
+		}
+		gi, _ := l.PageInput(pg, nil)
+		wi, _ := mem.PageInput(want[i], nil)
+		if gi != wi {
+			t.Errorf("page %s: inputs differ", pg.Path)
+		}
+	}
+	for i := range mem.Main().Count() {
+		if g, w := l.Main().ArticleJSON(i), mem.Main().ArticleJSON(i); !bytes.Equal(g, w) {
+			t.Fatalf("article %d: got %s, want %s", i, g, w)
+		}
+	}
+}
+
+// TestSpillInOrder checks what a build of a Spill's listing relies on:
+// pages done in Order by several goroutines, each releasing what the
+// pages before the first not done read, as the build's writer does, get
+// the bytes of a listing in memory, while the merge holds no more than
+// its window at once, and a few chunks: two past it for a page that
+// waits, and those on their way to the file (mergeAll). Without filters,
+// no page reads the file: the merge stays ahead of the pages, but not
+// so far that it lets go of what they read.
+func TestSpillInOrder(t *testing.T) {
+	for _, filters := range [][]string{nil, config.Filters()} {
+		t.Run(fmt.Sprint(filters), func(t *testing.T) { inOrder(t, filters) })
+	}
+}
+
+func inOrder(t *testing.T, filters []string) {
+	specs := make([]string, 3000)
+	for i := range specs {
+		specs[i] = fmt.Sprintf("s%d c%d a%d |t%d|all|", i%3, i%2, i%5, i%7)
+	}
+	p := paging(3, 20, 50)
+	p.Offsets = config.OffsetsAligned
+	mem := New(base, p, filters, tagged(specs...))
+	sz := spillSizes{run: 64 << 10, chunk: blockSize, window: 64 << 10}
+	l, s := spilledWith(t, t.TempDir(), sz, p, filters, tagged(specs...))
+	pages, want := l.Pages(), mem.Pages()
+	order := l.Order(pages)
+	got := make([][]byte, len(pages))
+	var (
+		mu   sync.Mutex
+		done = make([]bool, len(pages))
+		low  int
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range 4 {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(order) {
+					return
 				}
-				var size int
-				if size, scratch = l.PageSize(pg, scratch); size != len(gp) {
-					t.Errorf("page %s: PageSize %d, rendered %d bytes", pg.Path, size, len(gp))
+				b, err := l.AppendPage(nil, pages[order[k]])
+				if err != nil {
+					t.Error(err)
 				}
-				gi, _ := l.PageInput(pg, nil)
-				wi, _ := mem.PageInput(want[i], nil)
-				if gi != wi {
-					t.Errorf("page %s: inputs differ", pg.Path)
+				got[order[k]] = b
+				mu.Lock()
+				done[k] = true
+				for low < len(order) && done[low] {
+					low++
 				}
-			}
-			for i := range mem.Main().Count() {
-				if g, w := l.Main().ArticleJSON(i), mem.Main().ArticleJSON(i); !bytes.Equal(g, w) {
-					t.Fatalf("article %d: got %s, want %s", i, g, w)
+				if low < len(order) {
+					l.Release(pages[order[low]])
+				} else {
+					l.ReleaseAll()
 				}
+				mu.Unlock()
 			}
 		})
+	}
+	wg.Wait()
+	for i, pg := range want {
+		if w := mustPage(t, mem, pg); !bytes.Equal(got[i], w) {
+			t.Fatalf("page %s:\ngot  %.300s\nwant %.300s", pg.Path, got[i], w)
+		}
+	}
+	st := s.stream
+	st.mu.Lock()
+	most, reread := st.most, st.reread
+	st.mu.Unlock()
+	if filters == nil && reread != 0 {
+		t.Errorf("%d pages read the file, want none", reread)
+	}
+	if limit := int(sz.window/sz.chunk) + 2 + 6; most > limit {
+		t.Errorf("the stream held %d chunks at once, want at most %d", most, limit)
+	}
+	if most < 2 {
+		t.Errorf("the stream held %d chunks at once: the listing is too small to test it", most)
+	}
+}
+
+// TestSpillCloseStopsMerge checks that Close stops a merge that waits for
+// pages to release what it merged, and that pages then fail rather than
+// wait.
+func TestSpillCloseStopsMerge(t *testing.T) {
+	in := articles(2000)
+	l, s := spilledWith(t, t.TempDir(), small, paging(20), nil, in)
+	if err := s.Close(); err != nil { // returns only once the merge stopped
+		t.Fatal(err)
+	}
+	pages := l.Pages()
+	if _, err := l.AppendPage(nil, pages[len(pages)-1]); err == nil {
+		t.Error("rendering the last page of a closed Spill: got no error")
+	}
+}
+
+// TestOrder checks the order in which a build does the pages: by
+// collection, then offset, then limit.
+func TestOrder(t *testing.T) {
+	p := paging(2, 3)
+	p.DefaultLimit = 2
+	l := New(base, p, []string{config.FilterSection}, tagged("s0 c0 a0 ||", "s1 c0 a0 ||", "s0 c0 a0 ||", "s0 c0 a0 ||"))
+	pages := l.Pages()
+	var got []string
+	for _, i := range l.Order(pages) {
+		got = append(got, pages[i].Path)
+	}
+	want := []string{
+		"articles/index.json", "articles/2/0.json", "articles/3/0.json", "articles/2/1.json", "articles/3/1.json",
+	}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Errorf("got %q, want it to start %q", got, want)
+	}
+	if len(got) != len(pages) {
+		t.Errorf("got %d pages, want %d", len(got), len(pages))
 	}
 }
 
