@@ -23,9 +23,9 @@ import (
 // It is an external merge sort. Add gathers articles in memory until
 // they are spillRun bytes of JSON, sorts them in listing order and writes
 // them as one run. Listing starts merging the runs, each read in order,
-// into a file in listing order, and returns: the pages of the main
-// listing read the articles from the merge as it goes (see stream), other
-// pages from the file. The runs and the file are written, and the runs
+// into a file in listing order, and returns: the pages read the articles
+// from the merge as it goes, in memory while it holds them (see stream),
+// else from the file. The runs and the file are written, and the runs
 // read, past the page cache where the system allows (see spillFile): at
 // a million articles, neither the page cache nor the build's memory
 // holds more than a window of them.
@@ -80,8 +80,8 @@ type batchItem struct {
 
 const (
 	// spillRun is how many bytes of articles a Spill gathers before it
-	// sorts them and writes them as a run: at a million articles, about 80
-	// runs, merged with a readerSize buffer each.
+	// sorts them and writes them as a run: at a million articles (1.3 GB
+	// of JSON), about 80 runs, merged with two readerSize buffers each.
 	spillRun = 16 << 20
 	// spillWrite is how many bytes of articles in listing order Listing
 	// gathers before it writes them.
@@ -273,13 +273,14 @@ func (s *Spill) mergeAll(st *stream, main *Collection, from []int64) error {
 		var at int64
 		var err error
 		for c := range full {
-			if err != nil {
+			if err != nil || st.stopped() {
 				continue
 			}
 			size := int(roundUp(int64(c.n)))
 			clear(c.b[c.n:size]) // the end of the file: padded to a block
 			if err = s.sorted.writeAt(c.b[:size], at); err != nil {
 				err = fmt.Errorf("writing the encoded articles in listing order: %w", err)
+				st.finish(err) // the pages fail now, and the merge stops
 				continue
 			}
 			st.add(c.b, c.n)
@@ -289,13 +290,21 @@ func (s *Spill) mergeAll(st *stream, main *Collection, from []int64) error {
 	}()
 	err := s.fill(st, main, from, func(b []byte, n int) { full <- chunk{b, n} })
 	close(full)
-	return errors.Join(err, <-written)
+	if werr := <-written; werr != nil {
+		return werr
+	}
+	return err
 }
 
 // fill merges the runs into chunks of st, passing each to write when it
 // is full, and the last when the articles end.
 func (s *Spill) fill(st *stream, main *Collection, from []int64, write func(b []byte, n int)) error {
 	readers := make([]runReader, len(s.runs))
+	defer func() {
+		for i := range readers {
+			readers[i].wait() // no read outlives the merge
+		}
+	}()
 	out, ok := st.chunk()
 	if !ok {
 		return nil // closed
@@ -342,7 +351,8 @@ func (s *Spill) fill(st *stream, main *Collection, from []int64, write func(b []
 	return nil
 }
 
-// errClosed is the error of a merge stopped by Close.
+// errClosed is the error of a merge stopped by Close or by a failed
+// write.
 var errClosed = errors.New("the encoded articles were closed")
 
 // window returns how many bytes of main's articles in listing order its

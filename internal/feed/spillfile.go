@@ -115,8 +115,8 @@ func bufAddr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(
 func roundUp(n int64) int64 { return (n + blockSize - 1) &^ (blockSize - 1) }
 
 // A runReader reads the articles of one run of a Spill's raw file in
-// order, blockSize-aligned blocks of at least readerSize bytes at a time,
-// the next block read ahead while the last is used.
+// order, readerSize bytes at a time (less at the end of the run), the
+// next block read ahead while the last is used.
 type runReader struct {
 	buf []byte
 	at  int64 // the file offset of buf[0]
@@ -127,6 +127,7 @@ type runReader struct {
 	nextN   int
 	nextErr error
 	pending chan struct{} // closed when next is read; nil when none is
+	join    []byte        // an article across buf and next
 }
 
 // readerSize is how much a runReader reads at once.
@@ -141,11 +142,21 @@ func (r *runReader) read(f *spillFile, off int64, n int, end int64) ([]byte, err
 	if r.pending != nil {
 		<-r.pending
 		r.pending = nil
-		if r.nextErr == nil && off >= r.nextAt && off+int64(n) <= r.nextAt+int64(r.nextN) {
+		nextEnd := r.nextAt + int64(r.nextN)
+		if r.nextErr == nil && off >= r.at && off+int64(n) <= nextEnd {
+			var b []byte
+			if off < r.nextAt {
+				// Most articles straddle the end of a block: joined.
+				r.join = append(append(r.join[:0], r.buf[off-r.at:r.n]...), r.next[:off+int64(n)-r.nextAt]...)
+				b = r.join
+			}
 			r.buf, r.next = r.next, r.buf
 			r.at, r.n = r.nextAt, r.nextN
 			r.ahead(f, end)
-			return r.buf[off-r.at:][:n], nil
+			if b == nil {
+				b = r.buf[off-r.at:][:n]
+			}
+			return b, nil
 		}
 	}
 	from := off &^ (blockSize - 1)
@@ -164,6 +175,14 @@ func (r *runReader) read(f *spillFile, off int64, n int, end int64) ([]byte, err
 	}
 	r.ahead(f, end)
 	return r.buf[off-from:][:n], nil
+}
+
+// wait waits for the block being read ahead, if any.
+func (r *runReader) wait() {
+	if r.pending != nil {
+		<-r.pending
+		r.pending = nil
+	}
 }
 
 // ahead starts reading the block after buf, up to end.

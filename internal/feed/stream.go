@@ -38,22 +38,24 @@ type stream struct {
 }
 
 func newStream(file *spillFile, size, window int64) *stream {
+	size = roundUp(size) // what the merge fills: see alignedBuf
 	st := &stream{file: file, size: size, window: max(window, 2*size)}
 	st.ahead.L, st.behind.L = &st.mu, &st.mu
 	return st
 }
 
 // chunk returns an aligned buffer of size bytes for the merge to
-// fill, once the merge may run ahead: false when the stream was closed.
+// fill, once the merge may run ahead: false when the stream was closed or
+// failed.
 func (st *stream) chunk() ([]byte, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for !st.closed && st.waiting == 0 && st.merged-st.released >= st.window {
+	for !st.done && st.waiting == 0 && st.merged-st.released >= st.window {
 		st.paced = true
 		st.ahead.Wait()
 	}
 	st.paced = false
-	if st.closed {
+	if st.done {
 		return nil, false
 	}
 	st.drop(st.released)
@@ -87,6 +89,10 @@ func (st *stream) drop(off int64) {
 // already), readable.
 func (st *stream) add(b []byte, n int) {
 	st.mu.Lock()
+	if st.done {
+		st.mu.Unlock()
+		return
+	}
 	if len(st.chunks) == 0 {
 		st.first = st.merged / st.size
 	}
@@ -99,12 +105,23 @@ func (st *stream) add(b []byte, n int) {
 	st.mu.Unlock()
 }
 
-// finish ends the merge, with its error if it failed.
+// finish ends the merge, with its error if it failed: pages wait no
+// more, and a merge still going stops at its next chunk.
 func (st *stream) finish(err error) {
 	st.mu.Lock()
-	st.done, st.err = true, err
+	if !st.done {
+		st.done, st.err = true, err
+	}
+	st.ahead.Broadcast()
 	st.behind.Broadcast()
 	st.mu.Unlock()
+}
+
+// stopped reports whether the stream was closed or failed.
+func (st *stream) stopped() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.done
 }
 
 // release says that no page in order needs the bytes before off.
