@@ -220,7 +220,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		}
 		opts.Parsed = func(a *content.Article) {
 			spill.Add(a)
-			a.Slim()
+			a.Slim(cfg.Filters)
 		}
 		return nil
 	}

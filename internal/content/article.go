@@ -5,8 +5,11 @@
 package content
 
 import (
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
 )
 
 // Article is one validated article, with every field of the listing
@@ -37,6 +40,11 @@ type Article struct {
 	// of its id key.
 	Path string
 	Line int
+	// Index is the place of the article's file among the files its Load
+	// walked: unique among the articles of one Load, so that what is kept
+	// beside them can be a slice rather than a map. Load sets it before
+	// it calls Options.Parsed.
+	Index int
 }
 
 // Shown holds the values of an article that only its JSON shows.
@@ -56,17 +64,26 @@ type Shown struct {
 }
 
 // Slim drops the values of a that only its JSON shows (Shown), once it
-// is encoded: what orders, filters and checks articles stays. Its JSON
+// is encoded, and its tags and author key unless filters (the config's)
+// list them: what orders, filters and checks articles stays. Its JSON
 // cannot be made again from it.
-func (a *Article) Slim() {
+func (a *Article) Slim(filters []string) {
 	a.Shown = nil
 	// What stays may be part of the file's front matter, held by the
 	// strings cut from it: copies let it go.
-	tags := make([]string, len(a.Tags))
-	for i, t := range a.Tags {
-		tags[i] = strings.Clone(t)
+	var tags []string
+	if slices.Contains(filters, config.FilterTag) && len(a.Tags) > 0 {
+		tags = make([]string, len(a.Tags))
+		for i, t := range a.Tags {
+			tags[i] = strings.Clone(t)
+		}
 	}
-	a.Tags, a.AuthorKey = tags, strings.Clone(a.AuthorKey)
+	a.Tags = tags
+	if slices.Contains(filters, config.FilterAuthor) {
+		a.AuthorKey = strings.Clone(a.AuthorKey)
+	} else {
+		a.AuthorKey = ""
+	}
 }
 
 // PublishedLayout is the format of published, in front matter and output.

@@ -147,6 +147,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	work(todo, !ask)
 	reparsed := 0
 	err := l.list(ctx, fsys, root, &errs, func(e *entry) {
+		e.index = len(files)
 		files = append(files, e)
 		if c, ok := l.cache[e.name]; ok && l.Cache {
 			if changed != nil && !underChanged(changed, e.name) {
@@ -210,6 +211,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		if a == nil {
 			continue
 		}
+		a.Index = e.index // of this Load, for an article from the cache
 		if msg, bad := slugProblem(a); msg != "" && bad {
 			errs.Add(a.Path, 0, msg)
 			continue
@@ -288,8 +290,11 @@ func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, o
 		if parse {
 			e.result = fp.parse(e.display, e.section, e.sectionSlug, e.slug, data)
 			e.data = nil
-			if a := e.result.article; a != nil && onParsed != nil {
-				onParsed(a)
+			if a := e.result.article; a != nil {
+				a.Index = e.index
+				if onParsed != nil {
+					onParsed(a)
+				}
 			}
 			continue
 		}
@@ -327,6 +332,7 @@ func digest(files []*entry) [sha256.Size]byte {
 // and what parsing it gave.
 type entry struct {
 	name                       string // path in fsys
+	index                      int    // in the order walked (Article.Index)
 	display                    string // as messages name it: root/name, of which name is the tail
 	section, sectionSlug, slug string
 	stamp                      stamp

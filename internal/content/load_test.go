@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -165,7 +166,7 @@ func testLoadErrorsAcrossFiles(t *testing.T, slim bool) {
 			mu.Lock()
 			parsed = append(parsed, a.Path)
 			mu.Unlock()
-			a.Slim()
+			a.Slim(nil)
 		}
 	}
 	_, err := NewLoader(testCfg(t)).Load(context.Background(), fsys, opt)
@@ -592,4 +593,93 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// TestLoadIndex checks Article.Index: the place of each file in the order
+// walked, set before Parsed sees the article, and set again on articles
+// a caching Loader takes from its cache when files before them come or go.
+func TestLoadIndex(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "news", "politics")
+	if err := os.MkdirAll(cat, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, id int) {
+		t.Helper()
+		data := strings.Replace(good, "id: 1", fmt.Sprintf("id: %d", id), 1)
+		if err := os.WriteFile(filepath.Join(cat, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("b.md", 2)
+	write("c.md", 3)
+	write("d.md", 4)
+	l := NewLoader(testCfg(t))
+	l.Cache = true
+	for _, step := range []struct {
+		name string
+		add  string // file added before the load
+		want map[string]int
+	}{
+		{"first", "", map[string]int{"b": 0, "c": 1, "d": 2}},
+		{"one before the cached", "a.md", map[string]int{"a": 0, "b": 1, "c": 2, "d": 3}},
+	} {
+		if step.add != "" {
+			write(step.add, 1)
+		}
+		var mu sync.Mutex
+		seen := map[string]int{}
+		site, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now, Parsed: func(a *Article) {
+			mu.Lock()
+			seen[a.Slug] = a.Index
+			mu.Unlock()
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, a := range site.Articles {
+			got[a.Slug] = a.Index
+		}
+		if !maps.Equal(got, step.want) {
+			t.Errorf("%s: got indexes %v, want %v", step.name, got, step.want)
+		}
+		for slug, i := range seen {
+			if i != step.want[slug] {
+				t.Errorf("%s: Parsed saw %s at index %d, want %d", step.name, slug, i, step.want[slug])
+			}
+		}
+	}
+}
+
+// TestSlim checks that Slim keeps what orders and filters articles and
+// drops what only their JSON shows, and the tags and author key when no
+// filter uses them.
+func TestSlim(t *testing.T) {
+	tests := []struct {
+		filters    []string
+		wantTags   []string
+		wantAuthor string
+	}{
+		{nil, nil, ""},
+		{[]string{config.FilterSection, config.FilterCategory}, nil, ""},
+		{[]string{config.FilterTag}, []string{"a", "b"}, ""},
+		{[]string{config.FilterAuthor}, nil, "ivan"},
+		{config.Filters(), []string{"a", "b"}, "ivan"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.filters), func(t *testing.T) {
+			a := &Article{ID: 7, URL: "u", Tags: []string{"a", "b"}, AuthorKey: "ivan", Shown: &Shown{Title: "t"}, Section: "news", SectionSlug: "politics", Slug: "x", Index: 3}
+			a.Slim(tt.filters)
+			if a.Shown != nil {
+				t.Error("Shown kept")
+			}
+			if !slices.Equal(a.Tags, tt.wantTags) || a.AuthorKey != tt.wantAuthor {
+				t.Errorf("got tags %q and author %q, want %q and %q", a.Tags, a.AuthorKey, tt.wantTags, tt.wantAuthor)
+			}
+			if a.ID != 7 || a.URL != "u" || a.Section != "news" || a.SectionSlug != "politics" || a.Slug != "x" || a.Index != 3 {
+				t.Errorf("got %+v: what orders and checks articles changed", a)
+			}
+		})
+	}
 }

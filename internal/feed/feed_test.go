@@ -20,7 +20,7 @@ func articles(n int) []*content.Article {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	out := make([]*content.Article, n)
 	for i := range out {
-		out[i] = &content.Article{ID: int64(1000 + n - i), Shown: &content.Shown{Title: fmt.Sprintf("t%d", i)}, Published: t0.Add(-time.Duration(i) * time.Hour)}
+		out[i] = &content.Article{ID: int64(1000 + n - i), Shown: &content.Shown{Title: fmt.Sprintf("t%d", i)}, Published: t0.Add(-time.Duration(i) * time.Hour), Index: i}
 	}
 	return out
 }

@@ -27,7 +27,7 @@ func tagged(specs ...string) []*content.Article {
 		tags := splitTags(s)
 		out = append(out, &content.Article{
 			ID: int64(100 + i), Shown: &content.Shown{Title: "t" + strconv.Itoa(i)}, Published: t0.Add(-time.Duration(i) * time.Hour),
-			Section: sec, SectionSlug: cat, AuthorKey: author, Tags: tags,
+			Section: sec, SectionSlug: cat, AuthorKey: author, Tags: tags, Index: i,
 		})
 	}
 	return out

@@ -49,18 +49,20 @@ type Spill struct {
 	batch *batch     // articles added and not yet in a run
 	size  int64      // bytes of raw taken by runs
 	runs  []int64    // where each run starts in raw, in order
-	refs  map[*content.Article]spilled
-	err   error // of the first write to raw
+	refs  []spilled  // by content.Article.Index
+	err   error      // of the first write to raw
 
 	sorted  *spillFile // the articles in listing order, made by Listing
 	stream  *stream    // sorted as it is made
 	merging sync.WaitGroup
 }
 
-// spilled is where a run put an article in raw.
+// spilled is where a run put an article in raw; n is 0 for an index no
+// article was added at.
 type spilled struct {
 	off int64
 	n   int
+	id  int64 // the article's, to catch an index given to two
 	sum [sha256.Size]byte
 }
 
@@ -99,10 +101,11 @@ func NewSpill(dir string) (*Spill, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Spill{dir: dir, run: spillRun, chunk: spillWrite, raw: raw, refs: map[*content.Article]spilled{}}, nil
+	return &Spill{dir: dir, run: spillRun, chunk: spillWrite, raw: raw}, nil
 }
 
-// Add encodes a and keeps its JSON. a is identified by its pointer:
+// Add encodes a and keeps its JSON. a is identified by its Index, which
+// must be unique among the articles added (content.Load makes it so):
 // Listing takes the articles that were added.
 func (s *Spill) Add(a *content.Article) {
 	bp, _ := s.pool.Get().(*[]byte)
@@ -178,7 +181,14 @@ func (s *Spill) writeRun(bt *batch, at int64) {
 	s.mu.Lock()
 	off := at
 	for _, it := range bt.items {
-		s.refs[it.a] = spilled{off: off, n: it.n, sum: it.sum}
+		i := it.a.Index
+		if i >= len(s.refs) {
+			s.refs = append(s.refs, make([]spilled, i+1-len(s.refs))...)
+		}
+		if s.refs[i].n != 0 && s.err == nil {
+			s.err = fmt.Errorf("spilling %s: another article was added with its index %d", it.a.Path, i)
+		}
+		s.refs[i] = spilled{off: off, n: it.n, id: it.a.ID, sum: it.sum}
 		off += int64(it.n)
 	}
 	if err != nil && s.err == nil {
@@ -219,8 +229,11 @@ func (s *Spill) Listing(baseURL string, p config.Pagination, filters []string, a
 	from := make([]int64, n)
 	pos := 0
 	for i, a := range sorted {
-		r, ok := s.refs[a]
-		if !ok {
+		var r spilled
+		if a.Index >= 0 && a.Index < len(s.refs) {
+			r = s.refs[a.Index]
+		}
+		if r.n == 0 || r.id != a.ID {
 			return nil, fmt.Errorf("listing spilled articles: %s was not added", a.Path)
 		}
 		if i > 0 {

@@ -61,7 +61,7 @@ func spilledWith(t *testing.T, dir string, sz spillSizes, p config.Pagination, f
 			for k := w; k < len(order); k += 4 {
 				a := articles[order[k]]
 				s.Add(a)
-				a.Slim()
+				a.Slim(filters)
 			}
 		})
 	}
@@ -287,18 +287,37 @@ func TestSpillLeavesNoFiles(t *testing.T) {
 }
 
 // TestSpillNotAdded checks that Listing refuses an article that was not
-// added rather than list it without its JSON.
+// added, or whose index is another's, rather than list it without its
+// JSON or with another's.
 func TestSpillNotAdded(t *testing.T) {
-	s, err := NewSpill(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name  string
+		add   []int       // of articles(3), in this order
+		index map[int]int // Index given to some of them
+	}{
+		{name: "not added", add: []int{0, 2}},
+		{name: "past the last index added", add: []int{0, 1}},
+		{name: "index of another", add: []int{0, 2}, index: map[int]int{1: 2}},
+		{name: "two added with one index", add: []int{0, 1, 2}, index: map[int]int{2: 0}},
 	}
-	defer s.Close()
-	in := articles(3)
-	s.Add(in[0])
-	s.Add(in[2])
-	if _, err := s.Listing(base, paging(20), nil, in); err == nil {
-		t.Error("got no error")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := NewSpill(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			in := articles(3)
+			for i, idx := range tt.index {
+				in[i].Index = idx
+			}
+			for _, i := range tt.add {
+				s.Add(in[i])
+			}
+			if _, err := s.Listing(base, paging(20), nil, in); err == nil {
+				t.Error("got no error")
+			}
+		})
 	}
 }
 
