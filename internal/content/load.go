@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -137,11 +136,14 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		files []*entry
 		todo  = make(chan *entry, 256)
 		wg    sync.WaitGroup
-		kept  atomic.Int64
+		kept  *keptBytes // between the passes of ask
 	)
+	if ask {
+		kept = &keptBytes{limit: l.keep, data: map[int][]byte{}}
+	}
 	work := func(todo <-chan *entry, parse bool) {
 		for range runtime.GOMAXPROCS(0) {
-			wg.Go(func() { l.work(fsys, root, todo, parse, opt.Parsed, &kept) })
+			wg.Go(func() { l.work(fsys, todo, parse, opt.Parsed, kept) })
 		}
 	}
 	work(todo, !ask)
@@ -155,7 +157,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 				return
 			}
 			if stat {
-				if st, err := statFile(fsys, e.name); err == nil && st == c.stamp && !st.modTime.IsZero() {
+				if st, err := statFile(fsys, e.name); err == nil && st == c.stamp && st.mod != 0 {
 					e.stamp, e.size, e.sum, e.result = c.stamp, c.size, c.sum, c.result
 					return
 				}
@@ -200,9 +202,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		l.cache = next
 	}
 
-	byID := make(map[int64]*Article, len(files))
-	byURL := make(map[string]*Article, len(files))
-	all := make([]*Article, 0, len(files))
+	cand := make([]*Article, 0, len(files))
 	for _, e := range files {
 		r := e.result
 		errs = append(errs, r.errs...)
@@ -218,19 +218,9 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		} else if msg != "" {
 			site.Warnings.Add(a.Path, 0, msg)
 		}
-		if o, dup := byID[a.ID]; dup {
-			errs.Add(a.Path, a.Line, fmt.Sprintf("duplicate id %d: %s:%d has it too; ids must be unique across the site", a.ID, o.Path, o.Line))
-			continue
-		}
-		byID[a.ID] = a
-		key := strings.ToLower(a.URL)
-		if o, dup := byURL[key]; dup {
-			errs.Add(a.Path, 0, fmt.Sprintf("duplicate article URL %s: %s has it too (URLs that differ only in letter case are one page on many hosts); rename one file", a.URL, o.Path))
-			continue
-		}
-		byURL[key] = a
-		all = append(all, a)
+		cand = append(cand, a)
 	}
+	all := unique(cand, &errs)
 	if len(errs) > 0 {
 		errs.Sort()
 		site.Warnings.Sort()
@@ -269,14 +259,17 @@ func underChanged(changed map[string]bool, name string) bool {
 const keepLimit = 256 << 20
 
 // work reads the files sent on todo and parses them or, when parse is
-// false, keeps their bytes (up to l.keep in all, counted in kept) for
-// a second call that parses them. Each file's sum is that of the bytes
-// it is parsed from. Valid articles are handed to onParsed, when set.
-func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, onParsed func(*Article), kept *atomic.Int64) {
+// false, keeps their bytes in kept (up to its limit) for a second call
+// that parses them. Each file's sum is that of the bytes it is parsed from.
+// Valid articles are handed to onParsed, when set.
+func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(*Article), kept *keptBytes) {
 	fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
 	var buf, arena []byte
 	for e := range todo {
-		data := e.data
+		var data []byte
+		if parse && kept != nil {
+			data = kept.take(e.index)
+		}
 		if data == nil {
 			d, st, err := readFile(fsys, e.name, l.Cache, buf)
 			if err != nil {
@@ -288,8 +281,10 @@ func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, o
 			e.size, e.sum = int64(len(data)), xxhash.Sum64(data)
 		}
 		if parse {
-			e.result = fp.parse(e.display, e.section, e.sectionSlug, e.slug, data)
-			e.data = nil
+			// list made sure the name is <section>/<section_slug>/<slug>.md.
+			section, rest, _ := strings.Cut(e.name, "/")
+			sectionSlug, file, _ := strings.Cut(rest, "/")
+			e.result = fp.parse(e.display, section, sectionSlug, strings.TrimSuffix(file, ".md"), data)
 			if a := e.result.article; a != nil {
 				a.Index = e.index
 				if onParsed != nil {
@@ -298,7 +293,7 @@ func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, o
 			}
 			continue
 		}
-		if kept.Add(int64(len(data))) > l.keep {
+		if !kept.room(len(data)) {
 			continue
 		}
 		if len(arena)+len(data) > cap(arena) {
@@ -306,8 +301,45 @@ func (l *Loader) work(fsys fs.FS, root string, todo <-chan *entry, parse bool, o
 		}
 		start := len(arena)
 		arena = append(arena, data...)
-		e.data = arena[start:len(arena):len(arena)]
+		kept.put(e.index, arena[start:len(arena):len(arena)])
 	}
+}
+
+// keptBytes holds the bytes of the files a Load's first pass read, by
+// entry index, up to limit bytes in all, for its second pass.
+type keptBytes struct {
+	mu    sync.Mutex
+	limit int64
+	n     int64
+	data  map[int][]byte
+}
+
+// room reports whether n more bytes may be kept, and counts them if so.
+func (k *keptBytes) room(n int) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.n+int64(n) > k.limit {
+		return false
+	}
+	k.n += int64(n)
+	return true
+}
+
+// put keeps the bytes of the file at index i.
+func (k *keptBytes) put(i int, b []byte) {
+	k.mu.Lock()
+	k.data[i] = b
+	k.mu.Unlock()
+}
+
+// take returns the bytes kept of the file at index i, nil when none, and
+// lets them go.
+func (k *keptBytes) take(i int) []byte {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	b := k.data[i]
+	delete(k.data, i)
+	return b
 }
 
 // digest is Site.Digest: SHA-256 of a version line and, for each file in
@@ -330,17 +362,17 @@ func digest(files []*entry) [sha256.Size]byte {
 
 // entry is one article file: where it is, and once read, its stamp, sum
 // and what parsing it gave.
+//
+// A site may have a million: an entry holds no more than a Load needs.
 type entry struct {
-	name                       string // path in fsys
-	index                      int    // in the order walked (Article.Index)
-	display                    string // as messages name it: root/name, of which name is the tail
-	section, sectionSlug, slug string
-	stamp                      stamp
-	size                       int64  // length of the bytes
-	sum                        uint64 // xxhash of the bytes
-	data                       []byte // the bytes, kept between two passes
-	failed                     bool   // could not be read
-	result                     parsed
+	name    string // path in fsys: <section>/<section_slug>/<slug>.md
+	index   int    // in the order walked (Article.Index)
+	display string // as messages name it: root/name, of which name is the tail
+	stamp   stamp
+	size    int64  // length of the bytes
+	sum     uint64 // xxhash of the bytes
+	failed  bool   // could not be read
+	result  parsed
 }
 
 // list walks fsys for article files, in lexical order, and calls found for
@@ -395,12 +427,9 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 			errs.Add(display(p), 0, "article outside a category folder: put it at "+root+"/<section>/<section_slug>/<slug>.md")
 			return nil
 		}
-		// One string for both names, and the parts of the path cut from
-		// it: a site may have a million of them.
+		// One string for both names: a site may have a million of them.
 		full := display(p)
-		rel := full[len(full)-len(p):]
-		parts := strings.Split(rel, "/")
-		found(&entry{name: rel, display: full, section: parts[0], sectionSlug: parts[1], slug: strings.TrimSuffix(parts[2], ".md")})
+		found(&entry{name: full[len(full)-len(p):], display: full})
 		return nil
 	})
 }

@@ -24,9 +24,17 @@ type dirFS struct {
 // change time, which a copy that keeps the modification time (cp -p, a
 // folder replaced by another) cannot keep. The zero stamp is unknown.
 type stamp struct {
-	size    int64
-	modTime time.Time
-	id      fileID
+	size int64
+	mod  int64 // modification time in nanoseconds since 1970; 0 is unknown
+	id   fileID
+}
+
+// modTime returns the mod of a stamp for t: 0 for the zero time.
+func modTime(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // readFile returns the bytes of the file name in fsys and, when withStamp
@@ -45,7 +53,7 @@ func readFile(fsys fs.FS, name string, withStamp bool, buf []byte) ([]byte, stam
 	if err != nil {
 		return data, stamp{}, nil // read, but unknown: read again next time
 	}
-	return data, stamp{info.Size(), info.ModTime(), idOf(info)}, nil
+	return data, stamp{info.Size(), modTime(info.ModTime()), idOf(info)}, nil
 }
 
 // statFile returns the stamp of the file name in fsys, following links.
@@ -54,5 +62,5 @@ func statFile(fsys fs.FS, name string) (stamp, error) {
 	if err != nil {
 		return stamp{}, err
 	}
-	return stamp{info.Size(), info.ModTime(), idOf(info)}, nil
+	return stamp{info.Size(), modTime(info.ModTime()), idOf(info)}, nil
 }

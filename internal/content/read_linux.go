@@ -5,7 +5,6 @@ package content
 import (
 	"io/fs"
 	"syscall"
-	"time"
 )
 
 // readDirFile reads a file with four system calls (open, fstat, read,
@@ -47,9 +46,9 @@ func readDirFile(name string, buf []byte) ([]byte, stamp, error) {
 		}
 		b = append(b, 0)[:len(b)]
 	}
-	mod := time.Unix(st.Mtim.Unix())
+	mod := st.Mtim.Nano()
 	if int64(len(b)) != st.Size {
-		mod = time.Time{} // changed while read: unknown, read again next time
+		mod = 0 // changed while read: unknown, read again next time
 	}
 	return b, stamp{int64(len(b)), mod, idOfStat(&st)}, nil
 }

@@ -5,7 +5,6 @@ package content
 import (
 	"io/fs"
 	"os"
-	"time"
 )
 
 // readDirFile reads a file and its stamp.
@@ -33,9 +32,9 @@ func readDirFile(name string, buf []byte) ([]byte, stamp, error) {
 			data = append(data, 0)[:len(data)]
 		}
 	}
-	mod := info.ModTime()
+	mod := modTime(info.ModTime())
 	if int64(len(data)) != info.Size() {
-		mod = time.Time{}
+		mod = 0
 	}
 	return data, stamp{int64(len(data)), mod, fileID{}}, nil
 }
