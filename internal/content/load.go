@@ -1,6 +1,7 @@
 package content
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,7 +10,7 @@ import (
 	"io/fs"
 	"path"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -465,7 +466,31 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// Sort orders articles as the listing does: newest first, ties by id descending.
+// Sort orders articles as the listing does (Before): newest first, ties
+// by id descending. It sorts their keys, side by side in memory, rather
+// than follow a pointer to two articles for each comparison: a million
+// are sorted in a fraction of the time.
 func Sort(articles []*Article) {
-	sort.Slice(articles, func(i, j int) bool { return Before(articles[i], articles[j]) })
+	type key struct {
+		sec  int64
+		nsec int
+		id   int64
+		a    *Article
+	}
+	keys := make([]key, len(articles))
+	for i, a := range articles {
+		keys[i] = key{a.Published.Unix(), a.Published.Nanosecond(), a.ID, a}
+	}
+	slices.SortFunc(keys, func(x, y key) int {
+		if c := cmp.Compare(y.sec, x.sec); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.nsec, x.nsec); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.id, x.id)
+	})
+	for i, k := range keys {
+		articles[i] = k.a
+	}
 }
