@@ -43,7 +43,8 @@ type Article struct {
 	// Index is the place of the article's file among the files its Load
 	// walked: unique among the articles of one Load, so that what is kept
 	// beside them can be a slice rather than a map. Load sets it before
-	// it calls Options.Parsed.
+	// it calls Options.Parsed. A caching Loader hands the same *Article
+	// to later Loads and sets it again: only the last Load's counts.
 	Index int
 }
 

@@ -1,6 +1,7 @@
 package content
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"slices"
@@ -136,6 +137,42 @@ func TestUnchanged(t *testing.T) {
 			}
 			if got := ids(site); !slices.Equal(got, wantIDs) {
 				t.Errorf("got articles %v, want %v", got, wantIDs)
+			}
+		})
+	}
+}
+
+// TestUnchangedKeptBytes checks that the second pass parses the bytes
+// the first pass kept, those its digest was made of, rather than read the
+// files again; and reads them again when nothing could be kept.
+func TestUnchangedKeptBytes(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		keep int64
+		want []string // titles, sorted
+	}{
+		{"kept", keepLimit, []string{"Hello", "Second"}},
+		{"nothing kept", 0, []string{"Hello again", "Second again"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := mapFS(map[string]string{"news/politics/a.md": good, "news/politics/b.md": good2})
+			l := NewLoader(testCfg(t))
+			l.keep = tt.keep
+			site := loadFS(t, l, fsys, Options{Unchanged: func([sha256.Size]byte) bool {
+				// Edited between the passes.
+				for _, f := range fsys {
+					f.Data = bytes.Replace(f.Data, []byte("Hello"), []byte("Hello again"), 1)
+					f.Data = bytes.Replace(f.Data, []byte("Second"), []byte("Second again"), 1)
+				}
+				return false
+			}})
+			var got []string
+			for _, a := range site.Articles {
+				got = append(got, a.Title)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got titles %q, want %q", got, tt.want)
 			}
 		})
 	}

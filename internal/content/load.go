@@ -307,7 +307,8 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(
 }
 
 // keptBytes holds the bytes of the files a Load's first pass read, by
-// entry index, up to limit bytes in all, for its second pass.
+// entry index, up to limit bytes in all, for its second pass: a file that
+// does not fit is read again, and a smaller one after it may still fit.
 type keptBytes struct {
 	mu    sync.Mutex
 	limit int64
@@ -467,7 +468,8 @@ func unwrapPath(err error) error {
 }
 
 // Sort orders articles as the listing does (Before): newest first, ties
-// by id descending. It sorts their keys, side by side in memory, rather
+// by id descending. Times are compared as instants, without the monotonic
+// clock readings Before would use if both had one (parsed times have none). It sorts their keys, side by side in memory, rather
 // than follow a pointer to two articles for each comparison: a million
 // are sorted in a fraction of the time.
 func Sort(articles []*Article) {

@@ -616,6 +616,7 @@ func TestLoadIndex(t *testing.T) {
 	write("d.md", 4)
 	l := NewLoader(testCfg(t))
 	l.Cache = true
+	var got0 map[string]int // of the load before
 	for _, step := range []struct {
 		name string
 		add  string // file added before the load
@@ -637,6 +638,10 @@ func TestLoadIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if want := len(step.want) - len(got0); site.Reparsed != want {
+			t.Fatalf("%s: parsed %d files, want %d (the others from the cache)", step.name, site.Reparsed, want)
+		}
+		got0 = step.want
 		got := map[string]int{}
 		for _, a := range site.Articles {
 			got[a.Slug] = a.Index
@@ -681,5 +686,34 @@ func TestSlim(t *testing.T) {
 				t.Errorf("got %+v: what orders and checks articles changed", a)
 			}
 		})
+	}
+}
+
+// TestLoaderCacheEpoch checks that a file modified at 1970-01-01 00:00:00
+// UTC exactly (touch -d @0, some archives) is a known time: a caching
+// Loader takes it from its cache rather than parse it again each time.
+func TestLoaderCacheEpoch(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "news", "politics")
+	if err := os.MkdirAll(cat, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(cat, "a.md")
+	if err := os.WriteFile(name, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(name, time.Unix(0, 0), time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	l := NewLoader(testCfg(t))
+	l.Cache = true
+	for i, want := range []int{1, 0} {
+		site, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if site.Reparsed != want {
+			t.Errorf("load %d: parsed %d files, want %d", i+1, site.Reparsed, want)
+		}
 	}
 }

@@ -25,7 +25,7 @@ type dirFS struct {
 // folder replaced by another) cannot keep. The zero stamp is unknown.
 type stamp struct {
 	size int64
-	mod  int64 // modification time in nanoseconds since 1970; 0 is unknown
+	mod  int64 // modification time: see knownMod; 0 is unknown
 	id   fileID
 }
 
@@ -34,7 +34,18 @@ func modTime(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
-	return t.UnixNano()
+	return knownMod(t.UnixNano())
+}
+
+// knownMod returns the mod of a stamp for a modification time of ns
+// nanoseconds since 1970: ns, but 1 for 0 (touch -d @0, archives), which
+// is known. A file changed from one to the other also changes its change
+// time (fileID), where the system tells it.
+func knownMod(ns int64) int64 {
+	if ns == 0 {
+		return 1
+	}
+	return ns
 }
 
 // readFile returns the bytes of the file name in fsys and, when withStamp

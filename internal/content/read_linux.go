@@ -46,7 +46,7 @@ func readDirFile(name string, buf []byte) ([]byte, stamp, error) {
 		}
 		b = append(b, 0)[:len(b)]
 	}
-	mod := st.Mtim.Nano()
+	mod := knownMod(st.Mtim.Nano())
 	if int64(len(b)) != st.Size {
 		mod = 0 // changed while read: unknown, read again next time
 	}

@@ -7,11 +7,15 @@ import (
 	"time"
 )
 
-// sortArticles returns n articles with publication times and ids drawn
-// from small ranges, so that many share a time (some in another zone,
-// the same instant) and the ids break the ties; no two share both.
+// sortArticles returns n articles with publication times drawn from a
+// small range, so that many share a time (some in another zone, the same
+// instant) and their ids, all different, break the ties. Half the sites
+// are published around 1970, on both sides of it.
 func sortArticles(r *rand.Rand, n int) []*Article {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	if r.IntN(2) == 0 {
+		t0 = time.Unix(0, 0).Add(-time.Duration(n/8) * time.Minute)
+	}
 	moscow := time.FixedZone("MSK", 3*3600)
 	out := make([]*Article, n)
 	for i := range out {
@@ -19,7 +23,7 @@ func sortArticles(r *rand.Rand, n int) []*Article {
 		if r.IntN(2) == 0 {
 			p = p.In(moscow)
 		}
-		out[i] = &Article{ID: int64(i*7%n - n/2), Published: p}
+		out[i] = &Article{ID: int64(i - n/2), Published: p}
 	}
 	return out
 }
