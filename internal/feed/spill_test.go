@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
@@ -244,6 +245,56 @@ func TestSpillCloseStopsMerge(t *testing.T) {
 	pages := l.Pages()
 	if _, err := l.AppendPage(nil, pages[len(pages)-1]); err == nil {
 		t.Error("rendering the last page of a closed Spill: got no error")
+	}
+}
+
+// TestSpillSortedWriteFails checks what a build sees when the file in
+// listing order cannot be written (a full disk): the pages before the
+// failure have their bytes, the others fail rather than wait or read what
+// was never written, and Close returns.
+func TestSpillSortedWriteFails(t *testing.T) {
+	for _, sz := range []spillSizes{small, {run: small.run, chunk: small.chunk, window: small.window, buffered: true}} {
+		t.Run(fmt.Sprintf("buffered=%v", sz.buffered), func(t *testing.T) {
+			in := articles(2000)
+			mem := New(base, paging(20), nil, articles(2000))
+			l, s := spilledWith(t, t.TempDir(), sz, paging(20), nil, in)
+			// The merge holds a window of a few chunks until pages
+			// release them: what it writes next is written to a file
+			// closed under it.
+			s.sorted.buffered.Close()
+			if s.sorted.direct != nil {
+				s.sorted.direct.Close()
+			}
+			pages := l.Pages()
+			order := l.Order(pages)
+			failed := 0
+			for k, i := range order {
+				got, err := l.AppendPage(nil, pages[i])
+				if err != nil {
+					failed++
+					continue
+				}
+				if k == len(order)-1 {
+					// Far past the window: merged after the failure,
+					// it was never written.
+					t.Fatalf("the last page rendered although the file could not be written")
+				}
+				if want := mustPage(t, mem, pages[i]); !bytes.Equal(got, want) {
+					t.Fatalf("page %s:\ngot  %.300s\nwant %.300s", pages[i].Path, got, want)
+				}
+				l.Release(pages[i])
+			}
+			if failed == 0 {
+				t.Fatalf("all %d pages rendered from a file that could not be written", len(pages))
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- s.Close() }()
+			select {
+			case <-closed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Close did not return after the write failed")
+			}
+		})
 	}
 }
 
