@@ -469,9 +469,10 @@ func unwrapPath(err error) error {
 
 // Sort orders articles as the listing does (Before): newest first, ties
 // by id descending. Times are compared as instants, without the monotonic
-// clock readings Before would use if both had one (parsed times have none). It sorts their keys, side by side in memory, rather
-// than follow a pointer to two articles for each comparison: a million
-// are sorted in a fraction of the time.
+// clock readings Before would use if both had one (parsed times have
+// none). It sorts their keys, side by side in memory, rather than follow
+// a pointer to two articles for each comparison: a million are sorted in
+// a fraction of the time.
 func Sort(articles []*Article) {
 	type key struct {
 		sec  int64

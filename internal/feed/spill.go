@@ -182,6 +182,13 @@ func (s *Spill) writeRun(bt *batch, at int64) {
 	off := at
 	for _, it := range bt.items {
 		i := it.a.Index
+		if i < 0 {
+			if s.err == nil {
+				s.err = fmt.Errorf("spilling %s: negative index %d", it.a.Path, i)
+			}
+			off += int64(it.n)
+			continue
+		}
 		if i >= len(s.refs) {
 			s.refs = append(s.refs, make([]spilled, i+1-len(s.refs))...)
 		}

@@ -350,6 +350,7 @@ func TestSpillNotAdded(t *testing.T) {
 		{name: "past the last index added", add: []int{0, 1}},
 		{name: "index of another", add: []int{0, 2}, index: map[int]int{1: 2}},
 		{name: "two added with one index", add: []int{0, 1, 2}, index: map[int]int{2: 0}},
+		{name: "negative index", add: []int{0, 1, 2}, index: map[int]int{1: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
