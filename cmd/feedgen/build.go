@@ -75,6 +75,7 @@ type buildOptions struct {
 	*globalOptions
 	site                siteOptions
 	quiet, strict, json bool
+	clean               bool
 	baseURL             string
 	sample              bool                   // --sample, or chosen by check
 	set                 func(flag string) bool // whether the flag was given
@@ -118,6 +119,7 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	}
 	bo.Quiet = o.quiet || o.json
 	bo.Strict = o.strict
+	bo.Clean = o.clean
 	bo.BaseURL = o.baseURL
 	bo.Once = true
 	softMemoryLimit()
@@ -178,7 +180,11 @@ func newBuildCmd(g *globalOptions) *cobra.Command {
 every page of /articles/?limit=&offset= under output_dir/articles/, plus a
 manifest. Only files whose bytes changed are written; pages that no longer
 exist are deleted; a build with any content or config error writes nothing.
-SOURCE_DATE_EPOCH, when set, is the build time.`,
+A build deletes or overwrites only what a build of feedgen wrote there (what
+output_dir/manifest.json lists): one that finds other files under
+output_dir/articles/ refuses, naming them, unless --clean deletes them. Nothing
+outside articles/ and manifest.json is touched. SOURCE_DATE_EPOCH, when set,
+is the build time.`,
 		Example: `  feedgen build
   feedgen build --config site/config.yaml --out /tmp/public
   SOURCE_DATE_EPOCH=1796083200 feedgen build --quiet`,
@@ -192,6 +198,7 @@ SOURCE_DATE_EPOCH, when set, is the build time.`,
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "make warnings errors: a build with any writes nothing (for CI)")
 	cmd.Flags().BoolVar(&o.json, "json", false, `print the summary as one JSON object (articles, pages, written, unchanged, deleted, bytes, warnings, seconds, ...)`)
+	cmd.Flags().BoolVar(&o.clean, "clean", false, "delete the files under the output folder's articles/ that no feedgen build wrote (a build refuses them otherwise)")
 	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "the base URL of the links instead of the config's base_url (a staging host)")
 	cmd.Flags().BoolVar(&o.sample, "sample", false, "build the embedded sample site (into ./public, or --out)")
 	return cmd

@@ -49,6 +49,10 @@ type Options struct {
 	Drafts  bool   // include articles marked draft: true
 	// Strict makes warnings errors: a build with any writes nothing.
 	Strict bool
+	// Clean deletes the files under the output folder's articles/ that no
+	// build of feedgen wrote (no manifest of the folder lists them):
+	// without it, a build that finds any refuses, and changes nothing.
+	Clean bool
 	// Memory keeps the pages out of any folder: the build renders them
 	// for OnPage and describes them in Result.Manifest, and writes no file
 	// (the live preview without an output folder). Written and Deleted
@@ -192,6 +196,9 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := b.checkOutDir(cfg); err != nil {
+		return nil, err
+	}
 	out := b.output(cfg)
 	outDir, early := out.dir(), out.early()
 	baseURL := cfg.BaseURL
@@ -318,6 +325,19 @@ func spillDir(outDir string) string {
 	return dir
 }
 
+// checkOutDir refuses an output folder that is the content folder, lies
+// inside it or holds it (see config.CheckOutputDir).
+func (b *Builder) checkOutDir(cfg *config.Config) error {
+	if b.opt.Memory || b.opt.Root == "" {
+		return nil // no folder, or content that is not on disk
+	}
+	dir := cfg.OutputDir
+	if b.opt.OutDir != "" {
+		dir = b.opt.OutDir
+	}
+	return cfg.CheckOutputDir(dir)
+}
+
 // contentFS returns the content folder: in FS when it is not on disk.
 func (b *Builder) contentFS(cfg *config.Config) (fs.FS, error) {
 	if b.opt.Root != "" {
@@ -423,8 +443,9 @@ func readManifest(outDir string) (*manifest.Snapshot, error) {
 // lastManifest returns the manifest of outDir, with the build's lock held:
 // the one read early, unless the file changed since (another build
 // finished meanwhile), in which case it is read again. nil when there is
-// none, or it cannot be read (said on the log: every page is rewritten).
-func (b *Builder) lastManifest(outDir string, early func() (*manifest.Snapshot, error)) *manifest.Snapshot {
+// none, or it cannot be read (said on the log, and returned: every page is
+// rewritten).
+func (b *Builder) lastManifest(outDir string, early func() (*manifest.Snapshot, error)) (*manifest.Snapshot, error) {
 	var r *manifest.Snapshot
 	var err error
 	if early != nil {
@@ -436,5 +457,5 @@ func (b *Builder) lastManifest(outDir string, early func() (*manifest.Snapshot, 
 	if err != nil {
 		fmt.Fprintf(b.opt.Log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, manifest.Name), err)
 	}
-	return r
+	return r, err
 }

@@ -325,9 +325,11 @@ func TestRepairsInterruptedBuild(t *testing.T) {
 	out := filepath.Join(dir, "public")
 	mustBuild(t, dir)
 	clean := snap(t, out)
-	// What a killed build leaves: temporary files, a page written but not
-	// in the manifest, a page deleted though the manifest lists it, and a
-	// stale page of a limit no longer configured.
+	// What a killed build leaves: its marker, listing the pages it was
+	// to create, temporary files, a page written but not in the manifest,
+	// a page deleted though the manifest lists it, and a stale page of a
+	// limit no longer configured.
+	write(t, out, unfinishedName, "a feedgen build ...\narticles/7/0.json\n")
 	write(t, out, "articles/2/.1.json.999-0.tmp", `{"count":3,"ne`)
 	write(t, out, "articles/2/0.json", `{"count":99}`)
 	os.Remove(filepath.Join(out, "articles/3/1.json"))
@@ -595,17 +597,29 @@ func TestManifestReadEarly(t *testing.T) {
 	editManifest(t, out, func(m *manifest.Manifest) { m.Files = m.Files[:1] })
 	var log bytes.Buffer
 	b := New(Options{Log: &log})
-	if m := b.lastManifest(out, early); m == nil || len(m.Files) != 1 {
+	if m, _ := b.lastManifest(out, early); m == nil || len(m.Files) != 1 {
 		t.Errorf("got a manifest of the files before the other build, want the other build's (1 file)")
 	}
 
+	// A damaged manifest proves no page the build's own: the build refuses
+	// to touch them, unless told to (Clean), and then rewrites every page.
 	write(t, dir, "public/"+manifest.Name, "{not json")
-	res, err := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}).Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}
+	before := snap(t, out)
+	_, err = New(opt).Build(context.Background())
+	if se := (*strayError)(nil); !errors.As(err, &se) || !strings.Contains(err.Error(), "manifest.json cannot be read") {
+		t.Errorf("got %v, want the refusal of pages no readable manifest lists", err)
+	}
+	if d := diffSnap(before, snap(t, out)); len(d) > 0 {
+		t.Errorf("the refused build changed %v", d)
 	}
 	if !strings.Contains(log.String(), "manifest.json: reading manifest:") || !strings.Contains(log.String(), "every page will be rewritten") {
 		t.Errorf("log %q, want a warning about the damaged manifest", log.String())
+	}
+	opt.Clean = true
+	res, err := New(opt).Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
 	if res.Rendered != res.Pages {
 		t.Errorf("after a damaged manifest %d of %d pages rendered, want all", res.Rendered, res.Pages)
@@ -674,9 +688,10 @@ func TestRebuildReplacedContent(t *testing.T) {
 	}
 }
 
-// TestStrayFilesNamed checks that a build names the files under
-// articles/ it deletes that no build wrote, and not the stale pages of the
-// last build nor temporary files.
+// TestStrayFilesNamed checks that a build that finds files under
+// articles/ that no build wrote refuses, naming them, and changes
+// nothing; with Clean it deletes them, naming each, but not the stale
+// pages of the last build nor temporary files.
 func TestStrayFilesNamed(t *testing.T) {
 	dir := site(t, 3)
 	out := filepath.Join(dir, "public")
@@ -685,15 +700,25 @@ func TestStrayFilesNamed(t *testing.T) {
 	write(t, out, "articles/2/.0.json.77-0.tmp", "{")
 	write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
 	var log bytes.Buffer
-	b := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Log: &log})
-	if _, err := b.Build(context.Background()); err != nil {
+	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Log: &log}
+	before := snap(t, out)
+	_, err := New(opt).Build(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "holds a file that no feedgen build wrote") || !strings.Contains(err.Error(), ": articles/notes.txt;") ||
+		!strings.Contains(err.Error(), "--clean") {
+		t.Fatalf("got %v, want the refusal naming articles/notes.txt", err)
+	}
+	if d := diffSnap(before, snap(t, out)); len(d) > 0 {
+		t.Errorf("the refused build changed %v", d)
+	}
+	opt.Clean = true
+	if _, err := New(opt).Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := "deleting " + filepath.Join(out, "articles/notes.txt") + ": not a page of this build nor of the last\n"
+	want := "deleting " + filepath.Join(out, "articles/notes.txt") + " (--clean): no feedgen build wrote it\n"
 	if log.String() != want {
 		t.Errorf("log %q, want %q", log.String(), want)
 	}
-	if exists(filepath.Join(out, "articles/notes.txt")) || exists(filepath.Join(out, "articles/3")) {
-		t.Error("stray file or stale pages left")
+	if exists(filepath.Join(out, "articles/notes.txt")) || exists(filepath.Join(out, "articles/3")) || exists(filepath.Join(out, "articles/2/.0.json.77-0.tmp")) {
+		t.Error("stray file, temporary file or stale pages left")
 	}
 }

@@ -1,9 +1,7 @@
 package build
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,63 +37,6 @@ func makeDirs(outDir string, pages []feed.Page) error {
 		}
 	}
 	return nil
-}
-
-// strays lists the files under outDir/articles that are not in keep (paths
-// relative to outDir), and the folders there that hold no page of keep,
-// parents first: those that may be left empty.
-func strays(outDir string, keep map[string]bool) (files, dirs []string, err error) {
-	used := map[string]bool{}
-	for p := range keep {
-		for d := path.Dir(p); d != "." && !used[d]; d = path.Dir(d) {
-			used[d] = true
-		}
-	}
-	root := filepath.Join(outDir, listing.Dir)
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() {
-			if rel, err := filepath.Rel(outDir, p); err != nil || !used[filepath.ToSlash(rel)] {
-				dirs = append(dirs, p)
-			}
-			return nil
-		}
-		rel, err := filepath.Rel(outDir, p)
-		if err != nil {
-			return err
-		}
-		if !keep[filepath.ToSlash(rel)] {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("cleaning output folder: %w", err)
-	}
-	return files, dirs, nil
-}
-
-// remove deletes files, then the folders of dirs that are left empty, and
-// returns how many files it deleted that were pages, not temporary files.
-func remove(files, dirs []string) (int, error) {
-	deleted := 0
-	for _, p := range files {
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return deleted, fmt.Errorf("deleting stale page: %w", err)
-		}
-		if !strings.HasSuffix(p, ".tmp") {
-			deleted++
-		}
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		os.Remove(dirs[i]) // fails, as it should, unless empty
-	}
-	return deleted, nil
 }
 
 // removeEmptyDirs removes the folders of dirs (slash-separated, inside

@@ -3,7 +3,9 @@ package build
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
@@ -95,6 +98,9 @@ type disk struct {
 	unfinished bool
 	// mark creates the marker, once, before the first change to the folder.
 	mark func() error
+	// found is what open found under articles/ when this Builder did not
+	// write the folder last: what may be deleted (see owned).
+	found *owned
 	// behind, set for a build that bounds its memory, writes new pages
 	// behind once there are many of them.
 	behind *writeBehind
@@ -118,20 +124,53 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 	if err != nil {
 		return nil, nil, err
 	}
-	prev := b.prev
+	prev, why := b.prev, ""
 	if prev == nil || b.prevDir != d.path {
-		if r := b.lastManifest(d.path, d.read); r != nil {
+		r, err := b.lastManifest(d.path, d.read)
+		switch {
+		case r != nil:
 			prev = r.Manifest
+		case err != nil:
+			why = filepath.Join(d.path, manifest.Name) + " cannot be read"
+		default:
+			why = d.path + " has no " + manifest.Name
 		}
 	}
 	d.unfinished = exists(filepath.Join(d.path, unfinishedName))
-	d.mark = sync.OnceValue(func() error {
-		if d.unfinished {
-			return nil // there already
-		}
-		return markUnfinished(d.path)
-	})
+	var pending []string
+	if d.unfinished {
+		pending = readPending(d.path)
+	}
+	paths := make([]string, len(pages))
+	for i, pg := range pages {
+		paths[i] = pg.Path
+	}
 	d.wroteLast = !d.unfinished && b.last != nil && b.prevDir == d.path && prev == b.prev
+	if !d.wroteLast {
+		// What is under articles/, before anything changes: a build that
+		// finds files no build wrote touches none of them.
+		set := make(map[string]bool, len(paths))
+		for _, p := range paths {
+			set[p] = true
+		}
+		if d.found, err = scanOwned(d.path, prev, pending, set); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+		if len(d.found.strays) > 0 && !b.opt.Clean {
+			unlock()
+			if why == "" {
+				why = "not in " + filepath.Join(d.path, manifest.Name)
+				if d.unfinished {
+					why += " nor in " + unfinishedName
+				}
+			}
+			return nil, nil, &strayError{dir: d.path, strays: d.found.strays, why: why}
+		}
+	}
+	d.mark = sync.OnceValue(func() error {
+		return markUnfinished(d.path, newPages(paths, prev, pending))
+	})
 	if err := makeDirs(d.path, pages); err != nil {
 		unlock()
 		return nil, nil, err
@@ -173,57 +212,57 @@ func (d *disk) rewrite(p string, data []byte) error {
 }
 
 func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
-	if !d.wroteLast {
-		return d.sweep(prev, keep)
+	var stale []string
+	if d.wroteLast {
+		// This Builder wrote the folder last: its manifest names every
+		// file there is to delete.
+		for _, f := range prev.Files {
+			if !keep[f.Path] {
+				stale = append(stale, f.Path)
+			}
+		}
+	} else {
+		for _, p := range d.found.files {
+			if !keep[p] {
+				stale = append(stale, p)
+			}
+		}
+		for _, p := range d.found.strays {
+			if !keep[p] { // else overwritten, as --clean allows
+				fmt.Fprintf(d.b.opt.Log, "deleting %s (--clean): no feedgen build wrote it\n", filepath.Join(d.path, filepath.FromSlash(p)))
+				stale = append(stale, p)
+			}
+		}
 	}
-	// This Builder wrote the folder last: its manifest names every file
-	// there is to delete.
 	deleted := 0
 	dirs := map[string]bool{}
-	for _, f := range prev.Files {
-		if !keep[f.Path] {
-			if err := d.mark(); err != nil {
-				return deleted, err
-			}
-			if err := os.Remove(filepath.Join(d.path, filepath.FromSlash(f.Path))); err == nil {
-				deleted++
-			}
-			dirs[path.Dir(f.Path)] = true
+	for _, p := range stale {
+		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
+			continue // not a page: never deleted
 		}
+		if err := d.mark(); err != nil {
+			return deleted, err
+		}
+		err := os.Remove(filepath.Join(d.path, filepath.FromSlash(p)))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return deleted, fmt.Errorf("deleting stale page: %w", err)
+		}
+		if err == nil {
+			deleted++
+		}
+		dirs[path.Dir(p)] = true
+	}
+	if !d.wroteLast {
+		for _, t := range d.found.temps {
+			os.Remove(t)
+			if rel, err := filepath.Rel(d.path, filepath.Dir(t)); err == nil {
+				dirs[filepath.ToSlash(rel)] = true
+			}
+		}
+		removeManifestTemps(d.path)
 	}
 	removeEmptyDirs(d.path, dirs)
 	return deleted, nil
-}
-
-// sweep deletes every file under the folder's articles/ that is not a
-// page of this build (keep): stale pages, temporary files of an
-// interrupted build, and files no build wrote, which it names on the log;
-// then the folders it leaves empty and the temporary manifests of builds
-// killed while writing one. It returns how many pages it deleted.
-func (d *disk) sweep(prev *manifest.Manifest, keep map[string]bool) (int, error) {
-	files, dirs, err := strays(d.path, keep)
-	if err != nil {
-		return 0, err
-	}
-	if len(files) > 0 {
-		if err := d.mark(); err != nil {
-			return 0, err
-		}
-	}
-	listed := map[string]bool{}
-	if prev != nil {
-		for _, f := range prev.Files {
-			listed[f.Path] = true
-		}
-	}
-	for _, f := range files {
-		rel, err := filepath.Rel(d.path, f)
-		if err == nil && !strings.HasSuffix(f, ".tmp") && !listed[filepath.ToSlash(rel)] {
-			fmt.Fprintf(d.b.opt.Log, "deleting %s: not a page of this build nor of the last\n", f)
-		}
-	}
-	removeManifestTemps(d.path)
-	return remove(files, dirs)
 }
 
 // writeManifest writes the manifest unless the folder holds these bytes.

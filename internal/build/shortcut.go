@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/content"
@@ -94,7 +94,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*m
 	if exists(filepath.Join(outDir, unfinishedName)) {
 		return nil, nil // a build died mid-way: any page may be its
 	}
-	r := b.lastManifest(outDir, early)
+	r, _ := b.lastManifest(outDir, early)
 	if r == nil || !b.builtFrom(r.Manifest, baseURL, content, now) {
 		return nil, nil // another build replaced it meanwhile
 	}
@@ -115,17 +115,15 @@ func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*m
 		res.Bytes += f.Size
 	}
 	res.Estimate = res.Bytes
-	stale, dirs, err := strays(outDir, keep)
+	found, err := scanOwned(outDir, m, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range stale {
-		if !strings.HasSuffix(p, ".tmp") {
-			return nil, nil // a page no build of these inputs wrote
-		}
+	if len(found.strays) > 0 {
+		return nil, nil // a full build names them
 	}
-	if _, err := remove(stale, dirs); err != nil {
-		return nil, err
+	for _, t := range found.temps {
+		os.Remove(t)
 	}
 	removeManifestTemps(outDir)
 	return res, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,11 +36,14 @@ func TestUnchangedInputs(t *testing.T) {
 		change   func(t *testing.T, dir string)
 		opt      func(o *Options)
 		shortcut bool
-		written  int // -1: not checked
-		deleted  int // -1: not checked
+		// refused: the build refuses a file no build wrote, changing
+		// nothing; then one with Clean deletes or overwrites it.
+		refused bool
+		written int // -1: not checked
+		deleted int // -1: not checked
 	}{
 		{name: "nothing", shortcut: true},
-		{name: "a stray page in the output", written: 0, deleted: 1, change: func(t *testing.T, dir string) {
+		{name: "a stray page in the output", refused: true, written: 0, deleted: 1, change: func(t *testing.T, dir string) {
 			write(t, dir, "public/articles/2/99.json", "{}")
 		}},
 		{name: "a temporary file of a killed build", shortcut: true, change: func(t *testing.T, dir string) {
@@ -71,7 +75,7 @@ func TestUnchangedInputs(t *testing.T) {
 		{name: "config edited without effect", written: 0, change: func(t *testing.T, dir string) {
 			write(t, dir, "config.yaml", siteConfig+"# a comment\n")
 		}},
-		{name: "a page left out of the manifest", written: 1, change: func(t *testing.T, dir string) {
+		{name: "a page left out of the manifest", refused: true, written: 1, change: func(t *testing.T, dir string) {
 			editManifest(t, filepath.Join(dir, "public"), func(m *manifest.Manifest) { m.Files = m.Files[1:] })
 		}},
 		{name: "a file not a page listed in the manifest", written: 0, deleted: 1, change: func(t *testing.T, dir string) {
@@ -105,7 +109,19 @@ func TestUnchangedInputs(t *testing.T) {
 			if tt.opt != nil {
 				tt.opt(&opt)
 			}
+			changed := snap(t, out)
 			res, err := New(opt).Build(context.Background())
+			if tt.refused {
+				var se *strayError
+				if !errors.As(err, &se) {
+					t.Fatalf("got %v, want the refusal of a file no build wrote", err)
+				}
+				if d := diffSnap(changed, snap(t, out)); len(d) > 0 {
+					t.Errorf("the refused build changed %v", d)
+				}
+				opt.Clean = true
+				res, err = New(opt).Build(context.Background())
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

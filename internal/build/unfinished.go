@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
@@ -26,26 +28,33 @@ import (
 // its own.
 const unfinishedName = manifest.Unfinished
 
-// markUnfinished creates the marker in dir and makes it durable before any
-// page changes: a page can reach the disk before a marker that is not.
-func markUnfinished(dir string) error {
+// markUnfinished creates the marker in dir, listing the pages the build
+// may create (paths relative to dir, one a line after the first), and
+// makes it durable before any page changes: a page can reach the disk
+// before a marker that is not. A build that finds the marker may delete
+// what it lists (see owned), as a build deletes what the manifest lists.
+// A marker already there is replaced: the list given includes its own.
+func markUnfinished(dir string, pages []string) error {
 	name := filepath.Join(dir, unfinishedName)
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := atomicfile.Create(name, 0o644)
 	if err != nil {
 		return fmt.Errorf("marking the build in %s: %w", dir, err)
 	}
-	_, err = io.WriteString(f, "a feedgen build of this folder started and has not finished; the next build checks every page\n")
-	if err == nil {
-		err = f.Sync()
+	defer f.Abort()
+	w := bufio.NewWriter(f)
+	w.WriteString("a feedgen build of this folder started and has not finished; the next build checks every page, and may delete the pages listed below\n")
+	for _, p := range pages {
+		w.WriteString(p)
+		w.WriteByte('\n')
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	err = w.Flush()
+	if err == nil {
+		err = f.Commit()
 	}
 	if err == nil {
 		err = syncDir(dir)
 	}
 	if err != nil {
-		os.Remove(name)
 		return fmt.Errorf("marking the build in %s: %w", dir, err)
 	}
 	return nil
@@ -61,13 +70,15 @@ func finished(dir string) error {
 	return nil
 }
 
-// removeManifestTemps deletes the temporary files of manifest writes that
-// never finished (see atomicfile): with the folder's lock held, no other
-// build is writing one.
+// removeManifestTemps deletes the temporary files of writes of the
+// manifest and the marker that never finished (see atomicfile): with the
+// folder's lock held, no other build is writing one.
 func removeManifestTemps(dir string) {
-	temps, _ := filepath.Glob(filepath.Join(dir, ".manifest.json.*.tmp"))
-	for _, t := range temps {
-		os.Remove(t)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if target, ok := tempOf(e.Name()); ok && !e.IsDir() && (target == manifest.Name || target == unfinishedName) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
 	}
 }
 

@@ -86,6 +86,10 @@ type Config struct {
 	contentDir     string
 	contentDirLine int
 	OutputDir      string // as resolved against Dir
+	// outputDir and outputDirLine are output_dir as written and its line
+	// (0 when it is not set): for CheckOutputDir's message.
+	outputDir     string
+	outputDirLine int
 }
 
 // Author is an entry of the authors table.
@@ -222,7 +226,7 @@ func (p *parser) parse(data []byte) *Config {
 			}
 		case "output_dir":
 			if s := p.str(kv); s != "" {
-				c.OutputDir = s
+				c.OutputDir, c.outputDir, c.outputDirLine = s, s, kv.KeyNode.Line
 			}
 		case "sections":
 			p.sections(c, v)

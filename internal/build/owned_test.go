@@ -1,0 +1,198 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/feedgen/feedgen/internal/diag"
+)
+
+// TestOutputDirOverlap checks that a build refuses an output folder that
+// is the content folder, lies inside it or holds it, however it is named
+// (output_dir, --out, a symbolic link), with the config's line, and that
+// it changes nothing: not the source articles, not the files beside them.
+func TestOutputDirOverlap(t *testing.T) {
+	tests := []struct {
+		name   string
+		output string // output_dir, "" for none
+		out    string // Options.OutDir relative to the site, "" for none
+		link   bool   // "LINK" is a symbolic link to content, outside the site
+		want   string
+	}{
+		{name: "equal", output: "content", want: `config.yaml:11: output_dir: "content" (`},
+		{name: "equal, with a slash", output: "./content/", want: "is the content folder"},
+		{name: "inside", output: "content/news/public", want: "lies inside the content folder"},
+		{name: "holds it", output: ".", want: "holds the content folder"},
+		{name: "holds it from above", output: "..", want: "holds the content folder"},
+		{name: "through a link", output: "LINK", link: true, want: "is the content folder"},
+		{name: "inside, through a link", output: "LINK/x", link: true, want: "lies inside the content folder"},
+		{name: "--out", out: "content", want: "--out "},
+		{name: "--out holds it", output: "public", out: ".", want: "holds the content folder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := site(t, 3)
+			// A section named like the pages' folder, and a file beside an
+			// article: a build into the content folder would take them for
+			// its own.
+			write(t, dir, "config.yaml", siteConfig+"  offsets: all\nfilters: [section]\n")
+			cfg := strings.Replace(siteConfig, "news: {politics: Politics}", "news: {politics: Politics}\n  articles: {2019: Old}", 1)
+			base, err := os.MkdirTemp("", "feedgen-link")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			link := filepath.Join(base, "linked")
+			if tt.output != "" {
+				cfg += "output_dir: " + strings.Replace(tt.output, "LINK", link, 1) + "\n"
+			}
+			write(t, dir, "config.yaml", cfg)
+			write(t, dir, "content/articles/2019/post.md", article(9, "2019-01-01T10:00:00"))
+			write(t, dir, "content/articles/2019/notes.txt", "mine")
+			if tt.link {
+				if err := os.Symlink(filepath.Join(dir, "content"), link); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow}
+			if tt.out != "" {
+				opt.OutDir = filepath.Join(dir, tt.out)
+			}
+			before := snap(t, filepath.Dir(dir))
+			_, err = New(opt).Build(context.Background())
+			var dl diag.List
+			if !errors.As(err, &dl) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want a config error with %q", err, tt.want)
+			}
+			if d := diffSnap(before, snap(t, filepath.Dir(dir))); len(d) > 0 {
+				t.Errorf("the refused build changed %v", d)
+			}
+		})
+	}
+}
+
+// TestStraysRefused checks a first build into a folder that holds files
+// of its own under articles/ (the probe's case: articles/2019/post.html
+// and articles/index.html): it refuses, naming them, and changes nothing;
+// with Clean it deletes them; and no build touches a file outside
+// articles/, manifest.json and its marker.
+func TestStraysRefused(t *testing.T) {
+	dir := site(t, 3)
+	out := filepath.Join(dir, "public")
+	outside := map[string]string{
+		"index.html":        "<html>",
+		"assets/app.js":     "js",
+		"articles.json":     "{}",
+		".manifest.json.x":  "not a temporary file of feedgen's",
+		"manifest.json.bak": "mine",
+	}
+	for p, data := range outside {
+		write(t, out, p, data)
+	}
+	write(t, out, "articles/2019/post.html", "<p>post")
+	write(t, out, "articles/index.html", "<p>index")
+	write(t, out, "articles/2/.7.json.1-0.tmp", "looks like a temporary file of a page no build has")
+	before := snap(t, out)
+	_, err := builder(dir).Build(context.Background())
+	var se *strayError
+	if !errors.As(err, &se) {
+		t.Fatalf("got %v, want the refusal of files no build wrote", err)
+	}
+	for _, want := range []string{"holds 3 files that no feedgen build wrote", "has no manifest.json", "articles/2019/post.html", "articles/index.html", "articles/2/.7.json.1-0.tmp", "--clean"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if d := diffSnap(before, snap(t, out)); len(d) > 0 {
+		t.Errorf("the refused build changed %v", d)
+	}
+
+	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Clean: true}
+	if _, err := New(opt).Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Rebuilds: with other pages (stale ones deleted), unchanged (the
+	// shortcut), and after a killed build.
+	write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
+	mustBuild(t, dir)
+	mustBuild(t, dir)
+	write(t, dir, "content/news/politics/a9.md", article(9, "2025-01-09T10:00:00"))
+	killedBuild(t, dir, killPoint{"page", 2})
+	write(t, dir, "config.yaml", siteConfig)
+	mustBuild(t, dir)
+	got := snap(t, out)
+	for p, data := range outside {
+		if got[p].data != data {
+			t.Errorf("%s: %q, want %q as it was", p, got[p].data, data)
+		}
+	}
+	clean := cleanBuild(t, dir)
+	for p := range outside {
+		delete(got, p)
+	}
+	identical(t, got, clean)
+}
+
+// TestKilledFirstBuildRepaired kills a first build (no manifest yet) at
+// several points: the build after it finds the pages it wrote listed in
+// its marker, deletes or rewrites them, and refuses nothing.
+func TestKilledFirstBuildRepaired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process per kill point")
+	}
+	for _, k := range []killPoint{{"page", 1}, {"page", 5}, {"deleted", 1}, {"manifest", 1}} {
+		t.Run(k.String(), func(t *testing.T) {
+			dir := site(t, 12)
+			killedBuild(t, dir, k)
+			// The next build has fewer pages: those the killed one wrote
+			// and this one does not have are to be deleted.
+			write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
+			mustBuild(t, dir)
+			identical(t, snap(t, filepath.Join(dir, "public")), cleanBuild(t, dir))
+		})
+	}
+}
+
+// TestMarkerLists checks what the marker of an unfinished build lists:
+// the pages the last manifest does not, with those of a marker already
+// there, and that only paths under articles/ are taken from one.
+func TestMarkerLists(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, unfinishedName, "an older build\narticles/9/0.json\n../../etc/passwd\nmanifest.json\narticles/../x\n")
+	pending := readPending(dir)
+	if strings.Join(pending, " ") != "articles/9/0.json" {
+		t.Fatalf("readPending = %q", pending)
+	}
+	got := newPages([]string{"articles/2/0.json", "articles/index.json", "articles/9/0.json"}, nil, pending)
+	if strings.Join(got, " ") != "articles/2/0.json articles/9/0.json articles/index.json" {
+		t.Errorf("newPages = %q", got)
+	}
+	if err := markUnfinished(dir, got); err != nil {
+		t.Fatal(err)
+	}
+	if back := readPending(dir); strings.Join(back, " ") != strings.Join(got, " ") {
+		t.Errorf("read back %q, want %q", back, got)
+	}
+}
+
+func TestTempOf(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"articles/2/.0.json.123-0.tmp", "articles/2/0.json"},
+		{".manifest.json.7-12.tmp", "manifest.json"},
+		{"articles/.index.json.1-0.tmp", "articles/index.json"},
+		{"articles/2/0.json.123-0.tmp", ""},  // no leading dot
+		{"articles/2/.0.json.12x-0.tmp", ""}, // not a pid
+		{"articles/2/.0.json.123.tmp", ""},   // no -N
+		{"articles/2/..123-0.tmp", ""},       // no name
+		{"articles/2/.0.json.123-0.tmpx", ""},
+	} {
+		got, ok := tempOf(tt.in)
+		if ok != (tt.want != "") || got != tt.want {
+			t.Errorf("tempOf(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+}
