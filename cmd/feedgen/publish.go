@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -62,6 +63,11 @@ func (o *publishOptions) check() error {
 	dir, cfgPath, err := outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
 	if err != nil {
 		return err
+	}
+	if u.Scheme == "file" {
+		if err := publish.CheckBucketFolder(filepath.FromSlash(u.Path), dir); err != nil {
+			return usageError{err}
+		}
 	}
 	o.dir, o.cacheControl = dir, config.DefaultCacheControl
 	if cfgPath != "" {
