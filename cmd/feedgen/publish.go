@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
@@ -26,9 +27,11 @@ type publishOptions struct {
 	url, dir, config    string
 	dryRun, full, quiet bool
 	maxDeletes, workers int
+	timeout, lockWait   time.Duration
 	set                 func(flag string) bool // whether the flag was given
 
 	scheme       string // the URL's scheme: set by check
+	bucketDir    string // the folder of a file:// bucket: set by check
 	cacheControl string // from the config: set by check
 }
 
@@ -56,6 +59,12 @@ func (o *publishOptions) check() error {
 	if o.workers < 1 {
 		return usageError{fmt.Errorf("--workers %d: give 1 or more", o.workers)}
 	}
+	if o.timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %v: give a duration, e.g. 60s", o.timeout)}
+	}
+	if o.lockWait < 0 {
+		return usageError{fmt.Errorf("--lock-wait %v is negative: give 0 not to wait", o.lockWait)}
+	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return err
@@ -65,7 +74,8 @@ func (o *publishOptions) check() error {
 		return err
 	}
 	if u.Scheme == "file" {
-		if err := publish.CheckBucketFolder(filepath.FromSlash(u.Path), dir); err != nil {
+		o.bucketDir = filepath.FromSlash(u.Path)
+		if err := publish.CheckBucketFolder(o.bucketDir, dir); err != nil {
 			return usageError{err}
 		}
 	}
@@ -104,6 +114,15 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 		DryRun:       o.dryRun,
 		Full:         o.full,
 		Log:          o.stdout,
+		Timeout:      o.timeout,
+		LockWait:     o.lockWait,
+		LockDir:      o.bucketDir,
+	}
+	if po.LockWait == 0 {
+		po.LockWait = -1 // not at all: the library's 0 is its default
+	}
+	if !o.quiet {
+		po.Notices = o.stderr
 	}
 	if !o.quiet && !o.dryRun {
 		bar := newProgressOf(o.stderr, "publishing pages")
@@ -218,9 +237,16 @@ else from a listing of articles/ and the SHA-256 publish stores with each page
 (--full always does that). Pages go first, manifest.json last, then the pages
 the build no longer has are deleted; an unchanged build uploads nothing.
 Every object gets Content-Type: application/json and the Cache-Control of the
-config's publish.cache_control (default "public, max-age=60"). Nothing outside
-articles/ and manifest.json is written or deleted. A publish that stops half
-way leaves the previous manifest.json in place; the next one finishes it.`,
+config's publish.cache_control (default "public, max-age=60").
+
+Two publishes to one bucket never run at once: a publish holds the bucket's
+lock, the object .feedgen-publish-lock (on disk, a file of the folder it
+keeps locked), and another one waits for it (--lock-wait), or takes it over
+once its holder is gone. A publish that stops half way (an error, Ctrl-C,
+killed) leaves the previous manifest.json in place and the lock saying so:
+the next one checks every page and finishes the job. A request that goes
+--timeout without an answer is tried again, then the publish fails. Nothing
+outside articles/, manifest.json and the lock is written or deleted.`,
 		Example: `  feedgen publish 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dry-run 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dir public 's3://feed?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
@@ -244,6 +270,8 @@ way leaves the previous manifest.json in place; the next one finishes it.`,
 	cmd.Flags().BoolVar(&o.full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
 	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more pages than this would be deleted")
 	cmd.Flags().IntVar(&o.workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without an answer before it is tried again")
+	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	return cmd
 }

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
 )
@@ -34,13 +36,13 @@ func TestPublishS3(t *testing.T) {
 		{"first", nil, url, 0, `\Auploaded 5 files \(\d+\.\d kB\), unchanged 0, deleted 0, in [0-9.]+m?s\n\z`, `\A\z`, true},
 		{"unchanged", nil, url, 0, `\Auploaded 0 files \(0 B\), unchanged 5, deleted 0, in `, `\A\z`, false},
 		{"missing bucket", nil, v.BucketURL("no-such-bucket"), 1, `\A\z`,
-			`\Afeedgen: the bucket does not exist \(listing articles/: NoSuchBucket: The specified bucket does not exist\.\)\n\z`, false},
+			`\Afeedgen: the bucket does not exist \(creating the lock \.feedgen-publish-lock: NoSuchBucket: The specified bucket does not exist\.\)\n\z`, false},
 		{"wrong secret", []string{"AWS_SECRET_ACCESS_KEY=wrong"}, url, 1, `\A\z`,
-			`\Afeedgen: the bucket's service refused the credentials \(listing articles/: SignatureDoesNotMatch: .*\)\n` + hint, false},
+			`\Afeedgen: the bucket's service refused the credentials \(creating the lock \.feedgen-publish-lock: SignatureDoesNotMatch: .*\)\n` + hint, false},
 		{"no credentials", []string{"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY="}, url, 1, `\A\z`,
-			`\Afeedgen: no credentials for the bucket were found \(listing articles/: .*get credentials: .*\)\n` + hint, false},
+			`\Afeedgen: no credentials for the bucket were found \(creating the lock \.feedgen-publish-lock: .*get credentials: .*\)\n` + hint, false},
 		{"forbidden", []string{"AWS_ACCESS_KEY_ID=reader", "AWS_SECRET_ACCESS_KEY=readersecret"}, url, 1, `\A\z`,
-			`\Afeedgen: access denied: the credentials may not do this \(listing articles/: AccessDenied: .*\)\n` + hint, false},
+			`\Afeedgen: access denied: the credentials may not do this \(creating the lock \.feedgen-publish-lock: AccessDenied: .*\)\n` + hint, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,6 +55,30 @@ func TestPublishS3(t *testing.T) {
 				t.Errorf("the bucket changed: %v, want %v", changed, tt.bucketChange)
 			}
 		})
+	}
+}
+
+// TestPublishStalledS3 stops the S3 service (SIGSTOP) under feedgen
+// publish: it exits 1 with a message that says the service did not
+// answer and how to give it longer, and does not hang.
+func TestPublishStalledS3(t *testing.T) {
+	v := versitytest.Start(t)
+	url, _ := v.NewBucket(t)
+	dir := t.TempDir()
+	bundleSite(t, dir)
+	if err := v.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer v.Process.Signal(syscall.SIGCONT)
+	start := time.Now()
+	r := runFeedgen(t, dir, nil, "publish", "--dir", "site/public", "--timeout", "300ms", url)
+	want := `\Afeedgen: creating the lock \.feedgen-publish-lock: the bucket's service did not answer for 300ms, tried 3 times \(--timeout sets how long a request may go without an answer\)
+\z`
+	if r.code != 1 || !regexp.MustCompile(want).MatchString(r.stderr) {
+		t.Errorf("got exit %d, stderr %q; want 1, %s", r.code, r.stderr, want)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %v", d)
 	}
 }
 

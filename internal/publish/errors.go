@@ -27,6 +27,7 @@ const (
 	BadCredentials      // the service refused the credentials
 	Denied              // the credentials may not do it
 	Unreachable         // the service's address does not answer
+	TimedOut            // the service stopped answering (Options.Timeout)
 )
 
 // BucketError is an error of the bucket's service, made plain: Error says
@@ -51,6 +52,11 @@ func (e *BucketError) Error() string {
 		what = "access denied: the credentials may not do this"
 	case Unreachable:
 		what = "the bucket's service cannot be reached: check the URL's endpoint"
+	case TimedOut:
+		var se *stallError
+		errors.As(e.Err, &se)
+		return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (--timeout sets how long a request may go without an answer)",
+			e.Op, se.after, tries(se.tries))
 	default:
 		return e.Op + ": " + detail(e.Err)
 	}
@@ -102,8 +108,29 @@ func explainList(err error) error {
 	return err
 }
 
+// stallError is an attempt that made no progress for a while: its
+// context was cancelled with it (see attempt).
+type stallError struct {
+	after time.Duration
+	tries int // how many attempts there were, all stalled or failed: set by retry
+}
+
+func (e *stallError) Error() string {
+	return fmt.Sprintf("no answer for %v", e.after)
+}
+
+func tries(n int) string {
+	if n <= 1 {
+		return "tried once"
+	}
+	return fmt.Sprintf("tried %d times", n)
+}
+
 // kindOf classifies err.
 func kindOf(err error) Kind {
+	if se := (*stallError)(nil); errors.As(err, &se) {
+		return TimedOut
+	}
 	var ae apiError
 	if errors.As(err, &ae) {
 		switch ae.ErrorCode() {
@@ -141,6 +168,9 @@ func isNotFound(err error) bool {
 // Transient reports whether err may go away if the operation is tried
 // again: the service was busy or failed inside, or the connection broke.
 func Transient(err error) bool {
+	if se := (*stallError)(nil); errors.As(err, &se) {
+		return true
+	}
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
@@ -173,16 +203,21 @@ func Transient(err error) bool {
 
 // retry runs op, and runs it again while it fails with a transient error,
 // up to Options.Retries more times, waiting Options.Backoff (with jitter),
-// then twice as long each time. It returns op's last error.
-func (p *publisher) retry(ctx context.Context, op func() error) error {
-	return retry(ctx, p.opt.Retries, p.opt.Backoff, op)
+// then twice as long each time. Each attempt that goes Options.Timeout
+// without progress is stopped, and counts as a transient failure. It
+// returns op's last error.
+func (p *publisher) retry(ctx context.Context, op func(ctx context.Context, kick func()) error) error {
+	return retry(ctx, p.opt.Retries, p.opt.Backoff, p.opt.Timeout, op)
 }
 
-func retry(ctx context.Context, retries int, backoff time.Duration, op func() error) error {
+func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func()) error) error {
 	wait := backoff
 	for attempt := 0; ; attempt++ {
-		err := op()
+		err := try(ctx, timeout, op)
 		if err == nil || attempt >= retries || ctx.Err() != nil || !Transient(err) {
+			if se := (*stallError)(nil); errors.As(err, &se) {
+				se.tries = attempt + 1
+			}
 			return err
 		}
 		d := wait/2 + rand.N(wait/2+1)
@@ -195,4 +230,38 @@ func retry(ctx context.Context, retries int, backoff time.Duration, op func() er
 		}
 		wait = min(2*wait, 30*time.Second)
 	}
+}
+
+// try runs op once with a context that is cancelled, with a *stallError,
+// when op goes timeout without progress: op calls kick whenever bytes go
+// out or come in. A timeout of 0 or less is none.
+func try(ctx context.Context, timeout time.Duration, op func(ctx context.Context, kick func()) error) error {
+	if timeout <= 0 {
+		return op(ctx, func() {})
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stalled := &stallError{after: timeout}
+	t := time.AfterFunc(timeout, func() { cancel(stalled) })
+	defer t.Stop()
+	err := op(ctx, func() { t.Reset(timeout) })
+	if err != nil && context.Cause(ctx) == stalled {
+		return stalled
+	}
+	return err
+}
+
+// kicking calls kick on every read of r: an upload's body read by the
+// client as it sends it, or a download's as it comes in.
+type kicking struct {
+	r    io.Reader
+	kick func()
+}
+
+func (k kicking) Read(p []byte) (int, error) {
+	n, err := k.r.Read(p)
+	if n > 0 {
+		k.kick()
+	}
+	return n, err
 }

@@ -37,15 +37,15 @@ func TestPublishBucketErrors(t *testing.T) {
 		want           string // the start of the message
 	}{
 		{"missing bucket", v.BucketURL("no-such-bucket"), versitytest.Access, versitytest.Secret, NoBucket,
-			"the bucket does not exist (listing articles/: NoSuchBucket: "},
+			"the bucket does not exist (creating the lock .feedgen-publish-lock: NoSuchBucket: "},
 		{"wrong secret", url, versitytest.Access, "wrong", BadCredentials,
-			"the bucket's service refused the credentials (listing articles/: SignatureDoesNotMatch: "},
+			"the bucket's service refused the credentials (creating the lock .feedgen-publish-lock: SignatureDoesNotMatch: "},
 		{"unknown access key", url, "nobody", "nothing", BadCredentials,
-			"the bucket's service refused the credentials (listing articles/: InvalidAccessKeyId: "},
+			"the bucket's service refused the credentials (creating the lock .feedgen-publish-lock: InvalidAccessKeyId: "},
 		{"no credentials", url, "", "", NoCredentials,
-			"no credentials for the bucket were found (listing articles/: operation error S3: ListObjectsV2, get identity: get credentials: "},
+			"no credentials for the bucket were found (creating the lock .feedgen-publish-lock: operation error S3: PutObject, get identity: get credentials: "},
 		{"denied", url, "reader", "readersecret", Denied,
-			"access denied: the credentials may not do this (listing articles/: AccessDenied: "},
+			"access denied: the credentials may not do this (creating the lock .feedgen-publish-lock: AccessDenied: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +127,7 @@ func TestRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			err := retry(context.Background(), tt.retries, time.Microsecond, func() error {
+			err := retry(context.Background(), tt.retries, time.Microsecond, 0, func(context.Context, func()) error {
 				calls++
 				if calls <= tt.failures {
 					return tt.err
@@ -144,11 +144,47 @@ func TestRetry(t *testing.T) {
 		calls := 0
 		start := time.Now()
 		time.AfterFunc(20*time.Millisecond, cancel)
-		err := retry(ctx, 5, time.Hour, func() error { calls++; return httpError(503) })
+		err := retry(ctx, 5, time.Hour, 0, func(context.Context, func()) error { calls++; return httpError(503) })
 		if calls != 1 || err == nil || time.Since(start) > 10*time.Second {
 			t.Errorf("got %d calls, error %v after %s; want 1 call and its error at once", calls, err, time.Since(start))
 		}
 	})
+}
+
+// TestRetryStalled checks the timeout of an attempt: one that makes no
+// progress is stopped and tried again, and the last one's error says how
+// long and how many times; one that makes progress however long it takes
+// is not stopped.
+func TestRetryStalled(t *testing.T) {
+	calls := 0
+	err := retry(context.Background(), 2, time.Microsecond, 30*time.Millisecond, func(ctx context.Context, _ func()) error {
+		calls++
+		<-ctx.Done() // a service that stopped answering
+		return ctx.Err()
+	})
+	var se *stallError
+	if !errors.As(err, &se) || se.tries != 3 || calls != 3 {
+		t.Fatalf("got %v after %d calls, want a stall after 3", err, calls)
+	}
+	be := explain("uploading articles/20/0.json", err)
+	if got, want := be.Error(), "uploading articles/20/0.json: the bucket's service did not answer for 30ms, tried 3 times (--timeout sets how long a request may go without an answer)"; got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+
+	err = retry(context.Background(), 0, time.Microsecond, 30*time.Millisecond, func(ctx context.Context, kick func()) error {
+		for range 10 { // 100 ms in all, never 30 without progress
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+				kick()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("an attempt that made progress: %v", err)
+	}
 }
 
 func TestKindOf(t *testing.T) {

@@ -3,27 +3,32 @@
 // the manifest, then it deletes the pages the build no longer has.
 //
 // What the bucket holds is known without downloading a page. publish
-// uploads manifest.json last, with the SHA-256 of its bytes and a state,
-// "complete" or "partial", in the object's metadata, and the SHA-256 of
-// every page in the page's metadata. A complete manifest.json with the
-// headers publish gives says what every page under articles/ is: an
-// unchanged build costs one request (the manifest's attributes), an
-// edited one the download of the manifest. A bucket without one (a first
-// publish, a damaged manifest, one another tool uploaded, one a publish
-// left partial) is listed instead, and each page there of the size the
-// build's has is checked by its attributes: its SHA-256 metadata, size and
-// headers. Options.Full does that whatever the manifest says.
+// uploads manifest.json last, with the SHA-256 of its bytes and the state
+// "complete" in the object's metadata, and the SHA-256 of every page in
+// the page's metadata. A complete manifest.json with the headers publish
+// gives says what every page under articles/ is: an unchanged build costs
+// one request (the manifest's attributes), an edited one the download of
+// the manifest, read as a stream and compared with the build page by
+// page. A bucket without one (a first publish, a damaged manifest, one
+// another tool uploaded) is listed instead, and each page there of the
+// size the build's has is checked by its attributes: its SHA-256
+// metadata, size and headers. Options.Full does that whatever the
+// manifest says.
 //
-// Order makes it safe to stop at any point: pages first, manifest.json
-// last, so that a reader never sees a manifest naming a page that is not
-// there, then the deletions. Before it uploads a page over a trusted
-// manifest, publish marks that manifest partial (the same bytes, other
-// metadata), and the new manifest stays partial until the stale pages
-// are deleted: a publish that stops half way leaves a manifest the next
-// one does not trust, so it lists the bucket and finishes the job.
+// Two publishes to one bucket never run at once (see lock.go): a publish
+// holds the bucket's lock while it changes the bucket, and one that
+// stops half way leaves the lock saying so, so that the next one trusts
+// no manifest, lists the bucket and finishes the job. Order makes a stop
+// at any point safe for readers too: pages first, manifest.json last, so
+// that a reader never sees a manifest naming a page that is not there,
+// then the deletions.
 //
-// Only manifest.json and keys under articles/ are ever written or
-// deleted; other objects of the bucket are never touched.
+// Every request that goes Options.Timeout without an answer is stopped
+// and tried again like any failed one: a service that stops answering
+// fails the publish, never hangs it.
+//
+// Only manifest.json, keys under articles/ and the lock are ever written
+// or deleted; other objects of the bucket are never touched.
 package publish
 
 import (
@@ -43,6 +48,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
@@ -56,6 +63,7 @@ const (
 	DefaultMaxDeletes = 10000
 	DefaultRetries    = 2
 	DefaultBackoff    = 250 * time.Millisecond
+	DefaultTimeout    = 60 * time.Second
 )
 
 // ContentType is the Content-Type of every object publish uploads.
@@ -70,8 +78,9 @@ const (
 	// MetaSHA256 is the hex SHA-256 of the object's bytes, on every object.
 	MetaSHA256 = "sha256"
 	// MetaState is on manifest.json: StateComplete once every page it
-	// names is in the bucket, StatePartial while a publish is replacing
-	// pages it names.
+	// names is in the bucket. StatePartial (a publish replacing pages it
+	// names) was written by earlier versions, which had no lock: such a
+	// manifest is not trusted.
 	MetaState     = "feedgen-state"
 	StateComplete = "complete"
 	StatePartial  = "partial"
@@ -104,6 +113,31 @@ type Options struct {
 	// long each time. 0: DefaultRetries; negative: none.
 	Retries int
 	Backoff time.Duration // 0: DefaultBackoff
+	// Timeout is how long one request may go without progress (nothing
+	// sent, nothing received) before it is stopped and counts as a failed
+	// attempt. 0: DefaultTimeout; negative: none.
+	Timeout time.Duration
+	// LockWait is how long a publish waits for another one that holds
+	// the bucket's lock. 0: DefaultLockWait; negative: not at all.
+	LockWait time.Duration
+	// LockLease is how long the lock object of a bucket in a cloud stays
+	// taken without a renewal: its holder renews it every third of it.
+	// 0: DefaultLockLease.
+	LockLease time.Duration
+	// LockDir is the folder of a bucket on disk (file://): the lock is a
+	// file there, held with flock, rather than an object.
+	LockDir string
+	// Owner names this publish in the lock, for the messages of another
+	// one that waits: "host pid N" when empty.
+	Owner string
+	// Notices receives what a publish says while it runs (waiting for
+	// another one); nil discards it.
+	Notices io.Writer
+
+	// step, set by tests only, is called after the lock is taken
+	// ("locked") and after what the bucket holds is read ("read"), with
+	// the publish's context.
+	step func(ctx context.Context, what string)
 	// Progress, when set, is called from several goroutines after each
 	// page uploaded, checked or deleted, with the count so far and the
 	// total.
@@ -128,6 +162,24 @@ func (o Options) withDefaults() Options {
 	if o.Backoff <= 0 {
 		o.Backoff = DefaultBackoff
 	}
+	switch {
+	case o.Timeout == 0:
+		o.Timeout = DefaultTimeout
+	case o.Timeout < 0:
+		o.Timeout = 0
+	}
+	switch {
+	case o.LockWait == 0:
+		o.LockWait = DefaultLockWait
+	case o.LockWait < 0:
+		o.LockWait = 0
+	}
+	if o.LockLease <= 0 {
+		o.LockLease = DefaultLockLease
+	}
+	if o.Notices == nil {
+		o.Notices = io.Discard
+	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
@@ -147,8 +199,11 @@ type Result struct {
 	// Remote says how what the bucket holds was known when its
 	// manifest.json could not be used for it: "" when it could (or the
 	// bucket held nothing), else a sentence such as "the bucket has no
-	// manifest.json".
-	Remote   string
+	// manifest.json", or that the last publish did not finish.
+	Remote string
+	// More is how many keys to delete a dry run found beyond those it
+	// lists (it keeps no more than --max-deletes allows).
+	More     int
 	DryRun   bool
 	Duration time.Duration
 }
@@ -193,6 +248,7 @@ type publisher struct {
 	output fs.FS
 	opt    Options
 	local  *local
+	index  map[string]int // the local pages by path
 	res    Result
 	mu     sync.Mutex // guards res and uploads
 	// uploads are the pages a dry run would upload.
@@ -201,28 +257,15 @@ type publisher struct {
 	// deleted, of those to upload, check or delete.
 	done  atomic.Int64
 	total int
-	// rem is what the bucket holds; mark marks its manifest partial
-	// once, before the first page is uploaded, when it is trusted.
-	rem     *remote
-	mark    sync.Once
-	markErr error
-	marked  bool
+	// changed is set before the first write to the bucket.
+	changed atomic.Bool
 }
 
-// markPartial marks the bucket's manifest partial, if it is trusted,
-// before the first page goes up: should this publish stop before its own
-// manifest is in place, the next one must not trust the one there (whose
-// pages this one replaced), and lists and checks the pages instead.
-func (p *publisher) markPartial(ctx context.Context) error {
-	p.mark.Do(func() {
-		if !p.rem.trusted {
-			return
-		}
-		meta := map[string]string{MetaSHA256: sha256Hex(p.rem.data), MetaState: StatePartial}
-		p.markErr = p.put(ctx, manifest.Name, p.rem.data, meta)
-		p.marked = p.markErr == nil
-	})
-	return p.markErr
+// step calls Options.step.
+func (p *publisher) step(ctx context.Context, what string) {
+	if p.opt.step != nil {
+		p.opt.step(ctx, what)
+	}
 }
 
 // tick counts one more page done, for Options.Progress.
@@ -232,84 +275,136 @@ func (p *publisher) tick() {
 	}
 }
 
+// lock returns the bucket's lock for this publish.
+func (p *publisher) lock() locker {
+	info := newLockInfo(p.opt.Owner, p.opt.Clock())
+	if p.opt.LockDir != "" {
+		return newFolderLock(p, p.opt.LockDir, info)
+	}
+	return &objectLock{p: p, info: info}
+}
+
+// releaseTimeout bounds the release of the lock of a publish that was
+// interrupted.
+const releaseTimeout = 2 * time.Second
+
 // Publish uploads the build in output (an output folder: its
 // manifest.json and the pages it lists) to bucket. Each page is read and
 // checked against the manifest as it is uploaded: an output that changed
 // since its manifest was written gives an error, and the bucket's
 // manifest stays the one it had. On an error the result says what was
-// done before it.
-func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options) (*Result, error) {
+// done before it. A *LockedError says that another publish held the
+// bucket's lock for longer than Options.LockWait.
+func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options) (res *Result, err error) {
 	opt = opt.withDefaults()
 	start := opt.Clock()
 	p := &publisher{bucket: bucket, output: output, opt: opt}
 	p.res.DryRun = opt.DryRun
 	defer func() { p.res.Duration = opt.Clock().Sub(start) }()
-	var err error
 	if p.local, err = readLocal(output); err != nil {
 		return &p.res, err
 	}
-	rem, err := p.readRemote(ctx)
+	p.index = make(map[string]int, len(p.local.m.Files))
+	for i, f := range p.local.m.Files {
+		p.index[f.Path] = i
+	}
+	lock := p.lock()
+	if opt.DryRun {
+		dirty, err := lock.peek(ctx)
+		if err != nil {
+			return &p.res, err
+		}
+		return &p.res, p.dryRun(ctx, dirty)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	dirty, err := lock.acquire(ctx, cancel)
 	if err != nil {
 		return &p.res, err
 	}
-	p.rem = rem
-	p.res.Remote = rem.note
-	items, deletes := p.plan(rem)
-	p.total = len(items) + len(deletes)
-	var tooMany error
-	if opt.MaxDeletes >= 0 && len(deletes) > opt.MaxDeletes {
-		tooMany = &TooManyDeletesError{Deletes: len(deletes), Max: opt.MaxDeletes}
-	}
-	if opt.DryRun {
-		if err := p.dryRun(ctx, items, deletes); err != nil {
-			return &p.res, err
+	defer func() {
+		// Clean: the bucket is what its manifest says, as this publish
+		// found it or left it.
+		clean := err == nil || dirty == "" && !p.changed.Load()
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer rcancel()
+		if rerr := lock.release(rctx, clean); rerr != nil && err == nil {
+			err = rerr
 		}
-		return &p.res, tooMany
+	}()
+	p.step(ctx, "locked")
+	err = p.publish(ctx, lock, dirty)
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, errLockLost) {
+		err = cause
 	}
-	if tooMany != nil {
-		return &p.res, tooMany
-	}
-	if err := p.run(ctx, items); err != nil {
-		return &p.res, err
-	}
-	// The manifest goes up when it is not the build's own, complete, or
-	// was marked partial; with pages to delete, twice (see below).
-	uploadManifest := !rem.current || p.marked || len(deletes) > 0
-	complete := map[string]string{MetaSHA256: p.local.sum, MetaState: StateComplete}
-	switch {
-	case len(deletes) > 0:
-		// The new manifest, marked partial until the stale pages are
-		// gone: should this publish stop before, the next one lists the
-		// bucket and finds them.
-		partial := map[string]string{MetaSHA256: p.local.sum, MetaState: StatePartial}
-		if err := p.putManifest(ctx, partial); err != nil {
-			return &p.res, err
-		}
-		if err := p.delete(ctx, deletes); err != nil {
-			return &p.res, err
-		}
-		if err := p.put(ctx, manifest.Name, p.local.data, complete); err != nil {
-			return &p.res, err
-		}
-	case uploadManifest:
-		if err := p.putManifest(ctx, complete); err != nil {
-			return &p.res, err
-		}
-	default:
-		p.res.Unchanged++
-	}
-	return &p.res, nil
+	return &p.res, err
 }
 
-// putManifest uploads the build's manifest with the metadata meta.
-func (p *publisher) putManifest(ctx context.Context, meta map[string]string) error {
-	if err := p.put(ctx, manifest.Name, p.local.data, meta); err != nil {
+// publish does the work of Publish with the lock held.
+func (p *publisher) publish(ctx context.Context, lock locker, dirty string) error {
+	rem, err := p.readRemote(ctx, dirty)
+	if err != nil {
+		return err
+	}
+	p.res.Remote = rem.note
+	p.step(ctx, "read")
+	items := p.plan(rem)
+	p.total = len(items) + rem.stale
+	if p.opt.MaxDeletes >= 0 && rem.stale > p.opt.MaxDeletes {
+		return &TooManyDeletesError{Deletes: rem.stale, Max: p.opt.MaxDeletes}
+	}
+	if err := p.run(ctx, items); err != nil {
+		return err
+	}
+	if rem.current {
+		p.res.Unchanged++
+	} else {
+		// The manifest goes up over the one this publish read, and no
+		// other: where the service has conditional writes, a manifest
+		// another writer put there meanwhile fails it.
+		if err := lock.check(ctx); err != nil {
+			return err
+		}
+		if err := p.putManifest(ctx, rem); err != nil {
+			return err
+		}
+	}
+	return p.delete(ctx, rem.deletes)
+}
+
+// putManifest uploads the build's manifest, complete: only over the one
+// rem read, where the service can make the write conditional.
+func (p *publisher) putManifest(ctx context.Context, rem *remote) error {
+	meta := map[string]string{MetaSHA256: p.local.sum, MetaState: StateComplete}
+	opts := p.writerOptions(p.local.data, meta)
+	if rem.exists {
+		opts.BeforeWrite = ifMatch(rem.etag)
+	} else {
+		opts.IfNotExist = true
+	}
+	if err := p.upload(ctx, manifest.Name, p.local.data, opts); err != nil {
+		if preconditionFailed(err) {
+			return fmt.Errorf("%s changed in the bucket while this publish ran (another publish, or another tool, wrote it): this publish did not replace it; publish again", manifest.Name)
+		}
 		return err
 	}
 	p.res.Uploaded++
 	p.res.UploadedBytes += int64(len(p.local.data))
 	p.res.ManifestUploaded = true
 	return nil
+}
+
+// ifMatch makes a write conditional on the object's version being etag,
+// where the service has such writes (S3's If-Match); elsewhere the write
+// is not conditional.
+func ifMatch(etag string) func(as func(any) bool) error {
+	return func(as func(any) bool) error {
+		var in *transfermanager.UploadObjectInput
+		if etag != "" && as(&in) {
+			in.IfMatch = aws.String(etag)
+		}
+		return nil
+	}
 }
 
 // readLocal reads the build's manifest and checks that the build is
@@ -334,41 +429,34 @@ func readLocal(output fs.FS) (*local, error) {
 }
 
 // plan sorts the local pages into those the bucket holds (counted as
-// unchanged), and items to upload or check. deletes are the keys under
-// articles/ that the build does not have, sorted.
-func (p *publisher) plan(rem *remote) (items []item, deletes []string) {
-	files := p.local.m.Files
-	for i, f := range files {
-		size, listed := rem.listed[f.Path]
-		sum, named := rem.sums[f.Path]
+// unchanged), and items to upload or check.
+func (p *publisher) plan(rem *remote) (items []item) {
+	for i, f := range p.local.m.Files {
+		size, sum := rem.size[i], rem.sum[i]
 		switch {
-		case listed && size == f.Size && named && sum == f.SHA256:
+		case size == f.Size && sum == f.SHA256:
 			p.res.Unchanged++
-		case !listed || size != f.Size || named:
+		case size < 0 || size != f.Size || sum != "":
 			items = append(items, item{page: i})
 		default:
 			items = append(items, item{page: i, check: true})
 		}
 	}
-	have := make(map[string]bool, len(files))
-	for _, f := range files {
-		have[f.Path] = true
-	}
-	for key := range rem.listed {
-		if !have[key] && !strings.HasSuffix(key, "/") {
-			deletes = append(deletes, key)
-		}
-	}
-	slices.Sort(deletes)
-	return items, deletes
+	return items
 }
 
-// dryRun resolves the items to check and writes what a publish would do.
-func (p *publisher) dryRun(ctx context.Context, items []item, deletes []string) error {
+// dryRun finds what a publish would do, resolving the items to check, and
+// writes it. dirty says that a publish holds the lock or did not finish.
+func (p *publisher) dryRun(ctx context.Context, dirty string) error {
+	rem, err := p.readRemote(ctx, dirty)
+	if err != nil {
+		return err
+	}
+	p.res.Remote = rem.note
+	items := p.plan(rem)
 	if err := p.run(ctx, items); err != nil {
 		return err
 	}
-	uploadManifest := !p.rem.current || len(p.uploads) > 0 && p.rem.trusted || len(deletes) > 0
 	slices.Sort(p.uploads)
 	files := p.local.m.Files
 	if p.opt.Log != nil {
@@ -376,23 +464,30 @@ func (p *publisher) dryRun(ctx context.Context, items []item, deletes []string) 
 		for _, i := range p.uploads {
 			fmt.Fprintf(&b, "upload %s (%s)\n", files[i].Path, human.Bytes(files[i].Size))
 		}
-		if uploadManifest {
+		if !rem.current {
 			fmt.Fprintf(&b, "upload %s (%s)\n", manifest.Name, human.Bytes(int64(len(p.local.data))))
 		}
-		for _, key := range deletes {
+		for _, key := range rem.deletes {
 			fmt.Fprintf(&b, "delete %s\n", key)
+		}
+		if more := rem.stale - len(rem.deletes); more > 0 {
+			fmt.Fprintf(&b, "and %s more to delete\n", human.Plural(more, "page"))
 		}
 		if _, err := p.opt.Log.Write(b.Bytes()); err != nil {
 			return err
 		}
 	}
-	if uploadManifest {
+	if !rem.current {
 		p.res.Uploaded++
 		p.res.UploadedBytes += int64(len(p.local.data))
 	} else {
 		p.res.Unchanged++
 	}
-	p.res.Deleted = len(deletes)
+	p.res.Deleted = rem.stale
+	p.res.More = rem.stale - len(rem.deletes)
+	if p.opt.MaxDeletes >= 0 && rem.stale > p.opt.MaxDeletes {
+		return &TooManyDeletesError{Deletes: rem.stale, Max: p.opt.MaxDeletes}
+	}
 	return nil
 }
 
@@ -434,7 +529,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 	f := p.local.m.Files[it.page]
 	if it.check {
 		var a *blob.Attributes
-		err := p.retry(ctx, func() error {
+		err := p.retry(ctx, func(ctx context.Context, _ func()) error {
 			var err error
 			a, err = p.bucket.Attributes(ctx, f.Path)
 			return err
@@ -470,10 +565,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 		return err
 	}
 	*buf = data[:0]
-	if err := p.markPartial(ctx); err != nil {
-		return err
-	}
-	if err := p.put(ctx, f.Path, data, map[string]string{MetaSHA256: f.SHA256}); err != nil {
+	if err := p.upload(ctx, f.Path, data, p.writerOptions(data, map[string]string{MetaSHA256: f.SHA256})); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -483,22 +575,28 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 	return nil
 }
 
-// put uploads data as key with publish's headers and the metadata meta.
-func (p *publisher) put(ctx context.Context, key string, data []byte, meta map[string]string) error {
+// writerOptions are publish's headers, with the metadata meta, for the
+// bytes data.
+func (p *publisher) writerOptions(data []byte, meta map[string]string) *blob.WriterOptions {
 	sum := md5.Sum(data)
-	opts := &blob.WriterOptions{
+	return &blob.WriterOptions{
 		ContentType:  ContentType,
 		CacheControl: p.opt.CacheControl,
 		Metadata:     meta,
 		ContentMD5:   sum[:],
 	}
-	err := p.retry(ctx, func() error {
-		return p.bucket.Upload(ctx, key, bytes.NewReader(data), opts)
+}
+
+// upload uploads data as key with opts.
+func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *blob.WriterOptions) error {
+	p.changed.Store(true)
+	err := p.retry(ctx, func(ctx context.Context, kick func()) error {
+		return p.bucket.Upload(ctx, key, kicking{bytes.NewReader(data), kick}, opts)
 	})
-	if err != nil {
+	if err != nil && !preconditionFailed(err) {
 		return explain("uploading "+key, err)
 	}
-	return nil
+	return err
 }
 
 // delete deletes the keys on Options.Workers goroutines; a key already
@@ -517,7 +615,8 @@ func (p *publisher) delete(ctx context.Context, keys []string) error {
 				if i >= len(keys) {
 					return
 				}
-				err := p.retry(ctx, func() error { return p.bucket.Delete(ctx, keys[i]) })
+				p.changed.Store(true)
+				err := p.retry(ctx, func(ctx context.Context, _ func()) error { return p.bucket.Delete(ctx, keys[i]) })
 				if err != nil && !isNotFound(err) {
 					cancel(explain("deleting "+keys[i], err))
 					return

@@ -2,8 +2,13 @@ package publish
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
+	"slices"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -14,60 +19,102 @@ import (
 const listPageSize = 1000
 
 // maxManifestSize bounds the bucket's manifest.json that publish reads: a
-// larger one is taken as damaged.
+// larger one is taken as damaged. It is read as a stream, never whole.
 const maxManifestSize = 1 << 30
 
-// remote is what the bucket holds.
+// remote is what the bucket holds, as the build's pages see it. Its size
+// is the build's: a bucket's manifest or listing is read as a stream and
+// compared with the build page by page, and of the keys the build does
+// not have, no more are kept than could be deleted.
 type remote struct {
-	// listed maps every key under articles/ to its size: as the trusted
-	// manifest names them, or as a listing found them.
-	listed map[string]int64
-	// sums maps each page the bucket's manifest names to its SHA-256,
-	// when that manifest can be trusted; nil when it cannot.
-	sums map[string]string
+	// size[i] is the size of the object at the key of the build's page i,
+	// -1 when the bucket has none: as the trusted manifest names it, or as
+	// a listing found it.
+	size []int64
+	// sum[i] is its SHA-256 when the bucket's trusted manifest names it,
+	// "" when that is not known.
+	sum []string
+	// deletes are keys under articles/ that the build does not have,
+	// sorted once read: all of them, or the first keep when there are
+	// more (stale counts them all).
+	deletes []string
+	stale   int
+	keep    int // -1: no bound
 	// trusted: the manifest is one publish uploaded complete, with the
-	// headers it gives (its SHA-256s are in sums unless Options.Full);
-	// data are its bytes.
+	// headers it gives (its SHA-256s are in sum unless Options.Full).
 	trusted bool
-	data    []byte
 	// current: the manifest is the build's own, complete, with these
 	// headers: it need not be uploaded.
 	current bool
+	// exists: the bucket has a manifest.json, whose ETag is etag ("" when
+	// the service gives none): the build's is written only over that one.
+	exists bool
+	etag   string
 	// note says why the manifest was not trusted, when the bucket holds
 	// pages.
 	note string
 }
 
+// reset forgets what was read of the bucket's pages.
+func (r *remote) reset() {
+	for i := range r.size {
+		r.size[i], r.sum[i] = -1, ""
+	}
+	r.deletes, r.stale = r.deletes[:0], 0
+}
+
+// saw records the object key of size bytes, named with SHA-256 sum ("" when
+// not known).
+func (r *remote) saw(index map[string]int, key string, size int64, sum string) {
+	if i, ok := index[key]; ok {
+		r.size[i], r.sum[i] = size, sum
+		return
+	}
+	r.stale++
+	if r.keep < 0 || len(r.deletes) < r.keep {
+		r.deletes = append(r.deletes, key)
+	}
+}
+
 // readRemote finds what the bucket holds: what its manifest.json says
 // when it can be trusted (one request when it is the build's own), or
 // else a listing of articles/, whose pages will be checked one by one.
-func (p *publisher) readRemote(ctx context.Context) (*remote, error) {
-	rem := &remote{}
+// dirty, when set, says why no manifest can be trusted: the last publish
+// did not finish.
+func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, error) {
+	n := len(p.local.m.Files)
+	rem := &remote{size: make([]int64, n), sum: make([]string, n), keep: -1}
+	if p.opt.MaxDeletes >= 0 {
+		rem.keep = p.opt.MaxDeletes + 1
+	}
+	rem.reset()
 	manErr := p.readManifest(ctx, rem)
-	if manErr == nil && rem.trusted && !p.opt.Full {
+	if manErr == nil && rem.trusted && !p.opt.Full && dirty == "" {
+		slices.Sort(rem.deletes)
 		return rem, nil
 	}
 	// A listing's error says more than a HEAD request's (which has no
 	// body): a missing bucket, refused credentials.
-	listed, listErr := p.list(ctx)
+	rem.reset()
+	listErr := p.list(ctx, rem)
 	switch {
 	case listErr != nil:
 		return nil, listErr
 	case manErr != nil:
 		return nil, manErr
 	}
-	// Its pages will be checked; a trusted manifest (with --full) is
-	// still marked partial before the first upload.
-	rem.listed, rem.sums = listed, nil
-	if len(listed) == 0 {
-		rem.note = ""
+	if dirty != "" {
+		rem.note = dirty
 	}
+	if !slices.ContainsFunc(rem.size, func(s int64) bool { return s >= 0 }) && rem.stale == 0 {
+		rem.note = "" // an empty bucket: nothing to check
+	}
+	slices.Sort(rem.deletes)
 	return rem, nil
 }
 
-// list returns every key under articles/ with its size.
-func (p *publisher) list(ctx context.Context) (map[string]int64, error) {
-	listed := map[string]int64{}
+// list lists every key under articles/ into rem.
+func (p *publisher) list(ctx context.Context, rem *remote) error {
 	opts := &blob.ListOptions{Prefix: Prefix}
 	token := blob.FirstPageToken
 	for {
@@ -75,30 +122,49 @@ func (p *publisher) list(ctx context.Context) (map[string]int64, error) {
 			objs []*blob.ListObject
 			next []byte
 		)
-		err := p.retry(ctx, func() error {
+		err := p.retry(ctx, func(ctx context.Context, _ func()) error {
 			var err error
 			objs, next, err = p.bucket.ListPage(ctx, token, listPageSize, opts)
 			return err
 		})
 		if err != nil {
-			return nil, explainList(err)
+			return explainList(err)
 		}
 		for _, o := range objs {
-			if !o.IsDir {
-				listed[o.Key] = o.Size
+			if !o.IsDir && !strings.HasSuffix(o.Key, "/") {
+				rem.saw(p.index, o.Key, o.Size, "")
 			}
 		}
 		if len(next) == 0 {
-			return listed, nil
+			return nil
 		}
 		token = next
 	}
 }
 
+// damagedError is a manifest.json whose bytes are not a manifest.
+type damagedError struct{ err error }
+
+func (e *damagedError) Error() string { return e.err.Error() }
+
+// readError remembers the error of a read.
+type readError struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readError) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
+}
+
 // readManifest reads what the bucket's manifest.json says into rem.
 func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var a *blob.Attributes
-	err := p.retry(ctx, func() error {
+	err := p.retry(ctx, func(ctx context.Context, _ func()) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
@@ -110,71 +176,65 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	if err != nil {
 		return explain("reading the attributes of "+manifest.Name, err)
 	}
+	rem.exists, rem.etag = true, a.ETag
 	complete := a.Metadata[MetaState] == StateComplete && p.sameHeaders(a)
 	if complete && a.Metadata[MetaSHA256] == p.local.sum && a.Size == int64(len(p.local.data)) {
 		// The build's own manifest: no need to read it.
-		rem.trusted, rem.current, rem.data = true, true, p.local.data
-		rem.listed, rem.sums = named(p.local.m)
+		rem.trusted, rem.current = true, true
+		for i, f := range p.local.m.Files {
+			rem.size[i], rem.sum[i] = f.Size, f.SHA256
+		}
 		return nil
 	}
 	if a.Size > maxManifestSize {
 		rem.note = fmt.Sprintf("the bucket's %s is damaged (%d bytes)", manifest.Name, a.Size)
 		return nil
 	}
-	var data []byte
-	err = p.retry(ctx, func() error {
-		var err error
-		data, err = p.bucket.ReadAll(ctx, manifest.Name)
+	var h hash.Hash
+	err = p.retry(ctx, func(ctx context.Context, kick func()) error {
+		rem.reset()
+		r, err := p.bucket.NewReader(ctx, manifest.Name, nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		h = sha256.New()
+		in := &readError{r: io.TeeReader(io.LimitReader(kicking{r, kick}, maxManifestSize), h)}
+		_, err = manifest.ScanFiles(in, func(f manifest.File) error {
+			rem.saw(p.index, f.Path, f.Size, f.SHA256)
+			return ctx.Err()
+		})
+		switch {
+		case in.err != nil:
+			return in.err // the read failed: tried again if it may pass
+		case err != nil && ctx.Err() == nil:
+			return &damagedError{err}
+		}
 		return err
 	})
+	var de *damagedError
 	switch {
+	case errors.As(err, &de):
+		rem.note = fmt.Sprintf("the bucket's %s is damaged (%s)", manifest.Name, firstLine(de.Error()))
 	case isNotFound(err):
 		rem.note = "the bucket has no " + manifest.Name
-		return nil
+		rem.exists, rem.etag = false, ""
 	case err != nil && !errors.Is(err, context.Canceled) && kindOf(err) == Other:
 		// Its bytes do not match the service's checksum, or it cannot be
 		// read for another reason than access: the pages tell instead.
 		rem.note = fmt.Sprintf("the bucket's %s cannot be read (%s)", manifest.Name, detail(err))
-		return nil
 	case err != nil:
 		return explain("reading "+manifest.Name, err)
-	}
-	m, err := manifest.Parse(data)
-	if err == nil {
-		if ps := m.Validate(); len(ps) > 0 {
-			err = ps
-		}
-	}
-	if err == nil {
-		for _, f := range m.Files {
-			if !strings.HasPrefix(f.Path, Prefix) {
-				err = fmt.Errorf("it lists %s, outside %s", f.Path, Prefix)
-				break
-			}
-		}
-	}
-	switch {
-	case err != nil:
-		rem.note = fmt.Sprintf("the bucket's %s is damaged (%s)", manifest.Name, firstLine(err.Error()))
 	case a.Metadata[MetaState] == StatePartial:
 		rem.note = "a publish to the bucket was interrupted"
-	case !complete || a.Metadata[MetaSHA256] != sha256Hex(data):
+	case !complete || a.Metadata[MetaSHA256] != hex.EncodeToString(h.Sum(nil)):
 		rem.note = fmt.Sprintf("the bucket's %s was not uploaded by feedgen publish with these headers", manifest.Name)
 	default:
-		rem.trusted, rem.data = true, data
-		rem.listed, rem.sums = named(m)
+		rem.trusted = true
+		return nil
 	}
+	rem.reset()
 	return nil
-}
-
-// named maps each page of m to its size and to its SHA-256.
-func named(m *manifest.Manifest) (sizes map[string]int64, sums map[string]string) {
-	sizes = make(map[string]int64, len(m.Files))
-	sums = make(map[string]string, len(m.Files))
-	for _, f := range m.Files {
-		sizes[f.Path], sums[f.Path] = f.Size, f.SHA256
-	}
-	return sizes, sums
 }
 
 func firstLine(s string) string {

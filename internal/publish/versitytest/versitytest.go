@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,7 +31,10 @@ type Server struct {
 	Bin      string
 	Endpoint string // http://127.0.0.1:PORT
 	Root     string // the posix backend's folder: one folder per bucket
-	n        int    // buckets made
+	// Process is the server's process: a test may stop it (SIGSTOP) to
+	// see what a client does when the service stops answering.
+	Process *os.Process
+	n       int // buckets made
 }
 
 // Binary finds versitygw: $FEEDGEN_VERSITYGW (make test sets it), $PATH,
@@ -110,7 +114,9 @@ func Start(t *testing.T) *Server {
 			}
 			t.Fatalf("starting versitygw: %v\n%s", err, logs.String())
 		}
+		s.Process = cmd.Process
 		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGCONT)
 			cmd.Process.Signal(os.Interrupt)
 			select {
 			case <-exited:

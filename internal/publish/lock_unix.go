@@ -1,0 +1,155 @@
+//go:build unix
+
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// folderLock is the lock of a bucket on disk: the file LockName in the
+// bucket's folder, locked (flock) by the publish that holds it. The file
+// stays: its content is empty when the last publish finished, else that
+// publish's lockInfo (state running when it died, interrupted when it
+// stopped). It is never deleted: a publish waiting on the old file while
+// another created a new one would hold a lock of its own.
+type folderLock struct {
+	p    *publisher
+	name string
+	info lockInfo
+	f    *os.File
+}
+
+// newFolderLock returns the lock of the bucket in folder dir.
+func newFolderLock(p *publisher, dir string, info lockInfo) locker {
+	return &folderLock{p: p, name: filepath.Join(dir, LockName), info: info}
+}
+
+func (l *folderLock) acquire(ctx context.Context, _ func(error)) (string, error) {
+	f, err := os.OpenFile(l.name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("opening the lock: %w", err)
+	}
+	start, said := time.Now(), false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return "", fmt.Errorf("locking %s: %w", l.name, err)
+		}
+		holder := l.holder(f)
+		waited := time.Since(start)
+		if waited >= l.p.opt.LockWait {
+			f.Close()
+			return "", &LockedError{Holder: holder, Waited: waited}
+		}
+		if !said {
+			fmt.Fprintf(l.p.opt.Notices, "waiting for %s to finish (it holds %s)\n", holder, l.name)
+			said = true
+		}
+		t := time.NewTimer(min(50*time.Millisecond, l.p.opt.LockWait-waited))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return "", ctx.Err()
+		case <-t.C:
+		}
+	}
+	l.f = f
+	dirty := l.last()
+	if err := l.write(l.info); err != nil {
+		f.Close()
+		l.f = nil
+		return "", err
+	}
+	return dirty, nil
+}
+
+// holder names the publish that holds the lock of f, as its content says.
+func (l *folderLock) holder(f *os.File) string {
+	var cur lockInfo
+	data, _ := io.ReadAll(io.NewSectionReader(f, 0, 64<<10))
+	if json.Unmarshal(data, &cur) != nil {
+		return "another publish"
+	}
+	return cur.describe()
+}
+
+// last says, with the lock held, whether the publish that held it last
+// did not finish: "" when it did.
+func (l *folderLock) last() string {
+	data, _ := io.ReadAll(io.NewSectionReader(l.f, 0, 64<<10))
+	if len(data) == 0 {
+		return ""
+	}
+	var cur lockInfo
+	json.Unmarshal(data, &cur)
+	return fmt.Sprintf("%s did not finish", cur.describe())
+}
+
+// write replaces the file's content by info, or empties it for a zero
+// info, durably.
+func (l *folderLock) write(info lockInfo) error {
+	var data []byte
+	if info.Token != "" {
+		data = info.marshal()
+	}
+	err := l.f.Truncate(0)
+	if err == nil && len(data) > 0 {
+		_, err = l.f.WriteAt(data, 0)
+	}
+	if err == nil {
+		err = l.f.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("writing the lock %s: %w", l.name, err)
+	}
+	return nil
+}
+
+func (l *folderLock) check(context.Context) error { return nil }
+
+func (l *folderLock) release(_ context.Context, clean bool) error {
+	if l.f == nil {
+		return nil
+	}
+	info := lockInfo{}
+	if !clean {
+		info = l.info
+		info.State, info.Renewed = lockInterrupted, l.p.opt.Clock().UTC()
+	}
+	err := l.write(info)
+	l.f.Close()
+	l.f = nil
+	return err
+}
+
+func (l *folderLock) peek(context.Context) (string, error) {
+	f, err := os.Open(l.name)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("opening the lock: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return fmt.Sprintf("%s is changing the bucket", l.holder(f)), nil
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	if len(data) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("%s did not finish", l.holder(f)), nil
+}
