@@ -25,8 +25,12 @@ type importOptions struct {
 	offsets   string
 	keepGoing bool
 	quiet     bool
+	timeout   time.Duration
+	maxReqs   int
+	maxBytes  string
 
-	now func() time.Time // the build time: set by check
+	now   func() time.Time // the build time: set by check
+	bytes int64            // --max-bytes: set by check
 }
 
 // check refuses a URL that is not a listing's, flags out of range, and a
@@ -42,6 +46,10 @@ func (o *importOptions) check() error {
 		return usageError{fmt.Errorf("--delay %v is negative", o.delay)}
 	case o.retries < 0:
 		return usageError{fmt.Errorf("--retries %d is negative", o.retries)}
+	case o.timeout <= 0:
+		return usageError{fmt.Errorf("--timeout %v: give a duration, e.g. 30s", o.timeout)}
+	case o.maxReqs < 1:
+		return usageError{fmt.Errorf("--max-requests %d: give 1 or more", o.maxReqs)}
 	case o.offsets != config.OffsetsAll && o.offsets != config.OffsetsAligned:
 		return usageError{fmt.Errorf("--offsets %q: want %q or %q", o.offsets, config.OffsetsAll, config.OffsetsAligned)}
 	}
@@ -53,10 +61,14 @@ func (o *importOptions) check() error {
 	if _, err := time.LoadLocation(o.timezone); err != nil || o.timezone == "" {
 		return usageError{fmt.Errorf("--timezone %q: unknown time zone: use an IANA name such as Europe/Moscow or UTC", o.timezone)}
 	}
+	n, err := config.ParseSize(o.maxBytes)
+	if err != nil || n <= 0 {
+		return usageError{fmt.Errorf("--max-bytes %q: give a size, e.g. 1GiB or 500MB", o.maxBytes)}
+	}
+	o.bytes = n
 	if err := importer.CheckDir(o.out); err != nil {
 		return usageError{err}
 	}
-	var err error
 	o.now, err = buildTime(o.getenv)
 	return err
 }
@@ -77,9 +89,12 @@ func runImport(ctx context.Context, o *importOptions) error {
 		Timezone:  o.timezone,
 		Limits:    o.limits,
 		Offsets:   o.offsets,
-		KeepGoing: o.keepGoing,
-		Now:       o.now,
-		Log:       o.stderr,
+		KeepGoing:   o.keepGoing,
+		Now:         o.now,
+		Log:         o.stderr,
+		Timeout:     o.timeout,
+		MaxRequests: o.maxReqs,
+		MaxBytes:    o.bytes,
 	}
 	if !o.quiet {
 		bar := newProgressOf(o.stderr, "reading articles")
@@ -141,8 +156,12 @@ keep exact (a URL that does not fit {site_url}/{section}/{section_slug}/{slug}/,
 two articles on one path, a slug that cannot be a file name, a value the
 service writes otherwise than feedgen) is reported with the article's id or
 the page's URL, and nothing is written, unless --keep-going leaves it out.
-Failed requests are tried again; a listing whose count changes while it is
-read is read once more. DIR must be empty or not exist.
+Failed requests are tried again, and so is a request that goes --timeout
+without an answer; a listing whose count changes while it is read is read
+once more. An import makes at most --max-requests requests and holds at most
+--max-bytes of pages (its memory is a few times that): a listing that needs
+more is refused, before its pages are read when its count tells. DIR must be
+empty or not exist.
 
 Published times are kept as written, in --timezone (default UTC): an article
 later than now there would be left out of a build as scheduled, and is
@@ -173,6 +192,9 @@ them after (--limits adds page sizes).`,
 	f.IntSliceVar(&o.limits, "limits", nil, "page sizes to pre-render besides the default and the largest, e.g. 50")
 	f.StringVar(&o.offsets, "offsets", config.OffsetsAll, `offsets to pre-render: "all" (as the service answers) or "aligned"`)
 	f.BoolVar(&o.keepGoing, "keep-going", false, "leave out what cannot be kept exact, and write the rest")
+	f.DurationVar(&o.timeout, "timeout", importer.DefaultTimeout, "how long a request may go without an answer before it is tried again")
+	f.IntVar(&o.maxReqs, "max-requests", importer.DefaultMaxRequests, "the most requests the import may make, retries included")
+	f.StringVar(&o.maxBytes, "max-bytes", "1GiB", "the most bytes of pages the import may hold")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
 	return cmd
 }

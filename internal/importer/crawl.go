@@ -163,6 +163,7 @@ func pageSize(ctx context.Context, f *fetcher, listURL *url.URL, p *page, limit 
 // max limit, several at a time.
 func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (*listingRead, error) {
 	r := &listingRead{listURL: listURL}
+	f.held.Store(0) // the pages of a crawl before are dropped
 	bare, err := fetchPage(ctx, f, pageURL(listURL, 0, 0), 0)
 	if err != nil {
 		return nil, err
@@ -226,14 +227,25 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 	}
 	r.count = huge.count
 
-	// huge is the page (read, 0): the first of those read.
-	pages := []*page{huge}
-	for off := read; off < r.count; off += read {
-		pages = append(pages, &page{url: pageURL(listURL, read, off), limit: read, off: off})
+	// huge is the page (read, 0): the first of those read. The others
+	// are requested one by one as workers are free: a listing that claims
+	// a huge count costs nothing before it is refused.
+	n := 1 + (r.count-1)/read
+	if r.count == 0 {
+		n = 1
 	}
+	if left := int64(opt.MaxRequests) - f.requests.Load(); opt.MaxRequests > 0 && int64(n-1) > left {
+		return nil, fmt.Errorf("%s: the listing has %d articles at %d a page: %d requests, more than the %d the import may still make (--max-requests %d): pass a larger --max-requests to import it",
+			huge.url, r.count, read, n-1, max(left, 0), opt.MaxRequests)
+	}
+	pages := make([]*page, n)
+	pages[0] = huge
 	var done progressCounter
 	done.add(opt.Progress, len(huge.results), r.count)
-	problems, err := readPages(ctx, f, pages[1:], opt, r.count, &done)
+	problems, err := readPages(ctx, f, pages[1:], func(i int) *page {
+		off := (i + 1) * read
+		return &page{url: pageURL(listURL, read, off), limit: read, off: off}
+	}, opt, r.count, &done)
 	if err != nil {
 		return nil, err
 	}
@@ -242,9 +254,12 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 		r.pages = append(r.pages, probe)
 	}
 
-	seen := make(map[int64]string, r.count)
+	seen := make(map[int64]string, min(r.count, 1<<20))
 	for _, p := range pages {
-		if p.raw == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if p == nil || p.raw == nil {
 			continue // not read: a problem already
 		}
 		r.pages = append(r.pages, p)
@@ -287,10 +302,11 @@ func (c *progressCounter) add(progress func(done, total int), n, total int) {
 	progress(c.n, total)
 }
 
-// readPages fetches pages, opt.Workers at a time, filling each in place.
-// A page that cannot be read is a problem; a page whose count is not count
-// means the listing changed (errChanged).
-func readPages(ctx context.Context, f *fetcher, pages []*page, opt Options, count int, done *progressCounter) (diag.List, error) {
+// readPages fetches the pages that mk makes, opt.Workers at a time, each
+// made as it is sent to a worker, and puts them in pages. A page that
+// cannot be read is a problem; a page whose count is not count means the
+// listing changed (errChanged); a bound of the import reached stops it.
+func readPages(ctx context.Context, f *fetcher, pages []*page, mk func(i int) *page, opt Options, count int, done *progressCounter) (diag.List, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -308,6 +324,11 @@ func readPages(ctx context.Context, f *fetcher, pages []*page, opt Options, coun
 				mu.Lock()
 				switch {
 				case ctx.Err() != nil:
+				case errors.As(err, new(*limitError)):
+					if fatal == nil {
+						fatal = err
+					}
+					cancel()
 				case err == nil && got.count != count:
 					if fatal == nil {
 						fatal = fmt.Errorf("%w (count %d, then %d on %s)", errChanged, count, got.count, p.url)
@@ -334,6 +355,7 @@ func readPages(ctx context.Context, f *fetcher, pages []*page, opt Options, coun
 	}
 send:
 	for i := range pages {
+		pages[i] = mk(i)
 		select {
 		case todo <- i:
 		case <-ctx.Done():
@@ -350,6 +372,9 @@ send:
 	}
 	var problems diag.List // in the order of the listing, whatever order they came in
 	for i, msg := range failed {
+		if pages[i] == nil {
+			continue
+		}
 		if msg != "" {
 			problems.Add(pages[i].url, 0, msg)
 		}
@@ -368,7 +393,6 @@ func (e *answerError) Unwrap() error { return e.err }
 func answered(err error) bool {
 	var se *statusError
 	var ne *notJSONError
-	var te *tooLargeError
 	var ae *answerError
-	return errors.As(err, &se) || errors.As(err, &ne) || errors.As(err, &te) || errors.As(err, &ae)
+	return errors.As(err, &se) || errors.As(err, &ne) || errors.As(err, &ae)
 }

@@ -12,11 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/human"
 )
 
-// maxPageBytes bounds the body of one page: a service without a maximum
-// page size would otherwise send its whole listing at once, and more.
-const maxPageBytes = 1 << 30
 
 // fetcher makes the requests of one import: one at a time per worker, no
 // two starting closer than the delay, each failed one tried again after a
@@ -28,23 +27,32 @@ type fetcher struct {
 	backoff    time.Duration
 	maxBackoff time.Duration
 	delay      time.Duration
+	timeout    time.Duration // an attempt with no progress for this long is stopped
 	log        io.Writer
 
 	mu   sync.Mutex
 	next time.Time // the earliest start of the next request
 
-	requests atomic.Int64
+	requests    atomic.Int64
+	maxRequests int64
+	// held is the bytes of the bodies read and kept, and being read:
+	// never more than maxBytes.
+	held     atomic.Int64
+	maxBytes int64
 }
 
 func newFetcher(opt Options) *fetcher {
 	return &fetcher{
-		client:     opt.Client,
-		userAgent:  opt.UserAgent,
-		retries:    opt.Retries,
-		backoff:    opt.Backoff,
-		maxBackoff: opt.MaxBackoff,
-		delay:      opt.Delay,
-		log:        opt.Log,
+		client:      opt.Client,
+		userAgent:   opt.UserAgent,
+		retries:     opt.Retries,
+		backoff:     opt.Backoff,
+		maxBackoff:  opt.MaxBackoff,
+		delay:       opt.Delay,
+		timeout:     opt.Timeout,
+		log:         opt.Log,
+		maxRequests: int64(opt.MaxRequests),
+		maxBytes:    opt.MaxBytes,
 	}
 }
 
@@ -65,15 +73,20 @@ func retryable(err error) bool {
 		return se.code >= 500 || se.code == http.StatusTooManyRequests || se.code == http.StatusRequestTimeout
 	}
 	var ne *notJSONError
-	var te *tooLargeError
-	return !errors.As(err, &ne) && !errors.As(err, &te) // network errors, cut bodies
+	var le *limitError
+	return !errors.As(err, &ne) && !errors.As(err, &le) // network errors, cut or stalled bodies
 }
 
-// tooLargeError is an answer over maxPageBytes.
-type tooLargeError struct{}
+// limitError is an import that reached one of its bounds: it stops.
+type limitError struct{ msg string }
 
-func (*tooLargeError) Error() string {
-	return fmt.Sprintf("the answer is over %d bytes: too large for one page", maxPageBytes)
+func (e *limitError) Error() string { return e.msg }
+
+// stallError is an attempt that got nothing for the timeout.
+type stallError struct{ after time.Duration }
+
+func (e *stallError) Error() string {
+	return fmt.Sprintf("no answer for %v (--timeout sets how long a request may go without one)", e.after)
 }
 
 // notJSONError is an answer that is not JSON, by its Content-Type.
@@ -119,18 +132,40 @@ func (f *fetcher) get(ctx context.Context, u string) ([]byte, error) {
 	}
 }
 
-// once makes one request, after the polite delay.
+// once makes one request, after the polite delay. It is stopped when it
+// goes f.timeout without progress: no headers, or no bytes of the body.
 func (f *fetcher) once(ctx context.Context, u string) ([]byte, error) {
 	if err := f.wait(ctx); err != nil {
 		return nil, err
 	}
+	if n := f.requests.Add(1); f.maxRequests > 0 && n > f.maxRequests {
+		return nil, &limitError{fmt.Sprintf("the import made %d requests, its limit (--max-requests): pass a larger --max-requests to import a listing this large", f.maxRequests)}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	kick := func() {}
+	var stalled *stallError
+	if f.timeout > 0 {
+		stalled = &stallError{f.timeout}
+		t := time.AfterFunc(f.timeout, func() { cancel(stalled) })
+		defer t.Stop()
+		kick = func() { t.Reset(f.timeout) }
+	}
+	body, err := f.do(ctx, u, kick)
+	if err != nil && stalled != nil && context.Cause(ctx) == stalled {
+		return nil, stalled
+	}
+	return body, err
+}
+
+// do makes the request of once.
+func (f *fetcher) do(ctx context.Context, u string, kick func()) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", f.userAgent)
-	f.requests.Add(1)
 	resp, err := f.client.Do(req)
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -140,6 +175,7 @@ func (f *fetcher) once(ctx context.Context, u string) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	kick()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
 		return nil, &statusError{code: resp.StatusCode, status: resp.Status, after: retryAfter(resp.Header.Get("Retry-After"))}
@@ -150,15 +186,41 @@ func (f *fetcher) once(ctx context.Context, u string) ([]byte, error) {
 			return nil, &notJSONError{ct}
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the answer: %w", err)
-	}
-	if len(body) > maxPageBytes {
-		return nil, &tooLargeError{}
-	}
-	return body, nil
+	return f.readBody(resp.Body, kick)
 }
+
+// readBody reads a body, counting its bytes against maxBytes as they come
+// in: the bodies an import keeps, and those it is reading, never hold
+// more. The bytes of a body that fails are given back.
+func (f *fetcher) readBody(r io.Reader, kick func()) ([]byte, error) {
+	var (
+		body  []byte
+		taken int64
+		buf   [32 << 10]byte
+	)
+	for {
+		n, err := r.Read(buf[:])
+		if n > 0 {
+			kick()
+			if held := f.held.Add(int64(n)); f.maxBytes > 0 && held > f.maxBytes {
+				f.held.Add(-taken - int64(n))
+				return nil, &limitError{fmt.Sprintf("the pages read add up to more than %s, the import's limit (--max-bytes): pass a larger --max-bytes to import a listing this large", human.Bytes(f.maxBytes))}
+			}
+			taken += int64(n)
+			body = append(body, buf[:n]...)
+		}
+		if err == io.EOF {
+			return body, nil
+		}
+		if err != nil {
+			f.held.Add(-taken)
+			return nil, fmt.Errorf("reading the answer: %w", err)
+		}
+	}
+}
+
+// drop gives back the bytes of a body that is not kept.
+func (f *fetcher) drop(body []byte) { f.held.Add(-int64(len(body))) }
 
 // wait blocks until the request may start: delay after the start of the
 // one before.

@@ -46,15 +46,34 @@ const (
 	DefaultBackoff    = 500 * time.Millisecond
 	DefaultMaxBackoff = 30 * time.Second
 	DefaultTimezone   = "UTC"
-	DefaultTimeout    = 2 * time.Minute
+	// DefaultTimeout is how long a request may go without an answer.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxRequests bounds the requests of an import: a listing of
+	// 10 million articles at 100 a page.
+	DefaultMaxRequests = 100_000
+	// DefaultMaxBytes bounds the bytes of the pages an import holds: about
+	// 400,000 articles.
+	DefaultMaxBytes = 1 << 30
 )
 
 // Options say what to import and how politely.
 type Options struct {
 	// URL is the service's listing, e.g. https://api.example.com/articles/.
 	URL string
-	// Client makes the requests; nil is a client with DefaultTimeout.
+	// Client makes the requests; nil is http.DefaultClient's like.
 	Client *http.Client
+	// Timeout is how long one request may go without progress (no
+	// headers, no bytes of the body) before it is stopped and tried
+	// again. 0 is DefaultTimeout; negative, none.
+	Timeout time.Duration
+	// MaxRequests bounds the requests the import makes, retries included:
+	// a listing whose count and page size need more is refused before
+	// its pages are read. 0 is DefaultMaxRequests; negative, no bound.
+	MaxRequests int
+	// MaxBytes bounds the bytes of the pages the import holds (it keeps
+	// every page, to compare it with the rebuilt site) and of those it is
+	// reading. 0 is DefaultMaxBytes; negative, no bound.
+	MaxBytes int64
 	// UserAgent is sent with every request; "" sends "feedgen-import".
 	UserAgent string
 	// Workers is how many pages are read at once; 0 is DefaultWorkers.
@@ -95,7 +114,25 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Client == nil {
-		o.Client = &http.Client{Timeout: DefaultTimeout}
+		o.Client = &http.Client{}
+	}
+	switch {
+	case o.Timeout == 0:
+		o.Timeout = DefaultTimeout
+	case o.Timeout < 0:
+		o.Timeout = 0
+	}
+	switch {
+	case o.MaxRequests == 0:
+		o.MaxRequests = DefaultMaxRequests
+	case o.MaxRequests < 0:
+		o.MaxRequests = 0
+	}
+	switch {
+	case o.MaxBytes == 0:
+		o.MaxBytes = DefaultMaxBytes
+	case o.MaxBytes < 0:
+		o.MaxBytes = 0
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = "feedgen-import"
