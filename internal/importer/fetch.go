@@ -16,7 +16,6 @@ import (
 	"github.com/feedgen/feedgen/internal/human"
 )
 
-
 // fetcher makes the requests of one import: one at a time per worker, no
 // two starting closer than the delay, each failed one tried again after a
 // growing wait.
