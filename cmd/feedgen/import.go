@@ -81,14 +81,14 @@ func runImport(ctx context.Context, o *importOptions) error {
 		retries = -1 // none: the importer's 0 is its default
 	}
 	opt := importer.Options{
-		URL:       o.url,
-		UserAgent: "feedgen-import/" + o.version,
-		Workers:   o.workers,
-		Delay:     o.delay,
-		Retries:   retries,
-		Timezone:  o.timezone,
-		Limits:    o.limits,
-		Offsets:   o.offsets,
+		URL:         o.url,
+		UserAgent:   "feedgen-import/" + o.version,
+		Workers:     o.workers,
+		Delay:       o.delay,
+		Retries:     retries,
+		Timezone:    o.timezone,
+		Limits:      o.limits,
+		Offsets:     o.offsets,
 		KeepGoing:   o.keepGoing,
 		Now:         o.now,
 		Log:         o.stderr,
