@@ -218,9 +218,6 @@ func (f *fetcher) readBody(r io.Reader, kick func()) ([]byte, error) {
 	}
 }
 
-// drop gives back the bytes of a body that is not kept.
-func (f *fetcher) drop(body []byte) { f.held.Add(-int64(len(body))) }
-
 // wait blocks until the request may start: delay after the start of the
 // one before.
 func (f *fetcher) wait(ctx context.Context) error {
