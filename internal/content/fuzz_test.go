@@ -98,13 +98,22 @@ func FuzzFirstParagraph(f *testing.F) {
 	for _, s := range []string{
 		"Text\n\nMore", "\n\n  \nText *a\nb* c\n\n# H", "Text [x][r]\n\n[r]: /u", "Text\n===\n", "Text\n- item\n",
 		"Text\r\n\r\nMore", "Text\n    code\n\nMore", "Привет **мир**\n> quote\n", "Text `a\n\nb`",
+		"# A heading that is long enough to pass the limit\n\nThen a paragraph [x] of text\n\n" + strings.Repeat("more ", 20) + "\n\n[x]: /u",
+		"```\nfenced code, long enough to pass the limit of the test\n\nstill code\n```\n\nText",
+		"<!-- a comment long enough to pass the limit of sixty-four bytes\n\n-->\n\nText",
 	} {
 		f.Add([]byte(s))
 	}
 	p := newMarkdownParser()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if got, want := firstParagraph(p, body), paragraphText(p, body); got != want {
-			t.Fatalf("from the leading paragraph %q, got %q, want %q", leadingParagraph(body), got, want)
+		got, err := firstParagraphWithin(p, body, len(body)+1)
+		if want := paragraphText(p, body); err != nil || got != want {
+			t.Fatalf("from the leading paragraph %q, got %q (%v), want %q", leadingParagraph(body), got, err, want)
+		}
+		// Parsing no more than 64 bytes: the same paragraph, or an
+		// error, never another paragraph.
+		if got, err := firstParagraphWithin(p, body, 64); err == nil && got != paragraphText(p, body) {
+			t.Fatalf("from the first 64 bytes, got %q, want %q", got, paragraphText(p, body))
 		}
 	})
 }

@@ -325,7 +325,10 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 	}
 
 	if !haveAnn {
-		a.Announcement = firstParagraph(fp.md, body)
+		var err error
+		if a.Announcement, err = firstParagraph(fp.md, body); err != nil {
+			r.errs.Add(p, bytes.Count(data[:len(data)-len(body)], []byte("\n"))+1, err.Error())
+		}
 	}
 	if len(r.errs) == 0 {
 		r.article = a
