@@ -89,14 +89,14 @@ func setParam(params []Param, filters []string, key, v string) []Param {
 }
 
 // unescape percent-decodes s with '+' as a space, as an HTML form is
-// decoded. Malformed escapes are kept as they are; invalid UTF-8 becomes
-// U+FFFD.
+// decoded. Malformed escapes are kept as they are; invalid UTF-8 is
+// replaced as ValidUTF8 says.
 func unescape(s string) string {
 	if !strings.ContainsAny(s, "%+") {
 		if utf8.ValidString(s) {
 			return s
 		}
-		return strings.ToValidUTF8(s, "\ufffd")
+		return ValidUTF8([]byte(s))
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
@@ -110,7 +110,68 @@ func unescape(s string) string {
 			b = append(b, c)
 		}
 	}
-	return strings.ToValidUTF8(string(b), "\ufffd")
+	return ValidUTF8(b)
+}
+
+// ValidUTF8 returns b as a string with each maximal subpart of an
+// ill-formed sequence replaced by one U+FFFD, as Unicode recommends
+// (chapter 3, "U+FFFD Substitution of Maximal Subparts") and as the
+// original's Python decodes bytes (bytes.decode("utf-8", "replace")): a
+// byte that cannot start a sequence is one subpart (%C0%AF gives two
+// U+FFFD, %ED%A0%80 three), and a lead byte with the continuation bytes
+// that may follow it, cut short, is one (%E2%82 gives one). Go's
+// strings.ToValidUTF8 replaces each run of bad bytes by one U+FFFD instead.
+func ValidUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b)+8)
+	for i := 0; i < len(b); {
+		if c := b[i]; c < utf8.RuneSelf {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if r, n := utf8.DecodeRune(b[i:]); r != utf8.RuneError || n > 1 {
+			out = append(out, b[i:i+n]...)
+			i += n
+			continue
+		}
+		i += maximalSubpart(b[i:])
+		out = append(out, "\ufffd"...)
+	}
+	return string(out)
+}
+
+// maximalSubpart returns the length of the maximal subpart of the
+// ill-formed sequence that b starts with: the lead byte and the
+// continuation bytes that a well-formed sequence could have after it
+// (Unicode's table 3-7), or 1 for a byte that starts none.
+func maximalSubpart(b []byte) int {
+	n, lo, hi := 0, byte(0x80), byte(0xbf)
+	switch c := b[0]; {
+	case c >= 0xc2 && c <= 0xdf:
+		n = 2
+	case c == 0xe0:
+		n, lo = 3, 0xa0
+	case c == 0xed:
+		n, hi = 3, 0x9f
+	case c >= 0xe1 && c <= 0xef:
+		n = 3
+	case c == 0xf0:
+		n, lo = 4, 0x90
+	case c == 0xf4:
+		n, hi = 4, 0x8f
+	case c >= 0xf1 && c <= 0xf3:
+		n = 4
+	default:
+		return 1
+	}
+	i := 1
+	for ; i < n && i < len(b) && b[i] >= lo && b[i] <= hi; i++ {
+		lo, hi = 0x80, 0xbf
+	}
+	return i
 }
 
 func isHex(c byte) bool {

@@ -152,6 +152,11 @@ var requests = []request{
 	{classLenient, "GET", "/articles/?tag=API&tag="},
 	{classLenient, "GET", "/articles/?limit=20;offset=40"},
 	{classLenient, "GET", "/articles/?&&limit=50&"},
+	// Invalid UTF-8 in a value: each maximal subpart is one U+FFFD, echoed
+	// in the previous link (two, three and one of them here).
+	{classLenient, "GET", "/articles/?limit=20&offset=40&tag=%C0%AF"},
+	{classLenient, "GET", "/articles/?offset=20&tag=%ED%A0%80x"},
+	{classLenient, "GET", "/articles/?tag=%E2%82&offset=60"},
 	{classMethods, "HEAD", "/articles/?limit=50"},
 	{classMethods, "OPTIONS", "/articles/"},
 	{classMethods, "POST", "/articles/"},

@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -466,6 +467,23 @@ func TestParseMatchesGo(t *testing.T) {
 		"limit=", "offset", "=20", "limit=%", "limit=%2", "limit=%%3520", "limit=2%30", "offset=%D9%A3%DB%B5%DF%80",
 		"limit=5%E2%80%A8", "limit=%E1%A0%8E5", "limit=%EF%BC%95%EF%BC%90", "tag=%E2%80%A8&limit=20", "tag=%22%5C%2F",
 		"tag=~-._%20*'()!", "offset=1e3", "offset=0x10", "limit=+-1", "limit=%C2%B2", "limit=%E2%85%A0"}
+	// Values of random bytes, most of them about the edges of UTF-8's
+	// ranges, percent-encoded or raw: the replacement of ill-formed
+	// sequences by U+FFFD (maximal subparts) is the same in both.
+	rng := rand.New(rand.NewPCG(25, 8))
+	edges := []byte{0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff}
+	for range 3000 {
+		var q strings.Builder
+		q.WriteString("tag=")
+		for range 1 + rng.IntN(8) {
+			c := edges[rng.IntN(len(edges))]
+			if rng.IntN(4) == 0 {
+				c = byte(rng.IntN(256))
+			}
+			fmt.Fprintf(&q, "%%%02X", c)
+		}
+		queries = append(queries, q.String())
+	}
 	filters := listing.FilterKeys()
 	var want []string
 	for _, q := range queries {

@@ -59,10 +59,12 @@ function utf8(s) {
     return b;
 }
 
-// runeLen returns the length of the valid UTF-8 sequence at b[i], 0 for
-// an invalid byte (as Go's utf8.DecodeRune reads it).
-function runeLen(b, i) {
-    var c = b[i], n, lo = 0x80, hi = 0xbf;
+// seq returns the length of the well-formed UTF-8 sequence at b[i], or
+// minus the length of the maximal subpart of the ill-formed one there: its
+// lead byte and the continuation bytes a well-formed sequence could have
+// after it (1 for a byte that starts none), as Go's listing.ValidUTF8.
+function seq(b, i) {
+    var c = b[i], n = 0, lo = 0x80, hi = 0xbf, j = 1;
     if (c < 0x80) {
         return 1;
     }
@@ -76,38 +78,28 @@ function runeLen(b, i) {
         n = 4;
         lo = c == 0xf0 ? 0x90 : lo;
         hi = c == 0xf4 ? 0x8f : hi;
-    } else {
-        return 0;
     }
-    if (i + n > b.length || b[i + 1] < lo || b[i + 1] > hi) {
-        return 0;
+    for (; j < n && b[i + j] >= lo && b[i + j] <= hi; j++) {
+        lo = 0x80;
+        hi = 0xbf;
     }
-    for (var j = 2; j < n; j++) {
-        if ((b[i + j] & 0xc0) != 0x80) {
-            return 0;
-        }
-    }
-    return n;
+    return j == n ? n : -j;
 }
 
-// valid returns b with each run of invalid UTF-8 bytes replaced by
-// U+FFFD, as Go's strings.ToValidUTF8.
+// valid returns b with each maximal subpart of an ill-formed sequence
+// replaced by U+FFFD, as listing.ValidUTF8 (and the original's Python).
 function valid(b) {
-    var out = [], bad = false;
+    var out = [];
     for (var i = 0; i < b.length;) {
-        var n = runeLen(b, i);
-        if (n == 0) {
-            if (!bad) {
-                out.push(0xef, 0xbf, 0xbd);
-            }
-            bad = true;
-            i++;
+        var n = seq(b, i);
+        if (n < 0) {
+            out.push(0xef, 0xbf, 0xbd);
+            i -= n;
             continue;
         }
         for (var j = 0; j < n; j++) {
             out.push(b[i + j]);
         }
-        bad = false;
         i += n;
     }
     return out;
@@ -176,7 +168,7 @@ function digitValue(c) {
 function toInt(b) {
     var r = [];
     for (var i = 0; i < b.length;) {
-        var n = runeLen(b, i), c = b[i] & (n == 1 ? 0x7f : n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+        var n = seq(b, i), c = b[i] & (n == 1 ? 0x7f : n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
         for (var j = 1; j < n; j++) {
             c = c * 64 + (b[i + j] & 63);
         }
