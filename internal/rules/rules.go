@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/config"
@@ -54,6 +56,27 @@ func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
 		Paging: m.Pagination.Pagination(), Filters: m.Filters, BaseURL: m.BaseURL,
 		Collections: m.Collections, Root: abs, Listen: listen,
 	}, nil
+}
+
+// check refuses what no target's files can hold: a path or address with
+// a control character (a newline would end the line of a config file, and
+// could start another: wrangler.toml's account_id, nginx's include), a
+// line or paragraph separator (which end a line of JavaScript), or
+// invalid UTF-8. Each target refuses besides what its own syntax cannot
+// quote.
+func (s *Site) check() error {
+	for _, f := range []struct{ what, v string }{
+		{"the build's folder (--root)", s.Root}, {"the output folder (-o)", s.OutDir}, {"the address (--listen)", s.Listen},
+	} {
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("%s %q is not valid UTF-8", f.what, f.v)
+		}
+		if i := strings.IndexFunc(f.v, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(f.v[i:])
+			return fmt.Errorf("%s %q holds the control character %U, which the files would write as it is: use one without it", f.what, f.v, r)
+		}
+	}
+	return nil
 }
 
 // Host and Port split Listen: Host is "" when it names a port only.
@@ -120,6 +143,9 @@ func Write(t Target, s *Site, outDir string) ([]string, error) {
 	}
 	withOut := *s
 	withOut.OutDir = abs
+	if err := withOut.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
 	files, err := t.Generate(&withOut)
 	if err != nil {
 		return nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
