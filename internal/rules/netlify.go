@@ -17,8 +17,8 @@ import (
 func netlifyTarget() Target {
 	return Target{
 		Name:     "netlify",
-		Files:    []string{"_redirects", netlifyEdgeFunction},
-		Run:      "copy _redirects into the published folder and netlify/ into the site's base folder, then netlify deploy",
+		Files:    []string{"_redirects", netlifyNotFound, netlifyEdgeFunction},
+		Run:      "copy _redirects and " + netlifyNotFound + " into the published folder and netlify/ into the site's base folder, then netlify deploy",
 		Counts:   true,
 		Generate: netlifyGenerate,
 	}
@@ -27,6 +27,10 @@ func netlifyTarget() Target {
 // netlifyEdgeFunction is the edge function's file, where Netlify looks
 // for edge functions in a site's base directory.
 const netlifyEdgeFunction = "netlify/edge-functions/feedgen.js"
+
+// netlifyNotFound is the file of the JSON 404 that _redirects answers
+// with what its rules cannot answer exactly.
+const netlifyNotFound = "feedgen-404.json"
 
 // netlifyAdapter is the edge function's module: every request of the site
 // goes to respond, which reads a page by passing a request for its file
@@ -52,7 +56,7 @@ func netlifyGenerate(s *Site) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{"_redirects": netlifyRedirects(s), netlifyEdgeFunction: js}, nil
+	return map[string][]byte{"_redirects": netlifyRedirects(s), netlifyNotFound: []byte(listing.NotFoundBody), netlifyEdgeFunction: js}, nil
 }
 
 // netlifyRedirects returns the _redirects rules of the canonical requests:
@@ -61,43 +65,70 @@ func netlifyGenerate(s *Site) (map[string][]byte, error) {
 // order, and ignore other parameters: so the filtered collections come
 // first (two filters before one), the main listing last, and each
 // collection's rule without limit or offset after its others. A
-// collection whose value a rule cannot hold (unruly) has no rules: the
-// edge function answers it.
+// collection whose value a rule cannot hold (unruly) has no rules.
+//
+// What no rule answers exactly gets the JSON 404 (feedgen-404.json, with
+// status 404), never another collection's page: before each collection's
+// rules, a request with a filter parameter it does not have (tag=X with
+// section=news); after all of them, one with any filter parameter, whose
+// value is unknown, unruly or not pre-rendered with the others; and any
+// other file of the build by its path.
 func netlifyRedirects(s *Site) []byte {
 	var b strings.Builder
 	b.WriteString(`# feedgen rules netlify: the canonical requests of the listing, mapped onto
-# the pages of the build (copy this file into the published folder). The
-# edge function netlify/edge-functions/feedgen.js answers every request
-# before these rules; they answer on their own when it does not run, and
-# then only the canonical requests exactly. Written again after each build:
-# it names the build's collections.
+# the pages of the build (copy this file and feedgen-404.json into the
+# published folder). The edge function netlify/edge-functions/feedgen.js
+# answers every request before these rules; they answer on their own when
+# it does not run, and then only the canonical requests exactly: the others
+# get the JSON 404. Written again after each build: it names the build's
+# collections.
 `)
 	colls := slices.Clone(s.Collections)
 	slices.SortStableFunc(colls, func(a, b manifest.Collection) int { return len(b.Params) - len(a.Params) })
 	p := s.Paging
+	notFound := "/" + netlifyNotFound
 	for _, c := range colls {
 		if len(c.Params) == 0 && c.Dir != listing.Dir || slices.ContainsFunc(c.Params, unruly) {
 			continue
+		}
+		if len(c.Params) == 0 {
+			// The main listing: only for requests with no filter.
+			b.WriteByte('\n')
+			for _, k := range listing.FilterKeys() {
+				b.WriteString(strings.Join([]string{listing.Path, k + "=:value", notFound, "404"}, "  ") + "\n")
+			}
 		}
 		var cond []string
 		for _, prm := range c.Params {
 			cond = append(cond, prm.Key+"="+prm.Value)
 		}
-		rule := func(to string, conds ...string) {
+		rule := func(to, status string, conds ...string) {
 			parts := append([]string{listing.Path}, cond...)
 			parts = append(parts, conds...)
-			parts = append(parts, "/"+to, "200")
+			parts = append(parts, to, status)
 			b.WriteString(strings.Join(parts, "  ") + "\n")
 		}
 		b.WriteByte('\n')
+		for _, k := range listing.FilterKeys() {
+			if len(c.Params) > 0 && !slices.ContainsFunc(c.Params, func(p listing.Param) bool { return p.Key == k }) {
+				rule(notFound, "404", k+"=:value")
+			}
+		}
 		for _, l := range p.Limits {
 			ls := strconv.Itoa(l)
-			rule(c.Dir+"/"+ls+"/:offset.json", "limit="+ls, "offset=:offset")
-			rule(c.Dir+"/"+ls+"/0.json", "limit="+ls)
+			rule("/"+c.Dir+"/"+ls+"/:offset.json", "200", "limit="+ls, "offset=:offset")
+			rule("/"+c.Dir+"/"+ls+"/0.json", "200", "limit="+ls)
 		}
+		// Any other limit: not one of the build's (or clamped, or not a
+		// plain number), which the edge function computes.
+		rule(notFound, "404", "limit=:limit")
 		ds := strconv.Itoa(p.DefaultLimit)
-		rule(c.Dir+"/"+ds+"/:offset.json", "offset=:offset")
-		rule(c.Dir + "/" + ds + "/0.json")
+		rule("/"+c.Dir+"/"+ds+"/:offset.json", "200", "offset=:offset")
+		rule("/"+c.Dir+"/"+ds+"/0.json", "200")
+	}
+	b.WriteString("\n# The build's files by their paths: not found.\n")
+	for _, from := range []string{listing.Dir + "/*", manifest.Name, manifest.Unfinished} {
+		b.WriteString("/" + from + "  " + notFound + "  404!\n")
 	}
 	return []byte(b.String())
 }
