@@ -18,6 +18,7 @@ import (
 type rulesOptions struct {
 	*globalOptions
 	target, config, root, listen, out string
+	strict                            bool
 
 	t rules.Target // the target: set by check
 }
@@ -64,12 +65,15 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	if err != nil {
 		return err
 	}
-	written, err := rules.Write(o.t, s, o.out)
+	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if err != nil {
 		return err
 	}
 	for _, p := range written {
 		fmt.Fprintln(o.stdout, p)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(o.stderr, "warning: %s: %s (--strict makes this an error)\n", o.t.Name, w)
 	}
 	if o.t.Counts {
 		fmt.Fprintf(o.stderr, "these %s files hold the build's counts: write them again after each build\n", o.t.Name)
@@ -112,6 +116,7 @@ Targets, the files each writes and how they run:
 	cmd.Flags().StringVar(&o.root, "root", "", "the build's folder, as the platform sees it (default: output_dir of the config)")
 	cmd.Flags().StringVar(&o.listen, "listen", "80", "where a server target listens: PORT or HOST:PORT")
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "the folder to write the files to (required)")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail, writing nothing, when the files cannot answer all the build has (cloudfront: filters that do not fit)")
 	return cmd
 }
 

@@ -96,7 +96,7 @@ Listen <<listen>>
 </VirtualHost>
 `
 
-func apacheGenerate(s *Site) (map[string][]byte, error) {
+func apacheGenerate(s *Site) (*Output, error) {
 	if strings.ContainsAny(s.Root, "\"'\\%$\n\r\t") {
 		return nil, fmt.Errorf("apache: the path %q has a character apache.conf cannot hold", s.Root)
 	}
@@ -147,7 +147,7 @@ func apacheGenerate(s *Site) (map[string][]byte, error) {
 		"<<page>>", apacheRewriteArg(s.Root+"/%{ENV:FG_PAGE}"),
 		"<<past lookups>>", past.String(),
 	).Replace(apacheConf)
-	return map[string][]byte{"apache.conf": []byte(conf)}, nil
+	return &Output{Files: map[string][]byte{"apache.conf": []byte(conf)}}, nil
 }
 
 // apacheLookup writes lookup l as mod_rewrite rules that set the variable

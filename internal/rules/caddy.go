@@ -86,7 +86,7 @@ http://:<<port>> {
 }
 `
 
-func caddyGenerate(s *Site) (map[string][]byte, error) {
+func caddyGenerate(s *Site) (*Output, error) {
 	if strings.ContainsAny(s.Root, "`\n\r") {
 		return nil, fmt.Errorf("caddy: the path %q has a character the Caddyfile cannot hold", s.Root)
 	}
@@ -117,7 +117,7 @@ func caddyGenerate(s *Site) (map[string][]byte, error) {
 		"<<empty>>", caddyQuote(rxEmptyPage(s)),
 		"<<past>>", rxPast,
 	).Replace(caddyfile)
-	return map[string][]byte{"Caddyfile": []byte(conf)}, nil
+	return &Output{Files: map[string][]byte{"Caddyfile": []byte(conf)}}, nil
 }
 
 // caddyMap writes lookup l as a map of Caddy's.

@@ -37,7 +37,7 @@ export default {
 };
 `
 
-func cloudflareGenerate(s *Site) (map[string][]byte, error) {
+func cloudflareGenerate(s *Site) (*Output, error) {
 	d, err := newSiteData(s, true)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ const worker :Workerd.Worker = (
   ],
 );
 `, s.OutDir, s.Root, strconv.Quote(s.Root), strconv.Quote(workerdAddress(s.Listen)), compatibilityDate)
-	return map[string][]byte{"worker.js": js, "wrangler.toml": []byte(toml), "workerd.capnp": []byte(capnp)}, nil
+	return &Output{Files: map[string][]byte{"worker.js": js, "wrangler.toml": []byte(toml), "workerd.capnp": []byte(capnp)}}, nil
 }
 
 // workerdAddress is listen as workerd's socket address: a port alone is

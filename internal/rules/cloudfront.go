@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"strings"
 )
 
 // cloudfrontTarget is a CloudFront Function on the viewer requests of a
@@ -21,15 +22,18 @@ func cloudfrontTarget() Target {
 // cloudfrontMaxSize is the largest CloudFront Function: 10 KB.
 const cloudfrontMaxSize = 10 * 1024
 
-func cloudfrontGenerate(s *Site) (map[string][]byte, error) {
+func cloudfrontGenerate(s *Site) (*Output, error) {
 	header := "// feedgen rules cloudfront (cloudfront-js-2.0, viewer request): holds the build's counts.\n"
 	js, err := cloudfrontScript(s, true)
 	if err != nil {
 		return nil, err
 	}
+	var warnings []string
 	if len(header)+len(js) > cloudfrontMaxSize {
-		header += fmt.Sprintf("// The filters are left out: with the counts of its %d collections the function would be %d bytes, over CloudFront's %d. A filtered request answers 404.\n",
+		dropped := fmt.Sprintf("the filters are left out: with the counts of its %d collections the function would be %d bytes, over CloudFront's %d; a filtered request answers 404",
 			len(s.Collections), len(header)+len(js), cloudfrontMaxSize)
+		header += "// The " + strings.TrimPrefix(dropped, "the ") + ".\n"
+		warnings = append(warnings, "cloudfront.js: "+dropped)
 		if js, err = cloudfrontScript(s, false); err != nil {
 			return nil, err
 		}
@@ -38,7 +42,7 @@ func cloudfrontGenerate(s *Site) (map[string][]byte, error) {
 	if len(js) > cloudfrontMaxSize {
 		return nil, fmt.Errorf("cloudfront: the function is %d bytes, over CloudFront's %d", len(js), cloudfrontMaxSize)
 	}
-	return map[string][]byte{"cloudfront.js": js}, nil
+	return &Output{Files: map[string][]byte{"cloudfront.js": js}, Warnings: warnings}, nil
 }
 
 // cloudfrontScript returns the code of cloudfront.js, compacted, with the

@@ -283,7 +283,7 @@ func runTarget(t *testing.T, name string, start func(t *testing.T, outDir string
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, err := Write(target, s, out); err != nil {
+	if _, _, err := Write(target, s, out, false); err != nil {
 		t.Fatal(err)
 	}
 	base := start(t, out, s)

@@ -31,7 +31,7 @@ func TestRefusesInjection(t *testing.T) {
 				case "listen":
 					s.Listen = "127.0.0.1" + inject + ":8080"
 				}
-				_, err = Write(tg, s, out)
+				_, _, err = Write(tg, s, out, false)
 				if err == nil || !strings.HasPrefix(err.Error(), tg.Name+": ") {
 					t.Errorf("%s, %q in %s: got %v, want a refusal", tg.Name, c, field, err)
 				}

@@ -2,6 +2,8 @@ package rules
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -149,7 +151,7 @@ func TestNetlifyRedirects(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if _, err := Write(target, s, out); err != nil {
+	if _, _, err := Write(target, s, out, false); err != nil {
 		t.Fatal(err)
 	}
 	published := t.TempDir()
@@ -323,17 +325,33 @@ func TestCloudFrontTooBig(t *testing.T) {
 		p := []listing.Param{{Key: "tag", Value: "tag-" + strconv.Itoa(i)}}
 		s.Collections = append(s.Collections, manifest.Collection{Dir: listing.CollectionDir(p), Params: p, Count: 3})
 	}
-	files, err := cloudfrontGenerate(s)
+	out, err := cloudfrontGenerate(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := string(files["cloudfront.js"])
+	js := string(out.Files["cloudfront.js"])
 	if len(js) > cloudfrontMaxSize || !strings.Contains(js, "The filters are left out") || strings.Contains(js, "tag-1") {
 		t.Errorf("cloudfront.js of %d bytes, beginning %.300q", len(js), js)
 	}
-	d := decodeSiteData(t, files["cloudfront.js"])
+	d := decodeSiteData(t, out.Files["cloudfront.js"])
 	if len(d.Kinds) != 0 || len(d.Collections) != 1 {
 		t.Errorf("kinds %v, collections %v: want the main listing only", d.Kinds, d.Collections)
+	}
+	// Said on stderr (the command prints the warnings), and with --strict
+	// an error, with nothing written.
+	if len(out.Warnings) != 1 || !strings.HasPrefix(out.Warnings[0], "cloudfront.js: the filters are left out: with the counts of its 2001 collections the function would be ") {
+		t.Errorf("warnings %q", out.Warnings)
+	}
+	target, _ := Find("cloudfront")
+	s.Root, s.Listen = sampleRoot, "80"
+	dir := filepath.Join(t.TempDir(), "out")
+	written, warnings, err := Write(target, s, dir, true)
+	var se *StrictError
+	if !errors.As(err, &se) || len(written) != 0 || len(warnings) != 1 || !strings.HasSuffix(err.Error(), "(--strict): nothing was written") {
+		t.Errorf("strict: got %v, %v, %v", written, warnings, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("strict: the folder was made (%v)", err)
 	}
 }
 

@@ -45,7 +45,7 @@ export default async function (request, context) {
 export const config = {path: "/*", onError: "bypass"};
 `
 
-func netlifyGenerate(s *Site) (map[string][]byte, error) {
+func netlifyGenerate(s *Site) (*Output, error) {
 	d, err := newSiteData(s, true)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func netlifyGenerate(s *Site) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{"_redirects": netlifyRedirects(s), netlifyNotFound: []byte(listing.NotFoundBody), netlifyEdgeFunction: js}, nil
+	return &Output{Files: map[string][]byte{"_redirects": netlifyRedirects(s), netlifyNotFound: []byte(listing.NotFoundBody), netlifyEdgeFunction: js}}, nil
 }
 
 // netlifyRedirects returns the _redirects rules of the canonical requests:

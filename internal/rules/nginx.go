@@ -90,7 +90,7 @@ server {
 }
 `
 
-func nginxGenerate(s *Site) (map[string][]byte, error) {
+func nginxGenerate(s *Site) (*Output, error) {
 	if strings.ContainsAny(s.Root, "\"\\$;{}\n\r") {
 		return nil, fmt.Errorf("nginx: the path %q has a character nginx.conf cannot hold", s.Root)
 	}
@@ -120,7 +120,7 @@ func nginxGenerate(s *Site) (map[string][]byte, error) {
 		"<<empty>>", nginxQuote(rxEmptyPage(s)),
 		"<<past>>", rxPast,
 	).Replace(nginxConf)
-	return map[string][]byte{"nginx.conf": []byte(conf)}, nil
+	return &Output{Files: map[string][]byte{"nginx.conf": []byte(conf)}}, nil
 }
 
 // nginxMap writes lookup l as a map of nginx.

@@ -24,7 +24,7 @@ func njsTarget() Target {
 // nginx.js's PAGES.
 const njsPages = "/.feedgen-pages/"
 
-func njsGenerate(s *Site) (map[string][]byte, error) {
+func njsGenerate(s *Site) (*Output, error) {
 	d, err := newSiteData(s, true)
 	if err != nil {
 		return nil, err
@@ -79,5 +79,5 @@ server {
 }
 `, s.Root, filepath.Join(s.OutDir, "nginx.conf"), filepath.Join(s.OutDir, "feedgen.js"), s.Listen,
 		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
-	return map[string][]byte{"nginx.conf": []byte(b.String()), "feedgen.js": js}, nil
+	return &Output{Files: map[string][]byte{"nginx.conf": []byte(b.String()), "feedgen.js": js}}, nil
 }

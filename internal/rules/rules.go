@@ -103,7 +103,27 @@ type Target struct {
 	// written again after each build.
 	Counts bool
 	// Generate returns the content of each file of Files.
-	Generate func(s *Site) (map[string][]byte, error)
+	Generate func(s *Site) (*Output, error)
+}
+
+// Output is what a target makes of a Site.
+type Output struct {
+	// Files holds the content of each file of Target.Files.
+	Files map[string][]byte
+	// Warnings say what the files do not answer that the build has
+	// (filters left out of a function too small for them).
+	Warnings []string
+}
+
+// StrictError is the error of Write told to be strict, for files that
+// have warnings: nothing was written.
+type StrictError struct {
+	Target   string
+	Warnings []string
+}
+
+func (e *StrictError) Error() string {
+	return fmt.Sprintf("%s: %s (--strict): nothing was written", e.Target, strings.Join(e.Warnings, "; "))
 }
 
 // Targets returns every target, by name.
@@ -135,38 +155,41 @@ func Find(name string) (Target, error) {
 }
 
 // Write writes the files of target t for s into outDir, each atomically,
-// and returns their paths.
-func Write(t Target, s *Site, outDir string) ([]string, error) {
+// and returns their paths and the target's warnings. Strict makes a
+// warning a *StrictError, and then nothing is written.
+func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []string, err error) {
 	abs, err := filepath.Abs(outDir)
 	if err != nil {
-		return nil, fmt.Errorf("finding %s: %w", outDir, err)
+		return nil, nil, fmt.Errorf("finding %s: %w", outDir, err)
 	}
 	withOut := *s
 	withOut.OutDir = abs
 	if err := withOut.check(); err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Name, err)
+		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
-	files, err := t.Generate(&withOut)
+	out, err := t.Generate(&withOut)
 	if err != nil {
-		return nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
+		return nil, nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
+	}
+	if strict && len(out.Warnings) > 0 {
+		return nil, out.Warnings, &StrictError{Target: t.Name, Warnings: out.Warnings}
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", outDir, err)
+		return nil, nil, fmt.Errorf("creating %s: %w", outDir, err)
 	}
-	var written []string
 	for _, name := range t.Files {
-		data, ok := files[name]
+		data, ok := out.Files[name]
 		if !ok {
-			return nil, errors.New("rules: " + t.Name + " made no " + name)
+			return nil, nil, errors.New("rules: " + t.Name + " made no " + name)
 		}
 		p := filepath.Join(outDir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
+			return nil, nil, fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
 		}
 		if err := atomicfile.WriteFile(p, data, 0o644); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", p, err)
+			return nil, nil, fmt.Errorf("writing %s: %w", p, err)
 		}
 		written = append(written, p)
 	}
-	return written, nil
+	return written, out.Warnings, nil
 }
