@@ -83,6 +83,21 @@ server {
         return 301 $feedgen_location;
     }
 
+    # TRACE, which nginx refuses before any location runs (its own HTML
+    # 405): answered here as feedgen serve answers it.
+    error_page 405 = @feedgen_method;
+    location @feedgen_method {
+        if ($uri = <<path>>) {
+            add_header Allow <<allow>> always;
+            add_header Vary <<vary>> always;
+            return 405 <<not allowed>>;
+        }
+        if ($uri = <<bare>>) {
+            return 301 $feedgen_location;
+        }
+        return 404 <<not found>>;
+    }
+
     # Nothing else, the files by their paths neither.
     location / {
         return 404 <<not found>>;

@@ -60,6 +60,13 @@ server {
         js_content feedgen.handle;
     }
 
+    # TRACE, which nginx refuses before any location runs: its 405 goes to
+    # feedgen.js too, which answers it as feedgen serve does.
+    error_page 405 = @feedgen_method;
+    location @feedgen_method {
+        js_content feedgen.handle;
+    }
+
     # The pages, reached only by feedgen.js's internal redirects.
     location ^~ %[5]s {
         internal;
