@@ -12,9 +12,18 @@ import (
 // own, in a temporary folder, that loads the modules apache.conf needs
 // from Debian's folder and includes it.
 func TestApache(t *testing.T) {
+	base := runTarget(t, "apache", startApache(t))
+	checkPlain(t, base, false)
+}
+
+// startApache returns how to run the files of the apache target: on
+// its platform, started for the test, which answers on the base URL it
+// returns.
+func startApache(t *testing.T) startFunc {
+	t.Helper()
 	apache := needProgram(t, "apache2", "/usr/sbin/apache2", "httpd")
 	const modules = "/usr/lib/apache2/modules"
-	runTarget(t, "apache", func(t *testing.T, out string, s *Site) string {
+	return func(t *testing.T, out string, s *Site) string {
 		dir := t.TempDir()
 		conf := fmt.Sprintf(`ServerRoot %[1]s
 PidFile %[1]s/httpd.pid
@@ -36,7 +45,6 @@ Include %[3]s
 		cmd := exec.Command(apache, "-X", "-f", main)
 		base := "http://" + s.Listen
 		startProcess(t, base, cmd)
-		checkPlain(t, base, false)
 		t.Cleanup(func() {
 			if t.Failed() {
 				log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
@@ -44,5 +52,5 @@ Include %[3]s
 			}
 		})
 		return base
-	})
+	}
 }

@@ -273,10 +273,13 @@ func checkTarget(t *testing.T, base string, beyond []string) map[string]bool {
 	return differs
 }
 
+// startFunc starts a platform on the files of its target, written in
+// outDir for s, and returns its base URL; it stops it when the test ends.
+type startFunc func(t *testing.T, outDir string, s *Site) string
+
 // runTarget writes target name's files for the sample build, starts the
-// platform with start (which returns its base URL and stops it when the
-// test ends), and checks its answers.
-func runTarget(t *testing.T, name string, start func(t *testing.T, outDir string, s *Site) string) {
+// platform with start, checks its answers, and returns its base URL.
+func runTarget(t *testing.T, name string, start startFunc) string {
 	t.Helper()
 	target, err := Find(name)
 	if err != nil {
@@ -293,6 +296,7 @@ func runTarget(t *testing.T, name string, start func(t *testing.T, outDir string
 	}
 	base := start(t, out, s)
 	checkTarget(t, base, support[name])
+	return base
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.

@@ -11,8 +11,17 @@ import (
 // TestNginx runs nginx with a main config of its own, in a temporary
 // folder, that includes the nginx.conf of the sample build in http {}.
 func TestNginx(t *testing.T) {
+	base := runTarget(t, "nginx", startNginx(t))
+	checkPlain(t, base, true)
+}
+
+// startNginx returns how to run the files of the nginx target: on
+// its platform, started for the test, which answers on the base URL it
+// returns.
+func startNginx(t *testing.T) startFunc {
+	t.Helper()
 	nginx := needProgram(t, "nginx", "/usr/sbin/nginx")
-	runTarget(t, "nginx", func(t *testing.T, out string, s *Site) string {
+	return func(t *testing.T, out string, s *Site) string {
 		dir := t.TempDir()
 		// One process, which keeps the user it runs as (nginx's workers
 		// switch to nobody when run as root, and could not read the build).
@@ -37,7 +46,6 @@ http {
 		cmd := exec.Command(nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", main, "-g", "daemon off;")
 		base := "http://" + s.Listen
 		startProcess(t, base, cmd)
-		checkPlain(t, base, true)
 		return base
-	})
+	}
 }

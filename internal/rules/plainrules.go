@@ -440,7 +440,7 @@ func rxValueCases(key string, values []string, fffd bool) (cases []rxCase, def s
 		}
 	}
 	if long >= 0 {
-		cs = append(cs, rxCase{re: "^.{" + strconv.Itoa(long) + ",}$", out: unsure})
+		cs = append(cs, rxCase{re: "^" + rxChars(long) + "$", out: unsure})
 	}
 	re := `%(?:[^0-9a-fA-F]|[0-9a-fA-F](?:[^0-9a-fA-F]|$)|$)|[^[:ascii:]]`
 	if fffd {
@@ -451,6 +451,18 @@ func rxValueCases(key string, values []string, fffd bool) (cases []rxCase, def s
 		return append(cs, rxCase{re: "^" + rxFormEncoded + "$", out: unknown}), unsure
 	}
 	return cs, unknown
+}
+
+// rxChars returns a regular expression of n characters or more. Go's
+// regular expressions (Caddy's) take no repetition count over 1000: a
+// larger one is written as a sequence of counts of 1000 at most.
+func rxChars(n int) string {
+	var b strings.Builder
+	for ; n > 1000; n -= 1000 {
+		b.WriteString(".{1000}")
+	}
+	b.WriteString(".{" + strconv.Itoa(n) + ",}")
+	return b.String()
 }
 
 // rxValue returns the regular expression of the ways a query may write
