@@ -208,7 +208,7 @@ func TestPublishTakesOverDeadLock(t *testing.T) {
 		}{
 			{"interrupted", dead(time.Now(), lockInterrupted), time.Hour},
 			{"killed long ago", dead(time.Now().Add(-3*time.Hour), lockRunning), time.Hour},
-			{"killed just now", dead(time.Now(), lockRunning), 300 * time.Millisecond},
+			{"killed just now", dead(time.Now(), lockRunning), 1500 * time.Millisecond},
 			{"damaged", []byte("{not json"), time.Hour},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
@@ -398,7 +398,7 @@ func TestPublishStalled(t *testing.T) {
 			// after a lease, if the request that was to create the lock
 			// reached the service only then (it could be a live one's).
 			opt = testOptions()
-			opt.LockLease = 300 * time.Millisecond
+			opt.LockLease = 2 * time.Second // short, and long enough to renew under -race
 			publishDir(t, b, s.out, opt)
 			checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
 		})
