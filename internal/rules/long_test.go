@@ -83,7 +83,7 @@ type longOutcome string
 
 const (
 	longExact    longOutcome = "exact"
-	longNotFound longOutcome = "404"          // the JSON 404
+	longNotFound longOutcome = "404"           // the JSON 404
 	longTooLong  longOutcome = "414 (its own)" // the platform's own answer to a request line too long
 )
 
