@@ -62,8 +62,11 @@ func (o *importOptions) check() error {
 		return usageError{fmt.Errorf("--timezone %q: unknown time zone: use an IANA name such as Europe/Moscow or UTC", o.timezone)}
 	}
 	n, err := config.ParseSize(o.maxBytes)
-	if err != nil || n <= 0 {
-		return usageError{fmt.Errorf("--max-bytes %q: give a size, e.g. 1GiB or 500MB", o.maxBytes)}
+	switch {
+	case err != nil:
+		return usageError{fmt.Errorf("--max-bytes %q: %w: give a size, e.g. 1GiB or 500MB", o.maxBytes, err)}
+	case n <= 0:
+		return usageError{fmt.Errorf("--max-bytes %q: give a size above 0, e.g. 1GiB or 500MB", o.maxBytes)}
 	}
 	o.bytes = n
 	if err := importer.CheckDir(o.out); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -74,7 +73,7 @@ func (o *publishOptions) check() error {
 		return err
 	}
 	if u.Scheme == "file" {
-		o.bucketDir = filepath.FromSlash(u.Path)
+		o.bucketDir = publish.BucketFolder(u)
 		if err := publish.CheckBucketFolder(o.bucketDir, dir); err != nil {
 			return usageError{err}
 		}
@@ -242,7 +241,7 @@ config's publish.cache_control (default "public, max-age=60").
 Two publishes to one bucket never run at once: a publish holds the bucket's
 lock, the object .feedgen-publish-lock (on disk, a file of the folder it
 keeps locked), and another one waits for it (--lock-wait), or takes it over
-once its holder is gone. A publish that stops half way (an error, Ctrl-C,
+once its holder is gone (unchanged for 30s). A publish that stops half way (an error, Ctrl-C,
 killed) leaves the previous manifest.json in place and the lock saying so:
 the next one checks every page and finishes the job. A request that goes
 --timeout without an answer is tried again, then the publish fails. Nothing
@@ -270,7 +269,7 @@ outside articles/, manifest.json and the lock is written or deleted.`,
 	cmd.Flags().BoolVar(&o.full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
 	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more pages than this would be deleted")
 	cmd.Flags().IntVar(&o.workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without an answer before it is tried again")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without an answer before it is tried again (an upload: a second more per 64 kB)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	return cmd

@@ -169,7 +169,21 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 		}
 	}
 	d.mark = sync.OnceValue(func() error {
-		return markUnfinished(d.path, newPages(paths, prev, pending))
+		create := newPages(paths, prev, pending)
+		if d.wroteLast && !b.opt.Clean {
+			// Not scanned: a file put since where a new page goes is not
+			// this build's, and the marker must not say it may be.
+			var strays []string
+			for _, p := range create {
+				if exists(filepath.Join(d.path, filepath.FromSlash(p))) {
+					strays = append(strays, p)
+				}
+			}
+			if len(strays) > 0 {
+				return &strayError{dir: d.path, strays: strays, why: "put there after the last build"}
+			}
+		}
+		return markUnfinished(d.path, create)
 	})
 	if err := makeDirs(d.path, pages); err != nil {
 		unlock()
@@ -200,6 +214,11 @@ func (d *disk) create(p string, data []byte) error {
 	name := d.path + "/" + p
 	if createNew(name, data, d.behind) {
 		return nil
+	}
+	if d.wroteLast && !d.b.opt.Clean && exists(name) {
+		// A file put where this build's new page goes since this Builder
+		// wrote the folder (which it then did not scan): not its own.
+		return &strayError{dir: d.path, strays: []string{p}, why: "put there after the last build"}
 	}
 	return writeAtomic(name, data)
 }

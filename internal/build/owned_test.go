@@ -196,3 +196,35 @@ func TestTempOf(t *testing.T) {
 		}
 	}
 }
+
+// TestRebuildKeepsFileInTheWay checks a Builder that wrote the folder
+// last (watch mode), which does not scan it again: a file someone put
+// where a new page of its next build goes is refused, not overwritten.
+func TestRebuildKeepsFileInTheWay(t *testing.T) {
+	dir := site(t, 3)
+	out := filepath.Join(dir, "public")
+	b := builder(dir)
+	if _, err := b.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "content/news/politics/a4.md", article(4, "2025-01-04T10:00:00"))
+	write(t, out, "articles/2/3.json", "mine") // the new page of offset 3
+	_, err := b.Rebuild(context.Background(), []string{filepath.Join(dir, "content/news/politics/a4.md")})
+	var se *strayError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "articles/2/3.json") {
+		t.Fatalf("got %v, want the refusal of articles/2/3.json", err)
+	}
+	if got := snap(t, out)["articles/2/3.json"].data; got != "mine" {
+		t.Errorf("the file in the way holds %q", got)
+	}
+	// The next build of this Builder, which finds the marker, names it
+	// too; one told to clean replaces it.
+	if _, err := b.Build(context.Background()); !errors.As(err, &se) {
+		t.Errorf("the build after: %v", err)
+	}
+	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Clean: true}
+	if _, err := New(opt).Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	identical(t, snap(t, out), cleanBuild(t, dir))
+}

@@ -54,11 +54,52 @@ func firstParagraphWithin(p parser.Parser, body []byte, limit int) (string, erro
 	case !found:
 		return "", &paragraphError{fmt.Sprintf("no paragraph in the first %s of the body, all that is read for an announcement: write announcement: in the front matter",
 			human.Bytes(int64(limit)))}
-	case bytes.IndexByte(src, '[') >= 0 && bytes.Contains(body[cut:], []byte("]:")):
+	case definesLabelOf(src, body[cut:]):
 		return "", &paragraphError{fmt.Sprintf("the first paragraph may use a link reference ([x]: /url) defined after the first %s of the body, all that is read for an announcement: write announcement: in the front matter",
 			human.Bytes(int64(limit)))}
 	}
 	return text, nil
+}
+
+// definesLabelOf reports whether rest defines a link reference ([x]: …)
+// whose label the paragraph src may use: a text between brackets in src,
+// compared as markdown does, without regard to case or runs of white
+// space.
+func definesLabelOf(src, rest []byte) bool {
+	var labels [][]byte
+	for i := 0; ; {
+		open := bytes.IndexByte(src[i:], '[')
+		if open < 0 {
+			break
+		}
+		open += i
+		end := bytes.IndexByte(src[open+1:], ']')
+		if end < 0 {
+			break
+		}
+		if label := bytes.Join(bytes.Fields(src[open+1:open+1+end]), []byte(" ")); len(label) > 0 {
+			labels = append(labels, label)
+		}
+		i = open + 1
+	}
+	for i := 0; len(labels) > 0; {
+		colon := bytes.Index(rest[i:], []byte("]:"))
+		if colon < 0 {
+			return false
+		}
+		colon += i
+		line := bytes.LastIndexByte(rest[:colon], '\n') + 1
+		if open := bytes.LastIndexByte(rest[line:colon], '['); open >= 0 {
+			def := bytes.Join(bytes.Fields(rest[line+open+1:colon]), []byte(" "))
+			for _, l := range labels {
+				if bytes.EqualFold(def, l) {
+					return true
+				}
+			}
+		}
+		i = colon + 2
+	}
+	return false
 }
 
 // lastBlankLine returns the offset of the last whole blank line (empty,

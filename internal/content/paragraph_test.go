@@ -1,14 +1,11 @@
 package content
 
 import (
-	"runtime"
-	"runtime/metrics"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/heaptest"
 )
 
 // TestHugeFirstParagraph loads an article whose body is one paragraph of
@@ -22,7 +19,7 @@ func TestHugeFirstParagraph(t *testing.T) {
 	head := "---\nid: 1\ntitle: Hello\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n"
 	huge := head + strings.Repeat("word *emphasis* [link](/u) `code` ", 30<<20/36) + "\n"
 	var err error
-	grew := heapGrowth(t, func() { _, err = load(t, map[string]string{name: huge}) })
+	grew := heaptest.Growth(func() { _, err = load(t, map[string]string{name: huge}) })
 	var dl diag.List
 	want := p + ":7: the first paragraph is 29.7 MB, more than the 1.0 MB read for an announcement: write announcement: in the front matter, or start the body with a shorter paragraph"
 	if !asDiag(err, &dl) || len(dl) != 1 || dl[0].String() != want {
@@ -54,33 +51,27 @@ func asDiag(err error, dl *diag.List) bool {
 	return ok
 }
 
-// heapGrowth returns by how much the heap's live objects grew at most
-// while f ran, sampled every millisecond.
-func heapGrowth(t *testing.T, f func()) uint64 {
-	t.Helper()
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	var peak atomic.Uint64
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > base && v-base > peak.Load() {
-				peak.Store(v - base)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
+// TestLaterReference checks a long body whose first paragraph uses a
+// link reference: refused when the reference is defined after the part
+// parsed, taken when it is not (a "]:" elsewhere, another label).
+func TestLaterReference(t *testing.T) {
+	p := newMarkdownParser()
+	filler := strings.Repeat("More text.\n\n", 10)
+	for _, tt := range []struct {
+		name, body string
+		refused    bool
+	}{
+		{"defined after", "See [the  Docs] now.\n\n" + filler + "[the docs]: /u\n", true},
+		{"another label", "See [the docs] now.\n\n" + filler + "[other]: /u\n", false},
+		{"in code", "See now.\n\n" + filler + "    a[i]: b\n", false},
+		{"before the cut", "[x]: /u\n\nSee [x] now.\n\n" + filler, false},
+	} {
+		got, err := firstParagraphWithin(p, []byte(tt.body), 64)
+		if refused := err != nil; refused != tt.refused {
+			t.Errorf("%s: got %q, %v; want refused %v", tt.name, got, err, tt.refused)
 		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return peak.Load()
+		if err == nil && got != paragraphText(p, []byte(tt.body)) {
+			t.Errorf("%s: got %q, want %q", tt.name, got, paragraphText(p, []byte(tt.body)))
+		}
+	}
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/heaptest"
 )
 
 // hostileArticle is one valid article of a hostile listing.
@@ -44,7 +44,7 @@ func TestImportHugeCount(t *testing.T) {
 	defer srv.Close()
 	var s *Site
 	var err error
-	grew := heapGrowth(t, func() {
+	grew := heaptest.Growth(func() {
 		s, err = Import(context.Background(), Options{URL: srv.URL + "/articles/", Log: testLog{t}})
 	})
 	if err == nil || !strings.Contains(err.Error(), "the listing has 1099511627776 articles at 1 a page: 1099511627775 requests, more than") ||
@@ -56,6 +56,17 @@ func TestImportHugeCount(t *testing.T) {
 	}
 	if grew > 16<<20 {
 		t.Errorf("the heap grew by %d bytes", grew)
+	}
+	// With no bound on requests, the pages are asked for one by one as
+	// workers are free, and the bound on bytes stops the import.
+	grew = heaptest.Growth(func() {
+		s, err = Import(context.Background(), Options{URL: srv.URL + "/articles/", MaxRequests: -1, MaxBytes: 256 << 10, Log: testLog{t}})
+	})
+	if err == nil || !strings.Contains(err.Error(), "(--max-bytes)") {
+		t.Fatalf("no bound on requests: got %v, want the bound on bytes", err)
+	}
+	if grew > 64<<20 {
+		t.Errorf("no bound on requests: the heap grew by %d bytes", grew)
 	}
 }
 
@@ -97,7 +108,7 @@ func TestImportMaxBytes(t *testing.T) {
 	defer srv.Close()
 	const bound = 8 << 20
 	var err error
-	grew := heapGrowth(t, func() {
+	grew := heaptest.Growth(func() {
 		_, err = Import(context.Background(), Options{URL: srv.URL + "/articles/", MaxBytes: bound, Workers: 4, Log: testLog{t}})
 	})
 	if err == nil || !strings.Contains(err.Error(), "the pages read add up to more than 8.4 MB, the import's limit (--max-bytes)") {
@@ -169,35 +180,4 @@ func TestImportCancelled(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the import did not stop")
 	}
-}
-
-// heapGrowth returns by how much the heap's live objects grew at most
-// while f ran, sampled every millisecond.
-func heapGrowth(t *testing.T, f func()) uint64 {
-	t.Helper()
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	var peak atomic.Uint64
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > base && v-base > peak.Load() {
-				peak.Store(v - base)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return peak.Load()
 }

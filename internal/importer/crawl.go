@@ -238,17 +238,16 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 		return nil, fmt.Errorf("%s: the listing has %d articles at %d a page: %d requests, more than the %d the import may still make (--max-requests %d): pass a larger --max-requests to import it",
 			huge.url, r.count, read, n-1, max(left, 0), opt.MaxRequests)
 	}
-	pages := make([]*page, n)
-	pages[0] = huge
 	var done progressCounter
 	done.add(opt.Progress, len(huge.results), r.count)
-	problems, err := readPages(ctx, f, pages[1:], func(i int) *page {
+	rest, problems, err := readPages(ctx, f, n-1, func(i int) *page {
 		off := (i + 1) * read
 		return &page{url: pageURL(listURL, read, off), limit: read, off: off}
 	}, opt, r.count, &done)
 	if err != nil {
 		return nil, err
 	}
+	pages := append([]*page{huge}, rest...)
 	r.problems = append(r.problems, problems...)
 	if probe != nil {
 		r.pages = append(r.pages, probe)
@@ -259,7 +258,7 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if p == nil || p.raw == nil {
+		if p.raw == nil {
 			continue // not read: a problem already
 		}
 		r.pages = append(r.pages, p)
@@ -302,24 +301,24 @@ func (c *progressCounter) add(progress func(done, total int), n, total int) {
 	progress(c.n, total)
 }
 
-// readPages fetches the pages that mk makes, opt.Workers at a time, each
-// made as it is sent to a worker, and puts them in pages. A page that
-// cannot be read is a problem; a page whose count is not count means the
-// listing changed (errChanged); a bound of the import reached stops it.
-func readPages(ctx context.Context, f *fetcher, pages []*page, mk func(i int) *page, opt Options, count int, done *progressCounter) (diag.List, error) {
+// readPages fetches the n pages that mk makes, opt.Workers at a time,
+// each made as it is sent to a worker, and returns those sent, in order.
+// A page that cannot be read is a problem; a page whose count is not count
+// means the listing changed (errChanged); a bound of the import reached
+// stops it.
+func readPages(ctx context.Context, f *fetcher, n int, mk func(i int) *page, opt Options, count int, done *progressCounter) ([]*page, diag.List, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
 		mu    sync.Mutex
 		fatal error
 		wg    sync.WaitGroup
+		pages []*page
 	)
-	failed := make([]string, len(pages)) // why page i could not be read
-	todo := make(chan int)
-	for range min(opt.Workers, max(len(pages), 1)) {
+	todo := make(chan *page)
+	for range min(opt.Workers, max(n, 1)) {
 		wg.Go(func() {
-			for i := range todo {
-				p := pages[i]
+			for p := range todo {
 				got, err := fetchPage(ctx, f, p.url, p.off)
 				mu.Lock()
 				switch {
@@ -344,7 +343,7 @@ func readPages(ctx context.Context, f *fetcher, pages []*page, mk func(i int) *p
 					}
 					cancel()
 				default:
-					failed[i] = strings.TrimPrefix(err.Error(), p.url+": ")
+					p.problem = strings.TrimPrefix(err.Error(), p.url+": ")
 				}
 				mu.Unlock()
 				if err == nil {
@@ -354,10 +353,11 @@ func readPages(ctx context.Context, f *fetcher, pages []*page, mk func(i int) *p
 		})
 	}
 send:
-	for i := range pages {
-		pages[i] = mk(i)
+	for i := range n {
+		p := mk(i)
 		select {
-		case todo <- i:
+		case todo <- p:
+			pages = append(pages, p)
 		case <-ctx.Done():
 			break send
 		}
@@ -365,21 +365,18 @@ send:
 	close(todo)
 	wg.Wait()
 	if fatal != nil {
-		return nil, fatal
+		return nil, nil, fatal
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var problems diag.List // in the order of the listing, whatever order they came in
-	for i, msg := range failed {
-		if pages[i] == nil {
-			continue
-		}
-		if msg != "" {
-			problems.Add(pages[i].url, 0, msg)
+	for _, p := range pages {
+		if p.problem != "" {
+			problems.Add(p.url, 0, p.problem)
 		}
 	}
-	return problems, nil
+	return pages, problems, nil
 }
 
 // answerError is an answer that is not a page of the listing.

@@ -15,6 +15,8 @@ type page struct {
 	raw   []byte // the body
 	limit int    // the effective limit, as crawl knows it; 0 before
 	off   int    // the offset asked
+	// problem says why the page could not be read, when it could not.
+	problem string
 
 	count          int
 	next, previous string // "" for null

@@ -233,8 +233,8 @@ func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op 
 }
 
 // try runs op once with a context that is cancelled, with a *stallError,
-// when op goes timeout without progress: op calls kick whenever bytes go
-// out or come in. A timeout of 0 or less is none.
+// when op goes timeout without progress: op calls kick whenever bytes of
+// an answer come in. A timeout of 0 or less is none.
 func try(ctx context.Context, timeout time.Duration, op func(ctx context.Context, kick func()) error) error {
 	if timeout <= 0 {
 		return op(ctx, func() {})
@@ -251,8 +251,8 @@ func try(ctx context.Context, timeout time.Duration, op func(ctx context.Context
 	return err
 }
 
-// kicking calls kick on every read of r: an upload's body read by the
-// client as it sends it, or a download's as it comes in.
+// kicking calls kick on every read of r: a download's body as it comes
+// in.
 type kicking struct {
 	r    io.Reader
 	kick func()

@@ -171,12 +171,12 @@ func TestRetryStalled(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 
-	err = retry(context.Background(), 0, time.Microsecond, 30*time.Millisecond, func(ctx context.Context, kick func()) error {
-		for range 10 { // 100 ms in all, never 30 without progress
+	err = retry(context.Background(), 0, time.Microsecond, time.Second, func(ctx context.Context, kick func()) error {
+		for range 30 { // 1.5 s in all, never a second without progress
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(10 * time.Millisecond):
+			case <-time.After(50 * time.Millisecond):
 				kick()
 			}
 		}

@@ -2,6 +2,10 @@ package publish
 
 import (
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/feedgen/feedgen/internal/folder"
 )
@@ -30,4 +34,15 @@ func CheckBucketFolder(bucket, dir string) error {
 		return nil
 	}
 	return fmt.Errorf("the bucket folder %s %s; publish to a folder apart from the build", bucket, why)
+}
+
+// BucketFolder returns the folder of a file:// bucket URL, as
+// gocloud.dev/blob/fileblob opens it: file:///srv/feed is /srv/feed, and
+// file://./feed (host ".") the relative folder feed.
+func BucketFolder(u *url.URL) string {
+	p := u.Path
+	if u.Host == "." || os.PathSeparator != '/' {
+		p = strings.TrimPrefix(p, "/")
+	}
+	return filepath.FromSlash(p)
 }

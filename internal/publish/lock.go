@@ -13,10 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 )
 
 // Two publishes to one bucket never run at once: a publish holds the
@@ -28,17 +25,21 @@ import (
 //
 // In a bucket of a cloud, the lock is an object created only if it does
 // not exist (a conditional write), holding its owner and the time it was
-// last renewed: the holder renews it every third of the lease, and stops
-// changing the bucket when it could not for most of one. A publish that
-// finds it waits (Options.LockWait) until the holder deletes it, or
-// takes it over, with a conditional write where the service has one, once
-// it has seen it unchanged for a whole lease (the holder died), or its
-// holder said it stopped. Clocks of two machines need not agree: a lease
-// is measured by the waiter's own clock, from when it first saw the lock
-// as it is. In a bucket on disk (file://), the lock is a file of the
-// bucket's folder that the holder keeps locked (flock): the kernel
-// releases it when the process dies, and the file says whether the last
-// publish finished.
+// last renewed. The holder renews it every sixth of the lease, each time
+// only over the version it read (see conditional.go), and stops changing
+// the bucket two thirds of a lease after it sent the last renewal that
+// succeeded: every request of the publish runs under a context cancelled
+// then. A publish that finds the lock waits (Options.LockWait) until the
+// holder deletes it, or takes it over, with a write conditional on the
+// version it saw, once it has seen that version unchanged for a whole
+// lease (the holder died: it has stopped a third of a lease before), or
+// its holder said it stopped. Clocks of two machines need not agree: the
+// lease is measured by each one's own clock. Where the service has no
+// conditional write of a version, a lock left behind is not taken over:
+// the error says to delete it. In a bucket on disk (file://), the lock is
+// a file of the bucket's folder that the holder keeps locked (flock): the
+// kernel releases it when the process dies, and the file says whether the
+// last publish finished.
 
 // LockName is the key of the bucket's lock: outside articles/, so that a
 // publish never lists it as a page.
@@ -79,15 +80,24 @@ func (l *lockInfo) describe() string {
 }
 
 // LockedError is the error of a publish that found another one holding
-// the bucket's lock, and waited for it as long as it was told to.
+// the bucket's lock, and waited for it as long as it was told to; or one
+// that found a lock left behind that the service cannot let it replace
+// safely (Stuck).
 type LockedError struct {
 	Holder string        // who holds it, as the lock says
 	Waited time.Duration // how long this publish waited
+	// Stuck says that the holder is gone, but the lock cannot be taken
+	// over: the bucket's service has no conditional write of a version.
+	Stuck bool
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("%s is changing the bucket (it holds %s): waited %v; nothing was changed: publish again once it is done, or wait longer (--lock-wait)",
-		e.Holder, LockName, e.Waited.Round(time.Second))
+	if e.Stuck {
+		return fmt.Sprintf("%s left the bucket's lock %s, and this bucket's service cannot replace it safely: nothing was changed; if no publish is running, delete %s from the bucket and publish again",
+			e.Holder, LockName, LockName)
+	}
+	return fmt.Sprintf("%s is changing the bucket (it holds %s): waited %v; nothing was changed: publish again once it is done, or wait longer (--lock-wait; a lock whose holder died is taken over after %v unchanged)",
+		e.Holder, LockName, e.Waited.Round(time.Second), DefaultLockLease)
 }
 
 // errLockLost stops a publish that could not renew its lock in time: another
@@ -99,7 +109,8 @@ type locker interface {
 	// acquire takes the lock, waiting as Options.LockWait says while
 	// another publish holds it. dirty is "" when the last publish that
 	// held it finished, else a sentence saying that it did not. lost is
-	// called, from another goroutine, when the lock is lost.
+	// called, from another goroutine, when the lock is lost, or may be
+	// soon: the publish must stop changing the bucket.
 	acquire(ctx context.Context, lost func(error)) (dirty string, err error)
 	// peek reads the lock without taking it (a dry run): dirty as acquire
 	// says it, or that a publish is running.
@@ -131,25 +142,23 @@ type objectLock struct {
 	renewMu sync.Mutex // one renewal at a time: the ticker's, or check's
 	mu      sync.Mutex // guards lostErr
 	lostErr error
-	stop    chan struct{}
+	lost    func(error)
+	hold    *time.Timer        // loses the lock when no renewal succeeds in time
+	stop    context.CancelFunc // stops the renewals
 	done    chan struct{}
 }
 
-// lease returns how long a lock stays taken without a renewal, and how
-// often its holder renews it.
-func (l *objectLock) lease() (lease, every time.Duration) {
+// lease returns how long a lock stays taken without a renewal, how often
+// its holder renews it, and how long after it sent the last renewal that
+// succeeded the holder stops.
+func (l *objectLock) lease() (lease, every, hold time.Duration) {
 	lease = l.p.opt.LockLease
-	return lease, lease / 3
+	return lease, lease / 6, lease * 2 / 3
 }
-
-// maxClockSkew is how far behind the clock of a publish that wrote a lock
-// may be from this one's: a lock renewed, by its own clock, longer ago than
-// a lease and this is taken over at once, without waiting a lease.
-const maxClockSkew = 2 * time.Minute
 
 func (l *objectLock) acquire(ctx context.Context, lost func(error)) (string, error) {
 	p := l.p
-	lease, _ := l.lease()
+	lease, _, _ := l.lease()
 	start := time.Now()
 	var (
 		seen   []byte
@@ -157,15 +166,16 @@ func (l *objectLock) acquire(ctx context.Context, lost func(error)) (string, err
 		said   bool
 	)
 	for {
+		sent := time.Now()
 		err := l.write(ctx, &blob.WriterOptions{IfNotExist: true})
 		if err == nil {
-			l.renewals(lost)
+			l.held(sent, lost)
 			return "", nil
 		}
 		if !preconditionFailed(err) {
 			return "", explain("creating the lock "+LockName, err)
 		}
-		data, etag, err := l.read(ctx)
+		data, v, err := l.read(ctx)
 		if isNotFound(err) {
 			continue // released meanwhile
 		}
@@ -174,23 +184,33 @@ func (l *objectLock) acquire(ctx context.Context, lost func(error)) (string, err
 		}
 		var cur lockInfo
 		damaged := json.Unmarshal(data, &cur) != nil
+		if !damaged && cur.Token == l.info.Token {
+			// This publish's own write, which reached the service though
+			// its answer did not (tried again, the second found it there).
+			l.held(sent, lost)
+			return "", nil
+		}
 		now := time.Now()
 		if !bytes.Equal(data, seen) {
 			seen, seenAt = data, now
 		}
-		if damaged || cur.State == lockInterrupted || now.Sub(seenAt) >= lease || p.opt.Clock().Sub(cur.Renewed) > lease+maxClockSkew {
-			took, err := l.takeOver(ctx, etag)
-			if err != nil {
+		if damaged || cur.State == lockInterrupted || now.Sub(seenAt) >= lease {
+			holder := cur.describe()
+			sent := time.Now()
+			took, err := l.takeOver(ctx, v)
+			switch {
+			case errors.Is(err, errNoCondition):
+				return "", &LockedError{Holder: holder, Waited: time.Since(start), Stuck: true}
+			case err != nil:
 				return "", explain("taking over the lock "+LockName, err)
-			}
-			if !took {
+			case !took:
 				continue // another publish took it first
 			}
-			l.renewals(lost)
+			l.held(sent, lost)
 			if cur.State == lockInterrupted || damaged {
-				return fmt.Sprintf("%s did not finish", cur.describe()), nil
+				return fmt.Sprintf("%s did not finish", holder), nil
 			}
-			return fmt.Sprintf("%s stopped renewing its lock (killed?): it did not finish", cur.describe()), nil
+			return fmt.Sprintf("%s stopped renewing its lock (killed?): it did not finish", holder), nil
 		}
 		waited := now.Sub(start)
 		if waited >= p.opt.LockWait {
@@ -211,39 +231,29 @@ func (l *objectLock) acquire(ctx context.Context, lost func(error)) (string, err
 	}
 }
 
-// preconditionFailed reports whether a conditional write failed because
-// the object is there (or not the version named).
-func preconditionFailed(err error) bool {
-	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
-		return true
-	}
-	var ae apiError
-	return errors.As(err, &ae) && (ae.ErrorCode() == "PreconditionFailed" || ae.ErrorCode() == "ConditionalRequestConflict")
-}
-
 // write uploads the lock as l.info says, with opts.
 func (l *objectLock) write(ctx context.Context, opts *blob.WriterOptions) error {
 	data := l.info.marshal()
 	opts.ContentType = ContentType
 	opts.CacheControl = "no-store"
-	return l.p.retry(ctx, func(ctx context.Context, kick func()) error {
-		return l.p.bucket.Upload(ctx, LockName, kicking{bytes.NewReader(data), kick}, opts)
+	return l.p.retry(ctx, func(ctx context.Context, _ func()) error {
+		return l.p.bucket.Upload(ctx, LockName, bytes.NewReader(data), opts)
 	})
 }
 
-// read returns the lock's bytes and ETag: the ETag is read first, so that
-// a write conditional on it fails if the lock changed after it.
-func (l *objectLock) read(ctx context.Context) ([]byte, string, error) {
+// read returns the lock's bytes and version: the version is read first, so
+// that a write conditional on it fails if the lock changed after it.
+func (l *objectLock) read(ctx context.Context) ([]byte, version, error) {
 	var (
 		data []byte
-		etag string
+		v    version
 	)
 	err := l.p.retry(ctx, func(ctx context.Context, kick func()) error {
 		a, err := l.p.bucket.Attributes(ctx, LockName)
 		if err != nil {
 			return err
 		}
-		etag = a.ETag
+		v = versionOf(a)
 		r, err := l.p.bucket.NewReader(ctx, LockName, nil)
 		if err != nil {
 			return err
@@ -252,83 +262,85 @@ func (l *objectLock) read(ctx context.Context) ([]byte, string, error) {
 		data, err = io.ReadAll(io.LimitReader(kicking{r, kick}, 64<<10))
 		return err
 	})
-	return data, etag, err
+	return data, v, err
 }
 
 // takeOver replaces a lock that its holder left, if it is still the
-// version etag: with a conditional write where the service has one (S3's
-// If-Match), else by deleting it and creating it anew. It reports false
-// when another publish took it first.
-func (l *objectLock) takeOver(ctx context.Context, etag string) (bool, error) {
+// version v. It reports false when another publish took it first, and
+// errNoCondition when the service cannot make the write conditional.
+func (l *objectLock) takeOver(ctx context.Context, v version) (bool, error) {
 	now := l.p.opt.Clock().UTC()
 	l.info.Started, l.info.Renewed = now, now
-	err := l.write(ctx, &blob.WriterOptions{BeforeWrite: func(as func(any) bool) error {
-		var in *transfermanager.UploadObjectInput
-		if etag == "" || !as(&in) {
-			return errNoIfMatch
-		}
-		in.IfMatch = aws.String(etag)
-		return nil
-	}})
-	if errors.Is(err, errNoIfMatch) {
-		// No conditional write of a version: delete the lock and create
-		// it anew, which only one publish can.
-		err = l.p.retry(ctx, func(ctx context.Context, _ func()) error { return l.p.bucket.Delete(ctx, LockName) })
-		if err != nil && !isNotFound(err) {
-			return false, err
-		}
-		err = l.write(ctx, &blob.WriterOptions{IfNotExist: true})
-	}
+	err := l.write(ctx, &blob.WriterOptions{BeforeWrite: ifVersion(v)})
 	if preconditionFailed(err) || isNotFound(err) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-// errNoIfMatch stops a write that the service cannot make conditional on
-// the version of the object.
-var errNoIfMatch = errors.New("no conditional write of a version")
-
-// renewals renews the lock every third of the lease until release: a
-// renewal that finds the lock another's, or none succeeding for two
-// thirds of a lease, loses it.
-func (l *objectLock) renewals(lost func(error)) {
-	l.stop, l.done = make(chan struct{}), make(chan struct{})
-	lease, every := l.lease()
+// held starts what a holder of the lock does: it renews it every sixth
+// of the lease, and loses it, calling lost, when no renewal sent within
+// two thirds of a lease succeeded. sent is when the write that took it
+// was sent.
+func (l *objectLock) held(sent time.Time, lost func(error)) {
+	_, every, hold := l.lease()
+	l.lost = lost
+	l.hold = time.AfterFunc(time.Until(sent.Add(hold)), func() { l.lose(errLockLost) })
+	ctx, stop := context.WithCancel(context.Background())
+	l.stop, l.done = stop, make(chan struct{})
 	go func() {
 		defer close(l.done)
-		last := time.Now()
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
-			case <-l.stop:
+			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), every)
-			err := l.renew(ctx)
+			rctx, cancel := context.WithTimeout(ctx, every)
+			err := l.renew(rctx)
 			cancel()
-			switch {
-			case err == nil:
-				last = time.Now()
-			case errors.Is(err, errLockLost) || time.Since(last) > lease-every:
-				l.mu.Lock()
-				l.lostErr = errLockLost
-				l.mu.Unlock()
-				lost(errLockLost)
+			if errors.Is(err, errLockLost) {
+				l.lose(err)
 				return
 			}
 		}
 	}()
 }
 
-// renew writes the lock again with the time now, if it is still this
-// publish's.
+// lose records that the lock is lost, and says so to the publish, once.
+func (l *objectLock) lose(err error) {
+	l.mu.Lock()
+	first := l.lostErr == nil
+	if first {
+		l.lostErr = err
+	}
+	l.mu.Unlock()
+	if first {
+		l.lost(err)
+	}
+}
+
+// lostNow returns why the lock is lost, or nil.
+func (l *objectLock) lostNow() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostErr
+}
+
+// renew writes the lock again with the time now, only over the version
+// read and if that is still this publish's lock; errLockLost when it is
+// not. A renewal that succeeds gives the holder two thirds of a lease
+// from when it was sent.
 func (l *objectLock) renew(ctx context.Context) error {
 	l.renewMu.Lock()
 	defer l.renewMu.Unlock()
-	data, _, err := l.read(ctx)
+	if err := l.lostNow(); err != nil {
+		return err
+	}
+	sent := time.Now()
+	data, v, err := l.read(ctx)
 	if isNotFound(err) {
 		return errLockLost
 	}
@@ -340,18 +352,27 @@ func (l *objectLock) renew(ctx context.Context) error {
 		return errLockLost
 	}
 	l.info.Renewed = l.p.opt.Clock().UTC()
-	return l.write(ctx, &blob.WriterOptions{})
+	err = l.write(ctx, &blob.WriterOptions{BeforeWrite: ifVersion(v)})
+	if errors.Is(err, errNoCondition) {
+		err = l.write(ctx, &blob.WriterOptions{}) // read, then written: a race of milliseconds
+	}
+	switch {
+	case preconditionFailed(err):
+		return errLockLost
+	case err != nil:
+		return err
+	}
+	_, _, hold := l.lease()
+	if l.lostNow() == nil {
+		l.hold.Reset(time.Until(sent.Add(hold)))
+	}
+	return nil
 }
 
 func (l *objectLock) check(ctx context.Context) error {
-	l.mu.Lock()
-	err := l.lostErr
-	l.mu.Unlock()
-	if err != nil {
-		return err
-	}
 	if err := l.renew(ctx); err != nil {
 		if errors.Is(err, errLockLost) {
+			l.lose(err)
 			return err
 		}
 		return explain("renewing the lock "+LockName, err)
@@ -359,17 +380,28 @@ func (l *objectLock) check(ctx context.Context) error {
 	return nil
 }
 
+// release gives the lock up, if it is still this publish's: deleted when
+// clean, else written back saying that this publish stopped half way.
 func (l *objectLock) release(ctx context.Context, clean bool) error {
 	if l.stop == nil {
 		return nil // never acquired
 	}
-	close(l.stop)
+	l.stop()
 	<-l.done
-	l.mu.Lock()
-	lostErr := l.lostErr
-	l.mu.Unlock()
-	if lostErr != nil {
-		return nil // another's now
+	l.hold.Stop()
+	if l.lostNow() != nil {
+		return nil // another's now, or soon
+	}
+	data, v, err := l.read(ctx)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return explain("reading the lock "+LockName, err)
+	}
+	var cur lockInfo
+	if json.Unmarshal(data, &cur) != nil || cur.Token != l.info.Token {
+		return nil // taken over meanwhile: not this publish's to give up
 	}
 	if clean {
 		err := l.p.retry(ctx, func(ctx context.Context, _ func()) error { return l.p.bucket.Delete(ctx, LockName) })
@@ -380,12 +412,17 @@ func (l *objectLock) release(ctx context.Context, clean bool) error {
 	}
 	l.info.State = lockInterrupted
 	l.info.Renewed = l.p.opt.Clock().UTC()
-	if err := l.write(ctx, &blob.WriterOptions{}); err != nil {
+	err = l.write(ctx, &blob.WriterOptions{BeforeWrite: ifVersion(v)})
+	if errors.Is(err, errNoCondition) {
+		err = l.write(ctx, &blob.WriterOptions{})
+	}
+	if err != nil && !preconditionFailed(err) {
 		return explain("marking the lock "+LockName+" interrupted", err)
 	}
 	return nil
 }
 
+// peek reads the lock without taking it (a dry run).
 func (l *objectLock) peek(ctx context.Context) (string, error) {
 	data, _, err := l.read(ctx)
 	if isNotFound(err) {

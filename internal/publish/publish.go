@@ -48,8 +48,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
@@ -113,9 +111,10 @@ type Options struct {
 	// long each time. 0: DefaultRetries; negative: none.
 	Retries int
 	Backoff time.Duration // 0: DefaultBackoff
-	// Timeout is how long one request may go without progress (nothing
-	// sent, nothing received) before it is stopped and counts as a failed
-	// attempt. 0: DefaultTimeout; negative: none.
+	// Timeout is how long one request may go without an answer (nothing
+	// received of it) before it is stopped and counts as a failed attempt;
+	// an upload gets a second more per 64 kB it sends. 0: DefaultTimeout;
+	// negative: none.
 	Timeout time.Duration
 	// LockWait is how long a publish waits for another one that holds
 	// the bucket's lock. 0: DefaultLockWait; negative: not at all.
@@ -378,14 +377,20 @@ func (p *publisher) putManifest(ctx context.Context, rem *remote) error {
 	meta := map[string]string{MetaSHA256: p.local.sum, MetaState: StateComplete}
 	opts := p.writerOptions(p.local.data, meta)
 	if rem.exists {
-		opts.BeforeWrite = ifMatch(rem.etag)
+		opts.BeforeWrite = ifVersion(rem.ver)
 	} else {
 		opts.IfNotExist = true
 	}
-	if err := p.upload(ctx, manifest.Name, p.local.data, opts); err != nil {
-		if preconditionFailed(err) {
-			return fmt.Errorf("%s changed in the bucket while this publish ran (another publish, or another tool, wrote it): this publish did not replace it; publish again", manifest.Name)
-		}
+	err := p.upload(ctx, manifest.Name, p.local.data, opts)
+	if errors.Is(err, errNoCondition) {
+		opts.BeforeWrite = nil // the lock alone keeps other publishes out
+		err = p.upload(ctx, manifest.Name, p.local.data, opts)
+	}
+	if preconditionFailed(err) && !p.manifestIsOurs(ctx) {
+		return fmt.Errorf("%s changed in the bucket while this publish ran (another publish, or another tool, wrote it): this publish did not replace it; publish again: %w",
+			manifest.Name, err)
+	}
+	if err != nil && !preconditionFailed(err) {
 		return err
 	}
 	p.res.Uploaded++
@@ -394,17 +399,17 @@ func (p *publisher) putManifest(ctx context.Context, rem *remote) error {
 	return nil
 }
 
-// ifMatch makes a write conditional on the object's version being etag,
-// where the service has such writes (S3's If-Match); elsewhere the write
-// is not conditional.
-func ifMatch(etag string) func(as func(any) bool) error {
-	return func(as func(any) bool) error {
-		var in *transfermanager.UploadObjectInput
-		if etag != "" && as(&in) {
-			in.IfMatch = aws.String(etag)
-		}
-		return nil
-	}
+// manifestIsOurs reports whether the bucket's manifest is the build's,
+// complete: a write tried again after its answer was lost finds the first
+// one there.
+func (p *publisher) manifestIsOurs(ctx context.Context) bool {
+	var a *blob.Attributes
+	err := p.retry(ctx, func(ctx context.Context, _ func()) error {
+		var err error
+		a, err = p.bucket.Attributes(ctx, manifest.Name)
+		return err
+	})
+	return err == nil && a.Metadata[MetaSHA256] == p.local.sum && a.Metadata[MetaState] == StateComplete && a.Size == int64(len(p.local.data))
 }
 
 // readLocal reads the build's manifest and checks that the build is
@@ -587,11 +592,21 @@ func (p *publisher) writerOptions(data []byte, meta map[string]string) *blob.Wri
 	}
 }
 
+// uploadRate is the slowest upload a timeout allows for: an upload gets
+// Options.Timeout and a second more per uploadRate bytes it sends. (The
+// SDKs read a small body whole before they send it, so reads of it tell
+// nothing of its progress.)
+const uploadRate = 64 << 10
+
 // upload uploads data as key with opts.
 func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *blob.WriterOptions) error {
 	p.changed.Store(true)
-	err := p.retry(ctx, func(ctx context.Context, kick func()) error {
-		return p.bucket.Upload(ctx, key, kicking{bytes.NewReader(data), kick}, opts)
+	timeout := p.opt.Timeout
+	if timeout > 0 {
+		timeout += time.Duration(len(data)/uploadRate) * time.Second
+	}
+	err := retry(ctx, p.opt.Retries, p.opt.Backoff, timeout, func(ctx context.Context, _ func()) error {
+		return p.bucket.Upload(ctx, key, bytes.NewReader(data), opts)
 	})
 	if err != nil && !preconditionFailed(err) {
 		return explain("uploading "+key, err)

@@ -69,7 +69,7 @@ func TestPublish(t *testing.T) {
 		pages := len(m.Files)
 
 		t.Run("first", func(t *testing.T) {
-			res := publishDir(t, b, s.out, testOptions())
+			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Uploaded: pages + 1}); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
@@ -81,7 +81,7 @@ func TestPublish(t *testing.T) {
 
 		t.Run("unchanged", func(t *testing.T) {
 			before := storeSnapshot(t, store)
-			res := publishDir(t, b, s.out, testOptions())
+			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Unchanged: pages + 1}); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
@@ -99,7 +99,7 @@ func TestPublish(t *testing.T) {
 			if up == 0 || up == len(after.Files) {
 				t.Fatalf("the edit changed %d pages of %d", up, len(after.Files))
 			}
-			res := publishDir(t, b, s.out, testOptions())
+			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del}); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
@@ -114,7 +114,7 @@ func TestPublish(t *testing.T) {
 			if del == 0 {
 				t.Fatal("removing an article deleted no page")
 			}
-			res := publishDir(t, b, s.out, testOptions())
+			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del}); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
@@ -128,7 +128,7 @@ func TestPublish(t *testing.T) {
 
 		t.Run("max deletes", func(t *testing.T) {
 			snap := storeSnapshot(t, store)
-			opt := testOptions()
+			opt := lockOptions(url, store)
 			opt.MaxDeletes = del - 1
 			_, err := Publish(ctx, b, os.DirFS(s.out), opt)
 			var tm *TooManyDeletesError
@@ -141,7 +141,7 @@ func TestPublish(t *testing.T) {
 		t.Run("dry run", func(t *testing.T) {
 			snap := storeSnapshot(t, store)
 			var log bytes.Buffer
-			opt := testOptions()
+			opt := lockOptions(url, store)
 			opt.DryRun, opt.Log = true, &log
 			res := publishDir(t, b, s.out, opt)
 			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del}); got != want {
@@ -171,7 +171,7 @@ func TestPublish(t *testing.T) {
 		})
 
 		t.Run("after the dry run", func(t *testing.T) {
-			res := publishDir(t, b, s.out, testOptions())
+			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del}); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
@@ -219,7 +219,7 @@ func TestPublish(t *testing.T) {
 				if err := b.WriteAll(ctx, "articles/5/stray.json", []byte("{}"), nil); err != nil {
 					t.Fatal(err)
 				}
-				res := publishDir(t, b, s.out, testOptions())
+				res := publishDir(t, b, s.out, lockOptions(url, store))
 				if got, want := countsOf(res), (counts{Uploaded: 1, Unchanged: pages, Checked: pages, Deleted: 1}); got != want {
 					t.Errorf("got %+v, want %+v", got, want)
 				}
@@ -243,11 +243,11 @@ func TestPublish(t *testing.T) {
 			if err := b.WriteAll(ctx, "articles/10/stray.json", []byte("{}"), nil); err != nil {
 				t.Fatal(err)
 			}
-			res := publishDir(t, b, s.out, testOptions())
+			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Unchanged: pages + 1}); got != want {
 				t.Errorf("trusting the manifest: got %+v, want %+v", got, want)
 			}
-			opt := testOptions()
+			opt := lockOptions(url, store)
 			opt.Full = true
 			res = publishDir(t, b, s.out, opt)
 			// The manifest is the build's own: it stays.
@@ -258,14 +258,14 @@ func TestPublish(t *testing.T) {
 		})
 
 		t.Run("cache control", func(t *testing.T) {
-			opt := testOptions()
+			opt := lockOptions(url, store)
 			opt.CacheControl = "public, max-age=300"
 			res := publishDir(t, b, s.out, opt)
 			if got, want := countsOf(res), (counts{Uploaded: pages + 1, Checked: pages}); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
 			checkBucket(t, b, s.out, opt.CacheControl, foreign)
-			res = publishDir(t, b, s.out, testOptions())
+			res = publishDir(t, b, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Uploaded: pages + 1, Checked: pages}); got != want {
 				t.Errorf("back to the default: got %+v, want %+v", got, want)
 			}
@@ -280,11 +280,11 @@ func TestPublish(t *testing.T) {
 			before := readManifest(t, s.out)
 			s.edit(t, 0, "Interrupted, then finished")
 			up, _ := changed(before, readManifest(t, s.out))
-			interrupt(t, b, s.out, up/2)
+			interrupt(t, b, s.out, up/2, lockOptions(url, store))
 			if got, err := b.ReadAll(ctx, manifest.Name); err != nil || !bytes.Equal(got, old) {
 				t.Fatalf("after the interrupted publish the bucket's manifest is not the previous one (%v)", err)
 			}
-			res := publishDir(t, b, s.out, testOptions())
+			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if !strings.HasSuffix(res.Remote, " did not finish") {
 				t.Errorf("got Remote %q, want that the last publish did not finish", res.Remote)
 			}
@@ -304,7 +304,7 @@ func TestPublish(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			opt := testOptions()
+			opt := lockOptions(url, store)
 			opt.Workers = 1
 			opt.Progress = func(done, total int) {
 				if done == up+1 {
@@ -314,7 +314,7 @@ func TestPublish(t *testing.T) {
 			if _, err := Publish(ctx, b, os.DirFS(s.out), opt); !errors.Is(err, context.Canceled) {
 				t.Fatalf("got %v, want the publish interrupted", err)
 			}
-			res := publishDir(t, b, s.out, testOptions())
+			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if !strings.HasSuffix(res.Remote, " did not finish") {
 				t.Errorf("got Remote %q, want that the last publish did not finish", res.Remote)
 			}
@@ -340,8 +340,8 @@ func TestPublish(t *testing.T) {
 					t.Fatalf("%s: %d bytes, was %d", f.Path, f.Size, before.Files[i].Size)
 				}
 			}
-			interrupt(t, b, s.out, up-1)
-			res := publishDir(t, b, previous, testOptions())
+			interrupt(t, b, s.out, up-1, lockOptions(url, store))
+			res := publishDir(t, b, previous, lockOptions(url, store))
 			// The bucket's manifest is still the previous build's own:
 			// it stays, and the pages of X are checked and replaced.
 			if res.Uploaded != up-1 || res.ManifestUploaded {
@@ -354,11 +354,10 @@ func TestPublish(t *testing.T) {
 
 // interrupt publishes the build in dir on one worker and cancels the
 // publish once n pages are uploaded.
-func interrupt(t *testing.T, b *blob.Bucket, dir string, n int) {
+func interrupt(t *testing.T, b *blob.Bucket, dir string, n int, opt Options) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opt := testOptions()
 	opt.Workers = 1
 	opt.Progress = func(done, total int) {
 		if done == n {

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,10 +47,10 @@ type remote struct {
 	// current: the manifest is the build's own, complete, with these
 	// headers: it need not be uploaded.
 	current bool
-	// exists: the bucket has a manifest.json, whose ETag is etag ("" when
-	// the service gives none): the build's is written only over that one.
+	// exists: the bucket has a manifest.json, of version ver: the build's
+	// is written only over that one, where the service can tell.
 	exists bool
-	etag   string
+	ver    version
 	// note says why the manifest was not trusted, when the bucket holds
 	// pages.
 	note string
@@ -176,7 +177,7 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	if err != nil {
 		return explain("reading the attributes of "+manifest.Name, err)
 	}
-	rem.exists, rem.etag = true, a.ETag
+	rem.exists, rem.ver = true, versionOf(a)
 	complete := a.Metadata[MetaState] == StateComplete && p.sameHeaders(a)
 	if complete && a.Metadata[MetaSHA256] == p.local.sum && a.Size == int64(len(p.local.data)) {
 		// The build's own manifest: no need to read it.
@@ -204,6 +205,14 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 			rem.saw(p.index, f.Path, f.Size, f.SHA256)
 			return ctx.Err()
 		})
+		if err == nil {
+			// The rest, which the decoder did not need: white space only,
+			// and part of the bytes the SHA-256 covers.
+			rest, rerr := io.ReadAll(io.LimitReader(in, 4<<10))
+			if rerr == nil && len(bytes.TrimSpace(rest)) > 0 {
+				err = errors.New("reading manifest: more after the JSON value")
+			}
+		}
 		switch {
 		case in.err != nil:
 			return in.err // the read failed: tried again if it may pass
@@ -218,7 +227,7 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		rem.note = fmt.Sprintf("the bucket's %s is damaged (%s)", manifest.Name, firstLine(de.Error()))
 	case isNotFound(err):
 		rem.note = "the bucket has no " + manifest.Name
-		rem.exists, rem.etag = false, ""
+		rem.exists, rem.ver = false, version{}
 	case err != nil && !errors.Is(err, context.Canceled) && kindOf(err) == Other:
 		// Its bytes do not match the service's checksum, or it cannot be
 		// read for another reason than access: the pages tell instead.

@@ -71,8 +71,9 @@ func netlifyGenerate(s *Site) (*Output, error) {
 // status 404), never another collection's page: before each collection's
 // rules, a request with a filter parameter it does not have (tag=X with
 // section=news); after all of them, one with any filter parameter, whose
-// value is unknown, unruly or not pre-rendered with the others; and any
-// other file of the build by its path.
+// value is unknown, unruly or not pre-rendered with the others; and the
+// manifest by its path. The pages stay reachable by their paths: the edge
+// function reads them through the same chain.
 func netlifyRedirects(s *Site) []byte {
 	var b strings.Builder
 	b.WriteString(`# feedgen rules netlify: the canonical requests of the listing, mapped onto
@@ -126,8 +127,10 @@ func netlifyRedirects(s *Site) []byte {
 		rule("/"+c.Dir+"/"+ds+"/:offset.json", "200", "offset=:offset")
 		rule("/"+c.Dir+"/"+ds+"/0.json", "200")
 	}
-	b.WriteString("\n# The build's files by their paths: not found.\n")
-	for _, from := range []string{listing.Dir + "/*", manifest.Name, manifest.Unfinished} {
+	// Not articles/*: the edge function reads the pages through Netlify's
+	// chain, rules included.
+	b.WriteString("\n# The build's own files by their paths: not found.\n")
+	for _, from := range []string{manifest.Name, manifest.Unfinished} {
 		b.WriteString("/" + from + "  " + notFound + "  404!\n")
 	}
 	return []byte(b.String())

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -116,7 +115,7 @@ func Start(t *testing.T) *Server {
 		}
 		s.Process = cmd.Process
 		t.Cleanup(func() {
-			cmd.Process.Signal(syscall.SIGCONT)
+			resume(cmd.Process)
 			cmd.Process.Signal(os.Interrupt)
 			select {
 			case <-exited:

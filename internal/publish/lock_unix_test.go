@@ -1,0 +1,106 @@
+//go:build unix
+
+package publish
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/publish/versitytest"
+)
+
+// TestPublishHeldFolderLock checks the lock of a bucket on disk against
+// another process's flock (another open file of this one, to the
+// kernel): the publish waits for it, and fails when it may not.
+func TestPublishHeldFolderLock(t *testing.T) {
+	s := newSite(t, smallOpt)
+	url, store := fileBucket(t)
+	b := open(t, url)
+	f, err := os.OpenFile(filepath.Join(store, LockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	opt := lockOptions(url, store)
+	opt.LockWait = -1
+	var le *LockedError
+	if _, err := Publish(context.Background(), b, os.DirFS(s.out), opt); !errors.As(err, &le) {
+		t.Fatalf("got %v, want a LockedError", err)
+	}
+	notices := newSignal()
+	opt.LockWait, opt.Notices = time.Minute, notices
+	done := make(chan error, 1)
+	go func() {
+		_, err := Publish(context.Background(), b, os.DirFS(s.out), opt)
+		done <- err
+	}()
+	<-notices.c
+	f.Close() // the other process ends
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
+}
+
+// TestPublishStalled stops the S3 service (SIGSTOP): a publish that finds
+// no answer fails after its timeout and retries, with a message that says
+// so, and never hangs; whether it stalls at its first request or in the
+// middle of the uploads.
+func TestPublishStalled(t *testing.T) {
+	v := versitytest.Start(t)
+	s := newSite(t, smallOpt)
+	url, _ := v.NewBucket(t)
+	b := open(t, url)
+	for _, at := range []string{"start", "read"} {
+		t.Run(at, func(t *testing.T) {
+			s.edit(t, 1, "Stalled at "+at)
+			opt := testOptions()
+			opt.Timeout, opt.Retries = 200*time.Millisecond, 1
+			stop := func() {
+				if err := v.Process.Signal(syscall.SIGSTOP); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if at == "start" {
+				stop()
+			} else {
+				opt.step = func(_ context.Context, what string) {
+					if what == at {
+						stop()
+					}
+				}
+			}
+			start := time.Now()
+			_, err := Publish(context.Background(), b, os.DirFS(s.out), opt)
+			took := time.Since(start)
+			v.Process.Signal(syscall.SIGCONT)
+			var be *BucketError
+			if !errors.As(err, &be) || be.Kind != TimedOut || !strings.Contains(err.Error(), "did not answer for 200ms, tried 2 times (--timeout") {
+				t.Fatalf("got %v, want a timeout", err)
+			}
+			// Two tries of 200 ms, a backoff, and the lock's release
+			// (bounded by releaseTimeout): far below the two minutes of
+			// the SDK's own timeouts.
+			if took > 10*time.Second {
+				t.Errorf("took %v", took)
+			}
+			// Once the service answers again, a publish finishes the job:
+			// after a lease, if the request that was to create the lock
+			// reached the service only then (it could be a live one's).
+			opt = testOptions()
+			opt.LockLease = 2 * time.Second // short, and long enough to renew under -race
+			publishDir(t, b, s.out, opt)
+			checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
+		})
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package versitytest
+
+import "os"
+
+// resume does nothing: a test stops a server only where it can (unix).
+func resume(*os.Process) {}
