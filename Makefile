@@ -9,6 +9,11 @@ STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 VERSITYGW_VERSION := v1.8.0
 VERSITYGW := $(CURDIR)/.cache/versitygw-$(VERSITYGW_VERSION)/versitygw
 export FEEDGEN_VERSITYGW := $(VERSITYGW)
+# fake-gcs-server, the Cloud Storage emulator the publish tests start for
+# gs:// (Azurite, for azblob://, is an npm package of RUNTIME_NPM).
+FAKE_GCS_VERSION := v1.56.1
+FAKE_GCS := $(CURDIR)/.cache/fake-gcs-server-$(FAKE_GCS_VERSION)/fake-gcs-server
+export FEEDGEN_FAKE_GCS_SERVER := $(FAKE_GCS)
 
 .PHONY: run build test runtimes lint bench bench-serve bench-watch bench-bundle bench-publish fuzz clean
 
@@ -24,7 +29,7 @@ build:
 # make test runs the rules tests against the real platforms (nginx, Caddy,
 # Apache, workerd, netlify-redirector): it installs them first when they
 # are missing, and the tests fail rather than skip when one is not found.
-test: runtimes $(VERSITYGW)
+test: runtimes $(VERSITYGW) $(FAKE_GCS)
 	FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" $(GO) test -race ./...
 
 # The platforms the rules tests run: Debian packages, installed with apt-get
@@ -39,7 +44,7 @@ test: runtimes $(VERSITYGW)
 # boot), so the machine runs the same services as before.
 NPM_DIR      := $(CURDIR)/.cache/npm
 RUNTIME_DEBS := nginx libnginx-mod-http-js caddy apache2
-RUNTIME_NPM  := workerd netlify-redirector
+RUNTIME_NPM  := workerd@1.20261117.1 netlify-redirector@0.5.0 azurite@3.37.0
 runtimes:
 	@missing=; \
 	for p in $(RUNTIME_DEBS); do \
@@ -69,15 +74,18 @@ runtimes:
 		[ $$status = 0 ] || exit $$status; \
 	fi
 	@for p in $(RUNTIME_NPM); do \
-		[ -f $(NPM_DIR)/node_modules/$$p/package.json ] || { \
+		[ -f $(NPM_DIR)/node_modules/$${p%@*}/package.json ] || { \
 			echo "installing $(RUNTIME_NPM) into $(NPM_DIR)"; \
 			npm install --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error $(RUNTIME_NPM) || exit 1; \
 			break; }; \
 	done
 
-# versitygw for the publish tests (see VERSITYGW above).
+# versitygw and fake-gcs-server for the publish tests (see above).
 $(VERSITYGW):
 	GOBIN=$(dir $(VERSITYGW)) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+$(FAKE_GCS):
+	GOBIN=$(dir $(FAKE_GCS)) $(GO) install github.com/fsouza/fake-gcs-server@$(FAKE_GCS_VERSION)
 
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

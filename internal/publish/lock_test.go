@@ -83,10 +83,10 @@ func TestPublishConcurrent(t *testing.T) {
 	forBackends(t, func(t *testing.T, newBucket newBucketFunc) {
 		x := newSite(t, corpus.Options{Articles: 30, Limits: []int{5, 10}, Seed: 1, Filters: []string{"tag"}})
 		y := newSite(t, corpus.Options{Articles: 31, Limits: []int{5, 10}, Seed: 2, Filters: []string{"tag"}})
-		for round := range 4 {
+		for round := range 2 {
 			url, store := newBucket(t)
 			b := open(t, url)
-			wait := round < 2
+			wait := round == 0
 			errs := make([]error, 2)
 			var wg sync.WaitGroup
 			for i, dir := range []string{x.out, y.out} {
@@ -205,10 +205,9 @@ func TestPublishTakesOverDeadLock(t *testing.T) {
 			lease time.Duration
 		}{
 			{"interrupted", dead(time.Now(), lockInterrupted), time.Hour},
-			// Renewed long ago by its own clock, or just now: either way
-			// taken over once seen unchanged for a lease, by this clock.
-			{"killed long ago", dead(time.Now().Add(-3*time.Hour), lockRunning), 1500 * time.Millisecond},
-			{"killed just now", dead(time.Now(), lockRunning), 1500 * time.Millisecond},
+			// Renewed long ago by its own clock: taken over once seen
+			// unchanged for a lease, by this clock (none are compared).
+			{"killed", dead(time.Now().Add(-3*time.Hour), lockRunning), 1500 * time.Millisecond},
 			{"damaged", []byte("{not json"), time.Hour},
 		} {
 			t.Run(tt.name, func(t *testing.T) {

@@ -213,6 +213,9 @@ func TestPublish(t *testing.T) {
 			}},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
+				if store == "" && strings.Contains(tt.name, "in the store") {
+					t.Skip("an emulator's store is not files")
+				}
 				if err := tt.spoil(); err != nil {
 					t.Fatal(err)
 				}
