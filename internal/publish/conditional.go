@@ -17,9 +17,8 @@ import (
 // options (gocloud.dev/blob has IfNotExist only): S3's If-Match on the
 // ETag, Azure's If-Match on the ETag, GCS's generation match. The bucket's
 // lock is taken over, and renewed, only with them; manifest.json is
-// written with them where the service has them. S3's are tested against
-// versitygw; those of GCS and Azure are written from their SDKs'
-// documentation, and have not run here.
+// written with them where the service has them. The tests run them
+// against versitygw, fake-gcs-server and Azurite.
 
 // version names one version of an object, as a conditional write needs it.
 type version struct {
