@@ -281,12 +281,20 @@ type startFunc func(t *testing.T, outDir string, s *Site) string
 // platform with start, checks its answers, and returns its base URL.
 func runTarget(t *testing.T, name string, start startFunc) string {
 	t.Helper()
-	target, err := Find(name)
+	s, err := NewSite(sampleMan, sampleRoot, "127.0.0.1:"+freePort(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	s, err := NewSite(sampleMan, sampleRoot, "127.0.0.1:"+port)
+	base := startTarget(t, name, s, start)
+	checkTarget(t, base, support[name])
+	return base
+}
+
+// startTarget writes target name's files for s and starts its platform
+// with start: it returns the base URL.
+func startTarget(t *testing.T, name string, s *Site, start startFunc) string {
+	t.Helper()
+	target, err := Find(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,9 +302,26 @@ func runTarget(t *testing.T, name string, start startFunc) string {
 	if _, _, err := Write(target, s, out, false); err != nil {
 		t.Fatal(err)
 	}
-	base := start(t, out, s)
-	checkTarget(t, base, support[name])
-	return base
+	return start(t, out, s)
+}
+
+// serveReference starts feedgen serve over the build in root until the
+// test ends, and returns its base URL: the answers a target's are
+// compared with.
+func serveReference(t *testing.T, root string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv, err := server.New(ctx, server.Options{Dir: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ctx, ln)
+	return "http://" + ln.Addr().String()
 }
 
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.

@@ -3,7 +3,6 @@ package rules
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/listing"
-	"github.com/feedgen/feedgen/internal/server"
 )
 
 // longValues are filter values about and past the platforms' limits: a
@@ -60,22 +58,11 @@ func longSite(t *testing.T, listen string) (*Site, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv, err := server.New(ctx, server.Options{Dir: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ctx, ln)
 	s, err := NewSite(res.Manifest, root, listen)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, "http://" + ln.Addr().String()
+	return s, serveReference(t, root)
 }
 
 // longOutcome is what a target answered to the requests of one value.
@@ -127,15 +114,7 @@ func TestLongValues(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			start := starters(t)[name](t)
 			s, ref := longSite(t, "127.0.0.1:"+freePort(t))
-			target, err := Find(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := t.TempDir()
-			if _, _, err := Write(target, s, out, false); err != nil {
-				t.Fatal(err)
-			}
-			base := start(t, out, s)
+			base := startTarget(t, name, s, start)
 			for _, v := range longValues {
 				outcome := longOutcome("")
 				for _, q := range []string{"tag=" + url.QueryEscape(v.value), "limit=20&offset=1&tag=" + url.QueryEscape(v.value)} {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -22,7 +21,6 @@ import (
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
-	"github.com/feedgen/feedgen/internal/server"
 )
 
 // rxEval computes the lookups of ls for a raw query, as a platform does:
@@ -254,18 +252,7 @@ func TestPlainAligned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := server.New(ctx, server.Options{Dir: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ctx, ln)
-	ref := "http://" + ln.Addr().String()
+	ref := serveReference(t, root)
 	s, err := NewSite(res.Manifest, root, "80")
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,9 @@
 // Package emulatortest starts the local stand-ins of two clouds' object
 // storage for tests that publish to them: fake-gcs-server for gs:// and
 // Azurite for azblob://, each on a free port of 127.0.0.1 over temporary
-// folders, stopped when the test ends. make test installs both, pinned,
-// into .cache; without them a test is skipped, or fails under
-// FEEDGEN_RUNTIMES=required.
+// folders, stopped when the test ends (versitytest, S3's, uses its Find
+// and WaitHTTP). make test installs them, pinned, into .cache; without
+// them a test is skipped, or fails under FEEDGEN_RUNTIMES=required.
 package emulatortest
 
 import (
@@ -42,11 +42,15 @@ func (s *Server) NewBucket(t *testing.T) (url, store string) {
 	return s.url(name), ""
 }
 
-// find returns the path of a program: $env, $PATH, or the repository's
-// .cache (pattern under it); it skips or fails the test without one.
-func find(t *testing.T, env, name, pattern string) string {
+// Find returns the path of a program a test starts: $env, $PATH, or the
+// repository's .cache (pattern under it), where make test installs it; it
+// skips the test without one, or fails it under FEEDGEN_RUNTIMES=required.
+func Find(t testing.TB, env, name, pattern string) string {
 	t.Helper()
 	if p := os.Getenv(env); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s: %v", env, err)
+		}
 		return p
 	}
 	if p, err := exec.LookPath(name); err == nil {
@@ -104,7 +108,7 @@ func start(t *testing.T, name string, args func(port string) *exec.Cmd) string {
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
 		endpoint := "127.0.0.1:" + port
-		if err := waitHTTP("http://"+endpoint, exited, 30*time.Second); err != nil {
+		if err := WaitHTTP("http://"+endpoint, exited, 30*time.Second); err != nil {
 			cmd.Process.Kill()
 			<-exited
 			if attempt < 3 && (strings.Contains(logs.String(), "EADDRINUSE") || strings.Contains(logs.String(), "address already in use")) {
@@ -125,7 +129,9 @@ func start(t *testing.T, name string, args func(port string) *exec.Cmd) string {
 	}
 }
 
-func waitHTTP(url string, exited <-chan error, timeout time.Duration) error {
+// WaitHTTP waits until url answers HTTP (any status), the process exits
+// (exited), or the time is up.
+func WaitHTTP(url string, exited <-chan error, timeout time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -150,7 +156,7 @@ func waitHTTP(url string, exited <-chan error, timeout time.Duration) error {
 // credentials).
 func GCS(t *testing.T) *Server {
 	t.Helper()
-	bin := find(t, "FEEDGEN_FAKE_GCS_SERVER", "fake-gcs-server", "fake-gcs-server-*/fake-gcs-server")
+	bin := Find(t, "FEEDGEN_FAKE_GCS_SERVER", "fake-gcs-server", "fake-gcs-server-*/fake-gcs-server")
 	root := t.TempDir()
 	endpoint := start(t, "fake-gcs-server", func(port string) *exec.Cmd {
 		return exec.Command(bin, "-scheme", "http", "-host", "127.0.0.1", "-port", port, "-backend", "filesystem",
@@ -185,7 +191,7 @@ const (
 // the URLs of its buckets).
 func Azurite(t *testing.T) *Server {
 	t.Helper()
-	bin := find(t, "FEEDGEN_AZURITE", "azurite-blob", "npm/node_modules/.bin/azurite-blob")
+	bin := Find(t, "FEEDGEN_AZURITE", "azurite-blob", "npm/node_modules/.bin/azurite-blob")
 	endpoint := start(t, "azurite", func(port string) *exec.Cmd {
 		cmd := exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", port, "--inMemoryPersistence", "--silent",
 			"--skipApiVersionCheck", "--loose")

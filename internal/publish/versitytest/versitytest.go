@@ -6,17 +6,16 @@ package versitytest
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/publish/emulatortest"
 )
 
 // The root account of the servers.
@@ -37,50 +36,11 @@ type Server struct {
 }
 
 // Binary finds versitygw: $FEEDGEN_VERSITYGW (make test sets it), $PATH,
-// or the repository's .cache, where make installs it. It skips the test
-// when there is none, or fails it under FEEDGEN_RUNTIMES=required (make
-// test).
+// or the repository's .cache, where make installs it (see
+// emulatortest.Find).
 func Binary(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("FEEDGEN_VERSITYGW"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("FEEDGEN_VERSITYGW: %v", err)
-		}
-		return p
-	}
-	if p, err := exec.LookPath("versitygw"); err == nil {
-		return p
-	}
-	if root := moduleRoot(); root != "" {
-		if found, _ := filepath.Glob(filepath.Join(root, ".cache", "versitygw-*", "versitygw")); len(found) > 0 {
-			slices.Sort(found)
-			return found[len(found)-1]
-		}
-	}
-	msg := "versitygw not found: set FEEDGEN_VERSITYGW, put it in $PATH, or run make test, which installs it into .cache"
-	if os.Getenv("FEEDGEN_RUNTIMES") == "required" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// moduleRoot is the folder of the go.mod above the current folder, or "".
-func moduleRoot() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
+	return emulatortest.Find(t, "FEEDGEN_VERSITYGW", "versitygw", "versitygw-*/versitygw")
 }
 
 // Start starts versitygw with its own IAM folder, and sets the AWS SDK's
@@ -105,7 +65,7 @@ func Start(t *testing.T) *Server {
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		if err := waitHTTP(s.Endpoint, exited, 15*time.Second); err != nil {
+		if err := emulatortest.WaitHTTP(s.Endpoint, exited, 15*time.Second); err != nil {
 			cmd.Process.Kill()
 			<-exited
 			if attempt < 3 && strings.Contains(logs.String(), "address already in use") {
@@ -150,28 +110,6 @@ func FreePort() (string, error) {
 	defer l.Close()
 	_, port, err := net.SplitHostPort(l.Addr().String())
 	return port, err
-}
-
-// waitHTTP waits until url answers HTTP (any status), the process exits,
-// or the time is up.
-func waitHTTP(url string, exited <-chan error, timeout time.Duration) error {
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(timeout)
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		select {
-		case err := <-exited:
-			return fmt.Errorf("versitygw exited: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return errors.New("versitygw did not answer in time")
-		}
-	}
 }
 
 // BucketURL returns the s3:// URL of the bucket name on the server.
