@@ -380,8 +380,10 @@ func (l *objectLock) check(ctx context.Context) error {
 	return nil
 }
 
-// release gives the lock up, if it is still this publish's: deleted when
-// clean, else written back saying that this publish stopped half way.
+// release gives the lock up: deleted when clean, else written back
+// saying that this publish stopped half way. Until its hold ends the lock
+// is this publish's (no other takes it over before a lease from the last
+// renewal), so it is not read first; once lost, it is left alone.
 func (l *objectLock) release(ctx context.Context, clean bool) error {
 	if l.stop == nil {
 		return nil // never acquired
@@ -392,17 +394,6 @@ func (l *objectLock) release(ctx context.Context, clean bool) error {
 	if l.lostNow() != nil {
 		return nil // another's now, or soon
 	}
-	data, v, err := l.read(ctx)
-	if isNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return explain("reading the lock "+LockName, err)
-	}
-	var cur lockInfo
-	if json.Unmarshal(data, &cur) != nil || cur.Token != l.info.Token {
-		return nil // taken over meanwhile: not this publish's to give up
-	}
 	if clean {
 		err := l.p.retry(ctx, func(ctx context.Context, _ func()) error { return l.p.bucket.Delete(ctx, LockName) })
 		if err != nil && !isNotFound(err) {
@@ -412,11 +403,7 @@ func (l *objectLock) release(ctx context.Context, clean bool) error {
 	}
 	l.info.State = lockInterrupted
 	l.info.Renewed = l.p.opt.Clock().UTC()
-	err = l.write(ctx, &blob.WriterOptions{BeforeWrite: ifVersion(v)})
-	if errors.Is(err, errNoCondition) {
-		err = l.write(ctx, &blob.WriterOptions{})
-	}
-	if err != nil && !preconditionFailed(err) {
+	if err := l.write(ctx, &blob.WriterOptions{}); err != nil {
 		return explain("marking the lock "+LockName+" interrupted", err)
 	}
 	return nil
