@@ -34,13 +34,13 @@ func TestPublishS3(t *testing.T) {
 		{"first", nil, url, 0, `\Auploaded 5 files \(\d+\.\d kB\), unchanged 0, deleted 0, in [0-9.]+m?s\n\z`, `\A\z`, true},
 		{"unchanged", nil, url, 0, `\Auploaded 0 files \(0 B\), unchanged 5, deleted 0, in `, `\A\z`, false},
 		{"missing bucket", nil, v.BucketURL("no-such-bucket"), 1, `\A\z`,
-			`\Afeedgen: the bucket does not exist \(creating the lock \.feedgen-publish-lock: NoSuchBucket: The specified bucket does not exist\.\)\n\z`, false},
+			`\Afeedgen: the bucket does not exist \(listing articles/: NoSuchBucket: The specified bucket does not exist\.\)\n\z`, false},
 		{"wrong secret", []string{"AWS_SECRET_ACCESS_KEY=wrong"}, url, 1, `\A\z`,
-			`\Afeedgen: the bucket's service refused the credentials \(creating the lock \.feedgen-publish-lock: SignatureDoesNotMatch: .*\)\n` + hint, false},
+			`\Afeedgen: the bucket's service refused the credentials \(listing articles/: SignatureDoesNotMatch: .*\)\n` + hint, false},
 		{"no credentials", []string{"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY="}, url, 1, `\A\z`,
-			`\Afeedgen: no credentials for the bucket were found \(creating the lock \.feedgen-publish-lock: .*get credentials: .*\)\n` + hint, false},
+			`\Afeedgen: no credentials for the bucket were found \(listing articles/: .*get credentials: .*\)\n` + hint, false},
 		{"forbidden", []string{"AWS_ACCESS_KEY_ID=reader", "AWS_SECRET_ACCESS_KEY=readersecret"}, url, 1, `\A\z`,
-			`\Afeedgen: access denied: the credentials may not do this \(creating the lock \.feedgen-publish-lock: AccessDenied: .*\)\n` + hint, false},
+			`\Afeedgen: access denied: the credentials may not do this \(listing articles/: AccessDenied: .*\)\n` + hint, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,7 +25,7 @@ func TestPublishStalledS3(t *testing.T) {
 	defer v.Process.Signal(syscall.SIGCONT)
 	start := time.Now()
 	r := runFeedgen(t, dir, nil, "publish", "--dir", "site/public", "--timeout", "300ms", url)
-	want := `\Afeedgen: creating the lock \.feedgen-publish-lock: the bucket's service did not answer for 300ms, tried 3 times \(--timeout sets how long a request may go without an answer\)
+	want := `\Afeedgen: listing articles/: the bucket's service did not answer for 300ms, tried 3 times \(--timeout sets how long a request may go without an answer\)
 \z`
 	if r.code != 1 || !regexp.MustCompile(want).MatchString(r.stderr) {
 		t.Errorf("got exit %d, stderr %q; want 1, %s", r.code, r.stderr, want)

@@ -3,6 +3,7 @@ package content
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/heaptest"
@@ -21,7 +22,7 @@ func TestHugeFirstParagraph(t *testing.T) {
 	var err error
 	grew := heaptest.Growth(func() { _, err = load(t, map[string]string{name: huge}) })
 	var dl diag.List
-	want := p + ":7: the first paragraph is 29.7 MB, more than the 1.0 MB read for an announcement: write announcement: in the front matter, or start the body with a shorter paragraph"
+	want := p + ":7: the first paragraph is 29.7 MB, more than the 8.2 kB read for an announcement: write announcement: in the front matter, or start the body with a shorter paragraph"
 	if !asDiag(err, &dl) || len(dl) != 1 || dl[0].String() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
@@ -72,6 +73,26 @@ func TestLaterReference(t *testing.T) {
 		}
 		if err == nil && got != paragraphText(p, []byte(tt.body)) {
 			t.Errorf("%s: got %q, want %q", tt.name, got, paragraphText(p, []byte(tt.body)))
+		}
+	}
+}
+
+// TestPathologicalBodies loads articles whose bodies make the markdown
+// parser take time with the square of their length (the probe's case: a
+// body of 1 MB of ">" kept a build busy for minutes): each loads, or is
+// refused, in well under a second.
+func TestPathologicalBodies(t *testing.T) {
+	head := "---\nid: 1\ntitle: Hello\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n"
+	for _, unit := range []string{">", "1. ", "> - ", "[a](", "[", "*a"} {
+		for _, n := range []int{maxParsed - 64, 1 << 20} {
+			body := strings.Repeat(unit, n/len(unit))
+			start := time.Now()
+			_, err := load(t, map[string]string{"news/politics/a.md": head + body + "\n"})
+			took := time.Since(start)
+			t.Logf("%q × %d: %v (%v)", unit, n/len(unit), took.Round(time.Millisecond), err != nil)
+			if took > 10*time.Second { // minutes, or hours, before the bound
+				t.Errorf("%q × %d: %v", unit, n/len(unit), took)
+			}
 		}
 	}
 }

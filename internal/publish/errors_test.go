@@ -37,15 +37,15 @@ func TestPublishBucketErrors(t *testing.T) {
 		want           string // the start of the message
 	}{
 		{"missing bucket", v.BucketURL("no-such-bucket"), versitytest.Access, versitytest.Secret, NoBucket,
-			"the bucket does not exist (creating the lock .feedgen-publish-lock: NoSuchBucket: "},
+			"the bucket does not exist (listing articles/: NoSuchBucket: "},
 		{"wrong secret", url, versitytest.Access, "wrong", BadCredentials,
-			"the bucket's service refused the credentials (creating the lock .feedgen-publish-lock: SignatureDoesNotMatch: "},
+			"the bucket's service refused the credentials (listing articles/: SignatureDoesNotMatch: "},
 		{"unknown access key", url, "nobody", "nothing", BadCredentials,
-			"the bucket's service refused the credentials (creating the lock .feedgen-publish-lock: InvalidAccessKeyId: "},
+			"the bucket's service refused the credentials (listing articles/: InvalidAccessKeyId: "},
 		{"no credentials", url, "", "", NoCredentials,
-			"no credentials for the bucket were found (creating the lock .feedgen-publish-lock: operation error S3: PutObject, get identity: get credentials: "},
+			"no credentials for the bucket were found (listing articles/: operation error S3: ListObjectsV2, get identity: get credentials: "},
 		{"denied", url, "reader", "readersecret", Denied,
-			"access denied: the credentials may not do this (creating the lock .feedgen-publish-lock: AccessDenied: "},
+			"access denied: the credentials may not do this (listing articles/: AccessDenied: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestKindOf(t *testing.T) {
 		{codeError("ContainerNotFound"), NoBucket},
 		{codeError("InvalidAccessKeyId"), BadCredentials},
 		{codeError("AccessDenied"), Denied},
-		{errors.New("operation error S3: PutObject, get identity: get credentials: failed to refresh cached credentials"), NoCredentials},
+		{errors.New("operation error S3: ListObjectsV2, get identity: get credentials: failed to refresh cached credentials"), NoCredentials},
 		{errors.New("google: could not find default credentials"), NoCredentials},
 		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, Unreachable},
 		{httpError(500), Other},

@@ -315,6 +315,11 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		}
 		return &p.res, p.dryRun(ctx, dirty)
 	}
+	// A listing's error says what is wrong with the bucket or the
+	// credentials better than a write's (which the service may cut short).
+	if err := p.reach(ctx); err != nil {
+		return &p.res, err
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	dirty, err := lock.acquire(ctx, cancel)
@@ -337,6 +342,16 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		err = cause
 	}
 	return &p.res, err
+}
+
+// reach lists one key under articles/: an error names what is wrong (no
+// bucket, refused or missing credentials) before anything is written.
+func (p *publisher) reach(ctx context.Context) error {
+	err := p.retry(ctx, func(ctx context.Context, _ func()) error {
+		_, _, err := p.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: Prefix})
+		return err
+	})
+	return explainList(err)
 }
 
 // publish does the work of Publish with the lock held.
