@@ -200,7 +200,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	out := b.output(cfg)
-	outDir, early := out.dir(), out.early()
+	outDir, fsDir, early := out.dir(), out.fsDir(), out.early()
 	baseURL := cfg.BaseURL
 	if b.opt.BaseURL != "" {
 		baseURL = strings.TrimRight(b.opt.BaseURL, "/")
@@ -221,7 +221,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		if spill != nil {
 			spill.Close()
 		}
-		spill, err = feed.NewSpill(spillDir(outDir))
+		spill, err = feed.NewSpill(spillDir(fsDir))
 		if err != nil {
 			return err
 		}
@@ -238,7 +238,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	// from, if it has a manifest (a cold build reads and parses in one
 	// pass); not the preview's first build, which must render every page.
 	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
-		exists(filepath.Join(outDir, manifest.Name)) && !exists(filepath.Join(outDir, unfinishedName)) {
+		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
 		opts.Unchanged = func(digest [sha256.Size]byte) bool {
 			last, _ := early()
 			return last != nil && b.builtFrom(last.Manifest, baseURL, digest, now)
@@ -249,7 +249,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if site.Unchanged {
-		res, err := b.unchanged(ctx, outDir, early, baseURL, site.Digest, now)
+		res, err := b.unchanged(ctx, outDir, fsDir, early, baseURL, site.Digest, now)
 		if err != nil || res != nil {
 			if res != nil {
 				res.Duration = time.Since(start)

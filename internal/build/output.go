@@ -15,6 +15,7 @@ import (
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -23,8 +24,10 @@ import (
 // nowhere but OnPage and the Result (memory, Options.Memory). Builder.output
 // chooses one when a build starts; nothing after asks which.
 type output interface {
-	// dir is the output folder: "" in memory.
+	// dir is the output folder as given: "" in memory. fsDir is its real
+	// path, through which every file is reached.
 	dir() string
+	fsDir() string
 	// early returns the output folder's manifest as read while the content
 	// loads; nil when it is not read: in memory, or when this Builder
 	// wrote the folder last and knows its manifest.
@@ -68,13 +71,19 @@ func (b *Builder) output(cfg *config.Config) output {
 	if b.opt.OutDir != "" {
 		d.path = b.opt.OutDir
 	}
+	// Every file is reached from the folder's real path: "x/../y" with a
+	// link x is where the kernel takes it, not where its text says.
+	d.fs = d.path
+	if real, err := folder.Real(d.path); err == nil {
+		d.fs = real
+	}
 	if b.lean() {
 		d.behind = newWriteBehind(b.writeBehindAfter)
 	}
 	// The last build's manifest, needed to write, is read and parsed while
 	// the content loads.
 	if b.prev == nil || b.prevDir != d.path {
-		d.read = sync.OnceValues(func() (*manifest.Snapshot, error) { return readManifest(d.path) })
+		d.read = sync.OnceValues(func() (*manifest.Snapshot, error) { return readManifest(d.fs) })
 		go d.read()
 	}
 	return d
@@ -89,7 +98,8 @@ const writeBehindAfter = 256 << 20
 // folder's lock held.
 type disk struct {
 	b    *Builder
-	path string
+	path string                             // as given: for messages and the Result
+	fs   string                             // its real path (see folder.Real): for every file
 	read func() (*manifest.Snapshot, error) // see output.early
 	// wroteLast is set by open when this Builder wrote the folder last.
 	wroteLast bool
@@ -99,14 +109,17 @@ type disk struct {
 	// mark creates the marker, once, before the first change to the folder.
 	mark func() error
 	// found is what open found under articles/ when this Builder did not
-	// write the folder last: what may be deleted (see owned).
-	found *owned
+	// write the folder last: what may be deleted (see owned). cleaned
+	// counts the strays it deleted (Options.Clean).
+	found   *owned
+	cleaned int
 	// behind, set for a build that bounds its memory, writes new pages
 	// behind once there are many of them.
 	behind *writeBehind
 }
 
 func (d *disk) dir() string                               { return d.path }
+func (d *disk) fsDir() string                             { return d.fs }
 func (d *disk) early() func() (*manifest.Snapshot, error) { return d.read }
 
 // byInput is true: the folder holds the files the manifest describes,
@@ -116,17 +129,17 @@ func (d *disk) byInput() bool { return true }
 func (d *disk) intact() bool { return !d.unfinished }
 
 func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest, func(), error) {
-	if err := os.MkdirAll(d.path, 0o755); err != nil {
+	if err := os.MkdirAll(d.fs, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("creating output folder: %w", err)
 	}
 	b := d.b
-	unlock, err := b.lock(ctx, d.path)
+	unlock, err := b.lock(ctx, d.fs)
 	if err != nil {
 		return nil, nil, err
 	}
 	prev, why := b.prev, ""
 	if prev == nil || b.prevDir != d.path {
-		r, err := b.lastManifest(d.path, d.read)
+		r, err := b.lastManifest(d.fs, d.read)
 		switch {
 		case r != nil:
 			prev = r.Manifest
@@ -136,24 +149,25 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 			why = d.path + " has no " + manifest.Name
 		}
 	}
-	d.unfinished = exists(filepath.Join(d.path, unfinishedName))
+	d.unfinished = exists(filepath.Join(d.fs, unfinishedName))
 	var pending []string
 	if d.unfinished {
-		pending = readPending(d.path)
+		pending = readPending(d.fs)
 	}
 	paths := make([]string, len(pages))
 	for i, pg := range pages {
 		paths[i] = pg.Path
 	}
 	d.wroteLast = !d.unfinished && b.last != nil && b.prevDir == d.path && prev == b.prev
+	var set map[string]bool // the paths of pages
 	if !d.wroteLast {
 		// What is under articles/, before anything changes: a build that
 		// finds files no build wrote touches none of them.
-		set := make(map[string]bool, len(paths))
+		set = make(map[string]bool, len(paths))
 		for _, p := range paths {
 			set[p] = true
 		}
-		if d.found, err = scanOwned(d.path, prev, pending, set); err != nil {
+		if d.found, err = scanOwned(d.fs, prev, pending, set); err != nil {
 			unlock()
 			return nil, nil, err
 		}
@@ -172,20 +186,34 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 		create := newPages(paths, prev, pending)
 		if d.wroteLast && !b.opt.Clean {
 			// Not scanned: a file put since where a new page goes is not
-			// this build's, and the marker must not say it may be.
+			// this build's, and the marker must not say it may be; and
+			// no page is written through a link put in place of a folder.
 			var strays []string
 			for _, p := range create {
-				if exists(filepath.Join(d.path, filepath.FromSlash(p))) {
+				if exists(filepath.Join(d.fs, filepath.FromSlash(p))) {
 					strays = append(strays, p)
 				}
 			}
+			strays = append(strays, linkedFolders(d.fs, paths)...)
 			if len(strays) > 0 {
 				return &strayError{dir: d.path, strays: strays, why: "put there after the last build"}
 			}
 		}
-		return markUnfinished(d.path, create)
+		return markUnfinished(d.fs, create)
 	})
-	if err := makeDirs(d.path, pages); err != nil {
+	if b.opt.Clean && !d.wroteLast && len(d.found.strays) > 0 {
+		// Deleted before any page is written: a link among them would
+		// take the pages elsewhere.
+		if err := d.mark(); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+		if err := d.clean(set); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+	}
+	if err := makeDirs(d.fs, pages); err != nil {
 		unlock()
 		return nil, nil, err
 	}
@@ -197,7 +225,7 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 }
 
 func (d *disk) has(f manifest.File) bool {
-	name := d.path + "/" + f.Path
+	name := d.fs + "/" + f.Path
 	if d.unfinished {
 		return hashIs(name, f.Size, f.SHA256)
 	}
@@ -211,7 +239,7 @@ func (d *disk) create(p string, data []byte) error {
 	if err := d.behind.error(); err != nil {
 		return err
 	}
-	name := d.path + "/" + p
+	name := d.fs + "/" + p
 	if createNew(name, data, d.behind) {
 		return nil
 	}
@@ -227,7 +255,7 @@ func (d *disk) rewrite(p string, data []byte) error {
 	if err := d.mark(); err != nil {
 		return err
 	}
-	return writeAtomic(d.path+"/"+p, data)
+	return writeAtomic(d.fs+"/"+p, data)
 }
 
 func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
@@ -246,14 +274,8 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 				stale = append(stale, p)
 			}
 		}
-		for _, p := range d.found.strays {
-			if !keep[p] { // else overwritten, as --clean allows
-				fmt.Fprintf(d.b.opt.Log, "deleting %s (--clean): no feedgen build wrote it\n", filepath.Join(d.path, filepath.FromSlash(p)))
-				stale = append(stale, p)
-			}
-		}
 	}
-	deleted := 0
+	deleted := d.cleaned
 	dirs := map[string]bool{}
 	for _, p := range stale {
 		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
@@ -262,7 +284,7 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 		if err := d.mark(); err != nil {
 			return deleted, err
 		}
-		err := os.Remove(filepath.Join(d.path, filepath.FromSlash(p)))
+		err := os.Remove(filepath.Join(d.fs, filepath.FromSlash(p)))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return deleted, fmt.Errorf("deleting stale page: %w", err)
 		}
@@ -274,19 +296,44 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 	if !d.wroteLast {
 		for _, t := range d.found.temps {
 			os.Remove(t)
-			if rel, err := filepath.Rel(d.path, filepath.Dir(t)); err == nil {
+			if rel, err := filepath.Rel(d.fs, filepath.Dir(t)); err == nil {
 				dirs[filepath.ToSlash(rel)] = true
 			}
 		}
-		removeManifestTemps(d.path)
+		removeManifestTemps(d.fs)
 	}
-	removeEmptyDirs(d.path, dirs)
+	removeEmptyDirs(d.fs, dirs)
 	return deleted, nil
+}
+
+// clean deletes the strays (Options.Clean), links included (not what
+// they point to), naming each, and the folders that leaves empty; not
+// those at the paths of this build's pages (pages), which are replaced (a
+// rename replaces a link, not what it points to).
+func (d *disk) clean(pages map[string]bool) error {
+	dirs := map[string]bool{}
+	for _, p := range d.found.strays {
+		if pages[p] || p != listing.Dir && !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
+			continue
+		}
+		name := filepath.Join(d.fs, filepath.FromSlash(p))
+		if info, err := os.Lstat(name); err == nil && info.IsDir() {
+			continue // a folder: its files are strays of their own
+		}
+		fmt.Fprintf(d.b.opt.Log, "deleting %s (--clean): no feedgen build wrote it\n", filepath.Join(d.path, filepath.FromSlash(p)))
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("deleting %s (--clean): %w", name, err)
+		}
+		d.cleaned++
+		dirs[path.Dir(p)] = true
+	}
+	removeEmptyDirs(d.fs, dirs)
+	return nil
 }
 
 // writeManifest writes the manifest unless the folder holds these bytes.
 func (d *disk) writeManifest(data []byte) error {
-	name := filepath.Join(d.path, manifest.Name)
+	name := filepath.Join(d.fs, manifest.Name)
 	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) {
 		return nil
 	}
@@ -299,7 +346,7 @@ func (d *disk) finish() error {
 	if err := d.behind.finish(); err != nil {
 		return err
 	}
-	return finished(d.path)
+	return finished(d.fs)
 }
 
 // writeAtomic writes data to name atomically (see atomicfile).
@@ -315,6 +362,7 @@ func writeAtomic(name string, data []byte) error {
 type memory struct{ b *Builder }
 
 func (memory) dir() string                               { return "" }
+func (memory) fsDir() string                             { return "" }
 func (memory) early() func() (*manifest.Snapshot, error) { return nil }
 
 func (m memory) open(context.Context, []feed.Page) (*manifest.Manifest, func(), error) {

@@ -169,3 +169,21 @@ func newPages(pages []string, prev *manifest.Manifest, pending []string) []strin
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// linkedFolders returns the folders of pages (and theirs, up to
+// articles/) that are symbolic links in outDir: a page written there
+// would go wherever they point.
+func linkedFolders(outDir string, pages []string) []string {
+	seen := map[string]bool{}
+	var links []string
+	for _, p := range pages {
+		for d := path.Dir(p); d != "." && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			if info, err := os.Lstat(filepath.Join(outDir, filepath.FromSlash(d))); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+				links = append(links, d)
+			}
+		}
+	}
+	slices.Sort(links)
+	return links
+}

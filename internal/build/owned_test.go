@@ -3,6 +3,7 @@ package build
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,4 +228,90 @@ func TestRebuildKeepsFileInTheWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	identical(t, snap(t, out), cleanBuild(t, dir))
+}
+
+// TestOutThroughLink checks an output folder named through a link and
+// "..": x/../y with x a link into the content folder is where the kernel
+// takes it (inside the content folder), and is refused, writing nothing
+// (the probe wrote a page over a file of the content folder).
+func TestOutThroughLink(t *testing.T) {
+	dir := site(t, 3)
+	write(t, dir, "content/news/y/articles/index.json", "USER")
+	if err := os.Symlink(filepath.Join(dir, "content/news/politics"), filepath.Join(dir, "x")); err != nil {
+		t.Fatal(err)
+	}
+	before := snap(t, filepath.Join(dir, "content"))
+	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, OutDir: "x/../y"}
+	chdir(t, dir)
+	_, err := New(opt).Build(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "lies inside the content folder") {
+		t.Fatalf("got %v, want the refusal of an output folder inside the content folder", err)
+	}
+	if d := diffSnap(before, snap(t, filepath.Join(dir, "content"))); len(d) > 0 {
+		t.Errorf("the refused build changed %v", d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "y")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused build made y: %v", err)
+	}
+}
+
+// TestCleanNoLinks checks that --clean never writes through a link: a
+// link in place of a folder of pages, or of articles/ itself, is deleted
+// (not what it points to) before any page is written; and a Builder that
+// does not scan (it wrote the folder last) refuses a link put there since.
+func TestCleanNoLinks(t *testing.T) {
+	for _, link := range []string{"articles/2", "articles"} {
+		t.Run(link, func(t *testing.T) {
+			dir := site(t, 3)
+			victim := t.TempDir()
+			write(t, victim, "0.json", "PRECIOUS")
+			out := filepath.Join(dir, "public")
+			os.MkdirAll(filepath.Dir(filepath.Join(out, link)), 0o755)
+			if err := os.Symlink(victim, filepath.Join(out, link)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := builder(dir).Build(context.Background()); !errors.As(err, new(*strayError)) {
+				t.Fatalf("got %v, want the refusal of the link", err)
+			}
+			opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Clean: true}
+			if _, err := New(opt).Build(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := snap(t, victim); len(got) != 1 || got["0.json"].data != "PRECIOUS" {
+				t.Errorf("the folder the link pointed to holds %v", keysOf(got))
+			}
+			identical(t, snap(t, out), cleanBuild(t, dir))
+		})
+	}
+	t.Run("after the last build", func(t *testing.T) {
+		dir := site(t, 3)
+		out := filepath.Join(dir, "public")
+		b := builder(dir)
+		if _, err := b.Build(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		victim := t.TempDir()
+		if err := os.RemoveAll(filepath.Join(out, "articles/3")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, filepath.Join(out, "articles/3")); err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "content/news/politics/a4.md", article(4, "2025-01-04T10:00:00"))
+		_, err := b.Rebuild(context.Background(), []string{filepath.Join(dir, "content/news/politics/a4.md")})
+		if !errors.As(err, new(*strayError)) || !strings.Contains(err.Error(), "articles/3") {
+			t.Fatalf("got %v, want the refusal of the link articles/3", err)
+		}
+		if got := snap(t, victim); len(got) != 0 {
+			t.Errorf("wrote %v through the link", keysOf(got))
+		}
+	})
+}
+
+func keysOf(s snapshot) []string {
+	var out []string
+	for k := range s {
+		out = append(out, k)
+	}
+	return out
 }

@@ -85,16 +85,16 @@ func (b *Builder) source(baseURL string, site *content.Site, files []manifest.Fi
 // build, and reports every page unchanged. It returns nil, and no error,
 // when the folder does not hold what the manifest says, for a full build
 // to mend.
-func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*manifest.Snapshot, error), baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
-	unlock, err := b.lock(ctx, outDir)
+func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early func() (*manifest.Snapshot, error), baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
+	unlock, err := b.lock(ctx, fsDir)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if exists(filepath.Join(outDir, unfinishedName)) {
+	if exists(filepath.Join(fsDir, unfinishedName)) {
 		return nil, nil // a build died mid-way: any page may be its
 	}
-	r, _ := b.lastManifest(outDir, early)
+	r, _ := b.lastManifest(fsDir, early)
 	if r == nil || !b.builtFrom(r.Manifest, baseURL, content, now) {
 		return nil, nil // another build replaced it meanwhile
 	}
@@ -108,14 +108,14 @@ func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*m
 	}
 	keep := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
-		if !sizeIs(filepath.Join(outDir, filepath.FromSlash(f.Path)), f.Size) {
+		if !sizeIs(filepath.Join(fsDir, filepath.FromSlash(f.Path)), f.Size) {
 			return nil, nil
 		}
 		keep[f.Path] = true
 		res.Bytes += f.Size
 	}
 	res.Estimate = res.Bytes
-	found, err := scanOwned(outDir, m, nil, nil)
+	found, err := scanOwned(fsDir, m, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +125,6 @@ func (b *Builder) unchanged(ctx context.Context, outDir string, early func() (*m
 	for _, t := range found.temps {
 		os.Remove(t)
 	}
-	removeManifestTemps(outDir)
+	removeManifestTemps(fsDir)
 	return res, nil
 }

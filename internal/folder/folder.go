@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 )
 
 // A Relation is how folder a lies to folder b.
@@ -52,28 +54,34 @@ func within(p, dir string) bool {
 }
 
 // Real returns p absolute, with the symbolic links of the part of it that
-// exists resolved: two names of one folder give one path.
+// exists resolved, as the kernel resolves them: in "x/../y" a link x is
+// followed before "..", so the result is where a file "x/../y/f" would
+// go, not where the text "y/f" says. Two names of one folder give one
+// path.
 func Real(p string) (string, error) {
-	p, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
+	if !filepath.IsAbs(p) {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		p = cwd + string(filepath.Separator) + p // not Join: it cleans ".." away before the links are read
 	}
-	rest := ""
-	for {
-		real, err := filepath.EvalSymlinks(p)
+	// The longest part that exists, element by element, resolved; the
+	// rest, which does not exist yet, is then cleaned after it.
+	vol := filepath.VolumeName(p)
+	elems := strings.Split(p[len(vol):], string(filepath.Separator))
+	for n := len(elems); n > 0; n-- {
+		head := vol + strings.Join(elems[:n], string(filepath.Separator))
+		if head == vol {
+			head += string(filepath.Separator)
+		}
+		real, err := filepath.EvalSymlinks(head)
 		if err == nil {
-			return filepath.Join(real, rest), nil
+			return filepath.Join(append([]string{real}, elems[n:]...)...), nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			if _, serr := os.Lstat(p); serr == nil {
-				return "", err // a loop of links, a folder that cannot be read
-			}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", err // a loop of links, a folder that cannot be read
 		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return filepath.Join(p, rest), nil
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
 	}
+	return filepath.Clean(p), nil
 }

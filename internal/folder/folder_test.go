@@ -35,6 +35,11 @@ func TestRelate(t *testing.T) {
 		{"site/contents", "site/content", Apart},
 		{"other", "link", Apart},
 		{"/", "site", Holds},
+		// The link before "..": link is site/content, so link/../public
+		// is site/public, whatever the text says.
+		{"link/../public", "site/public", Same},
+		{"link/../content/news", "site/content", Inside},
+		{"link/../new/x", "site", Inside},
 	}
 	t.Chdir(dir)
 	for _, tt := range tests {

@@ -181,3 +181,30 @@ func TestImportCancelled(t *testing.T) {
 		t.Fatal("the import did not stop")
 	}
 }
+
+// TestImportTrickle serves a page a byte at a time, for ever (the
+// probe's case: each byte reset the timeout, and the import ran on): an
+// answer slower than 1 kB/s past the timeout fails like a stalled one.
+func TestImportTrickle(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for r.Context().Err() == nil {
+			w.Write([]byte(" "))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}))
+	defer srv.Close()
+	start := time.Now()
+	_, err := Import(context.Background(), Options{URL: srv.URL + "/articles/", Timeout: 200 * time.Millisecond, Retries: 1,
+		Backoff: time.Millisecond, Log: testLog{t}})
+	if err == nil || !strings.Contains(err.Error(), "an answer slower than 1024 bytes a second after 200ms") {
+		t.Fatalf("got %v, want a trickle refused", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v", d)
+	}
+}

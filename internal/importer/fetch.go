@@ -81,12 +81,24 @@ type limitError struct{ msg string }
 
 func (e *limitError) Error() string { return e.msg }
 
-// stallError is an attempt that got nothing for the timeout.
-type stallError struct{ after time.Duration }
+// stallError is an attempt that got nothing for the timeout, or, past
+// it, less than minRate on average (trickle).
+type stallError struct {
+	after   time.Duration
+	trickle bool
+}
 
 func (e *stallError) Error() string {
+	if e.trickle {
+		return fmt.Sprintf("an answer slower than %d bytes a second after %v (--timeout sets how long a request may take so)", minRate, e.after)
+	}
 	return fmt.Sprintf("no answer for %v (--timeout sets how long a request may go without one)", e.after)
 }
+
+// minRate is the slowest an answer may come in, on average, once it has
+// taken the timeout: a service that sends a byte a second does not hold
+// an import for ever.
+const minRate = 1 << 10 // bytes a second
 
 // notJSONError is an answer that is not JSON, by its Content-Type.
 type notJSONError struct{ contentType string }
@@ -145,7 +157,7 @@ func (f *fetcher) once(ctx context.Context, u string) ([]byte, error) {
 	kick := func() {}
 	var stalled *stallError
 	if f.timeout > 0 {
-		stalled = &stallError{f.timeout}
+		stalled = &stallError{after: f.timeout}
 		t := time.AfterFunc(f.timeout, func() { cancel(stalled) })
 		defer t.Stop()
 		kick = func() { t.Reset(f.timeout) }
@@ -196,11 +208,16 @@ func (f *fetcher) readBody(r io.Reader, kick func()) ([]byte, error) {
 		body  []byte
 		taken int64
 		buf   [32 << 10]byte
+		start = time.Now()
 	)
 	for {
 		n, err := r.Read(buf[:])
 		if n > 0 {
 			kick()
+			if took := time.Since(start); f.timeout > 0 && took > f.timeout && float64(taken+int64(n)) < took.Seconds()*minRate {
+				f.held.Add(-taken)
+				return nil, &stallError{after: f.timeout, trickle: true}
+			}
 			if held := f.held.Add(int64(n)); f.maxBytes > 0 && held > f.maxBytes {
 				f.held.Add(-taken - int64(n))
 				return nil, &limitError{fmt.Sprintf("the pages read add up to more than %s, the import's limit (--max-bytes): pass a larger --max-bytes to import a listing this large", human.Bytes(f.maxBytes))}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -55,6 +56,10 @@ func (e *BucketError) Error() string {
 	case TimedOut:
 		var se *stallError
 		errors.As(e.Err, &se)
+		if se.trickle {
+			return fmt.Sprintf("%s: the bucket's service answered slower than %d bytes a second, %s (--timeout sets how long a request may take so)",
+				e.Op, minRate, tries(se.tries))
+		}
 		return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (--timeout sets how long a request may go without an answer)",
 			e.Op, se.after, tries(se.tries))
 	default:
@@ -111,11 +116,15 @@ func explainList(err error) error {
 // stallError is an attempt that made no progress for a while: its
 // context was cancelled with it (see attempt).
 type stallError struct {
-	after time.Duration
-	tries int // how many attempts there were, all stalled or failed: set by retry
+	after   time.Duration
+	trickle bool // the answer came, but slower than minRate
+	tries   int  // how many attempts there were, all stalled or failed: set by retry
 }
 
 func (e *stallError) Error() string {
+	if e.trickle {
+		return fmt.Sprintf("an answer slower than %d bytes a second after %v", minRate, e.after)
+	}
 	return fmt.Sprintf("no answer for %v", e.after)
 }
 
@@ -125,6 +134,10 @@ func tries(n int) string {
 	}
 	return fmt.Sprintf("tried %d times", n)
 }
+
+// errRaced is a listing that found an object gone between two of its
+// steps (a bucket on disk that another process writes): tried again.
+var errRaced = errors.New("an object changed while the bucket was listed")
 
 // kindOf classifies err.
 func kindOf(err error) Kind {
@@ -174,6 +187,9 @@ func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
+	if errors.Is(err, errRaced) || errors.Is(err, io.EOF) {
+		return true // a file of the bucket read while another process wrote it
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.Internal, gcerrors.ResourceExhausted, gcerrors.DeadlineExceeded:
 		return true
@@ -206,11 +222,11 @@ func Transient(err error) bool {
 // then twice as long each time. Each attempt that goes Options.Timeout
 // without progress is stopped, and counts as a transient failure. It
 // returns op's last error.
-func (p *publisher) retry(ctx context.Context, op func(ctx context.Context, kick func()) error) error {
+func (p *publisher) retry(ctx context.Context, op func(ctx context.Context, kick func(n int)) error) error {
 	return retry(ctx, p.opt.Retries, p.opt.Backoff, p.opt.Timeout, op)
 }
 
-func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func()) error) error {
+func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
 	wait := backoff
 	for attempt := 0; ; attempt++ {
 		err := try(ctx, timeout, op)
@@ -232,36 +248,51 @@ func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op 
 	}
 }
 
+// minRate is the slowest an answer may come in, on average, once it has
+// taken the timeout: a service that sends a byte a second does not hold
+// a publish for ever.
+const minRate = 1 << 10 // bytes a second
+
 // try runs op once with a context that is cancelled, with a *stallError,
-// when op goes timeout without progress: op calls kick whenever bytes of
-// an answer come in. A timeout of 0 or less is none.
-func try(ctx context.Context, timeout time.Duration, op func(ctx context.Context, kick func()) error) error {
+// when op goes timeout without progress, or has taken longer than timeout
+// at less than minRate: op calls kick with the bytes of an answer as they
+// come in. A timeout of 0 or less is none.
+func try(ctx context.Context, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
 	if timeout <= 0 {
-		return op(ctx, func() {})
+		return op(ctx, func(int) {})
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stalled := &stallError{after: timeout}
 	t := time.AfterFunc(timeout, func() { cancel(stalled) })
 	defer t.Stop()
-	err := op(ctx, func() { t.Reset(timeout) })
+	start := time.Now()
+	var got atomic.Int64
+	err := op(ctx, func(n int) {
+		t.Reset(timeout)
+		total := got.Add(int64(n))
+		if took := time.Since(start); took > timeout && float64(total) < took.Seconds()*minRate {
+			stalled.trickle = true
+			cancel(stalled)
+		}
+	})
 	if err != nil && context.Cause(ctx) == stalled {
 		return stalled
 	}
 	return err
 }
 
-// kicking calls kick on every read of r: a download's body as it comes
-// in.
+// kicking calls kick with the bytes of every read of r: a download's body
+// as it comes in.
 type kicking struct {
 	r    io.Reader
-	kick func()
+	kick func(n int)
 }
 
 func (k kicking) Read(p []byte) (int, error) {
 	n, err := k.r.Read(p)
 	if n > 0 {
-		k.kick()
+		k.kick(n)
 	}
 	return n, err
 }

@@ -127,7 +127,7 @@ func TestRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			err := retry(context.Background(), tt.retries, time.Microsecond, 0, func(context.Context, func()) error {
+			err := retry(context.Background(), tt.retries, time.Microsecond, 0, func(context.Context, func(int)) error {
 				calls++
 				if calls <= tt.failures {
 					return tt.err
@@ -144,7 +144,7 @@ func TestRetry(t *testing.T) {
 		calls := 0
 		start := time.Now()
 		time.AfterFunc(20*time.Millisecond, cancel)
-		err := retry(ctx, 5, time.Hour, 0, func(context.Context, func()) error { calls++; return httpError(503) })
+		err := retry(ctx, 5, time.Hour, 0, func(context.Context, func(int)) error { calls++; return httpError(503) })
 		if calls != 1 || err == nil || time.Since(start) > 10*time.Second {
 			t.Errorf("got %d calls, error %v after %s; want 1 call and its error at once", calls, err, time.Since(start))
 		}
@@ -157,7 +157,7 @@ func TestRetry(t *testing.T) {
 // is not stopped.
 func TestRetryStalled(t *testing.T) {
 	calls := 0
-	err := retry(context.Background(), 2, time.Microsecond, 30*time.Millisecond, func(ctx context.Context, _ func()) error {
+	err := retry(context.Background(), 2, time.Microsecond, 30*time.Millisecond, func(ctx context.Context, _ func(int)) error {
 		calls++
 		<-ctx.Done() // a service that stopped answering
 		return ctx.Err()
@@ -171,19 +171,37 @@ func TestRetryStalled(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 
-	err = retry(context.Background(), 0, time.Microsecond, time.Second, func(ctx context.Context, kick func()) error {
+	err = retry(context.Background(), 0, time.Microsecond, time.Second, func(ctx context.Context, kick func(n int)) error {
 		for range 30 { // 1.5 s in all, never a second without progress
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(50 * time.Millisecond):
-				kick()
+				kick(64 << 10)
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		t.Errorf("an attempt that made progress: %v", err)
+	}
+
+	// A byte every 10 ms, for ever: progress, but a trickle.
+	err = retry(context.Background(), 0, time.Microsecond, 200*time.Millisecond, func(ctx context.Context, kick func(int)) error {
+		for {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+				kick(1)
+			}
+		}
+	})
+	if !errors.As(err, &se) || !se.trickle {
+		t.Fatalf("a trickle: got %v", err)
+	}
+	if got, want := explain("reading manifest.json", err).Error(), "reading manifest.json: the bucket's service answered slower than 1024 bytes a second, tried once (--timeout sets how long a request may take so)"; got != want {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
 

@@ -102,7 +102,7 @@ func (e *LockedError) Error() string {
 
 // errLockLost stops a publish that could not renew its lock in time: another
 // publish may have taken it over.
-var errLockLost = errors.New("this publish lost the bucket's lock (it could not renew it in time, or another publish took it over) and stopped: publish again")
+var errLockLost = errors.New("this publish lost the bucket's lock (it could not renew it in time, or another publish took it over) and stopped: publish again, with --full if another publish finished meanwhile")
 
 // locker is the bucket's lock as one publish uses it.
 type locker interface {
@@ -115,8 +115,13 @@ type locker interface {
 	// peek reads the lock without taking it (a dry run): dirty as acquire
 	// says it, or that a publish is running.
 	peek(ctx context.Context) (dirty string, err error)
-	// check returns nil while this publish holds the lock.
+	// check returns nil while this publish holds the lock, renewing it.
 	check(ctx context.Context) error
+	// fence returns nil while this publish may still write: called at
+	// once before every write, it costs no request. After a stop of the
+	// process (SIGSTOP, a laptop asleep) longer than the hold, it fails
+	// before the writes that were waiting go out.
+	fence() error
 	// release gives the lock up: clean says that the bucket is what its
 	// manifest says, else the lock is left saying that this publish
 	// stopped half way.
@@ -144,6 +149,7 @@ type objectLock struct {
 	lostErr error
 	lost    func(error)
 	hold    *time.Timer        // loses the lock when no renewal succeeds in time
+	until   time.Time          // when the hold ends, guarded by mu
 	stop    context.CancelFunc // stops the renewals
 	done    chan struct{}
 }
@@ -236,7 +242,7 @@ func (l *objectLock) write(ctx context.Context, opts *blob.WriterOptions) error 
 	data := l.info.marshal()
 	opts.ContentType = ContentType
 	opts.CacheControl = "no-store"
-	return l.p.retry(ctx, func(ctx context.Context, _ func()) error {
+	return l.p.retry(ctx, func(ctx context.Context, _ func(int)) error {
 		return l.p.bucket.Upload(ctx, LockName, bytes.NewReader(data), opts)
 	})
 }
@@ -248,7 +254,7 @@ func (l *objectLock) read(ctx context.Context) ([]byte, version, error) {
 		data []byte
 		v    version
 	)
-	err := l.p.retry(ctx, func(ctx context.Context, kick func()) error {
+	err := l.p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
 		a, err := l.p.bucket.Attributes(ctx, LockName)
 		if err != nil {
 			return err
@@ -285,6 +291,9 @@ func (l *objectLock) takeOver(ctx context.Context, v version) (bool, error) {
 func (l *objectLock) held(sent time.Time, lost func(error)) {
 	_, every, hold := l.lease()
 	l.lost = lost
+	l.mu.Lock()
+	l.until = sent.Add(hold)
+	l.mu.Unlock()
 	l.hold = time.AfterFunc(time.Until(sent.Add(hold)), func() { l.lose(errLockLost) })
 	ctx, stop := context.WithCancel(context.Background())
 	l.stop, l.done = stop, make(chan struct{})
@@ -363,10 +372,24 @@ func (l *objectLock) renew(ctx context.Context) error {
 		return err
 	}
 	_, _, hold := l.lease()
-	if l.lostNow() == nil {
-		l.hold.Reset(time.Until(sent.Add(hold)))
+	l.mu.Lock()
+	if l.lostErr == nil {
+		l.until = sent.Add(hold)
+		l.hold.Reset(time.Until(l.until))
 	}
+	l.mu.Unlock()
 	return nil
+}
+
+func (l *objectLock) fence() error {
+	l.mu.Lock()
+	err, until := l.lostErr, l.until
+	l.mu.Unlock()
+	if err == nil && !time.Now().Before(until) {
+		l.lose(errLockLost)
+		err = errLockLost
+	}
+	return err
 }
 
 func (l *objectLock) check(ctx context.Context) error {
@@ -392,10 +415,21 @@ func (l *objectLock) release(ctx context.Context, clean bool) error {
 	<-l.done
 	l.hold.Stop()
 	if l.lostNow() != nil {
-		return nil // another's now, or soon
+		// Another's now, or soon: left alone. But this publish may have
+		// written after it lost it (a request in flight when the process
+		// stopped): when no publish holds it any more, the lock says that
+		// the bucket is not what its manifest says.
+		if !clean {
+			l.info.State = lockInterrupted
+			l.info.Renewed = l.p.opt.Clock().UTC()
+			if err := l.write(ctx, &blob.WriterOptions{IfNotExist: true}); err != nil && !preconditionFailed(err) {
+				return explain("marking the bucket for the next publish", err)
+			}
+		}
+		return nil
 	}
 	if clean {
-		err := l.p.retry(ctx, func(ctx context.Context, _ func()) error { return l.p.bucket.Delete(ctx, LockName) })
+		err := l.p.retry(ctx, func(ctx context.Context, _ func(int)) error { return l.p.bucket.Delete(ctx, LockName) })
 		if err != nil && !isNotFound(err) {
 			return explain("deleting the lock "+LockName, err)
 		}

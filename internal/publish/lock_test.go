@@ -395,3 +395,23 @@ func TestRemoteManifestWholeHash(t *testing.T) {
 		}
 	}
 }
+
+// TestFence checks the check made before every write: once the hold has
+// ended (as after a SIGSTOP of the process longer than it, before the
+// timer that would say so has run), the write fails and the publish is
+// told, at once, without a request.
+func TestFence(t *testing.T) {
+	var told error
+	l := &objectLock{lost: func(err error) { told = err }}
+	l.until = time.Now().Add(time.Hour)
+	if err := l.fence(); err != nil {
+		t.Fatalf("within the hold: %v", err)
+	}
+	l.until = time.Now().Add(-time.Millisecond)
+	if err := l.fence(); !errors.Is(err, errLockLost) || !errors.Is(told, errLockLost) {
+		t.Fatalf("past the hold: %v, told %v", err, told)
+	}
+	if l.lostNow() == nil {
+		t.Error("the loss is not recorded for release")
+	}
+}

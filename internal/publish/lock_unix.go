@@ -120,6 +120,9 @@ func (l *folderLock) write(info lockInfo) error {
 
 func (l *folderLock) check(context.Context) error { return nil }
 
+// fence is nil: the kernel holds the lock as long as the process lives.
+func (l *folderLock) fence() error { return nil }
+
 func (l *folderLock) release(_ context.Context, clean bool) error {
 	if l.f == nil {
 		return nil

@@ -258,6 +258,9 @@ type publisher struct {
 	total int
 	// changed is set before the first write to the bucket.
 	changed atomic.Bool
+	// fence returns nil while the publish may write (see locker.fence);
+	// nil for a dry run.
+	fence func() error
 }
 
 // step calls Options.step.
@@ -326,6 +329,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	if err != nil {
 		return &p.res, err
 	}
+	p.fence = lock.fence
 	defer func() {
 		// Clean: the bucket is what its manifest says, as this publish
 		// found it or left it.
@@ -347,7 +351,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 // reach lists one key under articles/: an error names what is wrong (no
 // bucket, refused or missing credentials) before anything is written.
 func (p *publisher) reach(ctx context.Context) error {
-	err := p.retry(ctx, func(ctx context.Context, _ func()) error {
+	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
 		_, _, err := p.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: Prefix})
 		return err
 	})
@@ -419,7 +423,7 @@ func (p *publisher) putManifest(ctx context.Context, rem *remote) error {
 // one there.
 func (p *publisher) manifestIsOurs(ctx context.Context) bool {
 	var a *blob.Attributes
-	err := p.retry(ctx, func(ctx context.Context, _ func()) error {
+	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
@@ -549,7 +553,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 	f := p.local.m.Files[it.page]
 	if it.check {
 		var a *blob.Attributes
-		err := p.retry(ctx, func(ctx context.Context, _ func()) error {
+		err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
 			var err error
 			a, err = p.bucket.Attributes(ctx, f.Path)
 			return err
@@ -620,7 +624,10 @@ func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *b
 	if timeout > 0 {
 		timeout += time.Duration(len(data)/uploadRate) * time.Second
 	}
-	err := retry(ctx, p.opt.Retries, p.opt.Backoff, timeout, func(ctx context.Context, _ func()) error {
+	err := retry(ctx, p.opt.Retries, p.opt.Backoff, timeout, func(ctx context.Context, _ func(int)) error {
+		if err := p.fence(); err != nil {
+			return err
+		}
 		return p.bucket.Upload(ctx, key, bytes.NewReader(data), opts)
 	})
 	if err != nil && !preconditionFailed(err) {
@@ -646,7 +653,12 @@ func (p *publisher) delete(ctx context.Context, keys []string) error {
 					return
 				}
 				p.changed.Store(true)
-				err := p.retry(ctx, func(ctx context.Context, _ func()) error { return p.bucket.Delete(ctx, keys[i]) })
+				err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+					if err := p.fence(); err != nil {
+						return err
+					}
+					return p.bucket.Delete(ctx, keys[i])
+				})
 				if err != nil && !isNotFound(err) {
 					cancel(explain("deleting "+keys[i], err))
 					return

@@ -123,9 +123,14 @@ func (p *publisher) list(ctx context.Context, rem *remote) error {
 			objs []*blob.ListObject
 			next []byte
 		)
-		err := p.retry(ctx, func(ctx context.Context, _ func()) error {
+		err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
 			var err error
 			objs, next, err = p.bucket.ListPage(ctx, token, listPageSize, opts)
+			if isNotFound(err) {
+				if ok, aerr := p.bucket.IsAccessible(ctx); aerr == nil && ok {
+					return fmt.Errorf("%w: %w", errRaced, err)
+				}
+			}
 			return err
 		})
 		if err != nil {
@@ -165,7 +170,7 @@ func (r *readError) Read(p []byte) (int, error) {
 // readManifest reads what the bucket's manifest.json says into rem.
 func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var a *blob.Attributes
-	err := p.retry(ctx, func(ctx context.Context, _ func()) error {
+	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
@@ -192,7 +197,7 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return nil
 	}
 	var h hash.Hash
-	err = p.retry(ctx, func(ctx context.Context, kick func()) error {
+	err = p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
 		rem.reset()
 		r, err := p.bucket.NewReader(ctx, manifest.Name, nil)
 		if err != nil {
