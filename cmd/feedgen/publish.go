@@ -241,11 +241,12 @@ config's publish.cache_control (default "public, max-age=60").
 Two publishes to one bucket never run at once: a publish holds the bucket's
 lock, the object .feedgen-publish-lock (on disk, a file of the folder it
 keeps locked), and another one waits for it (--lock-wait), or takes it over
-once its holder is gone (unchanged for 30s). A publish that stops half way (an error, Ctrl-C,
-killed) leaves the previous manifest.json in place and the lock saying so:
-the next one checks every page and finishes the job. A request that goes
---timeout without an answer is tried again, then the publish fails. Nothing
-outside articles/, manifest.json and the lock is written or deleted.`,
+once its holder is gone (the lock unchanged for 30s). A publish that stops
+half way (an error, Ctrl-C, killed) leaves the previous manifest.json in
+place and the lock saying so: the next one checks every page and finishes
+the job. A request that goes --timeout without an answer, or past it at less
+than 1 kB/s, is tried again, then the publish fails. Nothing outside
+articles/, manifest.json and the lock is written or deleted.`,
 		Example: `  feedgen publish 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dry-run 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dir public 's3://feed?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
