@@ -87,9 +87,10 @@ func moduleRoot() string {
 	}
 }
 
-// start runs cmd (with the port in its arguments made by args) until the
-// test ends, and waits until its port answers HTTP.
-func start(t *testing.T, name string, args func(port string) *exec.Cmd) string {
+// Start runs the server cmd that args makes for a free port until the
+// test ends, waits until that port answers HTTP, and returns its
+// 127.0.0.1:PORT and process. A port taken meanwhile is tried again.
+func Start(t *testing.T, name string, args func(port string) *exec.Cmd) (string, *os.Process) {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -117,6 +118,7 @@ func start(t *testing.T, name string, args func(port string) *exec.Cmd) string {
 			t.Fatalf("starting %s: %v\n%s", name, err, logs.String())
 		}
 		t.Cleanup(func() {
+			resume(cmd.Process) // one a test stopped
 			cmd.Process.Signal(os.Interrupt)
 			select {
 			case <-exited:
@@ -125,7 +127,7 @@ func start(t *testing.T, name string, args func(port string) *exec.Cmd) string {
 				<-exited
 			}
 		})
-		return endpoint
+		return endpoint, cmd.Process
 	}
 }
 
@@ -158,7 +160,7 @@ func GCS(t *testing.T) *Server {
 	t.Helper()
 	bin := Find(t, "FEEDGEN_FAKE_GCS_SERVER", "fake-gcs-server", "fake-gcs-server-*/fake-gcs-server")
 	root := t.TempDir()
-	endpoint := start(t, "fake-gcs-server", func(port string) *exec.Cmd {
+	endpoint, _ := Start(t, "fake-gcs-server", func(port string) *exec.Cmd {
 		return exec.Command(bin, "-scheme", "http", "-host", "127.0.0.1", "-port", port, "-backend", "filesystem",
 			"-filesystem-root", root, "-public-host", "127.0.0.1:"+port, "-log-level", "error")
 	})
@@ -192,7 +194,7 @@ const (
 func Azurite(t *testing.T) *Server {
 	t.Helper()
 	bin := Find(t, "FEEDGEN_AZURITE", "azurite-blob", "npm/node_modules/.bin/azurite-blob")
-	endpoint := start(t, "azurite", func(port string) *exec.Cmd {
+	endpoint, _ := Start(t, "azurite", func(port string) *exec.Cmd {
 		cmd := exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", port, "--inMemoryPersistence", "--silent",
 			"--skipApiVersionCheck", "--loose")
 		cmd.Dir = t.TempDir() // its debug log, if any, goes there

@@ -5,15 +5,11 @@
 package versitytest
 
 import (
-	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/feedgen/feedgen/internal/publish/emulatortest"
 )
@@ -50,42 +46,12 @@ func Start(t *testing.T) *Server {
 	s := &Server{Bin: Binary(t), Root: t.TempDir()}
 	iam := t.TempDir()
 	SetAWSEnv(t, Access, Secret)
-	for attempt := 0; ; attempt++ {
-		port, err := FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Endpoint = "http://127.0.0.1:" + port
-		var logs bytes.Buffer
-		cmd := exec.Command(s.Bin, "--access", Access, "--secret", Secret, "--port", "127.0.0.1:"+port,
+	endpoint, p := emulatortest.Start(t, "versitygw", func(port string) *exec.Cmd {
+		return exec.Command(s.Bin, "--access", Access, "--secret", Secret, "--port", "127.0.0.1:"+port,
 			"--iam-dir", iam, "--quiet", "posix", s.Root)
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		if err := emulatortest.WaitHTTP(s.Endpoint, exited, 15*time.Second); err != nil {
-			cmd.Process.Kill()
-			<-exited
-			if attempt < 3 && strings.Contains(logs.String(), "address already in use") {
-				continue // another process took the port
-			}
-			t.Fatalf("starting versitygw: %v\n%s", err, logs.String())
-		}
-		s.Process = cmd.Process
-		t.Cleanup(func() {
-			resume(cmd.Process)
-			cmd.Process.Signal(os.Interrupt)
-			select {
-			case <-exited:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
-		})
-		return s
-	}
+	})
+	s.Endpoint, s.Process = "http://"+endpoint, p
+	return s
 }
 
 // SetAWSEnv sets the AWS SDK's environment for the test: these keys
@@ -99,17 +65,6 @@ func SetAWSEnv(t *testing.T, access, secret string) {
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-}
-
-// FreePort returns a TCP port of 127.0.0.1 that nothing listens on now.
-func FreePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	_, port, err := net.SplitHostPort(l.Addr().String())
-	return port, err
 }
 
 // BucketURL returns the s3:// URL of the bucket name on the server.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package versitytest
+package emulatortest
 
 import (
 	"os"
