@@ -9,6 +9,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/importer"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/spf13/cobra"
 )
 
@@ -50,8 +51,8 @@ func (o *importOptions) check() error {
 		return usageError{fmt.Errorf("--timeout %v: give a duration, e.g. 30s", o.timeout)}
 	case o.maxReqs < 1:
 		return usageError{fmt.Errorf("--max-requests %d: give 1 or more", o.maxReqs)}
-	case o.offsets != config.OffsetsAll && o.offsets != config.OffsetsAligned:
-		return usageError{fmt.Errorf("--offsets %q: want %q or %q", o.offsets, config.OffsetsAll, config.OffsetsAligned)}
+	case o.offsets != listing.OffsetsAll && o.offsets != listing.OffsetsAligned:
+		return usageError{fmt.Errorf("--offsets %q: want %q or %q", o.offsets, listing.OffsetsAll, listing.OffsetsAligned)}
 	}
 	for _, l := range o.limits {
 		if l <= 0 {
@@ -193,7 +194,7 @@ them after (--limits adds page sizes).`,
 	f.IntVar(&o.retries, "retries", importer.DefaultRetries, "times a failed request (network error, 5xx, 408, 429) is tried again")
 	f.StringVar(&o.timezone, "timezone", importer.DefaultTimezone, "the time zone to write in config.yaml: the service's, if known")
 	f.IntSliceVar(&o.limits, "limits", nil, "page sizes to pre-render besides the default and the largest, e.g. 50")
-	f.StringVar(&o.offsets, "offsets", config.OffsetsAll, `offsets to pre-render: "all" (as the service answers) or "aligned"`)
+	f.StringVar(&o.offsets, "offsets", listing.OffsetsAll, `offsets to pre-render: "all" (as the service answers) or "aligned"`)
 	f.BoolVar(&o.keepGoing, "keep-going", false, "leave out what cannot be kept exact, and write the rest")
 	f.DurationVar(&o.timeout, "timeout", importer.DefaultTimeout, "how long a request may go without an answer before it is tried again")
 	f.IntVar(&o.maxReqs, "max-requests", importer.DefaultMaxRequests, "the most requests the import may make, retries included")

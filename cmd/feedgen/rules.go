@@ -57,7 +57,7 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	if ps := m.Validate(); len(ps) > 0 {
 		return fmt.Errorf("%s: %w", root, ps)
 	}
-	if p := m.Pagination.Pagination(); !slices.Equal(p.Limits, cfg.Pagination.Limits) || p.DefaultLimit != cfg.Pagination.DefaultLimit ||
+	if p := m.Pagination; !slices.Equal(p.Limits, cfg.Pagination.Limits) || p.DefaultLimit != cfg.Pagination.DefaultLimit ||
 		p.MaxLimit != cfg.Pagination.MaxLimit || p.Offsets != cfg.Pagination.Offsets || !slices.Equal(m.Filters, cfg.Filters) {
 		return fmt.Errorf("the build in %s is not of %s (its pagination or filters differ): run feedgen build, then feedgen rules", root, cfg.Path)
 	}

@@ -72,13 +72,13 @@ func TestServeBundleHandsPagesOver(t *testing.T) {
 	}
 
 	for _, f := range b.Manifest.Files {
-		l, off, index, ok := listing.ParsePagePath(f.Path)
-		if !ok {
-			t.Fatalf("%s: not a page path", f.Path)
+		k, ok := listing.ParsePageKey(f.Path)
+		if !ok || k.Dir != listing.Dir {
+			t.Fatalf("%s: not a page of the main listing", f.Path)
 		}
 		target := "/articles/"
-		if !index {
-			target += "?limit=" + strconv.Itoa(l) + "&offset=" + strconv.Itoa(off)
+		if !k.Index {
+			target += "?limit=" + strconv.Itoa(k.Limit) + "&offset=" + strconv.Itoa(k.Offset)
 		}
 		want, err := os.ReadFile(filepath.Join(dir, "site", "public", filepath.FromSlash(f.Path)))
 		if err != nil {

@@ -287,10 +287,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	m := &manifest.Manifest{
 		Format: manifest.Format, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
 		BaseURL: baseURL, Articles: len(site.Articles),
-		Pagination: manifest.Paging{
-			DefaultLimit: cfg.Pagination.DefaultLimit, MaxLimit: cfg.Pagination.MaxLimit,
-			Limits: cfg.Pagination.Limits, Offsets: cfg.Pagination.Offsets,
-		},
+		Pagination:   cfg.Pagination,
 		Filters:      cfg.Filters,
 		ConfigSHA256: b.cfgSum,
 	}
@@ -363,7 +360,7 @@ func checkSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (int64, e
 		n, scratch = l.PageSize(pg, scratch)
 		estimate += int64(n)
 	}
-	if max := cfg.Pagination.MaxOutputBytes; estimate > max {
+	if max := cfg.MaxOutputBytes; estimate > max {
 		return 0, diag.List{{Path: cfg.Path, Msg: fmt.Sprintf(
 			"the output would be %s in %d files, more than pagination.max_output_bytes (%s): use offsets: aligned, fewer limits, or raise max_output_bytes",
 			human.Bytes(estimate), len(pages), human.Bytes(max))}}

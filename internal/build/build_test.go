@@ -88,11 +88,11 @@ func diffSnap(a, b snapshot) (changed []string) {
 // goldenPage reports whether TestGoldenSample keeps page p as a golden
 // file.
 func goldenPage(p string) bool {
-	dir, _, _, _, ok := listing.SplitPagePath(p)
+	k, ok := listing.ParsePageKey(p)
 	if !ok {
 		return true // the manifest
 	}
-	switch dir {
+	switch k.Dir {
 	case listing.Dir, "articles/section/news", "articles/category/politics/section/news",
 		"articles/tag/releases", "articles/author/ivan-petrov":
 		return true

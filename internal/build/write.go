@@ -10,9 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
@@ -112,7 +112,7 @@ func (w *pageWriter) plan(prev *manifest.Manifest) {
 	w.files = make([]manifest.File, len(w.pages))
 }
 
-func samePaging(a, b config.Pagination) bool {
+func samePaging(a, b listing.Pagination) bool {
 	return a.DefaultLimit == b.DefaultLimit && a.Offsets == b.Offsets && slices.Equal(a.Limits, b.Limits)
 }
 

@@ -39,7 +39,7 @@ func tinyBundle(t testing.TB) []byte {
 	sum := sha256.Sum256(page)
 	m := manifest.Manifest{
 		Format: manifest.Format, Generator: "feedgen test", BuildTime: buildTime,
-		BaseURL: "https://api.example.com", Pagination: manifest.Paging{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all"},
+		BaseURL: "https://api.example.com", Pagination: listing.Pagination{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all"},
 		Collections: []manifest.Collection{{Dir: "articles", Params: []listing.Param{}}},
 		Files: []manifest.File{
 			{Path: "articles/1/0.json", Size: int64(len(page)), SHA256: hex.EncodeToString(sum[:])},

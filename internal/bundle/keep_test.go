@@ -210,13 +210,13 @@ func TestServeReadsEachPageOnce(t *testing.T) {
 			}
 			dir := serve(t, server.Options{Dir: o.out})
 			for _, f := range b.Manifest.Files {
-				l, off, index, ok := listing.ParsePagePath(f.Path)
-				if !ok {
-					t.Fatalf("%s: not a page path", f.Path)
+				k, ok := listing.ParsePageKey(f.Path)
+				if !ok || k.Dir != listing.Dir {
+					t.Fatalf("%s: not a page of the main listing", f.Path)
 				}
 				target := "/articles/"
-				if !index {
-					target += "?limit=" + strconv.Itoa(l) + "&offset=" + strconv.Itoa(off)
+				if !k.Index {
+					target += "?limit=" + strconv.Itoa(k.Limit) + "&offset=" + strconv.Itoa(k.Offset)
 				}
 				want := dir.do(t, "GET", target, nil)
 				if got := zip.do(t, "GET", target, nil); got.status != want.status || got.body != want.body {

@@ -115,10 +115,10 @@ func TestServeLikeDir(t *testing.T) {
 			var reqs []request
 			for _, f := range b.Manifest.Files {
 				target := "/articles/"
-				if l, off, index, ok := listing.ParsePagePath(f.Path); !ok {
-					t.Fatalf("%s: not a page path", f.Path)
-				} else if !index {
-					target += "?limit=" + strconv.Itoa(l) + "&offset=" + strconv.Itoa(off)
+				if k, ok := listing.ParsePageKey(f.Path); !ok || k.Dir != listing.Dir {
+					t.Fatalf("%s: not a page of the main listing", f.Path)
+				} else if !k.Index {
+					target += "?limit=" + strconv.Itoa(k.Limit) + "&offset=" + strconv.Itoa(k.Offset)
 				}
 				reqs = append(reqs, request{"GET", target, nil}, request{"HEAD", target, nil})
 			}

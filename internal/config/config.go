@@ -18,14 +18,9 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/yamlnode"
 	"gopkg.in/yaml.v3"
-)
-
-// Offsets modes: which offsets of each limit are pre-rendered.
-const (
-	OffsetsAll     = "all"     // every offset 0..count-1
-	OffsetsAligned = "aligned" // multiples of the limit only
 )
 
 // DefaultMaxOutputBytes is max_output_bytes when the config does not set it.
@@ -34,21 +29,6 @@ const DefaultMaxOutputBytes = 4 << 30
 // DefaultCacheControl is publish.cache_control when the config does not set
 // it: the Cache-Control of every object feedgen publish uploads.
 const DefaultCacheControl = "public, max-age=60"
-
-// Filters: the filtered collections a config may pre-render, each named by
-// the query parameter that selects it. Config.Filters lists them in this
-// order.
-const (
-	FilterSection  = "section"  // ?section=: the articles of one section
-	FilterCategory = "category" // ?section=&category=: one category, within its section
-	FilterTag      = "tag"      // ?tag=: the articles that carry one tag
-	FilterAuthor   = "author"   // ?author=: the articles of one key of authors
-)
-
-// Filters returns the filter names, in the order Config.Filters lists them.
-func Filters() []string {
-	return []string{FilterSection, FilterCategory, FilterTag, FilterAuthor}
-}
 
 // Config is a validated site configuration.
 type Config struct {
@@ -69,13 +49,16 @@ type Config struct {
 	// Authors maps an author key to the author.
 	Authors map[string]Author
 
-	Pagination Pagination
+	Pagination listing.Pagination
+	// MaxOutputBytes bounds the bytes of a build's pages
+	// (pagination.max_output_bytes).
+	MaxOutputBytes int64
 
-	// Filters are the filtered collections to pre-render (filters:): a
-	// subset of FilterSection, FilterCategory, FilterTag and FilterAuthor,
-	// in that order whatever the config's order; none by default.
-	// FilterCategory alone is valid: its collections are selected by both
-	// section and category, as a category is always within its section.
+	// Filters are the names of the filtered collections to pre-render
+	// (filters:): kinds of listing.Filters, in the table's order whatever
+	// the config's order; none by default. category alone is valid: its
+	// collections are selected by both section and category, as a
+	// category is always within its section.
 	Filters []string
 
 	Publish Publish
@@ -101,21 +84,6 @@ type Author struct {
 // Publish is how feedgen publish uploads the output (publish:).
 type Publish struct {
 	CacheControl string // the Cache-Control of every object; DefaultCacheControl by default
-}
-
-// Pagination says which pages are pre-rendered.
-type Pagination struct {
-	DefaultLimit   int
-	MaxLimit       int
-	Limits         []int  // ascending, unique
-	Offsets        string // OffsetsAll or OffsetsAligned
-	MaxOutputBytes int64
-}
-
-// HasLimit reports whether limit l is pre-rendered.
-func (p Pagination) HasLimit(l int) bool {
-	_, ok := slices.BinarySearch(p.Limits, l)
-	return ok
 }
 
 var keys = []string{"site_url", "base_url", "media_url", "timezone", "default_avatar", "sections",
@@ -172,14 +140,15 @@ func (p *parser) nodeErr(key string, n *yaml.Node, err error) {
 
 func (p *parser) parse(data []byte) *Config {
 	c := &Config{
-		Timezone:   "UTC",
-		Location:   time.UTC,
-		Sections:   map[string]map[string]string{},
-		Authors:    map[string]Author{},
-		ContentDir: "content",
-		OutputDir:  "public",
-		Pagination: Pagination{DefaultLimit: 20, Offsets: OffsetsAll, MaxOutputBytes: DefaultMaxOutputBytes},
-		Publish:    Publish{CacheControl: DefaultCacheControl},
+		Timezone:       "UTC",
+		Location:       time.UTC,
+		Sections:       map[string]map[string]string{},
+		Authors:        map[string]Author{},
+		ContentDir:     "content",
+		OutputDir:      "public",
+		Pagination:     listing.Pagination{DefaultLimit: 20, Offsets: listing.OffsetsAll},
+		MaxOutputBytes: DefaultMaxOutputBytes,
+		Publish:        Publish{CacheControl: DefaultCacheControl},
 	}
 	root, err := yamlnode.Parse(data, 0)
 	if err != nil {
@@ -267,8 +236,8 @@ func (p *parser) parse(data []byte) *Config {
 					}
 				case "offsets":
 					s := p.str(e)
-					if s != OffsetsAll && s != OffsetsAligned {
-						p.errorf(e.Value.Line, "pagination.offsets: want %q or %q, got %q", OffsetsAll, OffsetsAligned, s)
+					if s != listing.OffsetsAll && s != listing.OffsetsAligned {
+						p.errorf(e.Value.Line, "pagination.offsets: want %q or %q, got %q", listing.OffsetsAll, listing.OffsetsAligned, s)
 						break
 					}
 					c.Pagination.Offsets = s
@@ -279,7 +248,7 @@ func (p *parser) parse(data []byte) *Config {
 						p.errorf(e.Value.Line, "pagination.max_output_bytes: %v", err)
 						break
 					}
-					c.Pagination.MaxOutputBytes = n
+					c.MaxOutputBytes = n
 				default:
 					p.unknown("pagination.", e, paginationKeys)
 					pagingTypo = true
@@ -306,7 +275,7 @@ func (p *parser) parse(data []byte) *Config {
 	return c
 }
 
-func (p *parser) checkPagination(pg *Pagination, haveLimits, haveMax bool, limitsLine, maxLine, defLine int) {
+func (p *parser) checkPagination(pg *listing.Pagination, haveLimits, haveMax bool, limitsLine, maxLine, defLine int) {
 	if pg.DefaultLimit <= 0 {
 		return // already reported
 	}
@@ -537,7 +506,7 @@ func (p *parser) filters(n *yaml.Node) []string {
 		p.nodeErr("filters", n, err)
 		return nil
 	}
-	known := Filters()
+	known := listing.FilterNames()
 	seen := make(map[string]bool, len(names))
 	for i, name := range names {
 		line := deref(n).Content[i].Line // an alias: where it is, not its anchor

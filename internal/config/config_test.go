@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 const minimal = "site_url: https://www.example.com\nbase_url: https://api.example.com\n"
@@ -122,8 +124,8 @@ func TestParseDefaults(t *testing.T) {
 		{"default_limit", p.DefaultLimit, 20},
 		{"limits", len(p.Limits), 1},
 		{"max_limit", p.MaxLimit, 20},
-		{"offsets", p.Offsets, OffsetsAll},
-		{"max_output_bytes", p.MaxOutputBytes, int64(4 << 30)},
+		{"offsets", p.Offsets, listing.OffsetsAll},
+		{"max_output_bytes", c.MaxOutputBytes, int64(4 << 30)},
 		{"content_dir", c.ContentDir, "site/content"},
 		{"output_dir", c.OutputDir, "site/public"},
 	}
@@ -155,8 +157,8 @@ output_dir: /srv/public
 	if got := c.Pagination.Limits; len(got) != 3 || got[0] != 20 || got[2] != 100 {
 		t.Errorf("limits = %v, want [20 50 100]", got)
 	}
-	if c.Pagination.MaxLimit != 100 || c.Pagination.MaxOutputBytes != 1<<30 || c.OutputDir != "/srv/public" {
-		t.Errorf("got max_limit %d, max_output_bytes %d, output_dir %q", c.Pagination.MaxLimit, c.Pagination.MaxOutputBytes, c.OutputDir)
+	if c.Pagination.MaxLimit != 100 || c.MaxOutputBytes != 1<<30 || c.OutputDir != "/srv/public" {
+		t.Errorf("got max_limit %d, max_output_bytes %d, output_dir %q", c.Pagination.MaxLimit, c.MaxOutputBytes, c.OutputDir)
 	}
 }
 
@@ -189,13 +191,13 @@ func TestParseFilters(t *testing.T) {
 		{"not set", "", nil},
 		{"null", "filters:\n", nil},
 		{"empty", "filters: []\n", nil},
-		{"one", "filters: [tag]\n", []string{FilterTag}},
-		{"category alone", "filters: [category]\n", []string{FilterCategory}},
+		{"one", "filters: [tag]\n", []string{"tag"}},
+		{"category alone", "filters: [category]\n", []string{"category"}},
 		{"canonical order", "filters: [author, tag, category, section]\n",
-			[]string{FilterSection, FilterCategory, FilterTag, FilterAuthor}},
-		{"block list", "filters:\n  - author\n  - section\n", []string{FilterSection, FilterAuthor}},
-		{"quoted", "filters: [\"tag\", 'author']\n", []string{FilterTag, FilterAuthor}},
-		{"anchored item", "filters: [&t tag, author]\n", []string{FilterTag, FilterAuthor}},
+			[]string{"section", "category", "tag", "author"}},
+		{"block list", "filters:\n  - author\n  - section\n", []string{"section", "author"}},
+		{"quoted", "filters: [\"tag\", 'author']\n", []string{"tag", "author"}},
+		{"anchored item", "filters: [&t tag, author]\n", []string{"tag", "author"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,11 +5,10 @@
 package content
 
 import (
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // Article is one validated article, with every field of the listing
@@ -70,21 +69,27 @@ type Shown struct {
 // cannot be made again from it.
 func (a *Article) Slim(filters []string) {
 	a.Shown = nil
+	reads := listing.Reads(filters)
 	// What stays may be part of the file's front matter, held by the
 	// strings cut from it: copies let it go.
 	var tags []string
-	if slices.Contains(filters, config.FilterTag) && len(a.Tags) > 0 {
+	if reads&listing.FieldTags != 0 && len(a.Tags) > 0 {
 		tags = make([]string, len(a.Tags))
 		for i, t := range a.Tags {
 			tags[i] = strings.Clone(t)
 		}
 	}
 	a.Tags = tags
-	if slices.Contains(filters, config.FilterAuthor) {
+	if reads&listing.FieldAuthor != 0 {
 		a.AuthorKey = strings.Clone(a.AuthorKey)
 	} else {
 		a.AuthorKey = ""
 	}
+}
+
+// Fields returns the values of a that filters select it by.
+func (a *Article) Fields() listing.Fields {
+	return listing.Fields{Section: a.Section, SectionSlug: a.SectionSlug, Tags: a.Tags, Author: a.AuthorKey}
 }
 
 // PublishedLayout is the format of published, in front matter and output.

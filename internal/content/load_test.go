@@ -18,6 +18,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 const testConfig = `site_url: https://www.example.com
@@ -667,10 +668,10 @@ func TestSlim(t *testing.T) {
 		wantAuthor string
 	}{
 		{nil, nil, ""},
-		{[]string{config.FilterSection, config.FilterCategory}, nil, ""},
-		{[]string{config.FilterTag}, []string{"a", "b"}, ""},
-		{[]string{config.FilterAuthor}, nil, "ivan"},
-		{config.Filters(), []string{"a", "b"}, "ivan"},
+		{[]string{"section", "category"}, nil, ""},
+		{[]string{"tag"}, []string{"a", "b"}, ""},
+		{[]string{"author"}, nil, "ivan"},
+		{listing.FilterNames(), []string{"a", "b"}, "ivan"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.filters), func(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -23,7 +22,7 @@ import (
 // Listing is every pre-rendered page of a site.
 type Listing struct {
 	BaseURL    string // no trailing slash
-	Pagination config.Pagination
+	Pagination listing.Pagination
 	// Filters are the config's filters (config.Filters), whose collections
 	// follow the main listing in Collections, sorted by folder.
 	Filters     []string
@@ -73,14 +72,14 @@ func (c *Collection) Count() int { return c.count }
 // New sorts articles newest first, encodes each of them once, and makes
 // the main listing and a collection for each value of each filter (see
 // config.Filters) that an article has. articles is not modified.
-func New(baseURL string, p config.Pagination, filters []string, articles []*content.Article) *Listing {
+func New(baseURL string, p listing.Pagination, filters []string, articles []*content.Article) *Listing {
 	return Update(nil, baseURL, p, filters, articles)
 }
 
 // Update is New for a listing that follows prev (a rebuild): articles that
 // are the same values as in prev (same pointers) keep their encoded bytes.
 // prev may be nil.
-func Update(prev *Listing, baseURL string, p config.Pagination, filters []string, articles []*content.Article) *Listing {
+func Update(prev *Listing, baseURL string, p listing.Pagination, filters []string, articles []*content.Article) *Listing {
 	sorted := slices.Clone(articles)
 	content.Sort(sorted)
 	main := &Collection{Dir: listing.Dir, Articles: sorted, count: len(sorted)}
@@ -99,10 +98,8 @@ func Update(prev *Listing, baseURL string, p config.Pagination, filters []string
 	return l
 }
 
-// filtered returns the collections of each value of each filter that an
-// article of main has, sorted by folder: a section, a section and
-// category, a tag as written (an empty tag selects nothing), an author
-// key of the config.
+// filtered returns the collections of each value of each filter (named
+// in listing.Filters) that an article of main has, sorted by folder.
 func (main *Collection) filtered(filters []string) []*Collection {
 	if len(filters) == 0 {
 		return nil
@@ -126,24 +123,19 @@ func (main *Collection) filtered(filters []string) []*Collection {
 			c.idx = append(c.idx, i)
 		}
 	}
+	kinds := make([]listing.Filter, 0, len(filters))
+	for _, name := range filters {
+		if f, ok := listing.FilterNamed(name); ok {
+			kinds = append(kinds, f)
+		}
+	}
+	var at int // the index of the article whose collections add adds
+	addAt := func(params ...listing.Param) { add(at, params...) }
 	for i, a := range main.Articles {
-		for _, f := range filters {
-			switch f {
-			case config.FilterSection:
-				add(i, listing.Param{Key: "section", Value: a.Section})
-			case config.FilterCategory:
-				add(i, listing.Param{Key: "category", Value: a.SectionSlug}, listing.Param{Key: "section", Value: a.Section})
-			case config.FilterTag:
-				for _, t := range a.Tags {
-					if t != "" {
-						add(i, listing.Param{Key: "tag", Value: t})
-					}
-				}
-			case config.FilterAuthor:
-				if a.AuthorKey != "" {
-					add(i, listing.Param{Key: "author", Value: a.AuthorKey})
-				}
-			}
+		at = i
+		fields := a.Fields()
+		for _, f := range kinds {
+			f.Values(&fields, addAt)
 		}
 	}
 	colls := make([]*Collection, 0, len(byKey))
@@ -284,12 +276,14 @@ func (c *Collection) sum(i int) *[sha256.Size]byte {
 	return &c.sums[i]
 }
 
-// Page is one pre-rendered page.
+// Page is one pre-rendered page: its key, and what it holds (for an
+// index page, the default limit at offset 0).
 type Page struct {
 	Coll   *Collection
+	Key    listing.PageKey
 	Limit  int
 	Offset int
-	Path   string // slash-separated, relative to the output folder
+	Path   string // Key.Path(): slash-separated, relative to the output folder
 }
 
 // Pages lists every page to write, in a stable order: per collection, its
@@ -298,16 +292,12 @@ func (l *Listing) Pages() []Page {
 	var pages []Page
 	p := l.Pagination
 	for _, c := range l.Collections {
-		if c.main == nil {
-			pages = append(pages, Page{Coll: c, Limit: p.DefaultLimit, Offset: 0, Path: listing.IndexPath})
-		}
-		for _, lim := range p.Limits {
-			for off := 0; off == 0 || off < c.Count(); off++ {
-				if p.Offsets == config.OffsetsAligned && off%lim != 0 {
-					continue
-				}
-				pages = append(pages, Page{Coll: c, Limit: lim, Offset: off, Path: listing.PagePath(c.Dir, lim, off)})
+		for k := range p.Keys(c.Dir, c.Count(), c.main == nil) {
+			pg := Page{Coll: c, Key: k, Limit: k.Limit, Offset: k.Offset, Path: k.Path()}
+			if k.Index {
+				pg.Limit, pg.Offset = p.DefaultLimit, 0
 			}
+			pages = append(pages, pg)
 		}
 	}
 	return pages

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 const base = "https://api.example.com"
@@ -25,8 +25,8 @@ func articles(n int) []*content.Article {
 	return out
 }
 
-func paging(limits ...int) config.Pagination {
-	return config.Pagination{DefaultLimit: limits[0], MaxLimit: limits[len(limits)-1], Limits: limits, Offsets: config.OffsetsAll}
+func paging(limits ...int) listing.Pagination {
+	return listing.Pagination{DefaultLimit: limits[0], MaxLimit: limits[len(limits)-1], Limits: limits, Offsets: listing.OffsetsAll}
 }
 
 type envelope struct {
@@ -127,9 +127,9 @@ func TestPages(t *testing.T) {
 		offsets string
 		want    []string
 	}{
-		{"all", 3, []int{2}, config.OffsetsAll, []string{"articles/index.json", "articles/2/0.json", "articles/2/1.json", "articles/2/2.json"}},
-		{"aligned", 5, []int{2, 3}, config.OffsetsAligned, []string{"articles/index.json", "articles/2/0.json", "articles/2/2.json", "articles/2/4.json", "articles/3/0.json", "articles/3/3.json"}},
-		{"empty collection still has offset 0", 0, []int{2, 3}, config.OffsetsAll, []string{"articles/index.json", "articles/2/0.json", "articles/3/0.json"}},
+		{"all", 3, []int{2}, listing.OffsetsAll, []string{"articles/index.json", "articles/2/0.json", "articles/2/1.json", "articles/2/2.json"}},
+		{"aligned", 5, []int{2, 3}, listing.OffsetsAligned, []string{"articles/index.json", "articles/2/0.json", "articles/2/2.json", "articles/2/4.json", "articles/3/0.json", "articles/3/3.json"}},
+		{"empty collection still has offset 0", 0, []int{2, 3}, listing.OffsetsAll, []string{"articles/index.json", "articles/2/0.json", "articles/3/0.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -63,16 +62,16 @@ func TestFilteredCollections(t *testing.T) {
 		want    map[string][]int64 // dir -> ids
 	}{
 		{nil, map[string][]int64{"articles": {100, 101, 102, 103}}},
-		{[]string{config.FilterSection}, map[string][]int64{
+		{[]string{"section"}, map[string][]int64{
 			"articles": {100, 101, 102, 103}, "articles/section/news": {100, 101, 103}, "articles/section/digests": {102},
 		}},
-		{[]string{config.FilterCategory}, map[string][]int64{
+		{[]string{"category"}, map[string][]int64{
 			"articles": {100, 101, 102, 103},
 			"articles/category/politics/section/news":  {100, 103},
 			"articles/category/economy/section/news":   {101},
 			"articles/category/weekly/section/digests": {102},
 		}},
-		{[]string{config.FilterTag, config.FilterAuthor}, map[string][]int64{
+		{[]string{"tag", "author"}, map[string][]int64{
 			"articles":             {100, 101, 102, 103},
 			"articles/tag/_47o":    {100},
 			"articles/tag/go":      {100},
@@ -123,7 +122,7 @@ func TestFilteredPages(t *testing.T) {
 		specs = append(specs, fmt.Sprintf("s%d c%d a%d |t%d|all|", i%3, i%2, i%5, i%7))
 	}
 	p := paging(3, 20)
-	all := config.Filters()
+	all := listing.FilterNames()
 	l := New(base, p, all, tagged(specs...))
 	if len(l.Collections) != 1+3+6+8+5 {
 		t.Fatalf("%d collections, want 23", len(l.Collections))

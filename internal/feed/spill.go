@@ -8,7 +8,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -211,7 +210,7 @@ func (s *Spill) writeRun(bt *batch, at int64) {
 // writes their JSON in listing order into a new file, from which the pages
 // of the listing it returns read it. The listing is valid until s is
 // closed.
-func (s *Spill) Listing(baseURL string, p config.Pagination, filters []string, articles []*content.Article) (*Listing, error) {
+func (s *Spill) Listing(baseURL string, p listing.Pagination, filters []string, articles []*content.Article) (*Listing, error) {
 	s.mu.Lock()
 	var bt *batch
 	var at int64
@@ -378,7 +377,7 @@ var errClosed = errors.New("the encoded articles were closed")
 // window returns how many bytes of main's articles in listing order its
 // stream holds ahead of the pages: spillWindow, or more if two pages
 // of the largest limit need more.
-func window(p config.Pagination, main *Collection, chunk int64) int64 {
+func window(p listing.Pagination, main *Collection, chunk int64) int64 {
 	n := main.Count()
 	most := p.DefaultLimit
 	for _, l := range p.Limits {

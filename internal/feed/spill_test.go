@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // spilled returns the listing of articles made through a Spill in dir: the
 // articles added from several goroutines in shuffled order and slimmed, as
 // a build that bounds its memory does.
-func spilledListing(t *testing.T, dir string, p config.Pagination, filters []string, articles []*content.Article) (*Listing, *Spill) {
+func spilledListing(t *testing.T, dir string, p listing.Pagination, filters []string, articles []*content.Article) (*Listing, *Spill) {
 	t.Helper()
 	return spilledWith(t, dir, spillSizes{}, p, filters, articles)
 }
@@ -38,7 +38,7 @@ type spillSizes struct {
 var small = spillSizes{run: 8 << 10, chunk: blockSize, window: 2 * blockSize}
 
 // spilledWith is spilledListing with a Spill of the given sizes.
-func spilledWith(t *testing.T, dir string, sz spillSizes, p config.Pagination, filters []string, articles []*content.Article) (*Listing, *Spill) {
+func spilledWith(t *testing.T, dir string, sz spillSizes, p listing.Pagination, filters []string, articles []*content.Article) (*Listing, *Spill) {
 	t.Helper()
 	s, err := NewSpill(dir)
 	if err != nil {
@@ -87,19 +87,19 @@ func TestSpillSamePages(t *testing.T) {
 		return out
 	}
 	aligned := paging(3, 20)
-	aligned.Offsets = config.OffsetsAligned
+	aligned.Offsets = listing.OffsetsAligned
 	tests := []struct {
 		name    string
 		n       int
-		p       config.Pagination
+		p       listing.Pagination
 		filters []string
 	}{
 		{"empty", 0, paging(20), nil},
 		{"one", 1, paging(20), nil},
 		{"every offset", 300, paging(3, 20), nil},
-		{"filters", 700, paging(3, 20), config.Filters()},
-		{"aligned filters", 700, aligned, config.Filters()},
-		{"past one write", 2000, aligned, []string{config.FilterTag}}, // > spillWrite bytes
+		{"filters", 700, paging(3, 20), listing.FilterNames()},
+		{"aligned filters", 700, aligned, listing.FilterNames()},
+		{"past one write", 2000, aligned, []string{"tag"}}, // > spillWrite bytes
 	}
 	sizes := []struct {
 		name string
@@ -119,7 +119,7 @@ func TestSpillSamePages(t *testing.T) {
 }
 
 // samePages is TestSpillSamePages for one listing and one Spill's sizes.
-func samePages(t *testing.T, n int, p config.Pagination, filters []string, sz spillSizes, specs func(int) []string) {
+func samePages(t *testing.T, n int, p listing.Pagination, filters []string, sz spillSizes, specs func(int) []string) {
 	t.Helper()
 	mem := New(base, p, filters, tagged(specs(n)...))
 	l, _ := spilledWith(t, t.TempDir(), sz, p, filters, tagged(specs(n)...))
@@ -159,7 +159,7 @@ func samePages(t *testing.T, n int, p config.Pagination, filters []string, sz sp
 // almost no page reads the file: the merge stays ahead of the pages, but
 // not so far that it lets go of what they read.
 func TestSpillInOrder(t *testing.T) {
-	for _, filters := range [][]string{nil, config.Filters()} {
+	for _, filters := range [][]string{nil, listing.FilterNames()} {
 		t.Run(fmt.Sprint(filters), func(t *testing.T) { inOrder(t, filters) })
 	}
 }
@@ -170,7 +170,7 @@ func inOrder(t *testing.T, filters []string) {
 		specs[i] = fmt.Sprintf("s%d c%d a%d |t%d|all|", i%3, i%2, i%5, i%7)
 	}
 	p := paging(3, 20, 50)
-	p.Offsets = config.OffsetsAligned
+	p.Offsets = listing.OffsetsAligned
 	mem := New(base, p, filters, tagged(specs...))
 	sz := spillSizes{run: 64 << 10, chunk: blockSize, window: 64 << 10}
 	l, s := spilledWith(t, t.TempDir(), sz, p, filters, tagged(specs...))
@@ -303,7 +303,7 @@ func TestSpillSortedWriteFails(t *testing.T) {
 func TestOrder(t *testing.T) {
 	p := paging(2, 3)
 	p.DefaultLimit = 2
-	l := New(base, p, []string{config.FilterSection}, tagged("s0 c0 a0 ||", "s1 c0 a0 ||", "s0 c0 a0 ||", "s0 c0 a0 ||"))
+	l := New(base, p, []string{"section"}, tagged("s0 c0 a0 ||", "s1 c0 a0 ||", "s0 c0 a0 ||", "s0 c0 a0 ||"))
 	pages := l.Pages()
 	var got []string
 	for _, i := range l.Order(pages) {

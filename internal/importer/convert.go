@@ -13,10 +13,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // segmentRE is what config.yaml accepts as a section or section_slug.
@@ -78,7 +78,7 @@ func convert(ctx context.Context, r *listingRead, opt Options) (*Site, error) {
 		def:      r.defaultLimit,
 		max:      r.maxLimit,
 		limits:   slices.Compact(slices.Sorted(slices.Values(append([]int{r.defaultLimit, r.maxLimit}, opt.Limits...)))),
-		aligned:  opt.Offsets == config.OffsetsAligned,
+		aligned:  opt.Offsets == listing.OffsetsAligned,
 	}
 	s := &Site{
 		Files:        make(map[string][]byte, len(kept)+1),

@@ -99,7 +99,7 @@ func mainPages(t testing.TB, out string) map[string][]byte {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if _, _, _, ok := listing.ParsePagePath(rel); !ok {
+		if k, ok := listing.ParsePageKey(rel); !ok || k.Dir != listing.Dir {
 			return nil // a filtered collection's page
 		}
 		data, err := os.ReadFile(p)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
 	"gopkg.in/yaml.v3"
 )
 
@@ -160,9 +161,9 @@ func (sc *siteConfig) yaml() ([]byte, error) {
 		limits.Content = append(limits.Content, intNode(int64(l)))
 	}
 	add(pg, "limits", limits)
-	offsets, size := config.OffsetsAll, sc.all
+	offsets, size := listing.OffsetsAll, sc.all
 	if sc.aligned {
-		offsets, size = config.OffsetsAligned, sc.alignedSize
+		offsets, size = listing.OffsetsAligned, sc.alignedSize
 	}
 	add(pg, "offsets", plainNode(offsets),
 		fmt.Sprintf("all: every offset, as the service answers any (about %s of pages here);", human.Bytes(sc.all)),

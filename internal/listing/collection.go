@@ -3,7 +3,6 @@ package listing
 import (
 	"crypto/sha256"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -68,40 +67,9 @@ func EncodeValue(v string) string {
 	return string(b)
 }
 
-// DecodeValue returns the value whose name EncodeValue gives as name. ok
-// is false for a hashed name and for any name EncodeValue never writes:
-// empty, longer than MaxPlainName, uppercase hex, a kept byte escaped,
-// or a device name of Windows as it is.
-func DecodeValue(name string) (v string, ok bool) {
-	if name == "" || len(name) > MaxPlainName {
-		return "", false
-	}
-	b := make([]byte, 0, len(name))
-	for i := 0; i < len(name); i++ {
-		switch c := name[i]; {
-		case keep(c):
-			b = append(b, c)
-		case c == '_' && i+2 < len(name) && lowerHex(name[i+1]) && lowerHex(name[i+2]):
-			b = append(b, unhex(name[i+1])<<4|unhex(name[i+2]))
-			i += 2
-		default:
-			return "", false
-		}
-	}
-	v = string(b)
-	if EncodeValue(v) != name {
-		return "", false // not the one name of v: "_61" for "a", "con"
-	}
-	return v, true
-}
-
 // keep reports whether byte c stands for itself in a name.
 func keep(c byte) bool {
 	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-'
-}
-
-func lowerHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
 }
 
 func appendEscape(b []byte, c byte) []byte {
@@ -158,39 +126,4 @@ func CollectionDir(params []Param) string {
 		b.WriteString(EncodeValue(p.Value))
 	}
 	return b.String()
-}
-
-// IndexPagePath returns the file of the index page (default limit, offset
-// 0) of the collection whose pages are in folder dir: IndexPath for Dir.
-func IndexPagePath(dir string) string {
-	return dir + "/index.json"
-}
-
-// SplitPagePath reads a page path written by PagePath or IndexPagePath
-// for any collection: its folder (Dir, or a folder inside it), and the
-// limit and offset, or index for the index page. It does not check that
-// dir is the folder of a collection; the manifest says which are.
-func SplitPagePath(p string) (dir string, limit, offset int, index, ok bool) {
-	if !strings.HasPrefix(p, Dir+"/") {
-		return "", 0, 0, false, false
-	}
-	if d, found := strings.CutSuffix(p, "/index.json"); found {
-		return d, 0, 0, true, true
-	}
-	rest, found := strings.CutSuffix(p, ".json")
-	i := strings.LastIndexByte(rest, '/')
-	if !found || i < 0 {
-		return "", 0, 0, false, false
-	}
-	j := strings.LastIndexByte(rest[:i], '/')
-	if j < len(Dir) {
-		return "", 0, 0, false, false
-	}
-	l, o := rest[j+1:i], rest[i+1:]
-	limit, err1 := strconv.Atoi(l)
-	offset, err2 := strconv.Atoi(o)
-	if err1 != nil || err2 != nil || limit <= 0 || offset < 0 || strconv.Itoa(limit) != l || strconv.Itoa(offset) != o {
-		return "", 0, 0, false, false
-	}
-	return rest[:j], limit, offset, false, true
 }

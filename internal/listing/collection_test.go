@@ -122,47 +122,6 @@ func TestCollectionDir(t *testing.T) {
 	}
 }
 
-func TestSplitPagePath(t *testing.T) {
-	tests := []struct {
-		in            string
-		dir           string
-		limit, offset int
-		index, ok     bool
-	}{
-		{"articles/index.json", "articles", 0, 0, true, true},
-		{"articles/20/40.json", "articles", 20, 40, false, true},
-		{"articles/tag/_47o/20/40.json", "articles/tag/_47o", 20, 40, false, true},
-		{"articles/tag/_47o/index.json", "articles/tag/_47o", 0, 0, true, true},
-		{"articles/category/politics/section/news/50/0.json", "articles/category/politics/section/news", 50, 0, false, true},
-		{"articles/tag/20/20/0.json", "articles/tag/20", 20, 0, false, true},
-		{"articles/tag/x/20/040.json", "", 0, 0, false, false},
-		{"articles/tag/x/0/0.json", "", 0, 0, false, false},
-		{"articles/tag/x/+20/0.json", "", 0, 0, false, false},
-		{"articles/tag/x/20/-1.json", "", 0, 0, false, false},
-		{"articles/tag/x/20/1.txt", "", 0, 0, false, false},
-		{"articles/0.json", "", 0, 0, false, false},
-		{"other/tag/x/20/0.json", "", 0, 0, false, false},
-		{"articlesx/20/0.json", "", 0, 0, false, false},
-		{"index.json", "", 0, 0, false, false},
-	}
-	for _, tt := range tests {
-		dir, l, o, idx, ok := SplitPagePath(tt.in)
-		if dir != tt.dir || l != tt.limit || o != tt.offset || idx != tt.index || ok != tt.ok {
-			t.Errorf("SplitPagePath(%q) = %q, %d, %d, %v, %v; want %q, %d, %d, %v, %v",
-				tt.in, dir, l, o, idx, ok, tt.dir, tt.limit, tt.offset, tt.index, tt.ok)
-		}
-		switch {
-		case ok && idx && IndexPagePath(dir) != tt.in:
-			t.Errorf("IndexPagePath(%q) = %q, want %q", dir, IndexPagePath(dir), tt.in)
-		case ok && !idx && PagePath(dir, l, o) != tt.in:
-			t.Errorf("PagePath(%q, %d, %d) = %q, want %q", dir, l, o, PagePath(dir, l, o), tt.in)
-		}
-	}
-	if got := IndexPagePath(Dir); got != IndexPath {
-		t.Errorf("IndexPagePath(Dir) = %q, want %q", got, IndexPath)
-	}
-}
-
 // FuzzEncodeValue checks the promises of the encoding for any two values
 // a and b: each name is only a-z, 0-9, '-' and '_', at most MaxPlainName
 // bytes, never "." or ".." nor a device name of Windows; it is either
@@ -195,9 +154,9 @@ func FuzzEncodeValue(f *testing.F) {
 			if path.Clean(dir) != dir || !strings.HasPrefix(dir, Dir+"/tag/") {
 				t.Fatalf("CollectionDir for tag %q is %q", a, dir)
 			}
-			d, l, o, idx, ok := SplitPagePath(PagePath(dir, 20, 40))
-			if d != dir || l != 20 || o != 40 || idx || !ok {
-				t.Fatalf("SplitPagePath(PagePath(%q, 20, 40)) = %q, %d, %d, %v, %v", dir, d, l, o, idx, ok)
+			k := PageKey{Dir: dir, Limit: 20, Offset: 40}
+			if got, ok := ParsePageKey(k.Path()); got != k || !ok {
+				t.Fatalf("ParsePageKey(%q) = %+v, %v", k.Path(), got, ok)
 			}
 		}
 	})
@@ -248,4 +207,35 @@ func checkName(t *testing.T, v string) string {
 		t.Fatalf("DecodeValue(EncodeValue(%q)) = %q, %v; want %q, true", v, got, ok, v)
 	}
 	return name
+}
+
+// DecodeValue, for the tests, returns the value whose name EncodeValue gives as name. ok
+// is false for a hashed name and for any name EncodeValue never writes:
+// empty, longer than MaxPlainName, uppercase hex, a kept byte escaped,
+// or a device name of Windows as it is.
+func DecodeValue(name string) (v string, ok bool) {
+	if name == "" || len(name) > MaxPlainName {
+		return "", false
+	}
+	b := make([]byte, 0, len(name))
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case keep(c):
+			b = append(b, c)
+		case c == '_' && i+2 < len(name) && lowerHex(name[i+1]) && lowerHex(name[i+2]):
+			b = append(b, unhex(name[i+1])<<4|unhex(name[i+2]))
+			i += 2
+		default:
+			return "", false
+		}
+	}
+	v = string(b)
+	if EncodeValue(v) != name {
+		return "", false // not the one name of v: "_61" for "a", "con"
+	}
+	return v, true
+}
+
+func lowerHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
 }

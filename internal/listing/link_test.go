@@ -91,29 +91,3 @@ func TestMethodNotAllowed(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
-
-func TestParsePagePath(t *testing.T) {
-	tests := []struct {
-		in            string
-		limit, offset int
-		index, ok     bool
-	}{
-		{"articles/index.json", 0, 0, true, true},
-		{"articles/20/40.json", 20, 40, false, true},
-		{"articles/20/040.json", 0, 0, false, false},
-		{"articles/0/0.json", 0, 0, false, false},
-		{"articles/20/-1.json", 0, 0, false, false},
-		{"articles/20/1.txt", 0, 0, false, false},
-		{"other/20/1.json", 0, 0, false, false},
-		{"articles/20/1/2.json", 0, 0, false, false},
-	}
-	for _, tt := range tests {
-		l, o, idx, ok := ParsePagePath(tt.in)
-		if l != tt.limit || o != tt.offset || idx != tt.index || ok != tt.ok {
-			t.Errorf("ParsePagePath(%q) = %d, %d, %v, %v; want %d, %d, %v, %v", tt.in, l, o, idx, ok, tt.limit, tt.offset, tt.index, tt.ok)
-		}
-		if ok && !idx && PagePath(Dir, l, o) != tt.in {
-			t.Errorf("PagePath does not give back %q", tt.in)
-		}
-	}
-}

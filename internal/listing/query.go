@@ -5,8 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/feedgen/feedgen/internal/config"
 )
 
 // Query is a request for one page, as the original service understood it:
@@ -28,7 +26,7 @@ type Query struct {
 // parameter wins, and limit and offset read as the original's language
 // read integers. The parameters named in filters select a collection (an
 // empty value is no filter); other parameters are ignored.
-func ParseQuery(raw string, p config.Pagination, filters []string) Query {
+func ParseQuery(raw string, p Pagination, filters []string) Query {
 	var limit, offset string
 	var haveLimit, haveOffset bool
 	var params []Param

@@ -6,11 +6,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/feedgen/feedgen/internal/config"
 )
 
-var testPaging = config.Pagination{DefaultLimit: 20, MaxLimit: 100, Limits: []int{20, 50, 100}, Offsets: config.OffsetsAll}
+var testPaging = Pagination{DefaultLimit: 20, MaxLimit: 100, Limits: []int{20, 50, 100}, Offsets: OffsetsAll}
 
 func TestParseQuery(t *testing.T) {
 	tests := []struct {

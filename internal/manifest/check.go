@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -28,7 +27,7 @@ import (
 func (m *Manifest) Validate() diag.List {
 	var ps diag.List
 	add := func(format string, args ...any) { ps.Add(Name, 0, fmt.Sprintf(format, args...)) }
-	p := m.Pagination.Pagination()
+	p := m.Pagination
 	pagingOK := true
 	if err := checkPaging(p); err != nil {
 		add("%v", err)
@@ -50,8 +49,8 @@ func (m *Manifest) Validate() diag.List {
 	for _, f := range m.Filters {
 		k := listing.FilterKind(f)
 		switch {
-		case !slices.Contains(config.Filters(), f):
-			add("filter %q: not one of %s", f, strings.Join(config.Filters(), ", "))
+		case !slices.Contains(listing.FilterNames(), f):
+			add("filter %q: not one of %s", f, strings.Join(listing.FilterNames(), ", "))
 		case kinds[k]:
 			add("filter %q: listed twice", f)
 		}
@@ -123,9 +122,9 @@ func checkCollection(c Collection, kinds map[string]bool) string {
 // missingPage returns the first page of collection c that is not in listed,
 // and how many are missing; "" when none is. A count larger than the pages
 // listed is found without walking more offsets than there are pages.
-func missingPage(c Collection, p config.Pagination, listed map[string]bool) (string, int) {
+func missingPage(c Collection, p listing.Pagination, listed map[string]bool) (string, int) {
 	if c.Count < 0 {
-		return listing.PagePath(c.Dir, p.DefaultLimit, 0), 1
+		return listing.PageKey{Dir: c.Dir, Limit: p.DefaultLimit}.Path(), 1
 	}
 	first, missing := "", 0
 	note := func(path string) {
@@ -137,15 +136,15 @@ func missingPage(c Collection, p config.Pagination, listed map[string]bool) (str
 		}
 	}
 	if c.Dir == listing.Dir && len(c.Params) == 0 {
-		note(listing.IndexPath)
+		note(listing.PageKey{Dir: c.Dir, Index: true}.Path())
 	}
 	for _, l := range p.Limits {
 		step := 1
-		if p.Offsets == config.OffsetsAligned {
+		if p.Offsets == listing.OffsetsAligned {
 			step = l
 		}
 		for off := 0; ; off += step {
-			note(listing.PagePath(c.Dir, l, off))
+			note(listing.PageKey{Dir: c.Dir, Limit: l, Offset: off}.Path())
 			if c.Count-off <= step {
 				break // the last page; off+step cannot overflow below
 			}
@@ -164,14 +163,14 @@ func missingPage(c Collection, p config.Pagination, listed map[string]bool) (str
 const MaxPageSize = 256 << 20
 
 // checkPaging checks the pagination a server answers with.
-func checkPaging(p config.Pagination) error {
+func checkPaging(p listing.Pagination) error {
 	if len(p.Limits) == 0 || !slices.IsSorted(p.Limits) || p.Limits[0] <= 0 {
 		return fmt.Errorf("bad limits %v", p.Limits)
 	}
 	if !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {
 		return fmt.Errorf("default_limit %d or max_limit %d is not one of limits %v", p.DefaultLimit, p.MaxLimit, p.Limits)
 	}
-	if p.Offsets != config.OffsetsAll && p.Offsets != config.OffsetsAligned {
+	if p.Offsets != listing.OffsetsAll && p.Offsets != listing.OffsetsAligned {
 		return fmt.Errorf("unknown offsets mode %q", p.Offsets)
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 func TestCheckPath(t *testing.T) {
@@ -39,7 +41,7 @@ func TestValidate(t *testing.T) {
 	valid := func() *Manifest {
 		m := &Manifest{
 			Format: Format, Articles: 3,
-			Pagination:  Paging{DefaultLimit: 2, MaxLimit: 2, Limits: []int{2}, Offsets: "all"},
+			Pagination:  listing.Pagination{DefaultLimit: 2, MaxLimit: 2, Limits: []int{2}, Offsets: "all"},
 			Collections: []Collection{{Dir: "articles", Count: 3}},
 		}
 		for _, p := range []string{"articles/index.json", "articles/2/0.json", "articles/2/1.json", "articles/2/2.json"} {
@@ -65,7 +67,7 @@ func TestValidate(t *testing.T) {
 		{"huge page", func(m *Manifest) { m.Files[1].Size = 1 << 50 },
 			`manifest.json: page articles/2/0.json: 1125899906842624 bytes, more than any page feedgen writes`},
 		{"limit near the largest int", func(m *Manifest) {
-			m.Pagination = Paging{DefaultLimit: 2, MaxLimit: math.MaxInt, Limits: []int{2, math.MaxInt}, Offsets: "aligned"}
+			m.Pagination = listing.Pagination{DefaultLimit: 2, MaxLimit: math.MaxInt, Limits: []int{2, math.MaxInt}, Offsets: "aligned"}
 			m.Collections[0].Count, m.Articles = math.MaxInt-1, math.MaxInt-1
 		}, `manifest.json: collection "articles" of 9223372036854775806 articles: page articles/2/4.json is not listed`},
 		{"no main collection", func(m *Manifest) { m.Collections = nil }, `manifest.json: no collection "articles"`},

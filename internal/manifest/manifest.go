@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -32,12 +31,12 @@ const Format = 1
 // file with its size and SHA-256. It is written last, so it always
 // describes complete files.
 type Manifest struct {
-	Format     int       `json:"format"`
-	Generator  string    `json:"generator"`
-	BuildTime  time.Time `json:"build_time"`
-	BaseURL    string    `json:"base_url"`
-	Articles   int       `json:"articles"`
-	Pagination Paging    `json:"pagination"`
+	Format     int                `json:"format"`
+	Generator  string             `json:"generator"`
+	BuildTime  time.Time          `json:"build_time"`
+	BaseURL    string             `json:"base_url"`
+	Articles   int                `json:"articles"`
+	Pagination listing.Pagination `json:"pagination"`
 	// Filters are the filters of the config (config.Filters) whose
 	// collections the build pre-rendered, one per value that an article
 	// has: a query for another value of such a filter is answered with an
@@ -75,19 +74,6 @@ type Source struct {
 	// --future).
 	From  *time.Time `json:"from,omitempty"`
 	Until *time.Time `json:"until,omitempty"`
-}
-
-// Paging is the pagination the pages were rendered with.
-type Paging struct {
-	DefaultLimit int    `json:"default_limit"`
-	MaxLimit     int    `json:"max_limit"`
-	Limits       []int  `json:"limits"`
-	Offsets      string `json:"offsets"`
-}
-
-// Pagination returns p as a config value.
-func (p Paging) Pagination() config.Pagination {
-	return config.Pagination{DefaultLimit: p.DefaultLimit, MaxLimit: p.MaxLimit, Limits: p.Limits, Offsets: p.Offsets}
 }
 
 // Collection is one collection: its folder, filter and article count.

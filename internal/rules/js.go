@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -39,6 +38,7 @@ type siteData struct {
 	Limits      []int          `json:"l"`
 	Aligned     int            `json:"a"` // 1 or 0
 	Kinds       map[string]int `json:"k"`
+	FilterKeys  []string       `json:"fk"`
 	Collections map[string]any `json:"c"`
 	Zeros       string         `json:"n"`
 	NotFound    string         `json:"nf"`
@@ -64,13 +64,14 @@ func newSiteData(s *Site, filters bool) (*siteData, error) {
 		LinkPrefix: string(prefix[1 : len(prefix)-1]),
 		Default:    p.DefaultLimit, Max: p.MaxLimit, Limits: p.Limits,
 		Kinds:       map[string]int{},
+		FilterKeys:  listing.FilterKeys(),
 		Collections: map[string]any{},
 		Zeros:       digitZeros(),
 		NotFound:    listing.NotFoundBody, Options: listing.OptionsBody,
 		NotAllowed:  [2]string{mna[:at], mna[at+1:]},
 		ContentType: listing.ContentType, Allow: listing.Allow, Vary: listing.Vary,
 	}
-	if p.Offsets == config.OffsetsAligned {
+	if p.Offsets == listing.OffsetsAligned {
 		d.Aligned = 1
 	}
 	main := false

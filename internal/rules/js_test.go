@@ -16,7 +16,6 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -351,7 +350,7 @@ func startCloudFront(t *testing.T) startFunc {
 // CloudFront's 10 KB gets the function without its filters, which says
 // so, and still under 10 KB.
 func TestCloudFrontTooBig(t *testing.T) {
-	s := &Site{Paging: testPagination(), Filters: []string{config.FilterTag}, BaseURL: "https://api.example.com",
+	s := &Site{Paging: testPagination(), Filters: []string{"tag"}, BaseURL: "https://api.example.com",
 		Collections: []manifest.Collection{{Dir: listing.Dir, Count: 5000}}}
 	for i := range 2000 {
 		p := []listing.Param{{Key: "tag", Value: "tag-" + strconv.Itoa(i)}}
@@ -387,8 +386,8 @@ func TestCloudFrontTooBig(t *testing.T) {
 	}
 }
 
-func testPagination() config.Pagination {
-	return config.Pagination{DefaultLimit: 20, MaxLimit: 100, Limits: []int{20, 50, 100}, Offsets: config.OffsetsAll}
+func testPagination() listing.Pagination {
+	return listing.Pagination{DefaultLimit: 20, MaxLimit: 100, Limits: []int{20, 50, 100}, Offsets: listing.OffsetsAll}
 }
 
 // decodeSiteData reads back the data of a script made by script.
@@ -430,9 +429,9 @@ func TestSiteDataRoundTrip(t *testing.T) {
 		name string
 		site *Site
 	}{
-		{"sample", &Site{Paging: sampleMan.Pagination.Pagination(), Filters: sampleMan.Filters, BaseURL: sampleMan.BaseURL, Collections: sampleMan.Collections}},
+		{"sample", &Site{Paging: sampleMan.Pagination, Filters: sampleMan.Filters, BaseURL: sampleMan.BaseURL, Collections: sampleMan.Collections}},
 		{"odd values", func() *Site {
-			s := &Site{Paging: testPagination(), Filters: []string{config.FilterTag, config.FilterCategory, config.FilterAuthor},
+			s := &Site{Paging: testPagination(), Filters: []string{"tag", "category", "author"},
 				BaseURL: "https://x.example/a'b", Collections: []manifest.Collection{{Dir: listing.Dir, Count: 9}}}
 			for i, v := range odd {
 				for _, p := range [][]listing.Param{{{Key: "tag", Value: v}}, {{Key: "category", Value: v}, {Key: "section", Value: "s" + strconv.Itoa(i%2)}}} {
@@ -703,8 +702,8 @@ func TestAnswer(t *testing.T) {
 	node := needProgram(t, "node", "nodejs")
 	long := strings.Repeat("Ж", 120)
 	p := testPagination()
-	p.Offsets = config.OffsetsAligned
-	s := &Site{Paging: p, Filters: []string{config.FilterTag}, BaseURL: "https://api.example.com",
+	p.Offsets = listing.OffsetsAligned
+	s := &Site{Paging: p, Filters: []string{"tag"}, BaseURL: "https://api.example.com",
 		Collections: []manifest.Collection{{Dir: listing.Dir, Count: 66}}}
 	for _, v := range []string{"con", long, "__proto__", "constructor", "Go"} {
 		prm := []listing.Param{{Key: "tag", Value: v}}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -335,7 +334,7 @@ const rxUncertain = `[^[:ascii:]]|%[89a-fA-F][0-9a-fA-F]`
 
 // rxLimitCases returns the cases that read the limit's raw value: the
 // limit to answer, or "" for the JSON 404.
-func rxLimitCases(p config.Pagination) []rxCase {
+func rxLimitCases(p listing.Pagination) []rxCase {
 	head, tail := "^"+rxSpace+rxPlus+rxZeros, rxSpace+"$"
 	cs := []rxCase{
 		{re: `^$`, out: strconv.Itoa(p.DefaultLimit)},

@@ -329,7 +329,7 @@ func TestSpace(t *testing.T) {
 func TestPlainLongValues(t *testing.T) {
 	medium, long := strings.Repeat("я", 200), strings.Repeat("я", 1000)
 	s := &Site{
-		Paging: sampleMan.Pagination.Pagination(), Filters: []string{"tag"}, BaseURL: "https://api.example.com",
+		Paging: sampleMan.Pagination, Filters: []string{"tag"}, BaseURL: "https://api.example.com",
 		Collections: []manifest.Collection{{Dir: "articles", Count: 2}},
 	}
 	for _, v := range []string{"short", medium, long} {

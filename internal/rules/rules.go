@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
-	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
@@ -27,7 +27,7 @@ import (
 type Site struct {
 	// Paging, Filters, BaseURL and Collections (with their counts) are the
 	// build's, as its manifest records them.
-	Paging      config.Pagination
+	Paging      listing.Pagination
 	Filters     []string
 	BaseURL     string
 	Collections []manifest.Collection
@@ -53,7 +53,7 @@ func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
 		listen = "80"
 	}
 	return &Site{
-		Paging: m.Pagination.Pagination(), Filters: m.Filters, BaseURL: m.BaseURL,
+		Paging: m.Pagination, Filters: m.Filters, BaseURL: m.BaseURL,
 		Collections: m.Collections, Root: abs, Listen: listen,
 	}, nil
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -34,7 +33,7 @@ func FuzzServeQuery(f *testing.F) {
 	type target struct {
 		name   string
 		s      *Server
-		paging config.Pagination
+		paging listing.Pagination
 		count  int
 		files  map[string][]byte
 	}
@@ -55,7 +54,7 @@ func FuzzServeQuery(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		targets = append(targets, target{st.out, s, m.Pagination.Pagination(), m.Articles, files})
+		targets = append(targets, target{st.out, s, m.Pagination, m.Articles, files})
 	}
 
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -70,7 +69,7 @@ func FuzzServeQuery(f *testing.F) {
 			inside := off == "0" || len(off) < 18 && mustAtoi(t, off) < tg.count
 			wantStatus := http.StatusOK
 			if !tg.paging.HasLimit(q.Limit) ||
-				inside && tg.paging.Offsets == config.OffsetsAligned && mustAtoi(t, off)%q.Limit != 0 {
+				inside && tg.paging.Offsets == listing.OffsetsAligned && mustAtoi(t, off)%q.Limit != 0 {
 				wantStatus = http.StatusNotFound
 			}
 			if resp.StatusCode != wantStatus {

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -35,7 +34,7 @@ type heldBuild struct {
 	manifestSum [sha256.Size]byte // of the manifest's bytes: the build's identity
 	buildTime   time.Time
 	baseURL     string // of the links, for the pages past the end
-	paging      config.Pagination
+	paging      listing.Pagination
 	aligned     bool // offsets are multiples of the limit (else every offset)
 
 	// main is the main listing (no filter); collections holds every
@@ -207,7 +206,7 @@ func (hb *heldBuild) pagePath(c *collection, l, i int) string {
 	if hb.aligned {
 		i *= l
 	}
-	return listing.PagePath(c.dir, l, i)
+	return listing.PageKey{Dir: c.dir, Limit: l, Offset: i}.Path()
 }
 
 // emptyPage renders the page of collection c past its end for (limit,

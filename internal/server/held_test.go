@@ -35,7 +35,7 @@ func withFiltered(t *testing.T, out string, count int) fstest.MapFS {
 	m.Collections = append(m.Collections, manifest.Collection{Dir: dir, Params: []listing.Param{{Key: "tag", Value: "Go"}}, Count: count})
 	for _, l := range m.Pagination.Limits {
 		for off := 0; off == 0 || off < count; off++ {
-			path := listing.PagePath(dir, l, off)
+			path := listing.PageKey{Dir: dir, Limit: l, Offset: off}.Path()
 			data := []byte("tag=Go " + strconv.Itoa(l) + "/" + strconv.Itoa(off))
 			sum := sha256.Sum256(data)
 			fsys[path] = &fstest.MapFile{Data: data}

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -65,7 +64,7 @@ func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev
 		}
 		return nil, errors.New(strings.Join(msgs, "; "))
 	}
-	p := m.Pagination.Pagination()
+	p := m.Pagination
 	inMemory := len(m.Files) // pages held in memory, at most
 	if dir != nil {
 		inMemory = 0 // but those handed over
@@ -75,7 +74,7 @@ func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev
 		buildTime:    m.BuildTime,
 		baseURL:      m.BaseURL,
 		paging:       p,
-		aligned:      p.Offsets == config.OffsetsAligned,
+		aligned:      p.Offsets == listing.OffsetsAligned,
 		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
 		bySum:        make(map[[sha256.Size]byte]stored, inMemory),
 		dir:          dir,
@@ -93,7 +92,11 @@ func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev
 	var disk *store
 	seen := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
-		c, li, ix, ok := hb.place(byDir, f.Path)
+		k, ok := listing.ParsePageKey(f.Path)
+		if !ok {
+			continue // not a page: the manifest's check refuses it
+		}
+		c, li, ix, ok := hb.place(byDir, k)
 		if !ok {
 			continue // not a page of a collection this server answers from
 		}
@@ -283,28 +286,27 @@ func (hb *heldBuild) makeCollections(list []manifest.Collection, filters []strin
 	return colls, byDir
 }
 
-// place maps a manifest path onto the page it holds: its collection,
-// limit index and page index, or li = -1 for the index page of the main
-// listing. ok is false for a path that is not a page of a collection
-// (byDir holds the collections by folder).
-func (hb *heldBuild) place(byDir map[string]*collection, p string) (c *collection, li, ix int, ok bool) {
-	if p == listing.IndexPath {
-		return hb.main, -1, 0, true
-	}
-	dir, l, off, ok := splitPagePath(p)
-	if c = byDir[dir]; !ok || c == nil {
+// place maps a page of the manifest onto the page it holds: its
+// collection, limit index and page index, or li = -1 for the index page
+// of the main listing. ok is false for a key that is not a page of a
+// collection (byDir holds the collections by folder).
+func (hb *heldBuild) place(byDir map[string]*collection, k listing.PageKey) (c *collection, li, ix int, ok bool) {
+	if c = byDir[k.Dir]; c == nil {
 		return nil, 0, 0, false
 	}
+	if k.Index {
+		return c, -1, 0, c == hb.main
+	}
 	for i, lp := range c.limits {
-		if lp.limit != l {
+		if lp.limit != k.Limit {
 			continue
 		}
-		ix = off
+		ix = k.Offset
 		if hb.aligned {
-			if off%l != 0 {
+			if k.Offset%k.Limit != 0 {
 				return nil, 0, 0, false
 			}
-			ix = off / l
+			ix = k.Offset / k.Limit
 		}
 		if ix >= len(lp.pages) {
 			return nil, 0, 0, false
@@ -312,26 +314,6 @@ func (hb *heldBuild) place(byDir map[string]*collection, p string) (c *collectio
 		return c, i, ix, true
 	}
 	return nil, 0, 0, false
-}
-
-// splitPagePath reads a page path as listing.PagePath writes it:
-// dir/limit/offset.json, limit and offset canonical decimals, limit > 0.
-func splitPagePath(p string) (dir string, limit, offset int, ok bool) {
-	rest, ok := strings.CutSuffix(p, ".json")
-	i := strings.LastIndexByte(rest, '/')
-	if !ok || i < 0 {
-		return "", 0, 0, false
-	}
-	j := strings.LastIndexByte(rest[:i], '/')
-	if j < 0 {
-		return "", 0, 0, false
-	}
-	limit, lok := canonical(rest[j+1 : i])
-	offset, ook := canonical(rest[i+1:])
-	if !lok || !ook || limit == 0 {
-		return "", 0, 0, false
-	}
-	return rest[:j], limit, offset, true
 }
 
 // compactSlack is how many bytes of bodies no longer used a build's

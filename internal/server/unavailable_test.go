@@ -160,16 +160,17 @@ func TestMalformedManifestKeepsBuild(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(m *manifest.Manifest)
+		why  string // what the log line says after "not switching builds: "; the manifest's name by default
 	}{
-		{"page of 2^50 bytes", func(m *manifest.Manifest) { m.Files[1].Size = 1 << 50 }},
-		{"two pages of 2^50 bytes", func(m *manifest.Manifest) { m.Files[1].Size, m.Files[2].Size = 1<<50, 1<<50 }},
-		{"count of 2^40", func(m *manifest.Manifest) { m.Articles, m.Collections[0].Count = 1<<40, 1<<40 }},
-		{"count of 10^8, few pages", func(m *manifest.Manifest) { m.Articles, m.Collections[0].Count = 1e8, 1e8 }},
-		{"count of 2^40, not the articles'", func(m *manifest.Manifest) { m.Collections[0].Count = 1 << 40 }},
+		{"page of 2^50 bytes", func(m *manifest.Manifest) { m.Files[1].Size = 1 << 50 }, ""},
+		{"two pages of 2^50 bytes", func(m *manifest.Manifest) { m.Files[1].Size, m.Files[2].Size = 1<<50, 1<<50 }, ""},
+		{"count of 2^40", func(m *manifest.Manifest) { m.Articles, m.Collections[0].Count = 1<<40, 1<<40 }, ""},
+		{"count of 10^8, few pages", func(m *manifest.Manifest) { m.Articles, m.Collections[0].Count = 1e8, 1e8 }, ""},
+		{"count of 2^40, not the articles'", func(m *manifest.Manifest) { m.Collections[0].Count = 1 << 40 }, ""},
 		{"limit of MaxInt, aligned", func(m *manifest.Manifest) {
 			m.Pagination.Offsets, m.Pagination.Limits, m.Pagination.MaxLimit = "aligned", []int{5, math.MaxInt}, math.MaxInt
 			m.Files = append(m.Files, manifest.File{Path: "articles/9223372036854775807/0.json", Size: m.Files[0].Size, SHA256: m.Files[0].SHA256})
-		}},
+		}, "articles/9223372036854775807/0.json: missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,7 +187,11 @@ func TestMalformedManifestKeepsBuild(t *testing.T) {
 			time.Sleep(100 * time.Millisecond) // a few polls
 			runtime.ReadMemStats(&m1)
 			said := strings.TrimPrefix(log.String(), before)
-			if strings.Count(said, "\n") != 1 || !strings.Contains(said, "not switching builds: "+manifest.Name+": ") {
+			why := tt.why
+			if why == "" {
+				why = manifest.Name + ": "
+			}
+			if strings.Count(said, "\n") != 1 || !strings.Contains(said, "not switching builds: "+why) {
 				t.Errorf("got log %q, want one line saying why the manifest was refused", said)
 			}
 			if d := m1.TotalAlloc - m0.TotalAlloc; d > 4<<20 {

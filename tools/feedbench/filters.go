@@ -21,9 +21,6 @@ import (
 	"github.com/feedgen/feedgen/internal/corpus"
 )
 
-// The filtered scenarios (f) and (g) pre-render every filter of SPEC §7.
-var allFilters = []string{"section", "category", "tag", "author"}
-
 // targetFilteredPerByte is the most a cold build with filters may cost
 // per output byte, as a multiple of the same build without: (f)/(e) and
 // (g)/(a), each timed alternately with its twin.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 func TestReadEditTarget(t *testing.T) {
@@ -57,7 +58,7 @@ func TestReadEditTarget(t *testing.T) {
 
 func TestPickEditTarget(t *testing.T) {
 	for _, n := range []int{45, 1000} {
-		s := site{dir: "/nonexistent", opt: corpus.Options{Articles: n, Seed: 3, Filters: allFilters}}
+		s := site{dir: "/nonexistent", opt: corpus.Options{Articles: n, Seed: 3, Filters: listing.FilterNames()}}
 		got, err := pickEditTarget(s)
 		if err != nil {
 			t.Fatal(err)

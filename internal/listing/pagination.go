@@ -1,0 +1,63 @@
+package listing
+
+import (
+	"iter"
+	"slices"
+)
+
+// Offsets modes: which offsets of each limit are pre-rendered.
+const (
+	OffsetsAll     = "all"     // every offset 0..count-1
+	OffsetsAligned = "aligned" // multiples of the limit only
+)
+
+// Pagination is which pages of each collection exist: the limit a query
+// without one gets, the largest limit a query may ask for, the limits
+// pre-rendered, and their offsets. config.yaml's pagination: sets it; a
+// build's manifest records it, in this JSON.
+type Pagination struct {
+	DefaultLimit int    `json:"default_limit"`
+	MaxLimit     int    `json:"max_limit"`
+	Limits       []int  `json:"limits"`  // ascending, unique
+	Offsets      string `json:"offsets"` // OffsetsAll or OffsetsAligned
+}
+
+// HasLimit reports whether limit l is pre-rendered.
+func (p Pagination) HasLimit(l int) bool {
+	_, ok := slices.BinarySearch(p.Limits, l)
+	return ok
+}
+
+// HasOffset reports whether the pages of limit l include the one at
+// offset off (l pre-rendered, off >= 0): every offset, or with
+// OffsetsAligned only multiples of l.
+func (p Pagination) HasOffset(l, off int) bool {
+	return p.Offsets != OffsetsAligned || off%l == 0
+}
+
+// Keys returns the keys of the pages of a collection of count articles
+// in folder dir, in the order a build writes them: for the main listing
+// (main), its index page first, then each limit's offsets ascending. A
+// collection has at least the page at offset 0 of each limit, empty when
+// it holds no article.
+func (p Pagination) Keys(dir string, count int, main bool) iter.Seq[PageKey] {
+	return func(yield func(PageKey) bool) {
+		if main && !yield(PageKey{Dir: dir, Index: true}) {
+			return
+		}
+		for _, l := range p.Limits {
+			step := 1
+			if p.Offsets == OffsetsAligned {
+				step = l
+			}
+			for off := 0; ; off += step {
+				if !yield(PageKey{Dir: dir, Limit: l, Offset: off}) {
+					return
+				}
+				if off >= count-step {
+					break // the last page; off+step cannot overflow below
+				}
+			}
+		}
+	}
+}
