@@ -87,7 +87,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer closeLog()
-	so.Dir = o.dir
+	so.Source = server.Folder(o.dir)
 	return withAddrHint(withDirHint(server.Run(ctx, so), o.dir))
 }
 
@@ -145,30 +145,29 @@ func runServeBundle(ctx context.Context, o *serveBundleOptions) error {
 		return err
 	}
 	defer closeLog()
-	b, err := o.open(ctx, &so)
+	b, pages, err := o.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	so.Source = server.Archive(o.file, b.FS(), pages)
 	return withAddrHint(server.Run(ctx, so))
 }
 
-// open verifies the bundle and sets so to serve the build in it: the
-// archive as the server's file system, and its pages in memory
-// (so.Pages), handed over as verifying decompressed and checked them,
-// so that each is decompressed and hashed once. A bundle that fails
-// verification is refused, its pages dropped.
-func (o *serveBundleOptions) open(ctx context.Context, so *server.Options) (*bundle.Bundle, error) {
+// open verifies the bundle and returns it, with its pages in memory,
+// handed over as verifying decompressed and checked them, so that each is
+// decompressed and hashed once: the server is given both (server.Archive).
+// A bundle that fails verification is refused, its pages dropped.
+func (o *serveBundleOptions) open(ctx context.Context) (*bundle.Bundle, *server.Batch, error) {
 	pages := server.NewPages()
 	b, err := openBundle(ctx, o.file, o.stderr, func(_ string, data []byte, sum [sha256.Size]byte) {
 		pages.Add(data, sum)
 	})
 	if err != nil {
 		pages.Discard()
-		return nil, err
+		return nil, nil, err
 	}
-	so.Dir, so.FS, so.Pages = o.file, b.FS(), pages
-	return b, nil
+	return b, pages, nil
 }
 
 // watchOnly refuses the flags of the site to build, which only serve

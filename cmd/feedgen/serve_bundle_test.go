@@ -46,21 +46,16 @@ func TestServeBundleHandsPagesOver(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	o := &serveBundleOptions{globalOptions: &globalOptions{stdout: io.Discard, stderr: &stderr}, file: filepath.Join(dir, "feed.zip")}
-	so := server.Options{Addr: "127.0.0.1:0"}
-	b, err := o.open(context.Background(), &so)
+	b, pages, err := o.open(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if so.Pages == nil {
-		t.Fatal("got no Options.Pages, want the verified pages handed over")
+	if pages == nil {
+		t.Fatal("got no pages, want the verified pages handed over")
 	}
-	if so.Dir != o.file || so.FS == nil {
-		t.Errorf("got Dir %q, FS %v; want %q and the archive", so.Dir, so.FS, o.file)
-	}
-	fsys := &openCounter{fsys: so.FS}
-	so.FS = fsys
-	s, err := server.New(context.Background(), so)
+	fsys := &openCounter{fsys: b.FS()}
+	s, err := server.New(context.Background(), server.Options{Source: server.Archive(o.file, fsys, pages)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +128,7 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 			writeFile(t, name, string(tt.data))
 			var stderr bytes.Buffer
 			o := &serveBundleOptions{globalOptions: &globalOptions{stdout: io.Discard, stderr: &stderr}, file: name}
-			var so server.Options
-			b, err := o.open(context.Background(), &so)
+			b, pages, err := o.open(context.Background())
 			if err == nil {
 				b.Close()
 				t.Fatal("got no error, want the bundle refused")
@@ -145,8 +139,8 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 			if got := strings.TrimPrefix(stderr.String(), dir+string(filepath.Separator)); !strings.HasPrefix(got, tt.line) {
 				t.Errorf("got stderr %q, want it to start with %q", got, tt.line)
 			}
-			if so.Pages != nil || so.FS != nil {
-				t.Errorf("got Pages %v, FS %v; want neither set", so.Pages, so.FS)
+			if b != nil || pages != nil {
+				t.Errorf("got bundle %v, pages %v; want neither", b, pages)
 			}
 		})
 	}

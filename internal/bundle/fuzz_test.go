@@ -157,7 +157,7 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		// What verify accepts, serve --bundle serves.
-		if _, err := server.New(context.Background(), server.Options{Dir: "fuzz.zip", FS: b.FS(), StartTimeout: time.Millisecond}); err != nil {
+		if _, err := server.New(context.Background(), server.Options{Source: server.Archive("fuzz.zip", b.FS(), nil), StartTimeout: time.Millisecond}); err != nil {
 			t.Fatalf("a bundle that reads as sound does not serve: %v", err)
 		}
 	})

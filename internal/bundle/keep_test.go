@@ -193,22 +193,21 @@ func TestServeReadsEachPageOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &countingReaderAt{data: archive, n: make([]int, len(archive))}
-			opt := server.Options{Dir: "feed.zip"}
+			var pages *server.Batch
 			var keep KeepFunc
 			if tt.handOver {
-				opt.Pages = server.NewPages()
-				keep = func(_ string, data []byte, sum [sha256.Size]byte) { opt.Pages.Add(data, sum) }
+				pages = server.NewPages()
+				keep = func(_ string, data []byte, sum [sha256.Size]byte) { pages.Add(data, sum) }
 			}
 			b, err := ReadWith(context.Background(), r, int64(len(archive)), keep)
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt.FS = b.FS()
-			zip := serve(t, opt)
+			zip := serve(t, server.Options{Source: server.Archive("feed.zip", b.FS(), pages)})
 			if lo, hi := r.pageReads(t); lo != 1 || hi != tt.most {
 				t.Errorf("got each byte of the pages read %d to %d times, want 1 to %d", lo, hi, tt.most)
 			}
-			dir := serve(t, server.Options{Dir: o.out})
+			dir := serve(t, server.Options{Source: server.Folder(o.out)})
 			for _, f := range b.Manifest.Files {
 				k, ok := listing.ParsePageKey(f.Path)
 				if !ok || k.Dir != listing.Dir {

@@ -105,8 +105,8 @@ func TestServeLikeDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := serve(t, server.Options{Dir: o.out})
-			zip := serve(t, server.Options{Dir: "feed.zip", FS: b.FS()})
+			dir := serve(t, server.Options{Source: server.Folder(o.out)})
+			zip := serve(t, server.Options{Source: server.Archive("feed.zip", b.FS(), nil)})
 
 			type request struct {
 				method, target string

@@ -66,7 +66,7 @@ func buildSite(t testing.TB, fsys fs.FS, root, out string, now time.Time) *build
 func serve(t testing.TB, dir string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := server.New(ctx, server.Options{Dir: dir})
+	s, err := server.New(ctx, server.Options{Source: server.Folder(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

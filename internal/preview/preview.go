@@ -30,7 +30,7 @@ type Options struct {
 	Build build.Options
 	// ConfigPath is the config file on disk, watched with the content.
 	ConfigPath string
-	// Server configures the server; its Dir is the build's output folder.
+	// Server configures the server; its Source is the builds of Build.
 	Server server.Options
 	// Quiet is the debounce delay; 0 for the default.
 	Quiet time.Duration
@@ -61,8 +61,7 @@ func Run(ctx context.Context, opt Options) error {
 		opt.Build.Now = time.Now
 	}
 	opt.Build.Memory = opt.Build.OutDir == ""
-	opt.Server.Dir = opt.Build.OutDir
-	opt.Server.ExternalBuilds = true
+	opt.Server.Source = server.Pushed(opt.Build.OutDir)
 	ln, err := net.Listen("tcp", opt.Server.Addr)
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
@@ -114,7 +113,7 @@ func Run(ctx context.Context, opt Options) error {
 				pages.Discard()
 				break
 			}
-			if _, err = srv.Install(res.Manifest, res.ManifestData, pages); err == nil {
+			if _, err = srv.Install(server.Handover{Manifest: res.Manifest, Data: res.ManifestData, Pages: pages}); err == nil {
 				break
 			}
 			// The server is not on the build the Builder knows as its

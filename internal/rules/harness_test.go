@@ -54,7 +54,7 @@ func runTests(m *testing.M) int {
 	sampleMan = res.Manifest
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := server.New(ctx, server.Options{Dir: sampleRoot})
+	srv, err := server.New(ctx, server.Options{Source: server.Folder(sampleRoot)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting feedgen serve:", err)
 		return 1
@@ -312,7 +312,7 @@ func serveReference(t *testing.T, root string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv, err := server.New(ctx, server.Options{Dir: root})
+	srv, err := server.New(ctx, server.Options{Source: server.Folder(root)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,41 +12,40 @@
 // loads it fully and then switches to it at once: no answer ever mixes
 // two builds.
 //
-// The bodies of a build in a folder (Options.Dir) are not held: the
-// build records the identity of each page file (device, inode, size,
+// The bodies of a build in a folder (Folder) are not held: the build
+// records the identity of each page file (device, inode, size,
 // modification time) when it reads and checks it, and an answer sends the
 // body from that very inode, mapped or through a descriptor (see
-// files.go). Pages are replaced by rename, never changed in place, so the
-// inode is the build's bytes for as long as it exists. The bodies of any
-// other build (Options.FS, such as a bundle; the preview's builds, handed
-// over in memory) are held in memory, outside the Go heap.
+// body_files.go). Pages are replaced by rename, never changed in place, so
+// the inode is the build's bytes for as long as it exists. The bodies of
+// any other build (Archive, such as a bundle; Pushed, the preview's
+// builds handed over in memory) are held in memory, outside the Go heap.
 //
-// The files, one job each:
+// The files, by job (their names start with it):
 //
 //   - server.go: Options, New and the Server.
-//   - answer.go: deciding the answer to a request (decide), and sending it
-//     through net/http (ServeHTTP); the head of an answer, both ways.
-//   - fast.go: the fast path, which reads the usual requests and sends
-//     their answers itself, beside net/http.
-//   - serve.go: Run and Serve: listening, handing connections to the fast
-//     path or net/http, shutting down.
-//   - held.go: a build, as a set of collections and their pages.
-//   - load.go: loading a build from its manifest and page files.
-//   - files*.go: page files: their records, the output folder, the
-//     mappings and the cache of open descriptors the bodies are sent from,
-//     and waiting for a newer build when a file was replaced.
-//   - reload.go: switching to a new build: Reload, Install, and
-//     FollowBuilds, which watches the folder.
-//   - batch.go: pages handed over in memory by the build (the live preview),
-//     or by whoever opened the build (NewPages, Options.Pages).
-//   - lock_*.go: telling whether a build is writing the folder (New serves
-//     a build whose pages do not all match its manifest, in part, once no
-//     build is: a page whose file did not match is answered 503).
-//   - store*.go: where page bodies held in memory are kept, outside the
-//     Go heap, and the system calls that read requests and send answers
-//     (a body spliced is sent by reference to its memory, which must
-//     never change: see sender.splice).
-//   - accesslog.go: the access log.
+//   - decide.go: deciding the answer to a request (decide), as a reply
+//     value that either transport sends.
+//   - transport*.go: sending replies. transport.go: Run and Serve,
+//     listening and handing each connection to the fast path or net/http,
+//     shutting down; transport_fast.go: the fast path, which reads the
+//     usual requests and writes their answers itself (its system calls
+//     are in the package socket); transport_http.go: the same answers
+//     through net/http (ServeHTTP); transport_accesslog.go: the access
+//     log.
+//   - build_*.go: the builds served. build_source.go: where they come
+//     from (Folder, Archive, Pushed, a Handover); build_held.go: a build
+//     as a set of collections and their pages; build_load.go: loading one
+//     from its manifest and page files; build_follow.go: switching to a
+//     new one (Reload, Install, FollowBuilds); build_batch.go: bodies
+//     handed over in memory; build_lock_*.go: telling whether a build is
+//     writing the folder (New serves a build whose pages do not all match
+//     its manifest, in part, once no build is: a page whose file did not
+//     match is answered 503).
+//   - body_*.go: where page bodies are. body_store*.go: in memory,
+//     outside the Go heap; body_files*.go: page files, their records, the
+//     mappings and the cache of open descriptors the bodies are sent
+//     from, and waiting for a newer build when a file was replaced.
 //
 // Three rules a change must not break:
 //

@@ -27,7 +27,7 @@ func TestFilterTable(t *testing.T) {
 			if !slices.Equal(m.Filters, []string{f.Name}) {
 				t.Fatalf("manifest filters %q, want [%s]", m.Filters, f.Name)
 			}
-			srv, _ := newServer(t, Options{Dir: s.out})
+			srv, _ := newServer(t, Options{Source: Folder(s.out)})
 			filtered := 0
 			for _, c := range m.Collections {
 				if len(c.Params) == 0 {

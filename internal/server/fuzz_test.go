@@ -39,7 +39,7 @@ func FuzzServeQuery(f *testing.F) {
 	}
 	var targets []target
 	for _, st := range []testSite{allSite, alignSite, noneSite} {
-		s, _ := newServer(f, Options{Dir: st.out})
+		s, _ := newServer(f, Options{Source: Folder(st.out)})
 		m := readManifest(f, st.out)
 		files := map[string][]byte{}
 		err := filepath.WalkDir(st.out, func(p string, d fs.DirEntry, err error) error {

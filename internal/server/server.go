@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,26 +34,9 @@ const maxOpenFiles = 1024
 
 // Options configure a server. Zero values take the defaults above.
 type Options struct {
-	Dir  string // the output folder of a build
-	Addr string // host:port to listen on (Run); port 0 picks a free one
-
-	// FS, when set, holds the build instead of Dir (an archive, say): it
-	// is loaded once and never watched, its pages held in memory; Dir
-	// then only names it in messages. The pages of a build in Dir are
-	// sent from their files.
-	FS fs.FS
-	// Pages, when set, holds pages of the build New loads, handed over in
-	// memory (see NewPages): those are not read from FS or Dir. serve
-	// --bundle can hand over the pages that verifying the archive
-	// decompressed, rather than have the server decompress them again.
-	Pages *Batch
-
-	// ExternalBuilds says that the caller hands each build over with
-	// Install (the live preview): New loads none, the folder (if any) is
-	// only read for pages not handed over, it is not watched, and
-	// switches are not logged, the caller reports its builds. Install a
-	// build before Serve.
-	ExternalBuilds bool
+	// Source is where the builds come from: Folder, Archive or Pushed.
+	Source Source
+	Addr   string // host:port to listen on (Run); port 0 picks a free one
 
 	// Log receives the listening address, one line per switch to a new
 	// build, and problems; nil discards them.
@@ -95,6 +77,14 @@ type Options struct {
 	// noMapping, in tests, sends every page file from a descriptor, none
 	// mapped.
 	noMapping bool
+	// Events, for tests to wait on instead of sleeping: onWatching when
+	// FollowBuilds watches the folder (a build written after it is
+	// seen), onAttempt after each load of a build New or FollowBuilds
+	// tried, with its error, and onPoll after each check of the manifest
+	// on FollowBuilds' timer.
+	onWatching func()
+	onAttempt  func(err error)
+	onPoll     func()
 }
 
 func (o Options) withDefaults() Options {
@@ -162,7 +152,8 @@ const (
 	retryAfter      = "5"
 )
 
-// New returns a server for the build in opt.Dir, loaded. A build that is
+// New returns a server for the build of opt.Source, loaded (none for
+// Pushed: the caller installs the first). A build that is
 // being written is waited for, up to opt.StartTimeout. After that, or at
 // once when no build is running (one died mid-write, leaving the last
 // complete build's manifest and some pages of its own), the build of the
@@ -194,17 +185,17 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	if opt.AccessLog != nil {
 		s.accessLog = &accessLog{next: s, w: opt.AccessLog, now: opt.Now}
 	}
-	if opt.ExternalBuilds {
+	if opt.Source.kind == fromPushes {
 		return s, nil // the caller installs the first build
 	}
-	if filePages && opt.FS == nil {
+	if filePages && opt.Source.kind == fromFolder {
 		s.files = newFileCache(openFileLimit())
 		if !opt.noMapping {
 			s.mapLimit = mapLimit()
 		}
 	}
-	pages := opt.Pages
-	s.opt.Pages = nil // used once
+	pages := opt.Source.pages
+	s.opt.Source.pages = nil // used once
 	if err := pages.seal(); err != nil {
 		pages.Discard()
 		return nil, err
@@ -216,18 +207,21 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		_, err := s.load(nil, nil, pages, false)
 		s.loadMu.Unlock()
 		pages = nil // load discards a batch it fails with
+		if opt.onAttempt != nil {
+			opt.onAttempt(err)
+		}
 		if err == nil {
 			return s, nil
 		}
 		var nr notReadyError
 		late := time.Now().After(deadline)
-		if errors.As(err, &nr) && opt.FS == nil && (late || noBuildRunning(opt.Dir)) {
+		if errors.As(err, &nr) && opt.Source.kind == fromFolder && (late || noBuildRunning(opt.Source.dir)) {
 			if _, err = s.reload(true); err == nil {
 				return s, nil
 			}
 		}
 		if !errors.As(err, &nr) || late {
-			return nil, fmt.Errorf("%s: %w", opt.Dir, err)
+			return nil, fmt.Errorf("%s: %w", opt.Source, err)
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -42,7 +42,7 @@ func checkQueries(t *testing.T, out string, tests []struct {
 	want  want
 }) {
 	t.Helper()
-	s, _ := newServer(t, Options{Dir: out})
+	s, _ := newServer(t, Options{Source: Folder(out)})
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
 			resp := request(s, http.MethodGet, "/articles/?"+tt.query, nil)
@@ -203,7 +203,7 @@ type header map[string]string
 // the exact set of headers and the exact body of each.
 func TestStatuses(t *testing.T) {
 	sharedSites(t)
-	s, _ := newServer(t, Options{Dir: allSite.out})
+	s, _ := newServer(t, Options{Source: Folder(allSite.out)})
 	addr := strings.TrimPrefix(serve(t, s), "http://")
 
 	m := readManifest(t, allSite.out)
@@ -362,8 +362,8 @@ func TestETagStable(t *testing.T) {
 	sharedSites(t)
 	out := t.TempDir()
 	allSite.build(t, out)
-	s1, _ := newServer(t, Options{Dir: allSite.out})
-	s2, _ := newServer(t, Options{Dir: out})
+	s1, _ := newServer(t, Options{Source: Folder(allSite.out)})
+	s2, _ := newServer(t, Options{Source: Folder(out)})
 	for _, target := range []string{"/articles/", "/articles/?limit=20&offset=7", "/articles/?offset=99"} {
 		r1 := request(s1, "GET", target, nil)
 		r2 := request(s2, "GET", target, nil)

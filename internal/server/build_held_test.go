@@ -52,7 +52,7 @@ func withFiltered(t *testing.T, out string, count int) fstest.MapFS {
 // pre-render is not found, and other parameters are still ignored.
 func TestCollections(t *testing.T) {
 	sharedSites(t)
-	s, _ := newServer(t, Options{Dir: "filtered", FS: withFiltered(t, allSite.out, 3)})
+	s, _ := newServer(t, Options{Source: Archive("filtered", withFiltered(t, allSite.out, 3), nil)})
 	if got := s.cur.Load().kinds; len(got) != 1 || !got["tag"] {
 		t.Fatalf("kinds %v, want tag", got)
 	}
@@ -102,11 +102,11 @@ func TestCollectionMissingPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Collections[len(m.Collections)-1].Count = 4
-	if _, err := New(context.Background(), Options{Dir: "filtered", FS: fsys}); err != nil {
+	if _, err := New(context.Background(), Options{Source: Archive("filtered", fsys, nil)}); err != nil {
 		t.Fatalf("the build as written: %v", err)
 	}
 	fsys[manifest.Name] = &fstest.MapFile{Data: m.Marshal()}
-	if _, err := New(context.Background(), Options{Dir: "filtered", FS: fsys}); err == nil {
+	if _, err := New(context.Background(), Options{Source: Archive("filtered", fsys, nil)}); err == nil {
 		t.Error("a collection with a page missing was loaded")
 	}
 }
@@ -119,8 +119,8 @@ func TestDecideAllocs(t *testing.T) {
 		name string
 		opt  Options
 	}{
-		{"main only", Options{Dir: allSite.out}},
-		{"with a filtered collection", Options{Dir: "filtered", FS: withFiltered(t, allSite.out, 3)}},
+		{"main only", Options{Source: Folder(allSite.out)}},
+		{"with a filtered collection", Options{Source: Archive("filtered", withFiltered(t, allSite.out, 3), nil)}},
 	} {
 		s, _ := newServer(t, tc.opt)
 		var cond conditions
@@ -140,7 +140,7 @@ func TestDecideAllocs(t *testing.T) {
 // reading it and sending the answer: deciding the answer and writing its
 // head, without the network.
 func BenchmarkDecide(b *testing.B) {
-	s, _ := newServer(b, Options{Dir: allSite.out})
+	s, _ := newServer(b, Options{Source: Folder(allSite.out)})
 	var cond conditions
 	out := make([]byte, 0, 1<<10)
 	b.ReportAllocs()

@@ -113,7 +113,7 @@ const hotPage = 10 // milliseconds
 
 // recentlySent reports whether the page was last sent less than hotPage
 // before now, and records now as the time it was last sent. A page sent
-// that often is spliced, else copied (see sender.splice): with wrk
+// that often is spliced, else copied (see socket.Sender): with wrk
 // asking for 1 or 512 pages in turn (each sent again within 4 ms),
 // splicing answered 5 to 10% more requests a second than copying; with
 // 2,048 or 10,000 pages (20 ms and more), copying answered 5% more. The

@@ -3,9 +3,11 @@ package server
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Pages sent from their files.
@@ -20,7 +22,7 @@ import (
 //   - mapped: loading the build maps each page file (read-only, shared:
 //     the mapping is the kernel's page cache, not memory of the server's
 //     own) and checks its SHA-256 there, and every answer sends head and
-//     body from the mapping, as from memory (see sender.sendBytes). The
+//     body from the mapping, as from memory (see socket.Sender.SendBytes). The
 //     mapping belongs to the record, shared by the builds that have the
 //     file, and is unmapped once no build has it. Mappings are bounded by
 //     a share of the kernel's limit on them (mapLimit); a page not mapped
@@ -270,4 +272,95 @@ func (c *fileCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.files)
+}
+
+// openBody gets the body of the page that rep, decided from build hb,
+// answers with: the page file mapped, or else open. When the file at the
+// page's path is no longer the one hb recorded, a newer build replaced
+// it: the request waits for the server to switch to a newer build (up to
+// SwitchTimeout after the first request of hb that found a file
+// replaced) and is decided again from that build, whole; past that, or
+// when no descriptor can be had, it is answered 503. It returns the build
+// and the answer to send, and the body: mapped, or in the open file f,
+// which the caller releases (both nil when the answer has no body in a
+// file).
+func (s *Server) openBody(hb *heldBuild, rep reply, method, path, rawQuery string, cond *conditions) (_ *heldBuild, _ reply, mapped []byte, f *openFile) {
+	for {
+		if rep.page.body != nil {
+			return hb, rep, rep.page.body, nil // mapped at load
+		}
+		pf := rep.page.file
+		if m := pf.mapped(); m != nil {
+			return hb, rep, m, nil
+		}
+		f, err := s.files.acquire(hb.dir, pf)
+		if err != nil && outOfFiles(err) && s.files.shrink(16) {
+			f, err = s.files.acquire(hb.dir, pf)
+		}
+		if err == nil {
+			if m := pf.mapFrom(f.fd, hb.dir.maps); m != nil {
+				s.files.release(f)
+				return hb, rep, m, nil
+			}
+			return hb, rep, nil, f
+		}
+		if !errors.Is(err, errStale) {
+			s.logOpenError(pf, err)
+			return hb, s.unavailableReply(), nil, nil
+		}
+		next := s.waitSwitch(hb)
+		if next == nil {
+			return hb, s.unavailableReply(), nil, nil
+		}
+		hb = next
+		rep = s.decide(hb, method, path, rawQuery, cond)
+		if rep.page == nil || rep.page.file == nil || !rep.hasBody() {
+			return hb, rep, nil, nil
+		}
+	}
+}
+
+// waitSwitch waits for the server to switch from build hb, whose page
+// files a newer build is replacing, and returns the build it switched
+// to; nil when SwitchTimeout has passed since a request of hb first
+// found a page file replaced.
+func (s *Server) waitSwitch(hb *heldBuild) *heldBuild {
+	if cur := s.cur.Load(); cur != hb {
+		return cur
+	}
+	now := time.Now()
+	at := hb.staleAt.Load()
+	if at == 0 {
+		if hb.staleAt.CompareAndSwap(0, now.UnixNano()) {
+			// The first: have FollowBuilds look at the folder now, should
+			// it have missed the new build.
+			select {
+			case s.nudge <- struct{}{}:
+			default:
+			}
+		}
+		at = hb.staleAt.Load()
+	}
+	wait := time.Unix(0, at).Add(s.opt.SwitchTimeout).Sub(now)
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-hb.replaced:
+		return s.cur.Load()
+	case <-t.C:
+		return nil
+	}
+}
+
+// logOpenError logs, at most once a second, that a page file could not
+// be opened for a reason other than a newer build.
+func (s *Server) logOpenError(pf *pageFile, err error) {
+	now := time.Now().Unix()
+	if last := s.openErrorAt.Load(); last == now || !s.openErrorAt.CompareAndSwap(last, now) {
+		return
+	}
+	fmt.Fprintf(s.log, "opening %s: %v; answering 503\n", displayPath(pf.path), err)
 }

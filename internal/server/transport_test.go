@@ -40,7 +40,7 @@ func serve(t *testing.T, s *Server) string {
 // others, and each is closed once ReadHeaderTimeout has passed.
 func TestSlowClients(t *testing.T) {
 	const headerTimeout = 500 * time.Millisecond
-	s, _ := newServer(t, Options{Dir: allSite.out, ReadHeaderTimeout: headerTimeout, ReadTimeout: time.Second})
+	s, _ := newServer(t, Options{Source: Folder(allSite.out), ReadHeaderTimeout: headerTimeout, ReadTimeout: time.Second})
 	url := serve(t, s)
 	addr := strings.TrimPrefix(url, "http://")
 
@@ -108,7 +108,7 @@ func TestSlowClients(t *testing.T) {
 // TestHeaderLimit sends a request line and headers larger than
 // MaxHeaderBytes: refused, and the server goes on.
 func TestHeaderLimit(t *testing.T) {
-	s, _ := newServer(t, Options{Dir: allSite.out, MaxHeaderBytes: 1 << 10})
+	s, _ := newServer(t, Options{Source: Folder(allSite.out), MaxHeaderBytes: 1 << 10})
 	url := serve(t, s)
 	addr := strings.TrimPrefix(url, "http://")
 	for _, req := range []string{
@@ -159,7 +159,7 @@ func (b *blockingWriter) Write(p []byte) (int, error) {
 func TestGracefulShutdown(t *testing.T) {
 	bw := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	var log lockedBuffer
-	s, _ := newServer(t, Options{Dir: allSite.out, AccessLog: bw, Log: &log})
+	s, _ := newServer(t, Options{Source: Folder(allSite.out), AccessLog: bw, Log: &log})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestGracefulShutdown(t *testing.T) {
 func TestShutdownTimeout(t *testing.T) {
 	bw := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	defer close(bw.release)
-	s, _ := newServer(t, Options{Dir: allSite.out, AccessLog: bw, ShutdownTimeout: 100 * time.Millisecond})
+	s, _ := newServer(t, Options{Source: Folder(allSite.out), AccessLog: bw, ShutdownTimeout: 100 * time.Millisecond})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func TestShutdownTimeout(t *testing.T) {
 func TestAccessLog(t *testing.T) {
 	var log lockedBuffer
 	now := time.Date(2026, 11, 1, 15, 4, 5, 0, time.FixedZone("", 3*3600))
-	s, _ := newServer(t, Options{Dir: allSite.out, AccessLog: &log, Now: func() time.Time { return now }})
+	s, _ := newServer(t, Options{Source: Folder(allSite.out), AccessLog: &log, Now: func() time.Time { return now }})
 	h := s.Handler()
 	size := len(file(t, allSite.out, 5, 0))
 	tests := []struct {
@@ -283,7 +283,7 @@ func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Dir: allSite.out, Addr: "127.0.0.1:0", Log: pw})
+		done <- Run(ctx, Options{Source: Folder(allSite.out), Addr: "127.0.0.1:0", Log: pw})
 		pw.Close()
 	}()
 	lines := bufio.NewScanner(pr)

@@ -51,14 +51,14 @@ var dateField = regexp.MustCompile(`\r\nDate: [^\r]*\r\n`)
 func TestFastPathMatchesNetHTTP(t *testing.T) {
 	for _, mode := range sendModes {
 		t.Run(mode.name, func(t *testing.T) {
-			opt := Options{Dir: allSite.out}
+			opt := Options{Source: Folder(allSite.out)}
 			mode.opt(&opt)
 			s, _ := newServer(t, opt)
 			fastPathMatchesNetHTTP(t, s)
 		})
 	}
 	t.Run("in memory", func(t *testing.T) {
-		s, _ := newServer(t, Options{Dir: allSite.out, FS: os.DirFS(allSite.out)})
+		s, _ := newServer(t, Options{Source: Archive(allSite.out, os.DirFS(allSite.out), nil)})
 		fastPathMatchesNetHTTP(t, s)
 	})
 }
@@ -265,7 +265,7 @@ func FuzzParseHead(f *testing.F) {
 // BenchmarkFastPath measures one request and its answer over a kept-alive
 // loopback connection, client included.
 func BenchmarkFastPath(b *testing.B) {
-	s, _ := newServer(b, Options{Dir: allSite.out})
+	s, _ := newServer(b, Options{Source: Folder(allSite.out)})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -299,7 +299,7 @@ func BenchmarkFastPath(b *testing.B) {
 // idle timeout of a connection that was answered.
 func TestSilentConnection(t *testing.T) {
 	const headerTimeout = 300 * time.Millisecond
-	s, _ := newServer(t, Options{Dir: allSite.out, ReadHeaderTimeout: headerTimeout, IdleTimeout: 10 * time.Second})
+	s, _ := newServer(t, Options{Source: Folder(allSite.out), ReadHeaderTimeout: headerTimeout, IdleTimeout: 10 * time.Second})
 	addr := strings.TrimPrefix(serve(t, s), "http://")
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -316,72 +316,6 @@ func TestSilentConnection(t *testing.T) {
 	}
 }
 
-// TestSendPartialWrites sends answers far larger than the socket buffers
-// to a client that reads them late and a little at a time: the sender
-// writes each in many partial writes, waiting for the socket between
-// them, and the client gets every byte, head and page, in order: the
-// pages spliced (see sender.splice), and copied.
-func TestSendPartialWrites(t *testing.T) {
-	t.Run("spliced", func(t *testing.T) {
-		var pipes pipePool
-		defer pipes.close()
-		sendPartialWrites(t, &pipes)
-	})
-	t.Run("copied", func(t *testing.T) { sendPartialWrites(t, nil) })
-}
-
-func sendPartialWrites(t *testing.T, pipes *pipePool) {
-	client, c := tcpPair(t)
-	conn := c.(*net.TCPConn)
-	conn.SetWriteBuffer(64 << 10)
-	conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	client.(*net.TCPConn).SetReadBuffer(64 << 10)
-
-	st, err := newStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pages := [][]byte{bytes.Repeat([]byte("0123456789abcdef"), 1<<16), bytes.Repeat([]byte("page two "), 50_000)}
-	var offs []int64
-	for _, p := range pages {
-		off := st.reserve(int64(len(p)))
-		if err := st.writeAt(p, off); err != nil {
-			t.Fatal(err)
-		}
-		offs = append(offs, off)
-	}
-	if err := st.seal(); err != nil {
-		t.Fatal(err)
-	}
-	// The second head alone is larger than the socket's buffer.
-	heads := []string{strings.Repeat("head ", 1000), strings.Repeat("large head ", 30_000)}
-	var want bytes.Buffer
-	for i, p := range pages {
-		want.WriteString(heads[i])
-		want.Write(p)
-	}
-
-	got := make(chan []byte, 1)
-	go func() {
-		time.Sleep(50 * time.Millisecond) // the sender fills the socket and waits
-		client.SetReadDeadline(time.Now().Add(10 * time.Second))
-		b, _ := io.ReadAll(io.LimitReader(&slowReader{r: client, n: 16 << 10}, int64(want.Len())))
-		got <- b
-	}()
-	snd, err := newSender(conn, pipes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range pages {
-		if err := snd.sendBytes([]byte(heads[i]), st.bytes(offs[i], int64(len(p))), true); err != nil {
-			t.Fatalf("send %d: %v", i, err)
-		}
-	}
-	if b := <-got; !bytes.Equal(b, want.Bytes()) {
-		t.Fatalf("got %d bytes, want %d (the heads and pages, in order)", len(b), want.Len())
-	}
-}
-
 // slowReader reads at most n bytes per millisecond.
 type slowReader struct {
 	r io.Reader
@@ -391,26 +325,4 @@ type slowReader struct {
 func (s *slowReader) Read(p []byte) (int, error) {
 	time.Sleep(time.Millisecond)
 	return s.r.Read(p[:min(len(p), s.n)])
-}
-
-// tcpPair returns the two ends of a TCP connection on the loopback,
-// closed when the test ends.
-func tcpPair(t *testing.T) (client, server net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	server, err = ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Close() })
-	return client, server
 }

@@ -1,102 +1,17 @@
 //go:build linux
 
-package server
+package socket
 
 import (
-	"errors"
 	"io"
 	"net"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// store holds pages of builds, back to back, in a memory file (memfd):
-// filled with pwrite at offsets given out by reserve, from any number of
-// goroutines, then sealed: mapped read-only, so that its pages are byte
-// slices like any other, kept out of the Go heap, whose collector would
-// let the heap grow to twice the pages. A sealed store never changes. It
-// is freed once unreachable; a heldBuild keeps the stores of its pages
-// reachable.
-type store struct {
-	fd  int
-	mem []byte // the mapping, once sealed
-
-	mu     sync.Mutex
-	size   int64 // bytes reserved
-	sealed bool
-}
-
-// newStore returns an empty store.
-func newStore() (*store, error) {
-	fd, err := unix.MemfdCreate("feedgen-pages", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, err
-	}
-	return &store{fd: fd}, nil
-}
-
-// writeAt writes p at off, which reserve gave.
-func (s *store) writeAt(p []byte, off int64) error {
-	for len(p) > 0 {
-		n, err := unix.Pwrite(s.fd, p, off)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		p, off = p[n:], off+int64(n)
-	}
-	return nil
-}
-
-// seal maps the store read-only. Nothing is written to it afterwards.
-func (s *store) seal() error {
-	if s.size > 0 {
-		if err := unix.Ftruncate(s.fd, s.size); err != nil {
-			return err
-		}
-		mem, err := unix.Mmap(s.fd, 0, int(s.size), unix.PROT_READ, unix.MAP_SHARED)
-		if err != nil {
-			return err
-		}
-		s.mem = mem
-	}
-	s.sealed = true
-	runtime.AddCleanup(s, storeMemory.release, storeMemory{s.fd, s.mem})
-	return nil
-}
-
-// bytes returns the n bytes at off of a sealed store.
-func (s *store) bytes(off, n int64) []byte { return s.mem[off : off+n : off+n] }
-
-// discard frees a store that was not sealed (a sealed one is freed once
-// unreachable).
-func (s *store) discard() {
-	if !s.sealed {
-		unix.Close(s.fd)
-	}
-}
-
-// storeMemory is what a store holds outside the Go heap.
-type storeMemory struct {
-	fd  int
-	mem []byte
-}
-
-func (m storeMemory) release() {
-	if len(m.mem) > 0 {
-		unix.Munmap(m.mem)
-	}
-	unix.Close(m.fd)
-}
-
-// sender reads requests from one connection and writes their answers.
+// A Sender reads requests from one connection and writes their answers.
 // It keeps the state of the call under way, so that the functions that
 // make the system calls are made once per connection rather than once per
 // call.
@@ -112,10 +27,10 @@ func (m storeMemory) release() {
 // body that is no longer in the page cache is read from the disk within
 // the call (vmsplice, writev of a mapped body, sendfile), the P waiting
 // for it, as an nginx worker does.
-type sender struct {
+type Sender struct {
 	conn      *net.TCPConn
 	raw       syscall.RawConn
-	pipes     *pipePool
+	pipes     *Pipes
 	readFn    func(fd uintptr) bool // s.readFD
 	write     func(fd uintptr) bool // s.writeFD
 	spliceFn  func(fd uintptr) bool // s.spliceFD
@@ -134,18 +49,18 @@ type sender struct {
 	err         error
 }
 
-// newSender returns the sender of connection c; it splices page bodies
+// NewSender returns the sender of connection c; it splices page bodies
 // through the pipes of pipes (nil: never).
-func newSender(c *net.TCPConn, pipes *pipePool) (*sender, error) {
+func NewSender(c *net.TCPConn, pipes *Pipes) (*Sender, error) {
 	raw, err := c.SyscallConn()
-	s := &sender{conn: c, raw: raw, pipes: pipes}
+	s := &Sender{conn: c, raw: raw, pipes: pipes}
 	s.readFn, s.write, s.spliceFn, s.writeFile = s.readFD, s.writeFD, s.spliceFD, s.writeFileFD
 	return s, err
 }
 
-// read reads from the connection into p, which is not empty, as
+// Read reads from the connection into p, which is not empty, as
 // net.Conn.Read does (deadlines included).
-func (s *sender) read(p []byte) (int, error) {
+func (s *Sender) Read(p []byte) (int, error) {
 	s.buf, s.got, s.err = p, 0, nil
 	err := s.raw.Read(s.readFn)
 	s.buf = nil
@@ -157,7 +72,7 @@ func (s *sender) read(p []byte) (int, error) {
 
 // readFD reads what read asked for from the socket fd; it returns false
 // to be called again once the socket is readable.
-func (s *sender) readFD(fd uintptr) bool {
+func (s *Sender) readFD(fd uintptr) bool {
 	for {
 		n, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&s.buf[0])), uintptr(len(s.buf)))
 		switch errno {
@@ -183,11 +98,11 @@ func (s *sender) readFD(fd uintptr) bool {
 // pages of 15 and 27 kB.
 const spliceMin = 12 << 10
 
-// sendBytes writes head, then body. head is in the Go heap; body, when
+// SendBytes writes head, then body. head is in the Go heap; body, when
 // not empty, is not: it is a page in a store or a mapped page file, whose
 // bytes never change. With splice, a body of spliceMin bytes or more is
 // spliced (see splice); else head and body go with one writev.
-func (s *sender) sendBytes(head, body []byte, splice bool) error {
+func (s *Sender) SendBytes(head, body []byte, splice bool) error {
 	s.head, s.body, s.err = head, body, nil
 	var err error
 	if splice {
@@ -205,7 +120,7 @@ func (s *sender) sendBytes(head, body []byte, splice bool) error {
 // writeFD writes s.head and s.body to the socket fd, with writev, as far
 // as it goes without blocking; it returns false to be called again once
 // the socket is writable.
-func (s *sender) writeFD(fd uintptr) bool {
+func (s *Sender) writeFD(fd uintptr) bool {
 	for len(s.head)+len(s.body) > 0 {
 		iov := s.iov[:0]
 		for _, b := range [2][]byte{s.head, s.body} {
@@ -248,7 +163,7 @@ func (s *sender) writeFD(fd uintptr) bool {
 // It leaves in s.head and s.body what the caller is to copy: both when
 // the body is smaller or no pipe can be had; the body when vmsplice does
 // not work here (which turns splicing off).
-func (s *sender) splice() error {
+func (s *Sender) splice() error {
 	if len(s.body) < spliceMin {
 		return nil
 	}
@@ -275,7 +190,7 @@ func (s *sender) splice() error {
 // sendHead sends s.head with MSG_MORE, so that the kernel holds it for
 // the body, as far as it goes without blocking: false when the socket is
 // full (call again once it is writable) or s.err is set.
-func (s *sender) sendHead(fd uintptr) bool {
+func (s *Sender) sendHead(fd uintptr) bool {
 	for len(s.head) > 0 {
 		n, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&s.head[0])), uintptr(len(s.head)), unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
 		switch errno {
@@ -299,7 +214,7 @@ func (s *sender) sendHead(fd uintptr) bool {
 // spliceFD sends what splice asked for to the socket fd, as far as it
 // goes without blocking; it returns false to be called again once the
 // socket is writable.
-func (s *sender) spliceFD(fd uintptr) bool {
+func (s *Sender) spliceFD(fd uintptr) bool {
 	if !s.sendHead(fd) {
 		return s.err != nil
 	}
@@ -349,100 +264,14 @@ func (s *sender) spliceFD(fd uintptr) bool {
 	return true
 }
 
-// splicePipe is a pipe, non-blocking: its read and write ends.
-type splicePipe struct{ r, w int }
-
-// The most pipes a pool keeps empty, and has at all: an answer to a
-// client that reads slowly holds its pipe until the client has read all
-// but what the socket's buffer takes, and a crowd of such clients must
-// not take the descriptors that connections and page files need. Past
-// maxPipes, bodies are copied.
-const (
-	maxIdlePipes = 16
-	maxPipes     = 128
-)
-
-// pipePool keeps the pipes that page bodies are spliced through (see
-// sender.splice), for the connections of one Serve: one is taken for
-// each answer and given back empty, so that there are about as many as
-// answers being sent at once, not one per connection.
-type pipePool struct {
-	mu     sync.Mutex
-	free   []splicePipe
-	open   int // pipes, free or in use
-	closed bool
-	off    atomic.Bool // vmsplice does not work here (a seccomp filter, say)
-}
-
-// get returns an empty pipe: false when none can be had.
-func (pp *pipePool) get() (splicePipe, bool) {
-	if pp == nil || pp.off.Load() {
-		return splicePipe{}, false
-	}
-	pp.mu.Lock()
-	if n := len(pp.free); n > 0 {
-		p := pp.free[n-1]
-		pp.free = pp.free[:n-1]
-		pp.mu.Unlock()
-		return p, true
-	}
-	if pp.open >= maxPipes {
-		pp.mu.Unlock()
-		return splicePipe{}, false
-	}
-	pp.open++
-	pp.mu.Unlock()
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
-		pp.mu.Lock()
-		pp.open--
-		pp.mu.Unlock()
-		return splicePipe{}, false
-	}
-	return splicePipe{fds[0], fds[1]}, true
-}
-
-// put gives back an empty pipe from get.
-func (pp *pipePool) put(p splicePipe) {
-	pp.mu.Lock()
-	if !pp.closed && len(pp.free) < maxIdlePipes {
-		pp.free = append(pp.free, p)
-		pp.mu.Unlock()
-		return
-	}
-	pp.mu.Unlock()
-	pp.discard(p)
-}
-
-// discard closes a pipe from get.
-func (pp *pipePool) discard(p splicePipe) {
-	unix.Close(p.r)
-	unix.Close(p.w)
-	pp.mu.Lock()
-	pp.open--
-	pp.mu.Unlock()
-}
-
-// close closes the pool's free pipes; those in use are closed when given
-// back.
-func (pp *pipePool) close() {
-	pp.mu.Lock()
-	free := pp.free
-	pp.free, pp.closed = nil, true
-	pp.mu.Unlock()
-	for _, p := range free {
-		pp.discard(p)
-	}
-}
-
-// sendFile writes head, then n bytes of the open file fd from off: the
+// SendFile writes head, then n bytes of the open file fd from off: the
 // head with MSG_MORE, so that the kernel holds it for the body, and the
 // body with sendfile(2) at an explicit offset, which leaves the file's
 // own position alone (answers from one file are sent at once on other
 // connections).
-func (s *sender) sendFile(head []byte, fd int, off, n int64) error {
+func (s *Sender) SendFile(head []byte, fd int, off, n int64) error {
 	if n == 0 {
-		return s.sendBytes(head, nil, false)
+		return s.SendBytes(head, nil, false)
 	}
 	s.head, s.file, s.off, s.n, s.err = head, fd, off, n, nil
 	err := s.raw.Write(s.writeFile)
@@ -456,7 +285,7 @@ func (s *sender) sendFile(head []byte, fd int, off, n int64) error {
 // writeFileFD writes what sendFile asked for to the socket fd, as far as
 // it goes without blocking; it returns false to be called again once the
 // socket is writable.
-func (s *sender) writeFileFD(fd uintptr) bool {
+func (s *Sender) writeFileFD(fd uintptr) bool {
 	if !s.sendHead(fd) {
 		return s.err != nil
 	}

@@ -11,9 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/server/socket"
 )
 
-// Run serves the build in opt.Dir on opt.Addr until ctx is done, then
+// Run serves the builds of opt.Source on opt.Addr until ctx is done, then
 // shuts down gracefully. Once it listens it writes
 // "serving DIR on http://ADDR/articles/" to opt.Log, with the actual
 // address (port 0 picks a free port).
@@ -26,7 +28,7 @@ func Run(ctx context.Context, opt Options) error {
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
 	}
-	fmt.Fprintf(s.log, "serving %s on http://%s%s\n", s.opt.Dir, ln.Addr(), ListPath)
+	fmt.Fprintf(s.log, "serving %s on http://%s%s\n", s.opt.Source, ln.Addr(), ListPath)
 	return s.Serve(ctx, ln)
 }
 
@@ -43,8 +45,8 @@ func (s *Server) Handler() http.Handler {
 // and the way to net/http.
 type serving struct {
 	handoff *handoffListener
-	closing atomic.Bool // shutting down: answer what is in flight, then close
-	pipes   pipePool    // for splicing page bodies (see sender.splice)
+	closing atomic.Bool  // shutting down: answer what is in flight, then close
+	pipes   socket.Pipes // for splicing page bodies
 
 	mu    sync.Mutex
 	conns map[*fastConn]struct{}
@@ -105,7 +107,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	var wg sync.WaitGroup
 	followCtx, stopFollowing := context.WithCancel(ctx)
-	if s.opt.FS == nil && !s.opt.ExternalBuilds {
+	if s.opt.Source.kind == fromFolder {
 		wg.Go(func() { s.FollowBuilds(followCtx) })
 	}
 	defer func() {
@@ -151,15 +153,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		late = true
 	}
 	<-httpDone
-	sv.pipes.close()
+	sv.pipes.Close()
 	switch {
 	case err != nil:
 		return err
 	case late:
 		return fmt.Errorf("shutting down: requests still running after %s: %w", s.opt.ShutdownTimeout, context.DeadlineExceeded)
 	}
-	if !s.opt.ExternalBuilds {
-		fmt.Fprintf(s.log, "stopped serving %s\n", s.opt.Dir)
+	if s.opt.Source.kind != fromPushes {
+		fmt.Fprintf(s.log, "stopped serving %s\n", s.opt.Source)
 	}
 	return nil
 }

@@ -80,14 +80,15 @@ func checkPartial(t *testing.T, s *Server, log *lockedBuffer, a testSite) {
 func TestServeKilledBuild(t *testing.T) {
 	out, a, b := killedBuild(t)
 	start := time.Now()
-	s, log := newServer(t, Options{Dir: out, StartTimeout: 3 * time.Second, RetryInterval: 5 * time.Millisecond, PollInterval: 30 * time.Millisecond})
+	s, log := newServer(t, Options{Source: Folder(out), StartTimeout: 3 * time.Second, RetryInterval: 5 * time.Millisecond, PollInterval: 30 * time.Millisecond})
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("New took %s with no build running, want no wait", d)
 	}
 	checkPartial(t, s, log, a)
 
-	followBuilds(t, s)
-	time.Sleep(100 * time.Millisecond) // retries, silent
+	ev := followBuilds(t, s)
+	a0, p0 := ev.counts()
+	ev.waitMore(t, "retries", a0, p0, 3, 0)
 	if n := strings.Count(log.String(), "\n"); n != 2 {
 		t.Errorf("got %d log lines while retrying, want the 2 of the load; log:\n%s", n, log.String())
 	}
@@ -101,7 +102,7 @@ func TestServeKilledBuild(t *testing.T) {
 // the pages it lacked.
 func TestServeKilledBuildSameManifest(t *testing.T) {
 	out, a, _ := killedBuild(t)
-	s, _ := newServer(t, Options{Dir: out, RetryInterval: 5 * time.Millisecond, PollInterval: 30 * time.Millisecond})
+	s, _ := newServer(t, Options{Source: Folder(out), RetryInterval: 5 * time.Millisecond, PollInterval: 30 * time.Millisecond})
 	followBuilds(t, s)
 	a.build(t, out)
 	waitFor(t, 5*time.Second, "every page to be served", func() bool {
@@ -116,7 +117,7 @@ func TestServeWhileBuildRuns(t *testing.T) {
 	out, a, _ := killedBuild(t)
 	holdBuildLock(t, out)
 	start := time.Now()
-	s, log := newServer(t, Options{Dir: out, StartTimeout: 300 * time.Millisecond, RetryInterval: 5 * time.Millisecond})
+	s, log := newServer(t, Options{Source: Folder(out), StartTimeout: 300 * time.Millisecond, RetryInterval: 5 * time.Millisecond})
 	if d := time.Since(start); d < 300*time.Millisecond {
 		t.Errorf("New took %s while a build runs, want it to wait StartTimeout", d)
 	}
@@ -127,7 +128,7 @@ func TestServeWhileBuildRuns(t *testing.T) {
 // 503 of a page that does not match its manifest as net/http does.
 func TestUnavailableFastMatchesNetHTTP(t *testing.T) {
 	out, _, _ := killedBuild(t)
-	s, _ := newServer(t, Options{Dir: out})
+	s, _ := newServer(t, Options{Source: Folder(out)})
 	fast, plain := serveTwoWays(t, s)
 	const h = " HTTP/1.1\r\nHost: example.com:8080\r\n"
 	for _, req := range []string{
@@ -154,8 +155,8 @@ func TestMalformedManifestKeepsBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, log := newServer(t, Options{Dir: out, PollInterval: 20 * time.Millisecond, RetryInterval: 5 * time.Millisecond})
-	followBuilds(t, s)
+	s, log := newServer(t, Options{Source: Folder(out), PollInterval: 20 * time.Millisecond, RetryInterval: 5 * time.Millisecond})
+	ev := followBuilds(t, s)
 
 	tests := []struct {
 		name string
@@ -182,9 +183,10 @@ func TestMalformedManifestKeepsBuild(t *testing.T) {
 			before := log.String()
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
+			a0, p0 := ev.counts()
 			write(t, filepath.Join(out, manifest.Name), string(m.Marshal()))
 			waitFor(t, 5*time.Second, "the manifest to be refused", func() bool { return len(log.String()) > len(before) })
-			time.Sleep(100 * time.Millisecond) // a few polls
+			ev.waitMore(t, "a few polls", a0, p0, 0, 3)
 			runtime.ReadMemStats(&m1)
 			said := strings.TrimPrefix(log.String(), before)
 			why := tt.why

@@ -51,19 +51,12 @@ type fileRef struct {
 // partial, its page is left out instead, answered 503 (see
 // heldBuild.unavailable).
 //
-// The manifest is validated before anything is sized by its numbers, and
-// refused with one line saying why.
+// The manifest has been validated (see validate) unless it was handed
+// over by the build that made it, in this process.
 //
 // When the stores the pages are in hold more than twice their bytes plus
 // slack, the pages are copied to a new store (see compact).
 func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
-	if ps := m.Validate(); len(ps) > 0 {
-		msgs := make([]string, len(ps))
-		for i, d := range ps {
-			msgs[i] = d.String()
-		}
-		return nil, errors.New(strings.Join(msgs, "; "))
-	}
 	p := m.Pagination
 	inMemory := len(m.Files) // pages held in memory, at most
 	if dir != nil {
@@ -220,6 +213,20 @@ func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev
 		r.c.limits[r.li].pages[r.ix] = pg
 	}
 	return hb, nil
+}
+
+// validate checks a manifest read from a file before anything is sized
+// by its numbers: one line says why it is refused.
+func validate(m *manifest.Manifest) error {
+	ps := m.Validate()
+	if len(ps) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(ps))
+	for i, d := range ps {
+		msgs[i] = d.String()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // files returns the page files of a build served from its folder, by

@@ -98,7 +98,7 @@ func newSums(a, b *manifest.Manifest) int {
 // of the new build.
 func TestIncrementalReload(t *testing.T) {
 	s := makeSite(t, corpus.Options{Articles: 45, Limits: []int{5, 20}, Seed: 3})
-	srv, _ := newServer(t, Options{Dir: s.out})
+	srv, _ := newServer(t, Options{Source: Folder(s.out)})
 	before := readManifest(t, s.out)
 	if got := srv.cur.Load().read; got != newSums(&manifest.Manifest{}, before) {
 		t.Errorf("first load read %d pages, want every distinct page, %d", got, newSums(&manifest.Manifest{}, before))
@@ -141,7 +141,7 @@ func (mb *memoryBuild) rebuild(t *testing.T, changed []string) {
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
-	if _, err := mb.srv.Install(res.Manifest, res.ManifestData, mb.batch); err != nil {
+	if _, err := mb.srv.Install(Handover{Manifest: res.Manifest, Data: res.ManifestData, Pages: mb.batch}); err != nil {
 		t.Fatalf("Install: %v", err)
 	}
 }
@@ -154,7 +154,7 @@ func TestInstallFromMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _ := newServer(t, Options{ExternalBuilds: true})
+	srv, _ := newServer(t, Options{Source: Pushed("")})
 	mb := newMemoryBuild(t, srv, s)
 	mb.rebuild(t, nil)
 	if _, err := os.Stat(s.out); !os.IsNotExist(err) {
@@ -181,7 +181,7 @@ func TestCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _ := newServer(t, Options{ExternalBuilds: true})
+	srv, _ := newServer(t, Options{Source: Pushed("")})
 	srv.compactSlack = 0
 	mb := newMemoryBuild(t, srv, s)
 	mb.rebuild(t, nil)
@@ -223,14 +223,14 @@ func TestPagesHandedOver(t *testing.T) {
 			pages.Add(data, sha256.Sum256(data))
 		}
 	}
-	s, _ := newServer(t, Options{Dir: "feed.zip", FS: fsys, Pages: pages})
+	s, _ := newServer(t, Options{Source: Archive("feed.zip", fsys, pages)})
 	if got := s.cur.Load().read; got != 0 {
 		t.Errorf("read %d pages from the file system, want none", got)
 	}
 	checkServes(t, s, allSite.out)
 
 	// Without them, each page is read once.
-	s, _ = newServer(t, Options{Dir: "feed.zip", FS: fsys})
+	s, _ = newServer(t, Options{Source: Archive("feed.zip", fsys, nil)})
 	if got := s.cur.Load().read; got == 0 {
 		t.Error("read no page from the file system")
 	}

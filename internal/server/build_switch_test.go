@@ -43,21 +43,90 @@ func readTree(t testing.TB, dir string) map[string][]byte {
 	return files
 }
 
-// waitFor polls cond until it holds or the timeout passes.
+// waitFor checks cond until it holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-deadline.C:
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		case <-tick.C:
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// followBuilds runs s.FollowBuilds until the test ends.
-func followBuilds(t *testing.T, s *Server) {
+// followEvents counts what New and FollowBuilds of a server do (see
+// Options.onAttempt), for a test to wait on instead of sleeping.
+type followEvents struct {
+	mu       sync.Mutex
+	attempts int           // loads of a build tried
+	polls    int           // checks of the manifest on the timer
+	changed  chan struct{} // closed, and made anew, on each event
+}
+
+// countEvents sets the hooks of opt to count into a new followEvents.
+func countEvents(opt *Options) *followEvents {
+	e := &followEvents{changed: make(chan struct{})}
+	opt.onAttempt = func(error) { e.add(&e.attempts) }
+	opt.onPoll = func() { e.add(&e.polls) }
+	return e
+}
+
+func (e *followEvents) add(n *int) {
+	e.mu.Lock()
+	*n++
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+}
+
+// counts returns the attempts and polls so far.
+func (e *followEvents) counts() (attempts, polls int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.attempts, e.polls
+}
+
+// waitMore waits until attempts and polls have grown by at least n and
+// p since a0 and p0, the counts taken before.
+func (e *followEvents) waitMore(t *testing.T, what string, a0, p0, n, p int) {
 	t.Helper()
+	if !e.await(a0, p0, n, p, 10*time.Second) {
+		a, pl := e.counts()
+		t.Fatalf("timed out waiting for %s: %d attempts and %d polls, want %d and %d", what, a-a0, pl-p0, n, p)
+	}
+}
+
+// await is waitMore for any goroutine: false when timeout passed first.
+func (e *followEvents) await(a0, p0, n, p int, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		e.mu.Lock()
+		done, changed := e.attempts >= a0+n && e.polls >= p0+p, e.changed
+		e.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// followBuilds runs s.FollowBuilds until the test ends, and returns once
+// it watches the folder, with its events counted.
+func followBuilds(t *testing.T, s *Server) *followEvents {
+	t.Helper()
+	ev := countEvents(&s.opt) // before FollowBuilds starts: nothing reads them yet
+	watching := make(chan struct{})
+	s.opt.onWatching = func() { close(watching) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -68,8 +137,8 @@ func followBuilds(t *testing.T, s *Server) {
 		cancel()
 		<-done
 	})
-	// Let the watcher start before the test writes.
-	time.Sleep(20 * time.Millisecond)
+	<-watching
+	return ev
 }
 
 // TestRebuildRace serves a folder to 64 concurrent clients while 20 builds
@@ -88,7 +157,7 @@ func rebuildRace(t *testing.T, opt func(*Options), set func(*Server)) {
 	out := t.TempDir()
 	siteA.build(t, out)
 
-	o := Options{Dir: out, PollInterval: 50 * time.Millisecond, RetryInterval: 2 * time.Millisecond}
+	o := Options{Source: Folder(out), PollInterval: 50 * time.Millisecond, RetryInterval: 2 * time.Millisecond}
 	opt(&o)
 	s, log := newServer(t, o)
 	set(s)
@@ -161,11 +230,15 @@ func rebuildRace(t *testing.T, opt func(*Options), set func(*Server)) {
 	sites := [2]testSite{siteA, siteB}
 	for i := 1; i <= rebuilds; i++ {
 		sites[i%2].build(t, out)
+		// Builds at uneven intervals, some back to back: a jitter, not a
+		// wait for anything.
 		time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
 	}
 	last := []int{30, 37}[rebuilds%2]
 	waitFor(t, 5*time.Second, "the server to switch to the last build", func() bool { return s.Current().Articles == last })
-	time.Sleep(50 * time.Millisecond)
+	// Every client reads on, from the last build, before they stop.
+	since := answers[0].Load() + answers[1].Load()
+	waitFor(t, 5*time.Second, "answers from the last build", func() bool { return answers[0].Load()+answers[1].Load() >= since+256 })
 	stop.Store(true)
 	wg.Wait()
 
@@ -183,11 +256,11 @@ func TestFollowBuilds(t *testing.T) {
 	siteB := makeSite(t, corpus.Options{Articles: 75, Limits: []int{5, 20}, Seed: 2})
 	out := t.TempDir()
 	siteA.build(t, out)
-	s, log := newServer(t, Options{Dir: out, PollInterval: 30 * time.Millisecond, RetryInterval: 5 * time.Millisecond})
+	s, log := newServer(t, Options{Source: Folder(out), PollInterval: 30 * time.Millisecond, RetryInterval: 5 * time.Millisecond})
 	if got, want := log.String(), "loaded the build of 2026-11-01T12:00:00Z (60 articles, 121 pages, "; !strings.HasPrefix(got, want) {
 		t.Errorf("got log %q, want it to start with %q", got, want)
 	}
-	followBuilds(t, s)
+	ev := followBuilds(t, s)
 	count := func() int {
 		var p struct{ Count int }
 		json.Unmarshal(readBody(t, request(s, "GET", "/articles/", nil)), &p)
@@ -207,7 +280,8 @@ func TestFollowBuilds(t *testing.T) {
 	if _, err := siteB.buildInto(out); err == nil {
 		t.Fatal("the broken build succeeded")
 	}
-	time.Sleep(150 * time.Millisecond)
+	a, p := ev.counts()
+	ev.waitMore(t, "two checks of the manifest after the failed build", a, p, 0, 2)
 	if count() != 75 || log.String() != before {
 		t.Errorf("after a failed build: count %d, log %q; want 75 and no new line", count(), strings.TrimPrefix(log.String(), before))
 	}
@@ -233,7 +307,8 @@ func TestFollowBuilds(t *testing.T) {
 	waitFor(t, 5*time.Second, "the server to notice the half-written build", func() bool {
 		return strings.Contains(log.String(), "not switching builds: "+late+": ") && strings.Contains(log.String(), "; still serving the build of 2026-11-01T12:00:00Z (75 articles")
 	})
-	time.Sleep(100 * time.Millisecond) // several retries
+	a, p = ev.counts()
+	ev.waitMore(t, "several retries", a, p, 3, 0)
 	if got := count(); got != 75 {
 		t.Errorf("got count %d while the build is half written, want 75", got)
 	}
@@ -278,7 +353,7 @@ func TestNewErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(context.Background(), Options{Dir: tt.dir, StartTimeout: 50 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
+			_, err := New(context.Background(), Options{Source: Folder(tt.dir), StartTimeout: 50 * time.Millisecond, RetryInterval: 10 * time.Millisecond})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got error %v, want one saying %q", err, tt.want)
 			}
@@ -297,12 +372,16 @@ func TestNewWaitsForBuild(t *testing.T) {
 	}
 	os.Remove(page)
 	unlock := holdBuildLock(t, siteA.out)
+	opt := Options{Source: Folder(siteA.out), RetryInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond}
+	ev := countEvents(&opt)
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		// The build completes once New has found it incomplete twice
+		// (or, should it not try, after 10 s: the test then fails below).
+		ev.await(0, 0, 2, 0, 10*time.Second)
 		os.WriteFile(page, data, 0o644)
 		unlock()
 	}()
-	s, err := New(context.Background(), Options{Dir: siteA.out, RetryInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+	s, err := New(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +397,7 @@ func TestOldBuildReleased(t *testing.T) {
 	siteB := makeSite(t, corpus.Options{Articles: 12, Limits: []int{5}, Seed: 2})
 	out := t.TempDir()
 	siteA.build(t, out)
-	s, _ := newServer(t, Options{Dir: out})
+	s, _ := newServer(t, Options{Source: Folder(out)})
 	readBody(t, request(s, "GET", "/articles/", nil))
 	old := weak.Make(s.cur.Load())
 	siteB.build(t, out)

@@ -5,8 +5,11 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/server/socket"
 )
 
 // The fast path.
@@ -18,10 +21,10 @@ import (
 // requests itself: it parses the request head in place, decides the
 // answer (decide, shared with the net/http path), writes the head into a
 // reused buffer and sends it and the page from memory (a page file
-// mapped, or a store; sender.sendBytes): with one writev, or, for a large
-// page sent often, spliced by reference (sender.splice); or, for a page
-// file not mapped, with sendfile (sender.sendFile). Its system calls
-// leave the Go scheduler out (see sender). Anything it does not fully
+// mapped, or a store; socket.Sender.SendBytes): with one writev, or, for a large
+// page sent often, spliced by reference (socket.Sender); or, for a page
+// file not mapped, with sendfile (socket.Sender.SendFile). Its system calls
+// leave the Go scheduler out (see socket.Sender). Anything it does not fully
 // understand (another method, HTTP/1.0, a body, Connection: close,
 // Expect, folded or oversized headers, an escaped path, bare LF line
 // ends) is not answered here: the connection, with the bytes read so far,
@@ -42,7 +45,7 @@ type fastConn struct {
 	s    *Server
 	srv  *serving
 	conn *net.TCPConn
-	send *sender
+	send *socket.Sender
 	host string // the client's address, for the access log
 
 	buf        []byte // buf[start:end] are bytes read and not yet answered
@@ -73,7 +76,7 @@ type reqHead struct {
 // serveFast serves the connection c until it is closed, times out, the
 // server shuts down, or a request goes to net/http.
 func (s *Server) serveFast(srv *serving, c *net.TCPConn) {
-	send, err := newSender(c, &srv.pipes)
+	send, err := socket.NewSender(c, &srv.pipes)
 	if err != nil {
 		c.Close()
 		return
@@ -157,7 +160,7 @@ func (c *fastConn) serve() bool {
 				c.buf = append(c.buf, make([]byte, min(len(c.buf), c.limit))...)
 			}
 		}
-		n, err := c.send.read(c.buf[c.end:])
+		n, err := c.send.Read(c.buf[c.end:])
 		if n > 0 {
 			c.state.Store(connActive)
 			c.end += n
@@ -214,10 +217,10 @@ func (c *fastConn) answer() bool {
 	}
 	var err error
 	if f != nil {
-		err = c.send.sendFile(head, f.fd, 0, int64(rep.page.size()))
+		err = c.send.SendFile(head, f.fd, 0, int64(rep.page.size()))
 		s.files.release(f)
 	} else {
-		err = c.send.sendBytes(head, body, body != nil && rep.page.recentlySent(c.now))
+		err = c.send.SendBytes(head, body, body != nil && rep.page.recentlySent(c.now))
 	}
 	runtime.KeepAlive(hb) // the page may be in one of hb's stores, or mapped
 	if cap(head) <= 64<<10 {
@@ -441,4 +444,59 @@ func isHostChar(ch byte) bool {
 		return true
 	}
 	return false
+}
+
+// appendHead appends the status line and header of r as net/http writes
+// them (fields sorted by name; the handler always sets Date), ending with
+// the blank line. close adds Connection: close, which net/http writes last.
+func (r *reply) appendHead(b []byte, date string, close bool) []byte {
+	switch r.status {
+	case http.StatusOK:
+		b = append(b, "HTTP/1.1 200 OK\r\n"...)
+	default:
+		b = append(b, "HTTP/1.1 "...)
+		b = strconv.AppendInt(b, int64(r.status), 10)
+		b = append(b, ' ')
+		b = append(b, http.StatusText(r.status)...)
+		b = append(b, "\r\n"...)
+	}
+	if r.listing {
+		b = append(b, "Allow: GET, HEAD, OPTIONS\r\n"...)
+	}
+	if r.status != http.StatusNotModified {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(r.contentLength()), 10)
+		if r.html {
+			b = append(b, "\r\nContent-Type: text/html; charset=utf-8\r\n"...)
+		} else {
+			b = append(b, "\r\nContent-Type: application/json\r\n"...)
+		}
+	}
+	b = append(b, "Date: "...)
+	b = append(b, date...)
+	b = append(b, "\r\n"...)
+	if r.page != nil {
+		b = append(b, "Etag: "...)
+		b = append(b, r.page.etag[0]...)
+		b = append(b, "\r\nLast-Modified: "...)
+		b = append(b, r.modified[0]...)
+		b = append(b, "\r\n"...)
+	}
+	if r.location != "" {
+		b = append(b, "Location: "...)
+		b = append(b, r.location...)
+		b = append(b, "\r\n"...)
+	}
+	if r.status == http.StatusServiceUnavailable {
+		b = append(b, "Retry-After: "...)
+		b = append(b, retryAfter...)
+		b = append(b, "\r\n"...)
+	}
+	if r.listing {
+		b = append(b, "Vary: Accept\r\n"...)
+	}
+	if close {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	return append(b, "\r\n"...)
 }

@@ -34,10 +34,10 @@ func (s *Server) reload(partial bool) (bool, error) {
 // part is loaded again from the same manifest, for the pages it lacks.
 // The caller holds loadMu.
 func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial bool) (bool, error) {
-	fsys := s.opt.FS
+	fsys := s.opt.Source.fsys
 	var dir *pageDir
-	if fsys == nil && s.opt.Dir != "" {
-		root, err := os.OpenRoot(s.opt.Dir)
+	if folder := s.opt.Source.folder(); folder != "" {
+		root, err := os.OpenRoot(folder)
 		if err != nil {
 			batch.Discard()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -48,7 +48,7 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 		defer root.Close()
 		fsys = root.FS()
 		if s.files != nil {
-			if dir, err = openPageDir(s.opt.Dir, s.mapLimit); err != nil {
+			if dir, err = openPageDir(folder, s.mapLimit); err != nil {
 				batch.Discard()
 				return false, err
 			}
@@ -59,7 +59,11 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 			return false, errors.New("no build to load: no folder, and none installed")
 		}
 		r, err := manifest.Read(fsys)
+		if err == nil {
+			err = validate(r.Manifest)
+		}
 		if err != nil {
+			batch.Discard()
 			return false, err
 		}
 		data, m = r.Data, r.Manifest
@@ -91,12 +95,12 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 	if s.files != nil {
 		s.files.dropDeleted()
 	}
-	if !s.opt.ExternalBuilds {
+	if s.opt.Source.kind != fromPushes {
 		verb := "switched to"
 		if cur == nil {
 			verb = "loaded"
 		}
-		fmt.Fprintf(s.log, "%s the %s from %s\n", verb, hb.describe(), s.opt.Dir)
+		fmt.Fprintf(s.log, "%s the %s from %s\n", verb, hb.describe(), s.opt.Source)
 		if len(hb.unavailable) > 0 {
 			fmt.Fprintln(s.log, hb.unavailableLine())
 		}
@@ -115,18 +119,18 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 	return true, nil
 }
 
-// Install switches to the build whose manifest is m (data, its bytes as
-// written), taking the page bodies from batch, from the build being
-// served, or, for any other, from the output folder. It reports whether
-// it switched: not when m is the manifest of the build being served.
-func (s *Server) Install(m *manifest.Manifest, data []byte, batch *Batch) (bool, error) {
+// Install switches to the build handed over, taking the page bodies from
+// h.Pages, from the build being served, or, for any other, from the
+// output folder (see Pushed). It reports whether it switched: not when
+// the manifest is the one of the build being served.
+func (s *Server) Install(h Handover) (bool, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	if err := batch.seal(); err != nil {
-		batch.Discard()
+	if err := h.Pages.seal(); err != nil {
+		h.Pages.Discard()
 		return false, err
 	}
-	return s.load(data, m, batch, false)
+	return s.load(h.Data, h.Manifest, h.Pages, false)
 }
 
 // FollowBuilds switches the server to each new build written into its folder,
@@ -140,7 +144,7 @@ func (s *Server) Install(m *manifest.Manifest, data []byte, batch *Batch) (bool,
 // served in part (see New) is loaded again the same way, silently, until
 // its pages match or the next build replaces it.
 func (s *Server) FollowBuilds(ctx context.Context) {
-	dir := s.opt.Dir
+	dir := s.opt.Source.folder()
 	manifestPath := filepath.Join(dir, manifest.Name)
 	var (
 		events <-chan fsnotify.Event
@@ -170,6 +174,9 @@ func (s *Server) FollowBuilds(ctx context.Context) {
 	reload := func() {
 		retry.Stop()
 		_, err := s.Reload()
+		if s.opt.onAttempt != nil {
+			s.opt.onAttempt(err)
+		}
 		if err == nil {
 			wait, lastErr = s.opt.RetryInterval, ""
 			return
@@ -191,6 +198,9 @@ func (s *Server) FollowBuilds(ctx context.Context) {
 	}
 	lastManifest, _ := os.Stat(manifestPath)
 	lastDir, _ := os.Stat(dir)
+	if s.opt.onWatching != nil {
+		s.opt.onWatching()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -225,6 +235,9 @@ func (s *Server) FollowBuilds(ctx context.Context) {
 			if !manifest.SameFile(lastManifest, info) {
 				lastManifest = info
 				reload()
+			}
+			if s.opt.onPoll != nil {
+				s.opt.onPoll()
 			}
 		}
 	}

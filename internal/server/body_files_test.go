@@ -93,7 +93,7 @@ func etagOf(body []byte) string {
 // mapped; no store is made.
 func TestFileBuildHoldsNoPages(t *testing.T) {
 	sharedSites(t)
-	s, _ := newServer(t, Options{Dir: allSite.out})
+	s, _ := newServer(t, Options{Source: Folder(allSite.out)})
 	hb := s.cur.Load()
 	if hb.dir == nil || len(hb.stores) != 0 || len(hb.bySum) != 0 {
 		t.Fatalf("a build from a folder has %d stores, %d bodies in memory, folder %v", len(hb.stores), len(hb.bySum), hb.dir)
@@ -143,7 +143,7 @@ func TestReplacedWhileSending(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			out := t.TempDir()
 			writeBuild(t, out, allSite.out, map[string][]byte{big: old})
-			opt := Options{Dir: out}
+			opt := Options{Source: Folder(out)}
 			mode.opt(&opt)
 			s, _ := newServer(t, opt)
 			addr := strings.TrimPrefix(serve(t, s), "http://")
@@ -206,7 +206,7 @@ func TestStaleWaitsForSwitch(t *testing.T) {
 		t.Run(cache, func(t *testing.T) {
 			out := t.TempDir()
 			writeBuild(t, out, allSite.out, nil)
-			s, _ := newServer(t, Options{Dir: out, SwitchTimeout: 3 * time.Second, PollInterval: 50 * time.Millisecond, noMapping: true})
+			s, _ := newServer(t, Options{Source: Folder(out), SwitchTimeout: 3 * time.Second, PollInterval: 50 * time.Millisecond, noMapping: true})
 			fast, plain := serveTwoWays(t, s)
 			oldPage := file(t, out, 20, 3)
 			if cache == "open" {
@@ -274,7 +274,7 @@ func TestStaleUnavailable(t *testing.T) {
 	const wait = 300 * time.Millisecond
 	out := t.TempDir()
 	writeBuild(t, out, allSite.out, nil)
-	s, _ := newServer(t, Options{Dir: out, SwitchTimeout: wait, noMapping: true})
+	s, _ := newServer(t, Options{Source: Folder(out), SwitchTimeout: wait, noMapping: true})
 	fast, plain := serveTwoWays(t, s)
 	writeFile(t, filepath.Join(out, "articles", "20", "3.json"), []byte("changed in place of the page"))
 	os.Remove(filepath.Join(out, "articles", "20", "4.json"))
@@ -313,7 +313,7 @@ func TestDropDeleted(t *testing.T) {
 	sharedSites(t)
 	out := t.TempDir()
 	writeBuild(t, out, allSite.out, nil)
-	s, _ := newServer(t, Options{Dir: out, noMapping: true})
+	s, _ := newServer(t, Options{Source: Folder(out), noMapping: true})
 	url := serve(t, s)
 	for _, off := range []int{1, 2, 3} {
 		resp, err := http.Get(url + "/articles/?limit=20&offset=" + strconv.Itoa(off))
@@ -340,7 +340,7 @@ func TestMappingsReleased(t *testing.T) {
 	writeBuild(t, out, allSite.out, nil)
 	runtime.GC()
 	before := liveMappings.Load()
-	s, _ := newServer(t, Options{Dir: out})
+	s, _ := newServer(t, Options{Source: Folder(out)})
 	pages := int64(45 * 3)
 	if got := liveMappings.Load() - before; got != pages {
 		t.Fatalf("%d page files mapped, want %d", got, pages)
@@ -367,7 +367,7 @@ func TestMappedServesOwnBuild(t *testing.T) {
 	sharedSites(t)
 	out := t.TempDir()
 	old := writeBuild(t, out, allSite.out, nil)
-	s, _ := newServer(t, Options{Dir: out, PollInterval: 50 * time.Millisecond})
+	s, _ := newServer(t, Options{Source: Folder(out), PollInterval: 50 * time.Millisecond})
 	fast, plain := serveTwoWays(t, s)
 	newPage := []byte(`"the new build"`)
 	_, m := writePages(t, out, allSite.out, map[string][]byte{"articles/20/3.json": newPage})
@@ -399,7 +399,7 @@ func TestLazyMapping(t *testing.T) {
 	sharedSites(t)
 	out := t.TempDir()
 	writeBuild(t, out, allSite.out, nil)
-	s, _ := newServer(t, Options{Dir: out, noMapping: true})
+	s, _ := newServer(t, Options{Source: Folder(out), noMapping: true})
 	hb := s.cur.Load()
 	pg := &hb.main.limits[1].pages[3]
 	if pg.file.mapped() != nil {
@@ -477,7 +477,7 @@ func TestDescriptorLimitHelper(t *testing.T) {
 	if len(m.Files) <= nofile {
 		t.Fatalf("a build of %d pages, want more than %d", len(m.Files), nofile)
 	}
-	opt := Options{Dir: dir}
+	opt := Options{Source: Folder(dir)}
 	for _, mode := range sendModes {
 		if mode.name == os.Getenv("FEEDGEN_TEST_NOFILE_MODE") {
 			mode.opt(&opt)
@@ -569,7 +569,7 @@ func TestNoEscape(t *testing.T) {
 			must(os.Rename(filepath.Join(out, "articles", "20", "4.json"), filepath.Join(out, "articles", "20", "4.real")))
 			must(os.Symlink("4.real", filepath.Join(out, "articles", "20", "4.json")))
 
-			s, log := newServer(t, Options{Dir: out, StartTimeout: 100 * time.Millisecond, RetryInterval: 10 * time.Millisecond, noMapping: true})
+			s, log := newServer(t, Options{Source: Folder(out), StartTimeout: 100 * time.Millisecond, RetryInterval: 10 * time.Millisecond, noMapping: true})
 			if got := s.Current().Unavailable; got != 1 || !strings.Contains(log.String(), "articles/20/3.json") {
 				t.Fatalf("%d pages unavailable, log %q; want the link out of the folder refused", got, log.String())
 			}
@@ -593,8 +593,9 @@ func TestSameBuildRewritten(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			out := t.TempDir()
 			writeBuild(t, out, allSite.out, nil)
-			opt := Options{Dir: out, PollInterval: 50 * time.Millisecond, SwitchTimeout: 10 * time.Second}
+			opt := Options{Source: Folder(out), PollInterval: 50 * time.Millisecond, SwitchTimeout: 10 * time.Second}
 			mode.opt(&opt)
+			ev := countEvents(&opt)
 			s, _ := newServer(t, opt)
 			serve(t, s)
 			hb := s.cur.Load()
@@ -614,8 +615,9 @@ func TestSameBuildRewritten(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			a, p := ev.counts()
 			writeFile(t, filepath.Join(out, manifest.Name), data)
-			time.Sleep(300 * time.Millisecond) // events, polls
+			ev.waitMore(t, "the manifest written again to be loaded, and a poll", a, p, 1, 1)
 			if s.cur.Load() != hb {
 				t.Error("switched after the manifest alone was written again")
 			}
@@ -631,7 +633,7 @@ func TestStaleNudge(t *testing.T) {
 	sharedSites(t)
 	out := t.TempDir()
 	files := writeBuild(t, out, allSite.out, nil)
-	s, _ := newServer(t, Options{Dir: out, PollInterval: time.Hour, SwitchTimeout: 10 * time.Second, noMapping: true})
+	s, _ := newServer(t, Options{Source: Folder(out), PollInterval: time.Hour, SwitchTimeout: 10 * time.Second, noMapping: true})
 	url := serve(t, s)
 	writeFile(t, filepath.Join(out, "articles", "20", "3.json"), files["articles/20/3.json"])
 	start := time.Now()

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// reply is the answer to one request, decided once (decide) and then sent
+// either by the fast path (appendHead) or through net/http (ServeHTTP):
+// both send the same bytes, which TestFastPathMatchesNetHTTP checks.
+type reply struct {
+	status   int
+	listing  bool   // an answer from the listing's path: Allow and Vary
+	html     bool   // Content-Type text/html (the redirect), else application/json
+	location string // Location of a redirect
+	page     *page  // the page answered (200) or not modified (304)
+	body     []byte // the body of any other answer with one
+	modified []string
+}
+
+// conditions are the conditional headers of a request: the values of
+// every If-None-Match field, and the first If-Modified-Since.
+type conditions struct {
+	inm     []string
+	haveINM bool
+	ims     string
+}
+
+// decide answers a request for path (decoded) and the raw query, from
+// build hb. A HEAD gets the answer of a GET; the caller leaves the body
+// out. For a query without filters and a pre-rendered page it allocates
+// nothing: the fast path counts on it.
+func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *conditions) reply {
+	switch path {
+	case ListPath:
+	case ListPath[:len(ListPath)-1]:
+		loc := ListPath
+		if rawQuery != "" {
+			loc += "?" + escapeQuery(rawQuery)
+		}
+		return reply{status: http.StatusMovedPermanently, html: true, location: loc}
+	default:
+		return reply{status: http.StatusNotFound, body: s.notFound}
+	}
+	switch method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		return reply{status: http.StatusOK, listing: true, body: s.options}
+	default:
+		return reply{status: http.StatusMethodNotAllowed, listing: true, body: listing.AppendMethodNotAllowed(nil, method)}
+	}
+
+	q := listing.ParseQuery(rawQuery, hb.paging, hb.filters)
+	c := hb.collection(q.Params)
+	if c == nil && len(q.Params) > 0 {
+		c = hb.emptyCollection(q.Params)
+	}
+	if c == nil {
+		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
+	}
+	lp := c.lookup(q.Limit)
+	if lp == nil {
+		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
+	}
+	var pg *page
+	switch off, small := canonical(q.Offset); {
+	case small && off < c.count && hb.aligned:
+		if off%lp.limit != 0 {
+			return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
+		}
+		pg = &lp.pages[off/lp.limit]
+	case small && (off < c.count || off == 0) && lp.pages != nil: // none in an empty collection
+		pg = &lp.pages[off]
+	default:
+		empty := hb.emptyPage(c, q.Limit, q.Offset)
+		pg = &empty
+	}
+	if pg.unavailable() {
+		return s.unavailableReply()
+	}
+	r := reply{status: http.StatusOK, listing: true, page: pg, modified: hb.lastModified}
+	if cond != nil && notModified(cond, pg.etag[0], hb.buildTime) {
+		r.status = http.StatusNotModified
+	}
+	return r
+}
+
+// unavailableReply is the answer 503 to a request for a page the server
+// cannot send now.
+func (s *Server) unavailableReply() reply {
+	return reply{status: http.StatusServiceUnavailable, listing: true, body: s.unavailable}
+}
+
+// notModified evaluates If-None-Match (a list of entity tags compared
+// weakly, or *) and, only when there is none, If-Modified-Since.
+func notModified(c *conditions, etag string, modified time.Time) bool {
+	if c.haveINM {
+		for _, v := range c.inm {
+			if etagListMatches(v, etag) {
+				return true
+			}
+		}
+		return false
+	}
+	if c.ims != "" {
+		t, err := http.ParseTime(c.ims)
+		return err == nil && !modified.After(t)
+	}
+	return false
+}
+
+// contentLength is the length of the body the reply has, sent or not (a
+// HEAD gets the length of the GET's body).
+func (r *reply) contentLength() int {
+	if r.page != nil {
+		return r.page.size()
+	}
+	return len(r.body)
+}
+
+// hasBody reports whether the reply's status allows a body.
+func (r *reply) hasBody() bool {
+	return r.status != http.StatusNotModified && r.status != http.StatusMovedPermanently
+}
+
+// escapeQuery percent-encodes the bytes of a raw query that may not
+// appear in a URL as they are, leaving the rest (and every existing
+// escape) as sent.
+func escapeQuery(q string) string {
+	const upper = "0123456789ABCDEF"
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if !queryByteOK(q[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return q
+	}
+	b := make([]byte, 0, len(q)+2*n)
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; queryByteOK(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', upper[c>>4], upper[c&15])
+		}
+	}
+	return string(b)
+}
+
+// queryByteOK reports whether c stays as it is in a redirect's query: the
+// characters the original's framework left unquoted.
+func queryByteOK(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '-', '.', '_', '~', '/', '#', '%', '[', ']', '=', ':', ';', '$', '&', '(', ')', '+', ',', '!', '?', '*', '@', '\'':
+		return true
+	}
+	return false
+}
+
+// etagListMatches reports whether the If-None-Match value list names
+// etag (weak comparison: a W/ prefix is ignored) or is "*". Parsing stops
+// at the first malformed element.
+func etagListMatches(list, etag string) bool {
+	for {
+		for list != "" && (list[0] == ' ' || list[0] == '\t' || list[0] == ',') {
+			list = list[1:]
+		}
+		if list == "" {
+			return false
+		}
+		if list[0] == '*' {
+			return true
+		}
+		if len(list) >= 2 && list[0] == 'W' && list[1] == '/' {
+			list = list[2:]
+		}
+		if list == "" || list[0] != '"' {
+			return false
+		}
+		end := 1
+		for end < len(list) && list[end] != '"' {
+			end++
+		}
+		if end == len(list) {
+			return false
+		}
+		if list[:end+1] == etag {
+			return true
+		}
+		list = list[end+1:]
+	}
+}
+
+// canonical reads a decimal with no sign and no leading zeros that fits
+// in 60 bits, as ParseQuery writes offsets.
+func canonical(s string) (int, bool) {
+	if s == "" || len(s) > 18 || (s[0] == '0' && len(s) > 1) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
