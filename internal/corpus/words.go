@@ -87,7 +87,7 @@ var russianWords = [...]string{
 
 // tags is the tag vocabulary, by rank: the English and Russian words
 // interleaved, then the same words capitalised ("Market" is another tag
-// than "market", as the filters of SPEC §7 tell them apart by case).
+// than "market", as the filters of docs/contract.md §7 tell them apart by case).
 var tags = tagVocabulary()
 
 func tagVocabulary() []string {

@@ -1,4 +1,4 @@
-// Package importer moves a live article listing onto feedgen (SPEC §11):
+// Package importer moves a live article listing onto feedgen (docs/contract.md §11):
 // it reads every page of a service's /articles/ over HTTP and turns them
 // into a site, config.yaml and content/<section>/<section_slug>/<slug>.md,
 // whose build answers those pages byte for byte.

@@ -13,7 +13,7 @@ import (
 )
 
 // TestImportLarge measures the import of a 10,000-article site served by
-// the real server on the loopback (SPEC §11's target: 10 s at most), then
+// the real server on the loopback (docs/contract.md §11's target: 10 s at most), then
 // rebuilds it and compares its pages. It takes a while: it runs only with
 // FEEDGEN_IMPORT_LARGE=1, e.g.
 //

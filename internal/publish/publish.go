@@ -1,4 +1,4 @@
-// Package publish uploads a build to object storage (SPEC §10) through
+// Package publish uploads a build to object storage (docs/contract.md §10) through
 // gocloud.dev/blob: the pages whose bytes the bucket does not hold, then
 // the manifest, then it deletes the pages the build no longer has.
 //

@@ -83,7 +83,7 @@ const (
 	classHidden    = "hidden"        // paths that must answer the JSON 404: files by their path, the manifest
 )
 
-// classes in the order of the README's table.
+// classes in the order of the table of docs/deploying.md.
 var classes = []string{classCanonical, classPastEnd, classFilters, classUnknown, classLenient, classMethods, classRedirect, classHidden}
 
 // A request is one row of the shared table.
@@ -189,7 +189,7 @@ type answer struct {
 	body   string
 }
 
-// contractHeaders are the headers compared: those SPEC §5 names, but
+// contractHeaders are the headers compared: those docs/contract.md §5 names, but
 // ETag and Last-Modified, which each platform computes its own way.
 var contractHeaders = []string{"Content-Type", "Allow", "Vary", "Location", "Content-Length"}
 
@@ -397,7 +397,7 @@ func startProcess(t *testing.T, base string, cmd *exec.Cmd) {
 
 // TestReferenceAnswers checks the table against feedgen serve itself, as
 // a platform would be: every answer is its own, so nothing may differ;
-// and a few rows have the answers SPEC §5 and §7 call for.
+// and a few rows have the answers docs/contract.md §5 and §7 call for.
 func TestReferenceAnswers(t *testing.T) {
 	if d := checkTarget(t, refBase, nil); len(d) > 0 {
 		t.Errorf("feedgen serve differs from itself in %v", d)
@@ -420,7 +420,7 @@ func TestReferenceAnswers(t *testing.T) {
 
 // support says, for each target, the request classes it does not answer
 // exactly (it answers them with the JSON 404). Each target's test holds
-// it to that; TestSupportTable turns it into the README's table.
+// it to that; TestSupportTable turns it into the table of docs/deploying.md.
 var support = map[string][]string{
 	"nginx-njs":  nil,
 	"cloudflare": nil,
@@ -431,7 +431,7 @@ var support = map[string][]string{
 	"apache":     {classLenient, classMethods, classRedirect},
 }
 
-// TestSupportTable checks testdata/support.md, the README's table of
+// TestSupportTable checks testdata/support.md, the table of docs/deploying.md of
 // which classes each target answers exactly, against support (go test
 // -update rewrites it).
 func TestSupportTable(t *testing.T) {

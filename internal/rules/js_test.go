@@ -223,7 +223,7 @@ func TestNetlifyRedirects(t *testing.T) {
 		m := matches[i]
 		want := ask(t, refBase, r)
 		if netlifyFallbackWrong[r.target] {
-			continue // the README says so
+			continue // docs/deploying.md says so
 		}
 		if m == nil {
 			if r.class != classHidden || r.target == "/manifest.json" || strings.HasPrefix(r.target, "/articles/?") {
@@ -261,7 +261,7 @@ func TestNetlifyRedirects(t *testing.T) {
 // netlifyFallbackWrong are the requests that _redirects alone answers
 // with another page than feedgen serve: Netlify's rules engine reads no
 // parameter from a query that ends in '&', nor an escaped parameter name,
-// and then the main listing's rule matches. The README says so; the edge
+// and then the main listing's rule matches. docs/deploying.md says so; the edge
 // function answers them exactly.
 var netlifyFallbackWrong = map[string]bool{
 	"/articles/?t%61g=API":   true,
@@ -275,7 +275,7 @@ var netlifyFallbackWrong = map[string]bool{
 // a request it returns goes to the origin, the build (argv[3]) served as
 // an S3 bucket serves objects uploaded with Content-Type application/json
 // (403 for a missing key), with the Allow and Vary headers of the
-// response headers policy the README has the distribution add.
+// response headers policy docs/deploying.md has the distribution add.
 const cloudfrontViewer = `const fs = require("fs"), http = require("http"), path = require("path");
 const [, , fnFile, root, host, port] = process.argv;
 const handler = new Function(fs.readFileSync(fnFile, "utf8") + "\nreturn handler;")();

@@ -76,7 +76,7 @@ const (
 
 // longSupport is what each target answers to the canonical links of each
 // value of longValues; TestLongValues holds every target to it, on its
-// platform, and writes it as the README's table.
+// platform, and writes it as the table of docs/deploying.md.
 var longSupport = map[string][]longOutcome{
 	"nginx-njs":  {longExact, longExact, longExact, longTooLong},
 	"cloudflare": {longExact, longExact, longExact, longExact},
@@ -102,7 +102,7 @@ func starters(t *testing.T) map[string]func(t *testing.T) startFunc {
 // refused the whole Caddyfile for a value of 3,000 characters, and the
 // plain targets' 404 for long values was not in the README): feedgen
 // serve's page, the JSON 404, or the platform's own 414 for a request
-// line longer than it reads. It writes testdata/long.md, the README's
+// line longer than it reads. It writes testdata/long.md, docs/deploying.md's
 // table, with -update.
 func TestLongValues(t *testing.T) {
 	var names []string

@@ -1,6 +1,6 @@
 // Package rules writes the configuration that makes a web server, CDN or
 // edge platform answer the listing as feedgen serve does, from the files
-// of a build (SPEC §9). Each target is one file of this package that
+// of a build (docs/contract.md §9). Each target is one file of this package that
 // turns a Site into the files it needs; what every target shares (the
 // listing's contract: limits, offsets, filters and their folders, bodies
 // and headers) comes from package listing and the build's manifest, and
@@ -97,7 +97,7 @@ type Target struct {
 	Name string
 	// Files are the names of the files Generate returns, in OUTDIR.
 	Files []string
-	// Run says how the files are used, for --help and the README.
+	// Run says how the files are used, for --help and docs/deploying.md.
 	Run string
 	// Counts says that the files hold the build's counts: they are to be
 	// written again after each build.

@@ -18,7 +18,7 @@ import (
 )
 
 // siteConfig is the config.yaml of a new site.
-const siteConfig = `# feedgen configuration: see the README for every key.
+const siteConfig = `# feedgen configuration: every key is in https://github.com/feedgen/feedgen/blob/main/docs/configuration.md
 
 # Public web site: article URLs are {site_url}/{section}/{section_slug}/{slug}/.
 site_url: https://www.example.com

@@ -1,4 +1,4 @@
-// listing.js: the listing's contract (SPEC §1, §5, §7) for the JavaScript
+// listing.js: the listing's contract (docs/contract.md §1, §5, §7) for the JavaScript
 // targets, one source embedded by feedgen rules after the data it
 // generates (F) and before each platform's adapter. It answers a request
 // exactly as feedgen serve does: answer(method, path, rawQuery) returns
@@ -302,7 +302,7 @@ function subtract(o, n) {
 }
 
 // emptyPage returns the page past the end of a collection of count
-// articles: no results, no next, previous by the rules of SPEC §1.
+// articles: no results, no next, previous by the rules of docs/contract.md §1.
 function emptyPage(q, count) {
     var o = q.o, prev = "null";
     if (o != "0") {
