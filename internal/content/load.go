@@ -111,14 +111,50 @@ func NewLoader(cfg *config.Config) *Loader {
 // by path, with a Site that holds only the warnings; any other error is
 // returned as it is.
 //
-// Files are parsed on all cores while the folders are still being walked;
-// with Options.Unchanged, once every file has been read and found changed.
+// Files are parsed on all cores while the folders are still being walked
+// (walk); with Options.Unchanged, once every file has been read and found
+// changed (parseKept). The cache then remembers them (remember), and the
+// articles are checked across files and sorted into published, drafts and
+// scheduled (publish).
 func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, error) {
+	// Asking whether the content is unchanged means reading it all before
+	// parsing any: a first pass reads and keeps the bytes.
+	ask := opt.Unchanged != nil && len(l.cache) == 0
+	w, err := l.walk(ctx, fsys, opt, ask)
+	if err != nil {
+		return nil, err
+	}
+	if ask {
+		// A file that could not be read adds an error, and its empty sum
+		// matches no build's.
+		if d := digest(w.files); len(w.errs) == 0 && opt.Unchanged(d) {
+			return &Site{Files: len(w.files), Digest: d, Unchanged: true}, nil
+		}
+		if err := l.parseKept(ctx, fsys, opt, w); err != nil {
+			return nil, err
+		}
+	}
+	l.remember(w.files)
+	return publish(w, opt)
+}
+
+// walked is what walk found: every article file, in the order found,
+// with its parse (unless walk only read it), and the errors of the walk.
+type walked struct {
+	files    []*entry
+	reparsed int        // files read (the others came from the cache)
+	errs     diag.List  // of the walk, and of files that could not be read
+	kept     *keptBytes // with ask: the bytes read, for parseKept
+}
+
+// walk lists the content folder and reads every file the cache does not
+// vouch for, on all cores: parsed at once, or with ask only read (and
+// its bytes kept while there is room).
+func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*walked, error) {
 	root := opt.Root
 	if root == "" {
 		root = "content"
 	}
-	var errs diag.List
 	var changed map[string]bool
 	if opt.Changed != nil && l.Cache && len(l.cache) > 0 {
 		changed = make(map[string]bool, len(opt.Changed))
@@ -129,29 +165,15 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	// Without a list of changes, a cached file is reused only when a stat
 	// says it is unchanged.
 	stat := l.Cache && changed == nil && len(l.cache) > 0
-	// Asking whether the content is unchanged means reading it all before
-	// parsing any: a first pass reads and keeps the bytes.
-	ask := opt.Unchanged != nil && len(l.cache) == 0
-
-	var (
-		files []*entry
-		todo  = make(chan *entry, 256)
-		wg    sync.WaitGroup
-		kept  *keptBytes // between the passes of ask
-	)
+	w := &walked{}
 	if ask {
-		kept = &keptBytes{limit: l.keep, data: map[int][]byte{}}
+		w.kept = &keptBytes{limit: l.keep, data: map[int][]byte{}}
 	}
-	work := func(todo <-chan *entry, parse bool) {
-		for range runtime.GOMAXPROCS(0) {
-			wg.Go(func() { l.work(fsys, todo, parse, opt.Parsed, kept) })
-		}
-	}
-	work(todo, !ask)
-	reparsed := 0
-	err := l.list(ctx, fsys, root, &errs, func(e *entry) {
-		e.index = len(files)
-		files = append(files, e)
+	todo := make(chan *entry, 256)
+	wg := l.workers(fsys, todo, !ask, opt.Parsed, w.kept)
+	err := l.list(ctx, fsys, root, &w.errs, func(e *entry) {
+		e.index = len(w.files)
+		w.files = append(w.files, e)
 		if c, ok := l.cache[e.name]; ok && l.Cache {
 			if changed != nil && !underChanged(changed, e.name) {
 				e.stamp, e.size, e.sum, e.result = c.stamp, c.size, c.sum, c.result
@@ -164,47 +186,61 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 				}
 			}
 		}
-		reparsed++
+		w.reparsed++
 		todo <- e
 	})
 	close(todo)
 	wg.Wait()
-	if err != nil {
-		return nil, err
-	}
-	if ask {
-		// A file that could not be read adds an error, and its empty sum
-		// matches no build's.
-		if d := digest(files); len(errs) == 0 && opt.Unchanged(d) {
-			return &Site{Files: len(files), Digest: d, Unchanged: true}, nil
-		}
-		todo := make(chan *entry, 256)
-		work(todo, true)
-		for _, e := range files {
-			if ctx.Err() != nil {
-				break
-			}
-			if !e.failed {
-				todo <- e
-			}
-		}
-		close(todo)
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	site := &Site{Files: len(files), Reparsed: reparsed, Digest: digest(files)}
-	if l.Cache {
-		next := make(map[string]cached, len(files))
-		for _, e := range files {
-			next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result}
-		}
-		l.cache = next
-	}
+	return w, err
+}
 
-	cand := make([]*Article, 0, len(files))
+// workers starts a worker per core on the files sent to todo (see work).
+func (l *Loader) workers(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(*Article), kept *keptBytes) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() { l.work(fsys, todo, parse, onParsed, kept) })
+	}
+	return &wg
+}
+
+// parseKept parses the files walk only read, from the bytes it kept or
+// read again.
+func (l *Loader) parseKept(ctx context.Context, fsys fs.FS, opt Options, w *walked) error {
+	todo := make(chan *entry, 256)
+	wg := l.workers(fsys, todo, true, opt.Parsed, w.kept)
+	for _, e := range w.files {
+		if ctx.Err() != nil {
+			break
+		}
+		if !e.failed {
+			todo <- e
+		}
+	}
+	close(todo)
+	wg.Wait()
+	return ctx.Err()
+}
+
+// remember keeps the files of a Load in the cache, for the next one.
+func (l *Loader) remember(files []*entry) {
+	if !l.Cache {
+		return
+	}
+	next := make(map[string]cached, len(files))
 	for _, e := range files {
+		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result}
+	}
+	l.cache = next
+}
+
+// publish makes the Site of the files parsed: their errors and warnings,
+// the checks across articles (slugs, duplicates), and each valid article
+// published, or counted as a draft or scheduled.
+func publish(w *walked, opt Options) (*Site, error) {
+	errs := w.errs
+	site := &Site{Files: len(w.files), Reparsed: w.reparsed, Digest: digest(w.files)}
+	cand := make([]*Article, 0, len(w.files))
+	for _, e := range w.files {
 		r := e.result
 		errs = append(errs, r.errs...)
 		site.Warnings = append(site.Warnings, r.warnings...)

@@ -92,159 +92,212 @@ func splitSimple(data []byte) (fm, body []byte, ok bool) {
 
 // parse validates the file at display path p (section, slug and article
 // slug already taken from its location). It keeps no reference to data,
-// which the caller reuses for the next file.
+// which the caller reuses for the next file. The jobs, in turn: split
+// the file (fileCheck.split), read its front matter's keys into an
+// Article (decode), check the keys it must have (required), resolve
+// section, author and URLs against the config (resolve), and take the
+// announcement from the body when none is written (summary).
 func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) parsed {
-	var r parsed
-	fail := func(line int, format string, args ...any) parsed {
-		r.errs.Add(p, line, fmt.Sprintf(format, args...))
-		return r
+	c := &fileCheck{fp: fp, p: p}
+	data, body, pairs, ok := c.split(data)
+	if !ok {
+		return c.r
 	}
+	a := &Article{Shown: &Shown{}, Path: p, Section: section, SectionSlug: sectionSlug, Slug: slug, Line: c.open}
+	c.decode(a, pairs)
+	c.required()
+	c.resolve(a, pairs)
+	if !c.seen.announcement {
+		c.summary(a, data, body)
+	}
+	if len(c.r.errs) == 0 {
+		c.r.article = a
+	}
+	return c.r
+}
+
+// fileCheck is the parse of one file under way: where it is, what was
+// found wrong, and which keys its front matter has.
+type fileCheck struct {
+	fp   *fileParser
+	p    string // the file, as reported
+	open int    // the line of the opening ---
+	r    parsed
+	seen struct {
+		id, title, published, announcement bool
+		author, authorName, authorURL      bool
+		imgSmall, imgSmall2x               bool
+	}
+	author field // the author key, when seen.author
+}
+
+// fail records an error at line.
+func (c *fileCheck) fail(line int, format string, args ...any) {
+	c.r.errs.Add(c.p, line, fmt.Sprintf(format, args...))
+}
+
+// split checks data is text, splits it into front matter and body, and
+// reads the front matter's keys. It returns data without a byte order
+// mark; false when the file has an error that stops its parse.
+func (c *fileCheck) split(data []byte) (_, body []byte, pairs []field, ok bool) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return fail(0, "file is empty: start it with front matter between --- lines (id, title, published)")
+		c.fail(0, "file is empty: start it with front matter between --- lines (id, title, published)")
+		return nil, nil, nil, false
 	}
 	if !validUTF8(data) {
-		return fail(invalidUTF8Line(data), "invalid UTF-8: save the file with UTF-8 encoding")
+		c.fail(invalidUTF8Line(data), "invalid UTF-8: save the file with UTF-8 encoding")
+		return nil, nil, nil, false
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 
 	fm, body, err := splitFrontMatter(data)
-	open := openingLine(data)
+	c.open = openingLine(data)
 	switch {
-	case errors.Is(err, frontmatter.ErrNotFound) && open > 0:
-		return fail(open, "front matter is not closed: add a line --- after its last key")
+	case errors.Is(err, frontmatter.ErrNotFound) && c.open > 0:
+		c.fail(c.open, "front matter is not closed: add a line --- after its last key")
+		return nil, nil, nil, false
 	case errors.Is(err, frontmatter.ErrNotFound):
-		return fail(1, "no front matter: start the file with a line ---, the keys id, title and published, then a line ---")
+		c.fail(1, "no front matter: start the file with a line ---, the keys id, title and published, then a line ---")
+		return nil, nil, nil, false
 	case err != nil:
-		return fail(0, "reading front matter: %v", err)
+		c.fail(0, "reading front matter: %v", err)
+		return nil, nil, nil, false
 	}
 	// The front matter starts on the line after the opening ---.
-	root, err := fp.yaml.Parse(fm, open)
+	root, err := c.fp.yaml.Parse(fm, c.open)
 	if err != nil {
-		if line, msg, ok := aliasProblem(fm, open, err); ok {
-			return fail(line, "%s", msg)
+		if line, msg, ok := aliasProblem(fm, c.open, err); ok {
+			c.fail(line, "%s", msg)
+		} else {
+			c.fail(yamlnode.Line(err, c.open), "%v", err)
 		}
-		return fail(yamlnode.Line(err, open), "%v", err)
+		return nil, nil, nil, false
 	}
 	if root == nil {
-		return fail(open, "front matter is empty: add the keys id, title and published")
+		c.fail(c.open, "front matter is empty: add the keys id, title and published")
+		return nil, nil, nil, false
 	}
-	pairs, err := fp.fields.read(root)
-	if err != nil {
-		return fail(yamlnode.Line(err, root.Line), "%v", err)
+	if pairs, err = c.fp.fields.read(root); err != nil {
+		c.fail(yamlnode.Line(err, root.Line), "%v", err)
+		return nil, nil, nil, false
 	}
+	return data, body, pairs, true
+}
 
-	a := &Article{Shown: &Shown{}, Path: p, Section: section, SectionSlug: sectionSlug, Slug: slug, Line: open}
-	var (
-		haveID, haveTitle, havePub, haveAnn bool
-		haveAuthor, haveAName, haveAURL     bool
-		author                              field
-		imgSmallSet, imgSmall2xSet          bool
-	)
-	// fieldErr reports a problem with the value of f: where f is, if the
-	// value comes through an alias, with a note saying where it is written.
-	fieldErr := func(f field, msg string) {
-		line, note := f.where(f.value.Line)
-		r.errs.Add(p, line, msg+note)
+// fieldErr reports a problem with the value of f: where f is, if the
+// value comes through an alias, with a note saying where it is written.
+func (c *fileCheck) fieldErr(f field, msg string) {
+	line, note := f.where(f.value.Line)
+	c.r.errs.Add(c.p, line, msg+note)
+}
+
+// bad reports err, a problem with the value of f.
+func (c *fileCheck) bad(f field, err error) { c.fieldErr(f, f.key+": "+err.Error()) }
+
+// str returns the string value of f; false, reported, when it is not one.
+func (c *fileCheck) str(f field) (string, bool) {
+	s, err := yamlnode.String(f.value)
+	if err != nil {
+		c.bad(f, err)
 	}
-	bad := func(f field, err error) {
-		fieldErr(f, f.key+": "+err.Error())
+	return s, err == nil
+}
+
+// text returns the string value of f, "" when it is not one (reported).
+func (c *fileCheck) text(f field) string {
+	s, _ := c.str(f)
+	return s
+}
+
+// counter returns the value of f, a count of 0 or more.
+func (c *fileCheck) counter(f field) int64 {
+	v, err := yamlnode.Int(f.value)
+	if err != nil {
+		c.bad(f, err)
+		return 0
 	}
-	str := func(f field) (string, bool) {
-		s, err := yamlnode.String(f.value)
-		if err != nil {
-			bad(f, err)
-		}
-		return s, err == nil
+	if v < 0 {
+		c.fieldErr(f, fmt.Sprintf("%s: %d is negative: counters are 0 or more", f.key, v))
+		return 0
 	}
-	text := func(f field) string {
-		s, _ := str(f)
-		return s
-	}
-	counter := func(f field) int64 {
-		v, err := yamlnode.Int(f.value)
-		if err != nil {
-			bad(f, err)
-			return 0
-		}
-		if v < 0 {
-			fieldErr(f, fmt.Sprintf("%s: %d is negative: counters are 0 or more", f.key, v))
-			return 0
-		}
-		return v
-	}
+	return v
+}
+
+// decode reads each key of the front matter into a, as it is written.
+func (c *fileCheck) decode(a *Article, pairs []field) {
 	for _, kv := range pairs {
 		switch kv.key {
 		case "id":
-			haveID = true
+			c.seen.id = true
 			a.Line = kv.keyLine
 			v, err := yamlnode.Int(kv.value)
 			if err != nil || v <= 0 {
-				fieldErr(kv, fmt.Sprintf("id: want a positive whole number, got %s", quoteValue(kv.value)))
+				c.fieldErr(kv, fmt.Sprintf("id: want a positive whole number, got %s", quoteValue(kv.value)))
 				break
 			}
 			a.ID = v
 		case "title":
-			haveTitle = true
+			c.seen.title = true
 			var ok bool
-			a.Title, ok = str(kv)
+			a.Title, ok = c.str(kv)
 			if ok && strings.TrimSpace(a.Title) == "" {
-				fieldErr(kv, "title is empty: give the article a headline")
+				c.fieldErr(kv, "title is empty: give the article a headline")
 			}
 		case "published":
-			havePub = true
-			s, ok := str(kv)
+			c.seen.published = true
+			s, ok := c.str(kv)
 			if !ok {
 				break
 			}
-			wall, instant, err := parseTime(s, fp.cfg.Location)
+			wall, instant, err := parseTime(s, c.fp.cfg.Location)
 			if err != nil {
-				fieldErr(kv, "published: "+err.Error())
+				c.fieldErr(kv, "published: "+err.Error())
 				break
 			}
 			a.Published, a.Instant = wall, instant
 		case "announcement":
-			haveAnn = true
-			a.Announcement = text(kv)
+			c.seen.announcement = true
+			a.Announcement = c.text(kv)
 		case "tags":
 			tags, err := yamlnode.Strings(kv.value)
 			if err != nil {
 				if it := badItem(kv.value); it != nil {
 					f, line := kv.item(it)
 					at, note := f.where(line)
-					r.errs.Add(p, at, kv.key+": "+err.Error()+note)
+					c.r.errs.Add(c.p, at, kv.key+": "+err.Error()+note)
 					break
 				}
-				bad(kv, err)
+				c.bad(kv, err)
 				break
 			}
 			a.Tags = tags
 		case "pageviews":
-			a.Pageviews = counter(kv)
+			a.Pageviews = c.counter(kv)
 		case "comments_count":
-			a.Comments = counter(kv)
+			a.Comments = c.counter(kv)
 		case "author":
-			haveAuthor, author = true, kv
-			a.AuthorKey = text(kv)
+			c.seen.author, c.author = true, kv
+			a.AuthorKey = c.text(kv)
 		case "author_name":
-			haveAName = true
-			a.AuthorName = text(kv)
+			c.seen.authorName = true
+			a.AuthorName = c.text(kv)
 		case "author_url":
-			haveAURL = true
-			a.AuthorURL = text(kv)
+			c.seen.authorURL = true
+			a.AuthorURL = c.text(kv)
 		case "img_big":
-			a.ImgBig = text(kv)
+			a.ImgBig = c.text(kv)
 		case "img_big_2x":
-			a.ImgBig2x = text(kv)
+			a.ImgBig2x = c.text(kv)
 		case "img_small":
-			imgSmallSet = true
-			a.ImgSmall = text(kv)
+			c.seen.imgSmall = true
+			a.ImgSmall = c.text(kv)
 		case "img_small_2x":
-			imgSmall2xSet = true
-			a.ImgSmall2x = text(kv)
+			c.seen.imgSmall2x = true
+			a.ImgSmall2x = c.text(kv)
 		case "draft":
 			v, err := yamlnode.Bool(kv.value)
 			if err != nil {
-				bad(kv, err)
+				c.bad(kv, err)
 			}
 			a.Draft = v
 		default:
@@ -252,65 +305,75 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 			if s := config.Suggest(kv.key, frontMatterKeys); s != "" {
 				msg += fmt.Sprintf(": did you mean %q?", s)
 			}
-			r.warnings.Add(p, kv.keyLine, msg+kv.keyNote)
+			c.r.warnings.Add(c.p, kv.keyLine, msg+kv.keyNote)
 		}
 	}
+}
+
+// required reports the keys every article must have that the front
+// matter lacks.
+func (c *fileCheck) required() {
 	for _, req := range []struct {
 		have bool
 		key  string
 		hint string
 	}{
-		{haveID, "id", "id: 123 (a positive number, unique across the site)"},
-		{haveTitle, "title", "title: Your headline"},
-		{havePub, "published", "published: 2025-01-31T09:30:00"},
+		{c.seen.id, "id", "id: 123 (a positive number, unique across the site)"},
+		{c.seen.title, "title", "title: Your headline"},
+		{c.seen.published, "published", "published: 2025-01-31T09:30:00"},
 	} {
 		if !req.have {
-			r.errs.Add(p, open, fmt.Sprintf("missing required key %s: add e.g. %s", req.key, req.hint))
+			c.r.errs.Add(c.p, c.open, fmt.Sprintf("missing required key %s: add e.g. %s", req.key, req.hint))
 		}
 	}
+}
 
-	cfg := fp.cfg
-	cats, ok := cfg.Sections[section]
+// resolve sets what a takes from the config: its category's name and
+// URLs, its author, its images' URLs (the default avatar when it has
+// none).
+func (c *fileCheck) resolve(a *Article, pairs []field) {
+	cfg, p, open := c.fp.cfg, c.p, c.open
+	cats, ok := cfg.Sections[a.Section]
 	switch {
 	case !ok:
-		r.errs.Add(p, 0, fmt.Sprintf("section %q is not in config.yaml: add it under sections (%s)", section, cfg.Path))
+		c.r.errs.Add(p, 0, fmt.Sprintf("section %q is not in config.yaml: add it under sections (%s)", a.Section, cfg.Path))
 	default:
-		name, ok := cats[sectionSlug]
+		name, ok := cats[a.SectionSlug]
 		if !ok {
-			r.errs.Add(p, 0, fmt.Sprintf("category %s/%s is not in config.yaml: add %s: <display name> under sections.%s (%s)", section, sectionSlug, sectionSlug, section, cfg.Path))
+			c.r.errs.Add(p, 0, fmt.Sprintf("category %s/%s is not in config.yaml: add %s: <display name> under sections.%s (%s)", a.Section, a.SectionSlug, a.SectionSlug, a.Section, cfg.Path))
 		}
 		a.Category = name
 	}
-	a.CategoryURL = cfg.SiteURL + "/" + section + "/" + sectionSlug + "/"
-	a.URL = a.CategoryURL + slug + "/"
+	a.CategoryURL = cfg.SiteURL + "/" + a.Section + "/" + a.SectionSlug + "/"
+	a.URL = a.CategoryURL + a.Slug + "/"
 
-	switch {
-	case haveAuthor:
+	switch seen := c.seen; {
+	case seen.author:
 		au, ok := cfg.Authors[a.AuthorKey]
 		if !ok {
-			fieldErr(author, fmt.Sprintf("unknown author %q: add it to authors in %s, or use author_name and author_url", a.AuthorKey, cfg.Path))
+			c.fieldErr(c.author, fmt.Sprintf("unknown author %q: add it to authors in %s, or use author_name and author_url", a.AuthorKey, cfg.Path))
 		}
-		if haveAName || haveAURL {
-			r.warnings.Add(p, author.line, "author is set, so author_name and author_url are ignored")
+		if seen.authorName || seen.authorURL {
+			c.r.warnings.Add(p, c.author.line, "author is set, so author_name and author_url are ignored")
 		}
 		a.AuthorName, a.AuthorURL = au.Name, au.URL
-	case haveAName && haveAURL:
+	case seen.authorName && seen.authorURL:
 		a.AuthorKey = ""
-	case haveAName || haveAURL:
-		r.errs.Add(p, open, "an inline author needs both author_name and author_url")
+	case seen.authorName || seen.authorURL:
+		c.r.errs.Add(p, open, "an inline author needs both author_name and author_url")
 	default:
-		r.errs.Add(p, open, fmt.Sprintf("no author: set author (a key of authors in %s) or both author_name and author_url", cfg.Path))
+		c.r.errs.Add(p, open, fmt.Sprintf("no author: set author (a key of authors in %s) or both author_name and author_url", cfg.Path))
 	}
 	var uerr error
 	a.AuthorURL, uerr = resolveURL(cfg.SiteURL, a.AuthorURL)
 	if uerr != nil {
-		r.errs.Add(p, open, "author_url: "+uerr.Error())
+		c.r.errs.Add(p, open, "author_url: "+uerr.Error())
 	}
 
-	if !imgSmallSet {
+	if !c.seen.imgSmall {
 		a.ImgSmall = cfg.DefaultAvatar
 	}
-	if !imgSmall2xSet {
+	if !c.seen.imgSmall2x {
 		a.ImgSmall2x = a.ImgSmall
 	}
 	for _, img := range []struct {
@@ -319,21 +382,19 @@ func (fp *fileParser) parse(p, section, sectionSlug, slug string, data []byte) p
 	}{{"img_big", &a.ImgBig}, {"img_big_2x", &a.ImgBig2x}, {"img_small", &a.ImgSmall}, {"img_small_2x", &a.ImgSmall2x}} {
 		res, err := resolveURL(cfg.MediaURL, *img.v)
 		if err != nil {
-			fieldErr(fieldOf(pairs, img.key, open), img.key+": "+err.Error())
+			c.fieldErr(fieldOf(pairs, img.key, open), img.key+": "+err.Error())
 		}
 		*img.v = res
 	}
+}
 
-	if !haveAnn {
-		var err error
-		if a.Announcement, err = firstParagraph(fp.md, body); err != nil {
-			r.errs.Add(p, bytes.Count(data[:len(data)-len(body)], []byte("\n"))+1, err.Error())
-		}
+// summary takes the announcement from the first paragraph of body (data
+// is the whole file, for the line of an error).
+func (c *fileCheck) summary(a *Article, data, body []byte) {
+	var err error
+	if a.Announcement, err = firstParagraph(c.fp.md, body); err != nil {
+		c.r.errs.Add(c.p, bytes.Count(data[:len(data)-len(body)], []byte("\n"))+1, err.Error())
 	}
-	if len(r.errs) == 0 {
-		r.article = a
-	}
-	return r
 }
 
 // fieldOf returns the field key of fields, or one that reports at line
