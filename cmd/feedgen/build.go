@@ -121,14 +121,13 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	bo.Strict = o.strict
 	bo.Clean = o.clean
 	bo.BaseURL = o.baseURL
-	bo.Once = true
 	softMemoryLimit()
 	if !bo.Quiet {
 		bar := newProgress(o.stderr)
 		defer bar.Close()
 		bo.Progress = bar.Set
 	}
-	res, err := build.New(bo).Build(ctx)
+	res, err := build.Run(ctx, bo)
 	if err != nil {
 		return err
 	}
@@ -206,7 +205,7 @@ is the build time.`,
 
 // buildMemoryLimit is the heap size past which feedgen build collects
 // garbage harder, unless GOMEMLIMIT says otherwise: a build of a million
-// articles holds about 1 GB at its peak (see build.Options.Once), and
+// articles holds about 1 GB at its peak (see build.Run), and
 // without a limit the heap may grow to twice what it holds.
 const buildMemoryLimit = 1536 << 20
 

@@ -58,15 +58,6 @@ type Options struct {
 	// (the live preview without an output folder). Written and Deleted
 	// then count the pages that changed or went away.
 	Memory bool
-	// Once says the Builder builds once (feedgen build): it keeps nothing
-	// for a next build, and bounds its memory instead. Each article is
-	// encoded as soon as it is parsed and its parsed values dropped, and
-	// the encoded articles are kept in a temporary file beside the output
-	// folder rather than in memory (see feed.Spill), so that a site of a
-	// million articles builds in well under 2 GB. Not with Memory or
-	// OnPage.
-	Once bool
-
 	// Now returns the build time: it decides scheduled articles and is
 	// recorded in the manifest.
 	Now func() time.Time
@@ -95,10 +86,15 @@ type Options struct {
 	OnPage func(path string, data []byte, sum [sha256.Size]byte)
 }
 
-// Builder builds one site, again and again (watch mode): it keeps the
-// parsed articles and the last manifest between builds.
+// Builder builds one site, again and again (the live preview, watch
+// mode): it keeps the parsed articles, the last listing and the last
+// manifest between builds, so that a build after a change reads, parses
+// and renders only what the change touched. Run builds once instead.
 type Builder struct {
-	opt     Options
+	opt Options
+	// once is set by Run: the build keeps nothing for a next build, and
+	// bounds its memory instead (see Run).
+	once    bool
 	cfgData []byte
 	cfgSum  string // hex SHA-256 of cfgData
 	cfg     *config.Config
@@ -127,6 +123,19 @@ func (b *Builder) step(what string) {
 	if b.onStep != nil {
 		b.onStep(what)
 	}
+}
+
+// Run builds the site once (feedgen build), keeping nothing for a next
+// build and bounding its memory instead: each article is encoded as soon
+// as it is parsed and its parsed values dropped, and the encoded articles
+// are kept in a temporary file beside the output folder rather than in
+// memory (see feed.Spill), so that a site of a million articles builds in
+// well under 2 GB. With Options.Memory or OnPage (the preview's) it
+// builds as a Builder's first build does.
+func Run(ctx context.Context, opt Options) (*Result, error) {
+	b := New(opt)
+	b.once = true
+	return b.Build(ctx)
 }
 
 // New returns a builder. Call Build to run it.
@@ -305,9 +314,9 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// lean reports whether a build bounds its memory (Options.Once).
+// lean reports whether a build bounds its memory (Run).
 func (b *Builder) lean() bool {
-	return b.opt.Once && !b.opt.Memory && b.opt.OnPage == nil
+	return b.once && !b.opt.Memory && b.opt.OnPage == nil
 }
 
 // spillDir is where a build keeps its encoded articles: beside the output
@@ -423,7 +432,7 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 	sum := sha256.Sum256(data)
 	b.cfg, b.cfgData, b.cfgSum = cfg, data, hex.EncodeToString(sum[:])
 	b.loader = content.NewLoader(cfg)
-	b.loader.Cache = !b.opt.Once
+	b.loader.Cache = !b.once
 	return cfg, nil
 }
 

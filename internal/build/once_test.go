@@ -15,7 +15,7 @@ import (
 // (feedgen build).
 func onceBuilder(dir string) *Builder {
 	b := builder(dir)
-	b.opt.Once = true
+	b.once = true
 	return b
 }
 
@@ -64,12 +64,12 @@ func names(t *testing.T, dir string) []string {
 // Builder that keeps them writes, filters included, and leaves no file of
 // its own beside the output.
 func TestOnceSameOutput(t *testing.T) {
-	opt := func(out string, once bool) Options {
-		return Options{FS: feedgen.Sample(), ConfigName: "config.yaml", OutDir: out, Now: fixedNow, Generator: "feedgen test", Code: testCode, Once: once}
+	opt := func(out string) Options {
+		return Options{FS: feedgen.Sample(), ConfigName: "config.yaml", OutDir: out, Now: fixedNow, Generator: "feedgen test", Code: testCode}
 	}
 	root := t.TempDir()
 	kept := filepath.Join(root, "kept")
-	if _, err := New(opt(kept, false)).Build(context.Background()); err != nil {
+	if _, err := New(opt(kept)).Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// The sample is far smaller than writeBehindAfter: "behind" writes
@@ -79,7 +79,8 @@ func TestOnceSameOutput(t *testing.T) {
 		after int64
 	}{{"lean", writeBehindAfter}, {"behind", 0}} {
 		out := filepath.Join(root, tt.name)
-		b := New(opt(out, true))
+		b := New(opt(out))
+		b.once = true // as Run does
 		b.writeBehindAfter = tt.after
 		fds := openFDs(t)
 		res, err := b.Build(context.Background())
