@@ -48,6 +48,13 @@ func (k PageKey) Path() string {
 	return string(b)
 }
 
+// PagePathOf is PageKey.Path with the limit and offset given as text:
+// the one format of a page's file, for the rules of other platforms,
+// where they are placeholders (":offset", "${2}").
+func PagePathOf(dir, limit, offset string) string {
+	return dir + "/" + limit + "/" + offset + ".json"
+}
+
 // String returns the page's path.
 func (k PageKey) String() string { return k.Path() }
 

@@ -45,6 +45,9 @@ func TestPageKey(t *testing.T) {
 		if ok && got.Path() != tt.in {
 			t.Errorf("ParsePageKey(%q).Path() = %q", tt.in, got.Path())
 		}
+		if ok && !got.Index && PagePathOf(got.Dir, strconv.Itoa(got.Limit), strconv.Itoa(got.Offset)) != tt.in {
+			t.Errorf("PagePathOf does not write %q as PageKey.Path does", tt.in)
+		}
 	}
 	if got := (PageKey{Dir: Dir, Index: true}).Path(); got != IndexPath {
 		t.Errorf("the main listing's index page is %q, want %q", got, IndexPath)

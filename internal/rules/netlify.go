@@ -117,15 +117,15 @@ func netlifyRedirects(s *Site) []byte {
 		}
 		for _, l := range p.Limits {
 			ls := strconv.Itoa(l)
-			rule("/"+c.Dir+"/"+ls+"/:offset.json", "200", "limit="+ls, "offset=:offset")
-			rule("/"+c.Dir+"/"+ls+"/0.json", "200", "limit="+ls)
+			rule("/"+listing.PagePathOf(c.Dir, ls, ":offset"), "200", "limit="+ls, "offset=:offset")
+			rule("/"+listing.PagePathOf(c.Dir, ls, "0"), "200", "limit="+ls)
 		}
 		// Any other limit: not one of the build's (or clamped, or not a
 		// plain number), which the edge function computes.
 		rule(notFound, "404", "limit=:limit")
 		ds := strconv.Itoa(p.DefaultLimit)
-		rule("/"+c.Dir+"/"+ds+"/:offset.json", "200", "offset=:offset")
-		rule("/"+c.Dir+"/"+ds+"/0.json", "200")
+		rule("/"+listing.PagePathOf(c.Dir, ds, ":offset"), "200", "offset=:offset")
+		rule("/"+listing.PagePathOf(c.Dir, ds, "0"), "200")
 	}
 	// Not articles/*: the edge function reads the pages through Netlify's
 	// chain, rules included.

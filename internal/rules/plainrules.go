@@ -106,7 +106,7 @@ func rxLookups(s *Site) []rxLookup {
 		cases: []rxCase{
 			// An offset of more than 18 digits has no page: it is past
 			// the end, and too long a name for some file systems.
-			{re: `^([0-9]+)\|([0-9]{1,18})\|(` + listing.Dir + `[^|]*)$`, out: "${3}/${1}/${2}.json"},
+			{re: `^([0-9]+)\|([0-9]{1,18})\|(` + listing.Dir + `[^|]*)$`, out: listing.PagePathOf("${3}", "${1}", "${2}")},
 			{re: `^[0-9]+\|[0-9]+\|` + listing.Dir, out: rxPast},
 			{re: `^[0-9]+\|0\|` + unknown + `$`, out: rxUnknown},
 			{re: `^[0-9]+\|[0-9]+\|` + unknown + `$`, out: rxPast},
