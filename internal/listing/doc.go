@@ -1,9 +1,10 @@
 // Package listing is the HTTP contract of the article listing
 // /articles/?limit=&offset=, as the original dynamic service defined it,
-// with nothing of the content behind it: how a query is read (ParseQuery),
-// which page a query names and where that page's file is (Query, PagePath,
-// ParsePagePath, SplitPagePath), the folders of the filtered collections
-// (CollectionDir, EncodeValue, DecodeValue), the links and the head of a
+// with nothing of the content behind it: which pages exist (Pagination),
+// the kinds of filtered collection (the table Filters), how a query is
+// read (ParseQuery), which page a query names and where that page's file
+// is (PageKey, its Path and ParsePageKey), the folders of the filtered
+// collections (CollectionDir, EncodeValue), the links and the head of a
 // page (AppendHead), the pages past the end (AppendEmptyPage), the JSON
 // string encoding (AppendString), and the fixed answers and headers
 // (NotFoundBody, OptionsBody, AppendMethodNotAllowed, Allow, Vary,

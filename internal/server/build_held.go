@@ -20,7 +20,7 @@ import (
 // last sent, a hint: page.sentAt); the server swaps whole builds.
 //
 // A page's body is in one of two places. A build served from its output
-// folder (Options.Dir) keeps only the identity of each page file (see
+// folder (Folder) keeps only the identity of each page file (see
 // pageFile), recorded when the file was read and checked against the
 // manifest; the bytes stay in the kernel's page cache and are sent from
 // an open descriptor of that very inode (see fileCache). Any other build
