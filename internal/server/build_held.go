@@ -24,7 +24,7 @@ import (
 // pageFile), recorded when the file was read and checked against the
 // manifest; the bytes stay in the kernel's page cache and are sent from
 // an open descriptor of that very inode (see fileCache). Any other build
-// (Options.FS, such as a bundle, and the preview's builds handed over in
+// (Archive, such as a bundle, and Pushed, the preview's builds handed over in
 // memory) keeps its bodies in stores outside the Go heap (see newStore),
 // freed once unreachable: a handler keeps its heldBuild alive
 // (runtime.KeepAlive) until it has written the body. A build loaded after
