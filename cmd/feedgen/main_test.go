@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // feedgenBinary finds the feedgen that the Go end-to-end tests run: the
@@ -65,16 +66,6 @@ func runFeedgen(t *testing.T, dir string, env []string, args ...string) result {
 	return result{code, stdout.String(), stderr.String()}
 }
 
-func writeFile(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 const e2eConfig = "site_url: https://www.example.com\nbase_url: https://api.example.com\nsections: {news: {politics: Politics}}\nauthors: {ivan: {name: Ivan, url: /a/}}\n"
 
 // TestKilledBuild kills builds at random moments: every page left must be
@@ -98,9 +89,9 @@ func TestKilledBuild(t *testing.T) {
 	for i := range 8 {
 		// Alternate between two contents, so that kills land in rewrites too.
 		if i%2 == 1 {
-			writeFile(t, filepath.Join(site, "config.yaml"), strings.Replace(string(corpus.Config(corpus.Options{Articles: 1500, Limits: []int{20}, Seed: 7})), "https://api.example.com", "https://api2.example.com", 1))
+			testfiles.WriteFile(t, filepath.Join(site, "config.yaml"), strings.Replace(string(corpus.Config(corpus.Options{Articles: 1500, Limits: []int{20}, Seed: 7})), "https://api.example.com", "https://api2.example.com", 1))
 		} else {
-			writeFile(t, filepath.Join(site, "config.yaml"), string(corpus.Config(corpus.Options{Articles: 1500, Limits: []int{20}, Seed: 7})))
+			testfiles.WriteFile(t, filepath.Join(site, "config.yaml"), corpus.Config(corpus.Options{Articles: 1500, Limits: []int{20}, Seed: 7}))
 		}
 		cmd := exec.Command(binary(t), "build", "-q", "--config", cfg, "--out", out)
 		cmd.Env = feedgenEnv()
@@ -112,7 +103,7 @@ func TestKilledBuild(t *testing.T) {
 		cmd.Wait()
 		checkComplete(t, out)
 	}
-	writeFile(t, filepath.Join(site, "config.yaml"), string(corpus.Config(corpus.Options{Articles: 1500, Limits: []int{20}, Seed: 7})))
+	testfiles.WriteFile(t, filepath.Join(site, "config.yaml"), corpus.Config(corpus.Options{Articles: 1500, Limits: []int{20}, Seed: 7}))
 	if r := runFeedgen(t, site, nil, "build", "-q", "--config", cfg, "--out", out); r.code != 0 {
 		t.Fatalf("repair build: %s", r.stderr)
 	}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // servedProcess is a running "feedgen serve".
@@ -105,9 +107,9 @@ func article(id string) string {
 func TestServeE2E(t *testing.T) {
 	dir := t.TempDir()
 	site := filepath.Join(dir, "site")
-	writeFile(t, filepath.Join(site, "config.yaml"), e2eConfig)
+	testfiles.WriteFile(t, filepath.Join(site, "config.yaml"), e2eConfig)
 	for _, id := range []string{"1", "2", "3"} {
-		writeFile(t, filepath.Join(site, "content/news/politics/a"+id+".md"), article(id))
+		testfiles.WriteFile(t, filepath.Join(site, "content/news/politics/a"+id+".md"), article(id))
 	}
 	env := []string{"SOURCE_DATE_EPOCH=1767225600"} // 2026-01-01T00:00:00Z
 	if r := runFeedgen(t, dir, env, "build", "--config", "site/config.yaml", "--quiet"); r.code != 0 {
@@ -173,7 +175,7 @@ func TestServeE2E(t *testing.T) {
 	}
 
 	// A rebuild with one more article is picked up without a restart.
-	writeFile(t, filepath.Join(site, "content/news/politics/a4.md"), article("4"))
+	testfiles.WriteFile(t, filepath.Join(site, "content/news/politics/a4.md"), article("4"))
 	if r := runFeedgen(t, dir, env, "build", "--config", "site/config.yaml", "--quiet"); r.code != 0 {
 		t.Fatalf("rebuild: exit %d: %s", r.code, r.stderr)
 	}

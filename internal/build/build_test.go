@@ -22,6 +22,7 @@ import (
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -172,9 +173,9 @@ func itoa(i int) string { return strconv.Itoa(i) }
 func site(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	write(t, dir, "config.yaml", siteConfig)
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), siteConfig)
 	for i := 1; i <= n; i++ {
-		write(t, dir, "content/news/politics/a"+itoa(i)+".md", article(i, "2025-01-"+pad(i)+"T10:00:00"))
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a"+itoa(i)+".md"), article(i, "2025-01-"+pad(i)+"T10:00:00"))
 	}
 	return dir
 }
@@ -184,17 +185,6 @@ func pad(i int) string {
 		return "0" + itoa(i)
 	}
 	return itoa(i)
-}
-
-func write(t *testing.T, dir, name, data string) {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // testCode is Options.Code of the tests' builders: a new Builder skips
@@ -234,7 +224,7 @@ func TestIncremental(t *testing.T) {
 	}
 
 	// Editing the oldest article changes only the pages that hold it.
-	write(t, dir, "content/news/politics/a1.md", strings.Replace(article(1, "2025-01-01T10:00:00"), "Article 1", "Edited", 1))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a1.md"), strings.Replace(article(1, "2025-01-01T10:00:00"), "Article 1", "Edited", 1))
 	res = mustBuild(t, dir)
 	got := diffSnap(before, snap(t, out))
 	want := []string{"~articles/2/3.json", "~articles/2/4.json", "~articles/3/2.json", "~articles/3/3.json", "~articles/3/4.json", "~manifest.json"}
@@ -277,13 +267,13 @@ func TestFailedBuildLeavesOutput(t *testing.T) {
 		want   string
 	}{
 		{"content error", func(t *testing.T, dir string) {
-			write(t, dir, "content/news/politics/a2.md", "---\nid: x\n---\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), "---\nid: x\n---\n")
 		}, "content/news/politics/a2.md:2: id: want a positive whole number"},
 		{"config error", func(t *testing.T, dir string) {
-			write(t, dir, "config.yaml", siteConfig+"typo: 1\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), siteConfig+"typo: 1\n")
 		}, `config.yaml:10: unknown key "typo"`},
 		{"output too large", func(t *testing.T, dir string) {
-			write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2, 3]\n  max_output_bytes: 100", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2, 3]\n  max_output_bytes: 100", 1))
 		}, "more than pagination.max_output_bytes (100 B)"},
 	}
 	for _, tt := range tests {
@@ -292,7 +282,7 @@ func TestFailedBuildLeavesOutput(t *testing.T) {
 			out := filepath.Join(dir, "public")
 			mustBuild(t, dir)
 			before := snap(t, out)
-			write(t, dir, "content/news/politics/a3.md", strings.Replace(article(3, "2025-01-03T10:00:00"), "Article 3", "Changed", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), strings.Replace(article(3, "2025-01-03T10:00:00"), "Article 3", "Changed", 1))
 			tt.break_(t, dir)
 			_, err := builder(dir).Build(context.Background())
 			var dl diag.List
@@ -311,7 +301,7 @@ func TestFailedBuildLeavesOutput(t *testing.T) {
 
 func TestFailedFirstBuildWritesNothing(t *testing.T) {
 	dir := site(t, 1)
-	write(t, dir, "content/news/politics/bad.md", "")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/bad.md"), "")
 	if _, err := builder(dir).Build(context.Background()); err == nil {
 		t.Fatal("build succeeded, want an error")
 	}
@@ -329,11 +319,11 @@ func TestRepairsInterruptedBuild(t *testing.T) {
 	// to create, temporary files, a page written but not in the manifest,
 	// a page deleted though the manifest lists it, and a stale page of a
 	// limit no longer configured.
-	write(t, out, unfinishedName, "a feedgen build ...\narticles/7/0.json\n")
-	write(t, out, "articles/2/.1.json.999-0.tmp", `{"count":3,"ne`)
-	write(t, out, "articles/2/0.json", `{"count":99}`)
+	testfiles.WriteFile(t, filepath.Join(out, unfinishedName), "a feedgen build ...\narticles/7/0.json\n")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/.1.json.999-0.tmp"), `{"count":3,"ne`)
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/0.json"), `{"count":99}`)
 	os.Remove(filepath.Join(out, "articles/3/1.json"))
-	write(t, out, "articles/7/0.json", `{}`)
+	testfiles.WriteFile(t, filepath.Join(out, "articles/7/0.json"), `{}`)
 	res := mustBuild(t, dir)
 	if res.Written != 2 || res.Deleted != 1 {
 		t.Errorf("repair: written %d, deleted %d; want 2, 1", res.Written, res.Deleted)
@@ -462,21 +452,21 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 		written int
 	}{
 		{"title edit", func() {
-			write(t, dir, "content/news/politics/a5.md", strings.Replace(article(5, "2025-01-05T10:00:00"), "Article 5", "New title", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a5.md"), strings.Replace(article(5, "2025-01-05T10:00:00"), "Article 5", "New title", 1))
 		}, []string{p(5)}, 5}, // index 4: offsets 3-4 of limit 2, 2-4 of limit 3
 		{"nothing", func() {}, []string{}, 0},
 		{"new article shifts every page", func() {
-			write(t, dir, "content/news/politics/a10.md", article(10, "2025-01-10T10:00:00"))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a10.md"), article(10, "2025-01-10T10:00:00"))
 		}, []string{p(10)}, -1},
 		{"date change reorders", func() {
-			write(t, dir, "content/news/politics/a2.md", article(2, "2025-02-01T10:00:00"))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), article(2, "2025-02-01T10:00:00"))
 		}, []string{p(2)}, -1},
 		{"delete", func() { os.Remove(p(7)) }, []string{p(7)}, -1},
 		{"config change", func() {
-			write(t, dir, "config.yaml", strings.Replace(siteConfig, "base_url: https://api.example.com", "base_url: https://api2.example.com", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "base_url: https://api.example.com", "base_url: https://api2.example.com", 1))
 		}, []string{filepath.Join(dir, "config.yaml")}, -1},
 		{"full rebuild without a hint", func() {
-			write(t, dir, "content/news/politics/a3.md", strings.Replace(article(3, "2025-01-03T10:00:00"), "Body 3", "Body three", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), strings.Replace(article(3, "2025-01-03T10:00:00"), "Body 3", "Body three", 1))
 		}, nil, -1},
 		{"a page file cut short", func() {
 			f := filepath.Join(dir, "public", "articles", "2", "0.json")
@@ -484,7 +474,7 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			write(t, dir, "public/articles/2/0.json", string(data[:len(data)/2]))
+			testfiles.WriteFile(t, filepath.Join(dir, "public/articles/2/0.json"), string(data[:len(data)/2]))
 		}, nil, 1},
 	}
 	for _, st := range steps {
@@ -526,7 +516,7 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 // its warnings: a typo in a key is often what the errors come from.
 func TestWarningsOfFailedBuild(t *testing.T) {
 	dir := site(t, 2)
-	write(t, dir, "content/news/politics/a2.md", "---\nid: 2\ntitel: Typo\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), "---\nid: 2\ntitel: Typo\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n")
 	var log bytes.Buffer
 	_, err := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}).Build(context.Background())
 	if err == nil {
@@ -603,7 +593,7 @@ func TestManifestReadEarly(t *testing.T) {
 
 	// A damaged manifest proves no page the build's own: the build refuses
 	// to touch them, unless told to (Clean), and then rewrites every page.
-	write(t, dir, "public/"+manifest.Name, "{not json")
+	testfiles.WriteFile(t, filepath.Join(dir, "public/"+manifest.Name), "{not json")
 	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}
 	before := snap(t, out)
 	_, err = New(opt).Build(context.Background())
@@ -669,7 +659,7 @@ func TestRebuildReplacedContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			other := filepath.Join(t.TempDir(), "content")
-			write(t, other, "news/politics/b1.md", strings.Replace(article(1, "2025-01-01T10:00:00"), "Body 1", "Replaced", 1))
+			testfiles.WriteFile(t, filepath.Join(other, "news/politics/b1.md"), strings.Replace(article(1, "2025-01-01T10:00:00"), "Body 1", "Replaced", 1))
 			if err := os.Rename(filepath.Join(dir, "content"), filepath.Join(t.TempDir(), "old")); err != nil {
 				t.Fatal(err)
 			}
@@ -696,9 +686,9 @@ func TestStrayFilesNamed(t *testing.T) {
 	dir := site(t, 3)
 	out := filepath.Join(dir, "public")
 	mustBuild(t, dir)
-	write(t, out, "articles/notes.txt", "mine")
-	write(t, out, "articles/2/.0.json.77-0.tmp", "{")
-	write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
+	testfiles.WriteFile(t, filepath.Join(out, "articles/notes.txt"), "mine")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/.0.json.77-0.tmp"), "{")
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
 	var log bytes.Buffer
 	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Log: &log}
 	before := snap(t, out)

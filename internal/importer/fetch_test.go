@@ -15,6 +15,7 @@ import (
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // front puts a server in front of the listing at target that answers the
@@ -40,7 +41,7 @@ func front(t testing.TB, target string, answer func(n int, w http.ResponseWriter
 func hardBuild(t testing.TB, opt corpus.Options) string {
 	t.Helper()
 	src := t.TempDir()
-	writeFiles(t, src, corpus.HardFiles(opt))
+	testfiles.Write(t, src, corpus.HardFiles(opt))
 	out := t.TempDir()
 	buildSite(t, os.DirFS(src), src, out, corpus.HardNow)
 	return out

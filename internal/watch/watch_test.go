@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // recorder runs a watch and records each call's changed paths.
@@ -61,8 +63,8 @@ func (r *recorder) snapshot() [][]string {
 func start(t *testing.T) (*recorder, string) {
 	t.Helper()
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: x\n")
-	mustWrite(t, filepath.Join(dir, "content", "news", "politics", "a.md"), "a")
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "site_url: x\n")
+	testfiles.WriteFile(t, filepath.Join(dir, "content", "news", "politics", "a.md"), "a")
 	r := &recorder{dir: dir}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
@@ -81,16 +83,6 @@ func start(t *testing.T) (*recorder, string) {
 		}
 	})
 	return r, dir
-}
-
-func mustWrite(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // waitCalls waits until at least n calls happened and the watch is quiet.
@@ -126,10 +118,10 @@ func TestChanges(t *testing.T) {
 		want   string // a path (relative to the site) among the changes
 	}{
 		{"edit", func(t *testing.T, dir string) {
-			mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "edited")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "edited")
 		}, "content/news/politics/a.md"},
 		{"create", func(t *testing.T, dir string) {
-			mustWrite(t, filepath.Join(dir, "content/news/politics/b.md"), "b")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/b.md"), "b")
 		}, "content/news/politics/b.md"},
 		{"delete", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "content/news/politics/a.md"))
@@ -139,7 +131,7 @@ func TestChanges(t *testing.T) {
 		}, "content/news/politics/c.md"},
 		{"atomic save", func(t *testing.T, dir string) {
 			tmp := filepath.Join(dir, "content/news/politics/.a.md.tmp123")
-			mustWrite(t, tmp, "saved")
+			testfiles.WriteFile(t, tmp, "saved")
 			os.Rename(tmp, filepath.Join(dir, "content/news/politics/a.md"))
 		}, "content/news/politics/a.md"},
 		{"truncate then write", func(t *testing.T, dir string) {
@@ -148,7 +140,7 @@ func TestChanges(t *testing.T) {
 			f.Close()
 		}, "content/news/politics/a.md"},
 		{"config", func(t *testing.T, dir string) {
-			mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: y\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "site_url: y\n")
 		}, "config.yaml"},
 		{"delete folder", func(t *testing.T, dir string) {
 			os.RemoveAll(filepath.Join(dir, "content/news"))
@@ -174,21 +166,21 @@ func TestNewNestedFolderWithFiles(t *testing.T) {
 	// Build the folder elsewhere and move it in: its files exist before
 	// the watch can see the folder.
 	staging := t.TempDir()
-	mustWrite(t, filepath.Join(staging, "sport", "football", "x.md"), "x")
+	testfiles.WriteFile(t, filepath.Join(staging, "sport", "football", "x.md"), "x")
 	if err := os.Rename(filepath.Join(staging, "sport"), filepath.Join(dir, "content", "sport")); err != nil {
 		t.Fatal(err)
 	}
 	waitCalls(t, r, 1)
 	// The new folders are watched now: an edit inside them is seen.
-	mustWrite(t, filepath.Join(dir, "content/sport/football/x.md"), "edited")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/sport/football/x.md"), "edited")
 	calls := waitCalls(t, r, 2)
 	if !contains(calls[1:], "content/sport/football/x.md") {
 		t.Errorf("edit in a new folder not seen: %v", calls)
 	}
 	// mkdir -p and write at once.
-	mustWrite(t, filepath.Join(dir, "content/a/b/c/d.md"), "d")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/a/b/c/d.md"), "d")
 	time.Sleep(100 * time.Millisecond)
-	mustWrite(t, filepath.Join(dir, "content/a/b/c/d.md"), "d2")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/a/b/c/d.md"), "d2")
 	calls = waitCalls(t, r, 3)
 	if !contains(calls[2:], "content/a/b/c/d.md") {
 		t.Errorf("edit in a new deep folder not seen: %v", calls)
@@ -198,11 +190,11 @@ func TestNewNestedFolderWithFiles(t *testing.T) {
 func TestIgnored(t *testing.T) {
 	r, dir := start(t)
 	for _, name := range []string{".a.md.swp", "a.md~", "4913", "_draft.md", ".#a.md"} {
-		mustWrite(t, filepath.Join(dir, "content/news/politics", name), "x")
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics", name), "x")
 	}
-	mustWrite(t, filepath.Join(dir, "content/news/_drafts/x.md"), "x")
-	mustWrite(t, filepath.Join(dir, "public/articles/index.json"), "{}") // the output folder beside config.yaml
-	mustWrite(t, filepath.Join(dir, "notes.txt"), "x")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/_drafts/x.md"), "x")
+	testfiles.WriteFile(t, filepath.Join(dir, "public/articles/index.json"), "{}") // the output folder beside config.yaml
+	testfiles.WriteFile(t, filepath.Join(dir, "notes.txt"), "x")
 	time.Sleep(200 * time.Millisecond)
 	if calls := r.snapshot(); len(calls) != 0 {
 		t.Errorf("ignored changes gave calls: %v", calls)
@@ -213,7 +205,7 @@ func TestBurst(t *testing.T) {
 	r, dir := start(t)
 	began := time.Now()
 	for i := range 500 {
-		mustWrite(t, filepath.Join(dir, "content/news/politics", "burst"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+itoa(i)+".md"), "x")
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics", "burst"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+itoa(i)+".md"), "x")
 	}
 	// A steady stream of changes gives a call every MaxWait (500ms by
 	// default) at most: on a loaded machine, writing the burst may take
@@ -241,9 +233,9 @@ func itoa(i int) string {
 func TestChangeDuringCallNotLost(t *testing.T) {
 	r, dir := start(t)
 	entered, release := r.blockFirstCall()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
 	<-entered
-	mustWrite(t, filepath.Join(dir, "content/news/politics/b.md"), "during")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/b.md"), "during")
 	close(release)
 	calls := waitCalls(t, r, 2)
 	if !contains(calls[1:], "content/news/politics/b.md") {
@@ -280,7 +272,7 @@ func TestNoGoroutineLeft(t *testing.T) {
 func TestEventsLost(t *testing.T) {
 	r, dir := start(t)
 	entered, release := r.blockFirstCall()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
 	<-entered
 	// Two events a file (create, write): more than the 16384 the kernel
 	// queues by default while nothing reads them.
@@ -307,8 +299,8 @@ func TestEventsLost(t *testing.T) {
 // current folder, as feedgen serve --watch does by default.
 func TestRelativePaths(t *testing.T) {
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "config.yaml"), "a")
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "a")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
 	t.Chdir(dir)
 	r := &recorder{dir: "."}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -322,11 +314,11 @@ func TestRelativePaths(t *testing.T) {
 		<-done
 	}()
 	<-ready
-	mustWrite(t, "config.yaml", "b")
+	testfiles.WriteFile(t, "config.yaml", "b")
 	if calls := waitCalls(t, r, 1); !contains(calls, "config.yaml") {
 		t.Errorf("calls %v do not name config.yaml", calls)
 	}
-	mustWrite(t, "content/news/politics/a.md", "b")
+	testfiles.WriteFile(t, "content/news/politics/a.md", "b")
 	if calls := waitCalls(t, r, 2); !contains(calls[1:], "content/news/politics/a.md") {
 		t.Errorf("calls %v do not name the article", calls)
 	}
