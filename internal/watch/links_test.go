@@ -11,12 +11,19 @@ import (
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
-// watchPaths watches paths (relative to dir) until the test ends, and
-// records the calls with their paths relative to dir.
+// watchPaths watches paths (relative to dir), and the recorder's marker
+// folder, until the test ends, and records the calls with their paths
+// relative to dir.
 func watchPaths(t *testing.T, dir string, paths ...string) *recorder {
 	t.Helper()
-	r := &recorder{dir: dir}
-	var abs []string
+	return watchQuiet(t, dir, 30*time.Millisecond, paths...)
+}
+
+// watchQuiet is watchPaths with Options.Quiet quiet.
+func watchQuiet(t *testing.T, dir string, quiet time.Duration, paths ...string) *recorder {
+	t.Helper()
+	r := newRecorder(t, dir)
+	abs := []string{r.markDir}
 	for _, p := range paths {
 		abs = append(abs, filepath.Join(dir, p))
 	}
@@ -24,7 +31,7 @@ func watchPaths(t *testing.T, dir string, paths ...string) *recorder {
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Paths: abs, Quiet: 30 * time.Millisecond, Func: r.fn, Ready: func() { close(ready) }})
+		done <- Run(ctx, Options{Paths: abs, Quiet: quiet, Func: r.fn, Ready: func() { close(ready) }})
 	}()
 	select {
 	case <-ready:
@@ -45,36 +52,25 @@ func watchPaths(t *testing.T, dir string, paths ...string) *recorder {
 // names path (relative to the recorder's folder), and returns all calls.
 func waitNamed(t *testing.T, r *recorder, from int, path string) [][]string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if calls := r.snapshot(); len(calls) > from && contains(calls[from:], path) {
-			return calls
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !r.await(10*time.Second, func() bool { return len(r.calls) > from && contains(r.calls[from:], path) }) {
+		calls := r.snapshot()
+		t.Fatalf("no call names %s within 10s: got %v", path, calls[min(from, len(calls)):])
 	}
-	t.Fatalf("no call names %s: got %v", path, r.snapshot()[min(from, len(r.snapshot())):])
-	return nil
+	return r.snapshot()
 }
 
-// editUntilSeen writes name (a path under dir) until a call from the
-// from-th on names want, and returns all calls. It tolerates a watch that
-// is still settling after a folder was replaced; a watch that never sees
-// the file fails.
-func editUntilSeen(t *testing.T, r *recorder, from int, dir, name, want string) [][]string {
+// editSeen writes name (a path under dir) once the watch has handled the
+// changes made before (settle), and so watches what they made it watch (a
+// folder replaced, say); it waits for a call after the edit that names
+// want, and returns all calls. An edit the watch misses gives no event at
+// all: waiting for the watch first, rather than writing again until an
+// edit is seen, keeps the test from passing over a watch that misses a
+// first edit.
+func editSeen(t *testing.T, r *recorder, dir, name, want string) [][]string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
-		testfiles.WriteFile(t, filepath.Join(dir, name), "edit "+itoa(i))
-		next := time.Now().Add(time.Second)
-		for time.Now().Before(next) {
-			if calls := r.snapshot(); len(calls) > from && contains(calls[from:], want) {
-				return calls
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	t.Fatalf("edits of %s never named %s: got %v", name, want, r.snapshot()[min(from, len(r.snapshot())):])
-	return nil
+	n := len(settle(t, r))
+	testfiles.WriteFile(t, filepath.Join(dir, name), "edited")
+	return waitNamed(t, r, n, want)
 }
 
 // namedUnder returns the paths under prefix that calls name.
@@ -136,8 +132,8 @@ func TestRootReplaced(t *testing.T) {
 			n := len(r.snapshot())
 			testfiles.WriteFile(t, filepath.Join(dir, "old/sport/football/f.md"), "edited in old")
 			testfiles.WriteFile(t, filepath.Join(dir, "old/news/politics/a.md"), "edited in old")
-			editUntilSeen(t, r, n, dir, "content/world/europe/e.md", "content/world/europe/e.md")
-			calls := editUntilSeen(t, r, n, dir, "content/news/politics/b.md", "content/news/politics/b.md")
+			editSeen(t, r, dir, "content/world/europe/e.md", "content/world/europe/e.md")
+			calls := editSeen(t, r, dir, "content/news/politics/b.md", "content/news/politics/b.md")
 			for _, stale := range []string{"content/sport", "content/news/politics/a.md"} {
 				if got := namedUnder(calls[n:], stale); len(got) > 0 {
 					t.Errorf("edits under old/ reported as content: %v", got)
@@ -166,8 +162,7 @@ func TestRootRemovedAndBack(t *testing.T) {
 			n := len(r.snapshot())
 			testfiles.WriteFile(t, filepath.Join(dir, tt.root, "news/politics/b.md"), "b")
 			waitNamed(t, r, n, tt.root)
-			n = len(r.snapshot())
-			editUntilSeen(t, r, n, dir, filepath.Join(tt.root, "news/politics/b.md"), filepath.Join(tt.root, "news/politics/b.md"))
+			editSeen(t, r, dir, filepath.Join(tt.root, "news/politics/b.md"), filepath.Join(tt.root, "news/politics/b.md"))
 		})
 	}
 }
@@ -245,7 +240,7 @@ func TestSymlinkRetargeted(t *testing.T) {
 				waitNamed(t, r, 0, "content")
 				n := len(r.snapshot())
 				testfiles.WriteFile(t, filepath.Join(dir, "one/news/politics/a.md"), "edited in the old target")
-				calls := editUntilSeen(t, r, n, dir, "two/news/politics/b.md", "content/news/politics/b.md")
+				calls := editSeen(t, r, dir, "two/news/politics/b.md", "content/news/politics/b.md")
 				if got := namedUnder(calls[n:], "content/news/politics/a.md"); len(got) > 0 {
 					t.Errorf("edit in the old target reported: %v", calls[n:])
 				}
@@ -293,8 +288,7 @@ func TestSymlinkRetargeted(t *testing.T) {
 		n := len(r.snapshot())
 		mustRename(t, filepath.Join(elsewhere, "new"), filepath.Join(elsewhere, "articles"))
 		waitNamed(t, r, n, "content/news/politics/s.md")
-		n = len(r.snapshot())
-		editUntilSeen(t, r, n, elsewhere, "articles/s.md", "content/news/politics/s.md")
+		editSeen(t, r, elsewhere, "articles/s.md", "content/news/politics/s.md")
 	})
 	t.Run("root target replaced", func(t *testing.T) {
 		// content -> copy, and copy replaced: mv copy old && mv new copy.
@@ -309,7 +303,7 @@ func TestSymlinkRetargeted(t *testing.T) {
 		waitNamed(t, r, 0, "content")
 		n := len(r.snapshot())
 		testfiles.WriteFile(t, filepath.Join(dir, "old/news/politics/a.md"), "edited in old")
-		calls := editUntilSeen(t, r, n, dir, "copy/news/politics/b.md", "content/news/politics/b.md")
+		calls := editSeen(t, r, dir, "copy/news/politics/b.md", "content/news/politics/b.md")
 		if got := namedUnder(calls[n:], "content/news/politics/a.md"); len(got) > 0 {
 			t.Errorf("edit under old/ reported as content: %v", calls[n:])
 		}
@@ -457,7 +451,7 @@ func TestFolderRenamed(t *testing.T) {
 	mustRename(t, filepath.Join(dir, "content/news"), filepath.Join(dir, "content/world"))
 	waitNamed(t, r, 0, "content/world")
 	n := len(r.snapshot())
-	calls := editUntilSeen(t, r, n, dir, "content/world/politics/a.md", "content/world/politics/a.md")
+	calls := editSeen(t, r, dir, "content/world/politics/a.md", "content/world/politics/a.md")
 	if got := namedUnder(calls[n:], "content/news"); len(got) > 0 {
 		t.Errorf("edit in a renamed folder reported under its old name: %v", got)
 	}
@@ -479,17 +473,8 @@ func TestEventsLostNewFolder(t *testing.T) {
 	}
 	testfiles.WriteFile(t, filepath.Join(dir, "content/world/europe/e.md"), "e") // its events are lost
 	close(release)
-	deadline := time.Now().Add(10 * time.Second)
-	for lost := false; !lost; {
-		if time.Now().After(deadline) {
-			t.Fatalf("no call said that events were lost: %d calls", len(r.snapshot()))
-		}
-		for _, c := range r.snapshot()[1:] {
-			lost = lost || c == nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	editUntilSeen(t, r, len(r.snapshot()), dir, "content/world/europe/e.md", "content/world/europe/e.md")
+	waitLost(t, r)
+	editSeen(t, r, dir, "content/world/europe/e.md", "content/world/europe/e.md")
 }
 
 // TestSymlinkUnwatchable starts with a link whose target is in a folder
