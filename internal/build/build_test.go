@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +85,42 @@ func diffSnap(a, b snapshot) (changed []string) {
 		}
 	}
 	return changed
+}
+
+// waitNewerModTime waits until a file written now gets a later
+// modification time than every file of s, so that a rewrite of one of them
+// shows in its modification time (see diffSnap), however coarse the file
+// system's clock (a tick of the kernel's, a second). It writes a file of
+// its own, on the same file system, until its modification time is later.
+func waitNewerModTime(t *testing.T, s snapshot) {
+	t.Helper()
+	var newest time.Time
+	for _, f := range s {
+		if f.modTime.After(newest) {
+			newest = f.modTime
+		}
+	}
+	probe := filepath.Join(t.TempDir(), "probe")
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.ModTime().After(newest) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("a file written now is dated %v, not after %v, 10s on", info.ModTime(), newest)
+		}
+	}
 }
 
 // goldenPage reports whether TestGoldenSample keeps page p as a golden
@@ -213,7 +250,7 @@ func TestIncremental(t *testing.T) {
 		t.Fatalf("first build: %d pages, %d written; want 11, 11", res.Pages, res.Written)
 	}
 	before := snap(t, out)
-	time.Sleep(10 * time.Millisecond)
+	waitNewerModTime(t, before)
 
 	res = mustBuild(t, dir)
 	if res.Written != 0 || res.Deleted != 0 || res.Unchanged != 11 {
@@ -377,9 +414,10 @@ func TestLockWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
+	waiting := make(chan struct{})
 	got := make(chan error, 1)
 	go func() {
-		u, err := lock(context.Background(), dir, &log)
+		u, err := lock(context.Background(), dir, io.MultiWriter(&log, signalWriter(waiting)))
 		if err == nil {
 			u()
 		}
@@ -388,7 +426,7 @@ func TestLockWaits(t *testing.T) {
 	select {
 	case err := <-got:
 		t.Fatalf("second lock taken while the first is held: %v", err)
-	case <-time.After(100 * time.Millisecond):
+	case <-waiting: // it found the lock taken, and waits
 	}
 	unlock()
 	if err := <-got; err != nil {
@@ -636,13 +674,45 @@ func TestQuietBuildWaits(t *testing.T) {
 			_, err := b.Build(context.Background())
 			done <- err
 		}()
-		time.Sleep(200 * time.Millisecond)
+		// The build found the lock taken, and said so or not, before it
+		// waits: only then is the lock let go.
+		waitForLock(t, done)
 		unlock()
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 		if said := strings.Contains(log.String(), "waiting for another build"); said == quiet {
 			t.Errorf("quiet %v: log %q", quiet, log.String())
+		}
+	}
+}
+
+// waitForLock waits until a goroutine waits in lock for the lock to be
+// free: a build that found it taken (and said so, unless quiet). Nothing
+// tells that but the goroutine's stack: it is looked at every millisecond,
+// for 10s at most. The test fails if the build ends first (done).
+func waitForLock(t *testing.T, done <-chan error) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(stacks, "\n\n") {
+			// Waiting, it is in the select between its context and the
+			// next try.
+			header, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(header, " [select") && strings.Contains(g, "\ngithub.com/feedgen/feedgen/internal/build.lock(") {
+				return
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the build ended (error %v) while another held the lock", err)
+		case <-deadline:
+			t.Fatalf("no build waits for the lock after 10s; goroutines:\n%s", stacks)
+		case <-tick.C:
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
@@ -60,8 +59,8 @@ func TestFiltersIncremental(t *testing.T) {
 				{"tag added", p(4), taggedArticle(4, "2025-01-04T10:00:00", "Go, even, new"), ""},
 			}
 			for _, st := range steps {
-				time.Sleep(10 * time.Millisecond) // a rewrite shows in the modification time
 				before := snap(t, out)
+				waitNewerModTime(t, before) // a rewrite shows in the modification time
 				testfiles.WriteFile(t, filepath.Join(dir, st.file), st.data)
 				var err error
 				if newBuilder {
