@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // bundleSite writes and builds a site of three articles in dir/site, at
@@ -16,9 +18,9 @@ import (
 func bundleSite(t *testing.T, dir string) {
 	t.Helper()
 	site := filepath.Join(dir, "site")
-	writeFile(t, filepath.Join(site, "config.yaml"), e2eConfig)
+	testfiles.WriteFile(t, filepath.Join(site, "config.yaml"), e2eConfig)
 	for _, id := range []string{"1", "2", "3"} {
-		writeFile(t, filepath.Join(site, "content/news/politics/a"+id+".md"), article(id))
+		testfiles.WriteFile(t, filepath.Join(site, "content/news/politics/a"+id+".md"), article(id))
 	}
 	env := []string{"SOURCE_DATE_EPOCH=1767225600"}
 	if r := runFeedgen(t, dir, env, "build", "--config", "site/config.yaml", "--quiet"); r.code != 0 {
@@ -96,8 +98,8 @@ func TestBundleE2E(t *testing.T) {
 	}
 	flipped := bytes.Clone(first)
 	flipped[off] ^= 0x55
-	writeFile(t, filepath.Join(dir, "flipped.zip"), string(flipped))
-	writeFile(t, filepath.Join(dir, "cut.zip"), string(first[:len(first)-100]))
+	testfiles.WriteFile(t, filepath.Join(dir, "flipped.zip"), flipped)
+	testfiles.WriteFile(t, filepath.Join(dir, "cut.zip"), first[:len(first)-100])
 	for _, tt := range []struct {
 		file string
 		line string // the start of the problem's line
@@ -121,8 +123,8 @@ func TestBundleE2E(t *testing.T) {
 func TestBundleLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	bundleSite(t, dir)
-	writeFile(t, filepath.Join(dir, "out", "feed.zip"), "old bundle")
-	writeFile(t, filepath.Join(dir, "site", "public", "articles", "20", "2.json"), "{}")
+	testfiles.WriteFile(t, filepath.Join(dir, "out", "feed.zip"), "old bundle")
+	testfiles.WriteFile(t, filepath.Join(dir, "site", "public", "articles", "20", "2.json"), "{}")
 	r := runFeedgen(t, dir, nil, "bundle", "--force", "--dir", "site/public", "--config", "site/config.yaml", "-o", "out/feed.zip")
 	want := "feedgen: site/public: articles/20/2.json: shorter than the manifest says: the output changed since its manifest was written; run feedgen build again, and bundle once it is done\n"
 	if r.code != 1 || r.stderr != want {

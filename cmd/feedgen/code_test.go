@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // TestCodeID checks the code a build records: the Go build ID that go tool
@@ -22,7 +24,7 @@ func TestCodeID(t *testing.T) {
 		t.Errorf("goBuildID(%s) = %q, want %q", feedgen, got, want)
 	}
 	notELF := filepath.Join(t.TempDir(), "feedgen")
-	writeFile(t, notELF, "#!/bin/sh\n")
+	testfiles.WriteFile(t, notELF, "#!/bin/sh\n")
 	if got := goBuildID(notELF); got != "" {
 		t.Errorf("goBuildID of a script = %q, want \"\"", got)
 	}

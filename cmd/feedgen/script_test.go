@@ -41,7 +41,9 @@ func TestMain(m *testing.M) {
 //
 //	status CODE  the exit code of the feedgen just run: 0 success, 1 content
 //	             or config errors (or a failed run), 2 a bad command line
-//	sleep D      wait for the duration D, e.g. 1.1s
+//	nextsecond   wait until the clock is in a later second than when it
+//	             was called: a build after it has a later build time (kept
+//	             to the second) than a build before it
 //
 // go test -update rewrites the expected files that a cmp finds different.
 func TestScript(t *testing.T) {
@@ -56,8 +58,8 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
-			"sleep":  cmdSleep,
+			"status":     cmdStatus,
+			"nextsecond": cmdNextSecond,
 		},
 		RequireUniqueNames: true,
 		UpdateScripts:      *update,
@@ -81,12 +83,15 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdSleep waits for a duration.
-func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: sleep DURATION")
+// cmdNextSecond waits until the wall clock is in a later second than when
+// it was called. What it waits for is the clock itself, which nothing
+// announces: it sleeps until the clock should be there, and looks.
+func cmdNextSecond(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: nextsecond")
 	}
-	d, err := time.ParseDuration(args[0])
-	ts.Check(err)
-	time.Sleep(d)
+	now := time.Now().Unix()
+	for time.Now().Unix() <= now {
+		time.Sleep(time.Until(time.Unix(now+1, 0)))
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/server"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // openCounter is a file system that records the names opened in it.
@@ -125,7 +126,7 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			name := filepath.Join(dir, tt.name)
-			writeFile(t, name, string(tt.data))
+			testfiles.WriteFile(t, name, tt.data)
 			var stderr bytes.Buffer
 			o := &serveBundleOptions{globalOptions: &globalOptions{stdout: io.Discard, stderr: &stderr}, file: name}
 			b, pages, err := o.open(context.Background())

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // servedProcess is a running "feedgen serve".
@@ -23,6 +25,7 @@ type servedProcess struct {
 	url  string // http://ADDR
 	mu   sync.Mutex
 	errs strings.Builder // its stderr so far
+	more chan struct{}   // closed at the next line of stderr
 	done chan struct{}   // closed when stderr is at its end
 }
 
@@ -32,11 +35,37 @@ func (p *servedProcess) stderr() string {
 	return p.errs.String()
 }
 
+// waitStderr waits until a line of stderr has s in it; it fails the test
+// when stderr ends, or 10s pass, first.
+func (p *servedProcess) waitStderr(t *testing.T, s string) {
+	t.Helper()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		found, more := strings.Contains(p.errs.String(), s), p.more
+		p.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-more:
+		case <-p.done:
+			if !strings.Contains(p.stderr(), s) {
+				t.Fatalf("feedgen serve ended its stderr without %q:\n%s", s, p.stderr())
+			}
+			return
+		case <-timer.C:
+			t.Fatalf("feedgen serve did not say %q within 10s; stderr:\n%s", s, p.stderr())
+		}
+	}
+}
+
 // startServe starts the binary with args in dir and waits for it to say
 // where it listens.
 func startServe(t *testing.T, dir string, args ...string) *servedProcess {
 	t.Helper()
-	p := &servedProcess{cmd: exec.Command(binary(t), args...), done: make(chan struct{})}
+	p := &servedProcess{cmd: exec.Command(binary(t), args...), more: make(chan struct{}), done: make(chan struct{})}
 	p.cmd.Dir = dir
 	p.cmd.Env = feedgenEnv()
 	pipe, err := p.cmd.StderrPipe()
@@ -60,6 +89,8 @@ func startServe(t *testing.T, dir string, args ...string) *servedProcess {
 		for lines.Scan() {
 			p.mu.Lock()
 			p.errs.WriteString(lines.Text() + "\n")
+			close(p.more)
+			p.more = make(chan struct{})
 			p.mu.Unlock()
 			if m := re.FindStringSubmatch(lines.Text()); m != nil {
 				found <- m[1]
@@ -105,9 +136,9 @@ func article(id string) string {
 func TestServeE2E(t *testing.T) {
 	dir := t.TempDir()
 	site := filepath.Join(dir, "site")
-	writeFile(t, filepath.Join(site, "config.yaml"), e2eConfig)
+	testfiles.WriteFile(t, filepath.Join(site, "config.yaml"), e2eConfig)
 	for _, id := range []string{"1", "2", "3"} {
-		writeFile(t, filepath.Join(site, "content/news/politics/a"+id+".md"), article(id))
+		testfiles.WriteFile(t, filepath.Join(site, "content/news/politics/a"+id+".md"), article(id))
 	}
 	env := []string{"SOURCE_DATE_EPOCH=1767225600"} // 2026-01-01T00:00:00Z
 	if r := runFeedgen(t, dir, env, "build", "--config", "site/config.yaml", "--quiet"); r.code != 0 {
@@ -173,20 +204,14 @@ func TestServeE2E(t *testing.T) {
 	}
 
 	// A rebuild with one more article is picked up without a restart.
-	writeFile(t, filepath.Join(site, "content/news/politics/a4.md"), article("4"))
+	testfiles.WriteFile(t, filepath.Join(site, "content/news/politics/a4.md"), article("4"))
 	if r := runFeedgen(t, dir, env, "build", "--config", "site/config.yaml", "--quiet"); r.code != 0 {
 		t.Fatalf("rebuild: exit %d: %s", r.code, r.stderr)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, _, body := get(t, "GET", p.url+"/articles/")
-		if strings.HasPrefix(string(body), `{"count":4,`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not switch to the rebuild; stderr:\n%s", p.stderr())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The server says so once it answers from the rebuild.
+	p.waitStderr(t, "switched to the build of 2026-01-01T00:00:00Z (4 articles")
+	if _, _, body := get(t, "GET", p.url+"/articles/"); !strings.HasPrefix(string(body), `{"count":4,`) {
+		t.Errorf("GET /articles/ after the switch: got %.100s, want the rebuild's 4 articles", body)
 	}
 
 	// SIGTERM: a graceful stop, exit code 0.

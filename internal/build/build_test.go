@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -83,6 +85,42 @@ func diffSnap(a, b snapshot) (changed []string) {
 		}
 	}
 	return changed
+}
+
+// waitNewerModTime waits until a file written now gets a later
+// modification time than every file of s, so that a rewrite of one of them
+// shows in its modification time (see diffSnap), however coarse the file
+// system's clock (a tick of the kernel's, a second). It writes a file of
+// its own, on the same file system, until its modification time is later.
+func waitNewerModTime(t *testing.T, s snapshot) {
+	t.Helper()
+	var newest time.Time
+	for _, f := range s {
+		if f.modTime.After(newest) {
+			newest = f.modTime
+		}
+	}
+	probe := filepath.Join(t.TempDir(), "probe")
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		if err := os.WriteFile(probe, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		info, err := os.Stat(probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.ModTime().After(newest) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("a file written now is dated %v, not after %v, 10s on", info.ModTime(), newest)
+		}
+	}
 }
 
 // goldenPage reports whether TestGoldenSample keeps page p as a golden
@@ -172,9 +210,9 @@ func itoa(i int) string { return strconv.Itoa(i) }
 func site(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	write(t, dir, "config.yaml", siteConfig)
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), siteConfig)
 	for i := 1; i <= n; i++ {
-		write(t, dir, "content/news/politics/a"+itoa(i)+".md", article(i, "2025-01-"+pad(i)+"T10:00:00"))
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a"+itoa(i)+".md"), article(i, "2025-01-"+pad(i)+"T10:00:00"))
 	}
 	return dir
 }
@@ -184,17 +222,6 @@ func pad(i int) string {
 		return "0" + itoa(i)
 	}
 	return itoa(i)
-}
-
-func write(t *testing.T, dir, name, data string) {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // testCode is Options.Code of the tests' builders: a new Builder skips
@@ -223,7 +250,7 @@ func TestIncremental(t *testing.T) {
 		t.Fatalf("first build: %d pages, %d written; want 11, 11", res.Pages, res.Written)
 	}
 	before := snap(t, out)
-	time.Sleep(10 * time.Millisecond)
+	waitNewerModTime(t, before)
 
 	res = mustBuild(t, dir)
 	if res.Written != 0 || res.Deleted != 0 || res.Unchanged != 11 {
@@ -234,7 +261,7 @@ func TestIncremental(t *testing.T) {
 	}
 
 	// Editing the oldest article changes only the pages that hold it.
-	write(t, dir, "content/news/politics/a1.md", strings.Replace(article(1, "2025-01-01T10:00:00"), "Article 1", "Edited", 1))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a1.md"), strings.Replace(article(1, "2025-01-01T10:00:00"), "Article 1", "Edited", 1))
 	res = mustBuild(t, dir)
 	got := diffSnap(before, snap(t, out))
 	want := []string{"~articles/2/3.json", "~articles/2/4.json", "~articles/3/2.json", "~articles/3/3.json", "~articles/3/4.json", "~manifest.json"}
@@ -277,13 +304,13 @@ func TestFailedBuildLeavesOutput(t *testing.T) {
 		want   string
 	}{
 		{"content error", func(t *testing.T, dir string) {
-			write(t, dir, "content/news/politics/a2.md", "---\nid: x\n---\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), "---\nid: x\n---\n")
 		}, "content/news/politics/a2.md:2: id: want a positive whole number"},
 		{"config error", func(t *testing.T, dir string) {
-			write(t, dir, "config.yaml", siteConfig+"typo: 1\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), siteConfig+"typo: 1\n")
 		}, `config.yaml:10: unknown key "typo"`},
 		{"output too large", func(t *testing.T, dir string) {
-			write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2, 3]\n  max_output_bytes: 100", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2, 3]\n  max_output_bytes: 100", 1))
 		}, "more than pagination.max_output_bytes (100 B)"},
 	}
 	for _, tt := range tests {
@@ -292,7 +319,7 @@ func TestFailedBuildLeavesOutput(t *testing.T) {
 			out := filepath.Join(dir, "public")
 			mustBuild(t, dir)
 			before := snap(t, out)
-			write(t, dir, "content/news/politics/a3.md", strings.Replace(article(3, "2025-01-03T10:00:00"), "Article 3", "Changed", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), strings.Replace(article(3, "2025-01-03T10:00:00"), "Article 3", "Changed", 1))
 			tt.break_(t, dir)
 			_, err := builder(dir).Build(context.Background())
 			var dl diag.List
@@ -311,7 +338,7 @@ func TestFailedBuildLeavesOutput(t *testing.T) {
 
 func TestFailedFirstBuildWritesNothing(t *testing.T) {
 	dir := site(t, 1)
-	write(t, dir, "content/news/politics/bad.md", "")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/bad.md"), "")
 	if _, err := builder(dir).Build(context.Background()); err == nil {
 		t.Fatal("build succeeded, want an error")
 	}
@@ -329,11 +356,11 @@ func TestRepairsInterruptedBuild(t *testing.T) {
 	// to create, temporary files, a page written but not in the manifest,
 	// a page deleted though the manifest lists it, and a stale page of a
 	// limit no longer configured.
-	write(t, out, unfinishedName, "a feedgen build ...\narticles/7/0.json\n")
-	write(t, out, "articles/2/.1.json.999-0.tmp", `{"count":3,"ne`)
-	write(t, out, "articles/2/0.json", `{"count":99}`)
+	testfiles.WriteFile(t, filepath.Join(out, unfinishedName), "a feedgen build ...\narticles/7/0.json\n")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/.1.json.999-0.tmp"), `{"count":3,"ne`)
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/0.json"), `{"count":99}`)
 	os.Remove(filepath.Join(out, "articles/3/1.json"))
-	write(t, out, "articles/7/0.json", `{}`)
+	testfiles.WriteFile(t, filepath.Join(out, "articles/7/0.json"), `{}`)
 	res := mustBuild(t, dir)
 	if res.Written != 2 || res.Deleted != 1 {
 		t.Errorf("repair: written %d, deleted %d; want 2, 1", res.Written, res.Deleted)
@@ -387,9 +414,10 @@ func TestLockWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
+	waiting := make(chan struct{})
 	got := make(chan error, 1)
 	go func() {
-		u, err := lock(context.Background(), dir, &log)
+		u, err := lock(context.Background(), dir, io.MultiWriter(&log, signalWriter(waiting)))
 		if err == nil {
 			u()
 		}
@@ -398,7 +426,7 @@ func TestLockWaits(t *testing.T) {
 	select {
 	case err := <-got:
 		t.Fatalf("second lock taken while the first is held: %v", err)
-	case <-time.After(100 * time.Millisecond):
+	case <-waiting: // it found the lock taken, and waits
 	}
 	unlock()
 	if err := <-got; err != nil {
@@ -462,21 +490,21 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 		written int
 	}{
 		{"title edit", func() {
-			write(t, dir, "content/news/politics/a5.md", strings.Replace(article(5, "2025-01-05T10:00:00"), "Article 5", "New title", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a5.md"), strings.Replace(article(5, "2025-01-05T10:00:00"), "Article 5", "New title", 1))
 		}, []string{p(5)}, 5}, // index 4: offsets 3-4 of limit 2, 2-4 of limit 3
 		{"nothing", func() {}, []string{}, 0},
 		{"new article shifts every page", func() {
-			write(t, dir, "content/news/politics/a10.md", article(10, "2025-01-10T10:00:00"))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a10.md"), article(10, "2025-01-10T10:00:00"))
 		}, []string{p(10)}, -1},
 		{"date change reorders", func() {
-			write(t, dir, "content/news/politics/a2.md", article(2, "2025-02-01T10:00:00"))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), article(2, "2025-02-01T10:00:00"))
 		}, []string{p(2)}, -1},
 		{"delete", func() { os.Remove(p(7)) }, []string{p(7)}, -1},
 		{"config change", func() {
-			write(t, dir, "config.yaml", strings.Replace(siteConfig, "base_url: https://api.example.com", "base_url: https://api2.example.com", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "base_url: https://api.example.com", "base_url: https://api2.example.com", 1))
 		}, []string{filepath.Join(dir, "config.yaml")}, -1},
 		{"full rebuild without a hint", func() {
-			write(t, dir, "content/news/politics/a3.md", strings.Replace(article(3, "2025-01-03T10:00:00"), "Body 3", "Body three", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), strings.Replace(article(3, "2025-01-03T10:00:00"), "Body 3", "Body three", 1))
 		}, nil, -1},
 		{"a page file cut short", func() {
 			f := filepath.Join(dir, "public", "articles", "2", "0.json")
@@ -484,7 +512,7 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			write(t, dir, "public/articles/2/0.json", string(data[:len(data)/2]))
+			testfiles.WriteFile(t, filepath.Join(dir, "public/articles/2/0.json"), string(data[:len(data)/2]))
 		}, nil, 1},
 	}
 	for _, st := range steps {
@@ -526,7 +554,7 @@ func testRebuilds(t *testing.T, newBuilder bool) {
 // its warnings: a typo in a key is often what the errors come from.
 func TestWarningsOfFailedBuild(t *testing.T) {
 	dir := site(t, 2)
-	write(t, dir, "content/news/politics/a2.md", "---\nid: 2\ntitel: Typo\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), "---\nid: 2\ntitel: Typo\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n")
 	var log bytes.Buffer
 	_, err := New(Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}).Build(context.Background())
 	if err == nil {
@@ -603,7 +631,7 @@ func TestManifestReadEarly(t *testing.T) {
 
 	// A damaged manifest proves no page the build's own: the build refuses
 	// to touch them, unless told to (Clean), and then rewrites every page.
-	write(t, dir, "public/"+manifest.Name, "{not json")
+	testfiles.WriteFile(t, filepath.Join(dir, "public/"+manifest.Name), "{not json")
 	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Log: &log}
 	before := snap(t, out)
 	_, err = New(opt).Build(context.Background())
@@ -646,13 +674,45 @@ func TestQuietBuildWaits(t *testing.T) {
 			_, err := b.Build(context.Background())
 			done <- err
 		}()
-		time.Sleep(200 * time.Millisecond)
+		// The build found the lock taken, and said so or not, before it
+		// waits: only then is the lock let go.
+		waitForLock(t, done)
 		unlock()
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
 		if said := strings.Contains(log.String(), "waiting for another build"); said == quiet {
 			t.Errorf("quiet %v: log %q", quiet, log.String())
+		}
+	}
+}
+
+// waitForLock waits until a goroutine waits in lock for the lock to be
+// free: a build that found it taken (and said so, unless quiet). Nothing
+// tells that but the goroutine's stack: it is looked at every millisecond,
+// for 10s at most. The test fails if the build ends first (done).
+func waitForLock(t *testing.T, done <-chan error) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(stacks, "\n\n") {
+			// Waiting, it is in the select between its context and the
+			// next try.
+			header, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(header, " [select") && strings.Contains(g, "\ngithub.com/feedgen/feedgen/internal/build.lock(") {
+				return
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the build ended (error %v) while another held the lock", err)
+		case <-deadline:
+			t.Fatalf("no build waits for the lock after 10s; goroutines:\n%s", stacks)
+		case <-tick.C:
 		}
 	}
 }
@@ -669,7 +729,7 @@ func TestRebuildReplacedContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			other := filepath.Join(t.TempDir(), "content")
-			write(t, other, "news/politics/b1.md", strings.Replace(article(1, "2025-01-01T10:00:00"), "Body 1", "Replaced", 1))
+			testfiles.WriteFile(t, filepath.Join(other, "news/politics/b1.md"), strings.Replace(article(1, "2025-01-01T10:00:00"), "Body 1", "Replaced", 1))
 			if err := os.Rename(filepath.Join(dir, "content"), filepath.Join(t.TempDir(), "old")); err != nil {
 				t.Fatal(err)
 			}
@@ -696,9 +756,9 @@ func TestStrayFilesNamed(t *testing.T) {
 	dir := site(t, 3)
 	out := filepath.Join(dir, "public")
 	mustBuild(t, dir)
-	write(t, out, "articles/notes.txt", "mine")
-	write(t, out, "articles/2/.0.json.77-0.tmp", "{")
-	write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
+	testfiles.WriteFile(t, filepath.Join(out, "articles/notes.txt"), "mine")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/.0.json.77-0.tmp"), "{")
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
 	var log bytes.Buffer
 	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Log: &log}
 	before := snap(t, out)

@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 const filterConfig = siteConfig + "filters: [section, category, tag, author]\n"
@@ -29,7 +30,7 @@ func TestFiltersIncremental(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			write(t, dir, "config.yaml", filterConfig)
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), filterConfig)
 			tagsOf := func(i int) string {
 				if i%2 == 0 {
 					return "Go, even"
@@ -38,9 +39,9 @@ func TestFiltersIncremental(t *testing.T) {
 			}
 			p := func(i int) string { return "content/news/politics/a" + itoa(i) + ".md" }
 			for i := 1; i <= 9; i++ {
-				write(t, dir, p(i), taggedArticle(i, "2025-01-0"+itoa(i)+"T10:00:00", tagsOf(i)))
+				testfiles.WriteFile(t, filepath.Join(dir, p(i)), taggedArticle(i, "2025-01-0"+itoa(i)+"T10:00:00", tagsOf(i)))
 			}
-			write(t, dir, p(10), taggedArticle(10, "2025-01-10T10:00:00", "Go, solo"))
+			testfiles.WriteFile(t, filepath.Join(dir, p(10)), taggedArticle(10, "2025-01-10T10:00:00", "Go, solo"))
 			b := builder(dir)
 			if _, err := b.Build(context.Background()); err != nil {
 				t.Fatal(err)
@@ -58,9 +59,9 @@ func TestFiltersIncremental(t *testing.T) {
 				{"tag added", p(4), taggedArticle(4, "2025-01-04T10:00:00", "Go, even, new"), ""},
 			}
 			for _, st := range steps {
-				time.Sleep(10 * time.Millisecond) // a rewrite shows in the modification time
 				before := snap(t, out)
-				write(t, dir, st.file, st.data)
+				waitNewerModTime(t, before) // a rewrite shows in the modification time
+				testfiles.WriteFile(t, filepath.Join(dir, st.file), st.data)
 				var err error
 				if newBuilder {
 					_, err = builder(dir).Build(context.Background())

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // The killed build of these tests changes base_url for one of the same
@@ -126,12 +127,12 @@ func TestKilledBuildRepaired(t *testing.T) {
 	const articles = 12
 	dir := site(t, articles)
 	editC := func(t *testing.T, dir string) {
-		write(t, dir, "content/news/politics/a3.md", strings.Replace(article(3, "2025-01-03T10:00:00"), "Body 3", "Body C", 1))
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), strings.Replace(article(3, "2025-01-03T10:00:00"), "Body 3", "Body C", 1))
 	}
 	cleanA := cleanBuild(t, dir)
 	editC(t, dir)
 	cleanC := cleanBuild(t, dir)
-	write(t, dir, "content/news/politics/a3.md", article(3, "2025-01-03T10:00:00"))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), article(3, "2025-01-03T10:00:00"))
 	pages := len(cleanA) - 1 // less the manifest
 
 	next := []struct {
@@ -148,9 +149,9 @@ func TestKilledBuildRepaired(t *testing.T) {
 				dir := site(t, articles)
 				out := filepath.Join(dir, "public")
 				mustBuild(t, dir)
-				write(t, dir, "config.yaml", configB)
+				testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), configB)
 				killedBuild(t, dir, k)
-				write(t, dir, "config.yaml", configA)
+				testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), configA)
 				nx.edit(t, dir)
 				res := mustBuild(t, dir)
 				if res.Skipped {
@@ -190,13 +191,13 @@ func TestFailedBuildRepairedBySameBuilder(t *testing.T) {
 					cancel()
 				}
 			}
-			write(t, dir, "config.yaml", configB)
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), configB)
 			config := []string{filepath.Join(dir, "config.yaml")}
 			if _, err := b.Rebuild(ctx, config); !errors.Is(err, context.Canceled) {
 				t.Fatalf("got error %v, want context.Canceled", err)
 			}
 			b.onStep = nil
-			write(t, dir, "config.yaml", configA)
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), configA)
 			if _, err := b.Rebuild(context.Background(), config); err != nil {
 				t.Fatal(err)
 			}
@@ -214,9 +215,9 @@ func TestManifestTempRemoved(t *testing.T) {
 			out := filepath.Join(dir, "public")
 			mustBuild(t, dir)
 			tmp := filepath.Join(out, "."+manifest.Name+".4242-0.tmp")
-			write(t, out, filepath.Base(tmp), `{"format":`)
+			testfiles.WriteFile(t, filepath.Join(out, filepath.Base(tmp)), `{"format":`)
 			if change {
-				write(t, dir, "content/news/politics/a4.md", article(4, "2025-01-04T10:00:00"))
+				testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a4.md"), article(4, "2025-01-04T10:00:00"))
 			}
 			res := mustBuild(t, dir)
 			if res.Skipped == change {

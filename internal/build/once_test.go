@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // onceBuilder is builder(dir) for one build that bounds its memory
@@ -111,10 +112,12 @@ func TestOnceRebuilds(t *testing.T) {
 	}
 	edits := []func(){
 		func() {
-			write(t, dir, "content/news/politics/a3.md", strings.Replace(article(3, "2025-01-03T10:00:00"), "Article 3", "Changed", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), strings.Replace(article(3, "2025-01-03T10:00:00"), "Article 3", "Changed", 1))
 		},
 		func() { os.Remove(filepath.Join(dir, "content/news/politics/a9.md")) },
-		func() { write(t, dir, "content/news/politics/a10.md", article(10, "2024-12-31T10:00:00")) },
+		func() {
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a10.md"), article(10, "2024-12-31T10:00:00"))
+		},
 	}
 	for i, edit := range edits {
 		edit()
@@ -133,7 +136,7 @@ func TestOnceRebuilds(t *testing.T) {
 		sameData(t, got, want)
 	}
 	before := snap(t, out)
-	write(t, dir, "content/news/politics/bad.md", "---\nid: x\n---\n")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/bad.md"), "---\nid: x\n---\n")
 	if _, err := onceBuilder(dir).Build(context.Background()); err == nil {
 		t.Fatal("build with a bad article: got no error")
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // TestOutputDirOverlap checks that a build refuses an output folder that
@@ -40,7 +41,7 @@ func TestOutputDirOverlap(t *testing.T) {
 			// A section named like the pages' folder, and a file beside an
 			// article: a build into the content folder would take them for
 			// its own.
-			write(t, dir, "config.yaml", siteConfig+"  offsets: all\nfilters: [section]\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), siteConfig+"  offsets: all\nfilters: [section]\n")
 			cfg := strings.Replace(siteConfig, "news: {politics: Politics}", "news: {politics: Politics}\n  articles: {2019: Old}", 1)
 			base, err := os.MkdirTemp("", "feedgen-link")
 			if err != nil {
@@ -51,9 +52,9 @@ func TestOutputDirOverlap(t *testing.T) {
 			if tt.output != "" {
 				cfg += "output_dir: " + strings.Replace(tt.output, "LINK", link, 1) + "\n"
 			}
-			write(t, dir, "config.yaml", cfg)
-			write(t, dir, "content/articles/2019/post.md", article(9, "2019-01-01T10:00:00"))
-			write(t, dir, "content/articles/2019/notes.txt", "mine")
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), cfg)
+			testfiles.WriteFile(t, filepath.Join(dir, "content/articles/2019/post.md"), article(9, "2019-01-01T10:00:00"))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/articles/2019/notes.txt"), "mine")
 			if tt.link {
 				if err := os.Symlink(filepath.Join(dir, "content"), link); err != nil {
 					t.Fatal(err)
@@ -92,11 +93,11 @@ func TestStraysRefused(t *testing.T) {
 		"manifest.json.bak": "mine",
 	}
 	for p, data := range outside {
-		write(t, out, p, data)
+		testfiles.WriteFile(t, filepath.Join(out, p), data)
 	}
-	write(t, out, "articles/2019/post.html", "<p>post")
-	write(t, out, "articles/index.html", "<p>index")
-	write(t, out, "articles/2/.7.json.1-0.tmp", "looks like a temporary file of a page no build has")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2019/post.html"), "<p>post")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/index.html"), "<p>index")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/.7.json.1-0.tmp"), "looks like a temporary file of a page no build has")
 	before := snap(t, out)
 	_, err := builder(dir).Build(context.Background())
 	var se *strayError
@@ -118,12 +119,12 @@ func TestStraysRefused(t *testing.T) {
 	}
 	// Rebuilds: with other pages (stale ones deleted), unchanged (the
 	// shortcut), and after a killed build.
-	write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
 	mustBuild(t, dir)
 	mustBuild(t, dir)
-	write(t, dir, "content/news/politics/a9.md", article(9, "2025-01-09T10:00:00"))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a9.md"), article(9, "2025-01-09T10:00:00"))
 	killedBuild(t, dir, killPoint{"page", 2})
-	write(t, dir, "config.yaml", siteConfig)
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), siteConfig)
 	mustBuild(t, dir)
 	got := snap(t, out)
 	for p, data := range outside {
@@ -151,7 +152,7 @@ func TestKilledFirstBuildRepaired(t *testing.T) {
 			killedBuild(t, dir, k)
 			// The next build has fewer pages: those the killed one wrote
 			// and this one does not have are to be deleted.
-			write(t, dir, "config.yaml", strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "limits: [2, 3]", "limits: [2]", 1))
 			mustBuild(t, dir)
 			identical(t, snap(t, filepath.Join(dir, "public")), cleanBuild(t, dir))
 		})
@@ -163,7 +164,7 @@ func TestKilledFirstBuildRepaired(t *testing.T) {
 // there, and that only paths under articles/ are taken from one.
 func TestMarkerLists(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, unfinishedName, "an older build\narticles/9/0.json\n../../etc/passwd\nmanifest.json\narticles/../x\n")
+	testfiles.WriteFile(t, filepath.Join(dir, unfinishedName), "an older build\narticles/9/0.json\n../../etc/passwd\nmanifest.json\narticles/../x\n")
 	pending := readPending(dir)
 	if strings.Join(pending, " ") != "articles/9/0.json" {
 		t.Fatalf("readPending = %q", pending)
@@ -208,8 +209,8 @@ func TestRebuildKeepsFileInTheWay(t *testing.T) {
 	if _, err := b.Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	write(t, dir, "content/news/politics/a4.md", article(4, "2025-01-04T10:00:00"))
-	write(t, out, "articles/2/3.json", "mine") // the new page of offset 3
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a4.md"), article(4, "2025-01-04T10:00:00"))
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/3.json"), "mine") // the new page of offset 3
 	_, err := b.Rebuild(context.Background(), []string{filepath.Join(dir, "content/news/politics/a4.md")})
 	var se *strayError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "articles/2/3.json") {
@@ -236,7 +237,7 @@ func TestRebuildKeepsFileInTheWay(t *testing.T) {
 // (the probe wrote a page over a file of the content folder).
 func TestOutThroughLink(t *testing.T) {
 	dir := site(t, 3)
-	write(t, dir, "content/news/y/articles/index.json", "USER")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/y/articles/index.json"), "USER")
 	if err := os.Symlink(filepath.Join(dir, "content/news/politics"), filepath.Join(dir, "x")); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestCleanNoLinks(t *testing.T) {
 		t.Run(link, func(t *testing.T) {
 			dir := site(t, 3)
 			victim := t.TempDir()
-			write(t, victim, "0.json", "PRECIOUS")
+			testfiles.WriteFile(t, filepath.Join(victim, "0.json"), "PRECIOUS")
 			out := filepath.Join(dir, "public")
 			os.MkdirAll(filepath.Dir(filepath.Join(out, link)), 0o755)
 			if err := os.Symlink(victim, filepath.Join(out, link)); err != nil {
@@ -297,7 +298,7 @@ func TestCleanNoLinks(t *testing.T) {
 		if err := os.Symlink(victim, filepath.Join(out, "articles/3")); err != nil {
 			t.Fatal(err)
 		}
-		write(t, dir, "content/news/politics/a4.md", article(4, "2025-01-04T10:00:00"))
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a4.md"), article(4, "2025-01-04T10:00:00"))
 		_, err := b.Rebuild(context.Background(), []string{filepath.Join(dir, "content/news/politics/a4.md")})
 		if !errors.As(err, new(*strayError)) || !strings.Contains(err.Error(), "articles/3") {
 			t.Fatalf("got %v, want the refusal of the link articles/3", err)

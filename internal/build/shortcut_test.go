@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // TestUnchangedInputs checks the no-change shortcut of a new Builder (a
@@ -44,10 +45,10 @@ func TestUnchangedInputs(t *testing.T) {
 	}{
 		{name: "nothing", shortcut: true},
 		{name: "a stray page in the output", refused: true, written: 0, deleted: 1, change: func(t *testing.T, dir string) {
-			write(t, dir, "public/articles/2/99.json", "{}")
+			testfiles.WriteFile(t, filepath.Join(dir, "public/articles/2/99.json"), "{}")
 		}},
 		{name: "a temporary file of a killed build", shortcut: true, change: func(t *testing.T, dir string) {
-			write(t, dir, "public/articles/2/.0.json.123-0.tmp", "{")
+			testfiles.WriteFile(t, filepath.Join(dir, "public/articles/2/.0.json.123-0.tmp"), "{")
 		}},
 		{name: "a page file cut short", written: 1, change: func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "public", "articles", "2", "0.json")
@@ -55,31 +56,31 @@ func TestUnchangedInputs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			write(t, dir, "public/articles/2/0.json", string(data[:len(data)-1]))
+			testfiles.WriteFile(t, filepath.Join(dir, "public/articles/2/0.json"), string(data[:len(data)-1]))
 		}},
 		{name: "a page file deleted", written: 1, change: func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "public", "articles", "3", "0.json"))
 		}},
 		{name: "an article edited", written: -1, change: func(t *testing.T, dir string) {
-			write(t, dir, "content/news/politics/a2.md", strings.Replace(article(2, "2025-01-02T10:00:00"), "Body 2", "Body two", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), strings.Replace(article(2, "2025-01-02T10:00:00"), "Body 2", "Body two", 1))
 		}},
 		{name: "an article added", written: -1, change: func(t *testing.T, dir string) {
-			write(t, dir, "content/news/politics/a9.md", article(9, "2025-01-09T10:00:00"))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a9.md"), article(9, "2025-01-09T10:00:00"))
 		}},
 		{name: "a draft edited", written: 0, change: func(t *testing.T, dir string) {
-			write(t, dir, "content/news/politics/draft.md", strings.Replace(draft, "Draft body", "Other", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/draft.md"), strings.Replace(draft, "Draft body", "Other", 1))
 		}},
 		{name: "config edited", written: -1, change: func(t *testing.T, dir string) {
-			write(t, dir, "config.yaml", strings.Replace(siteConfig, "Politics", "Politika", 1))
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "Politics", "Politika", 1))
 		}},
 		{name: "config edited without effect", written: 0, change: func(t *testing.T, dir string) {
-			write(t, dir, "config.yaml", siteConfig+"# a comment\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), siteConfig+"# a comment\n")
 		}},
 		{name: "a page left out of the manifest", refused: true, written: 1, change: func(t *testing.T, dir string) {
 			editManifest(t, filepath.Join(dir, "public"), func(m *manifest.Manifest) { m.Files = m.Files[1:] })
 		}},
 		{name: "a file not a page listed in the manifest", written: 0, deleted: 1, change: func(t *testing.T, dir string) {
-			write(t, dir, "public/articles/2/99.json", "{}")
+			testfiles.WriteFile(t, filepath.Join(dir, "public/articles/2/99.json"), "{}")
 			sum := sha256.Sum256([]byte("{}"))
 			editManifest(t, filepath.Join(dir, "public"), func(m *manifest.Manifest) {
 				m.Files = append(m.Files, manifest.File{Path: "articles/2/99.json", Size: 2, SHA256: hex.EncodeToString(sum[:])})
@@ -166,8 +167,8 @@ const draft = "---\nid: 50\ntitle: Draft\npublished: 2025-01-05T10:00:00\nauthor
 func shortcutSite(t *testing.T) string {
 	t.Helper()
 	dir := site(t, 4)
-	write(t, dir, "content/news/politics/draft.md", draft)
-	write(t, dir, "content/news/politics/later.md", article(60, "2027-06-01T10:00:00"))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/draft.md"), draft)
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/later.md"), article(60, "2027-06-01T10:00:00"))
 	return dir
 }
 
@@ -237,7 +238,7 @@ func TestSourceRecorded(t *testing.T) {
 		t.Errorf("--future: got source %+v, want one without bounds and with another digest", s)
 	}
 
-	write(t, dir, "content/news/politics/a1.md", strings.Replace(article(1, "2025-01-01T10:00:00"), "author:", "autor: x\nauthor:", 1))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a1.md"), strings.Replace(article(1, "2025-01-01T10:00:00"), "author:", "autor: x\nauthor:", 1))
 	for i := range 2 {
 		var log bytes.Buffer
 		b := builder(dir)

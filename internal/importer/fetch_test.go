@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // front puts a server in front of the listing at target that answers the
@@ -40,7 +42,7 @@ func front(t testing.TB, target string, answer func(n int, w http.ResponseWriter
 func hardBuild(t testing.TB, opt corpus.Options) string {
 	t.Helper()
 	src := t.TempDir()
-	writeFiles(t, src, corpus.HardFiles(opt))
+	testfiles.Write(t, src, corpus.HardFiles(opt))
 	out := t.TempDir()
 	buildSite(t, os.DirFS(src), src, out, corpus.HardNow)
 	return out
@@ -48,16 +50,34 @@ func hardBuild(t testing.TB, opt corpus.Options) string {
 
 // TestRetries imports through a server that fails each page's first
 // requests in a different way (503, 500, a connection closed without an
-// answer, 429) and answers slowly: every page is read in the end, and the
+// answer, 429), and holds the first page it answers of those read at once
+// until another page is asked: every page is read in the end, and the
 // rebuilt site is the same bytes.
 func TestRetries(t *testing.T) {
 	orig := hardBuild(t, corpus.Options{Articles: 60, Seed: 4, Limits: []int{5, 10}})
 	var mu sync.Mutex
 	tries := map[string]int{}
+	held := ""                   // the query of the answer held
+	asked := make(chan struct{}) // closed when another page is asked meanwhile
 	u := front(t, serve(t, orig), func(n int, w http.ResponseWriter, r *http.Request) bool {
 		mu.Lock()
 		tries[r.URL.RawQuery]++
 		try := tries[r.URL.RawQuery]
+		if held != "" && r.URL.RawQuery != held {
+			select {
+			case <-asked:
+			default:
+				close(asked)
+			}
+		}
+		// The pages after the first two (the bare URL's, the largest
+		// limit's) are read several at a time (Options.Workers): the
+		// first of them to be answered waits until another is asked, so
+		// that retries and answers overlap.
+		hold := try > 3 && held == "" && strings.Contains(r.URL.RawQuery, "offset=")
+		if hold {
+			held = r.URL.RawQuery
+		}
 		mu.Unlock()
 		switch try {
 		case 1:
@@ -77,7 +97,13 @@ func TestRetries(t *testing.T) {
 			w.Header().Set("Retry-After", "1")
 			http.Error(w, "slow down", http.StatusTooManyRequests)
 		default:
-			time.Sleep(5 * time.Millisecond)
+			if hold {
+				select {
+				case <-asked:
+				case <-time.After(10 * time.Second):
+					t.Errorf("no other page asked in 10s while %s was answered: the pages are not read at once", r.URL.RawQuery)
+				}
+			}
 			return false
 		}
 		return true

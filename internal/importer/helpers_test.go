@@ -29,20 +29,6 @@ func (l testLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// writeFiles writes path -> contents under dir.
-func writeFiles(t testing.TB, dir string, files map[string][]byte) {
-	t.Helper()
-	for p, data := range files {
-		name := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(name, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // buildSite builds the site whose config.yaml is in fsys (on disk at root,
 // or "" for a site that is not) into out, at the time now.
 func buildSite(t testing.TB, fsys fs.FS, root, out string, now time.Time) *build.Result {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // roundTrip imports the listing at url, writes the site, builds it at now
@@ -67,7 +68,7 @@ func TestRoundTripHard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := t.TempDir()
-			writeFiles(t, src, corpus.HardFiles(tt.opt))
+			testfiles.Write(t, src, corpus.HardFiles(tt.opt))
 			if err := os.MkdirAll(filepath.Join(src, "content"), 0o755); err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing/fstest"
 	"unicode/utf8"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -65,13 +64,13 @@ func (c *converter) verify(ctx context.Context, s *Site, byPath map[string]*arti
 // loader finds errors in is refused and dropped, and the rest read again.
 func (c *converter) load(ctx context.Context, cfg *config.Config, s *Site, byPath map[string]*article) (*content.Site, error) {
 	for {
-		fsys := fstest.MapFS{}
+		files := make(map[string][]byte, len(s.Files))
 		for p, data := range s.Files {
 			if rel, ok := strings.CutPrefix(p, "content/"); ok {
-				fsys[rel] = &fstest.MapFile{Data: data, Mode: 0o644}
+				files[rel] = data
 			}
 		}
-		site, err := content.NewLoader(cfg).Load(ctx, fsys, content.Options{Now: c.now, Root: "content"})
+		site, err := content.NewLoader(cfg).Load(ctx, newMemFS(files), content.Options{Now: c.now, Root: "content"})
 		var dl diag.List
 		if !errors.As(err, &dl) {
 			return site, err

@@ -7,14 +7,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
-// watchPaths watches paths (relative to dir) until the test ends, and
-// records the calls with their paths relative to dir.
+// watchPaths watches paths (relative to dir), and the recorder's marker
+// folder, until the test ends, and records the calls with their paths
+// relative to dir.
 func watchPaths(t *testing.T, dir string, paths ...string) *recorder {
 	t.Helper()
-	r := &recorder{dir: dir}
-	var abs []string
+	return watchQuiet(t, dir, 30*time.Millisecond, paths...)
+}
+
+// watchQuiet is watchPaths with Options.Quiet quiet.
+func watchQuiet(t *testing.T, dir string, quiet time.Duration, paths ...string) *recorder {
+	t.Helper()
+	r := newRecorder(t, dir)
+	abs := []string{r.markDir}
 	for _, p := range paths {
 		abs = append(abs, filepath.Join(dir, p))
 	}
@@ -22,7 +31,7 @@ func watchPaths(t *testing.T, dir string, paths ...string) *recorder {
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Paths: abs, Quiet: 30 * time.Millisecond, Func: r.fn, Ready: func() { close(ready) }})
+		done <- Run(ctx, Options{Paths: abs, Quiet: quiet, Func: r.fn, Ready: func() { close(ready) }})
 	}()
 	select {
 	case <-ready:
@@ -43,36 +52,25 @@ func watchPaths(t *testing.T, dir string, paths ...string) *recorder {
 // names path (relative to the recorder's folder), and returns all calls.
 func waitNamed(t *testing.T, r *recorder, from int, path string) [][]string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if calls := r.snapshot(); len(calls) > from && contains(calls[from:], path) {
-			return calls
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !r.await(10*time.Second, func() bool { return len(r.calls) > from && contains(r.calls[from:], path) }) {
+		calls := r.snapshot()
+		t.Fatalf("no call names %s within 10s: got %v", path, calls[min(from, len(calls)):])
 	}
-	t.Fatalf("no call names %s: got %v", path, r.snapshot()[min(from, len(r.snapshot())):])
-	return nil
+	return r.snapshot()
 }
 
-// editUntilSeen writes name (a path under dir) until a call from the
-// from-th on names want, and returns all calls. It tolerates a watch that
-// is still settling after a folder was replaced; a watch that never sees
-// the file fails.
-func editUntilSeen(t *testing.T, r *recorder, from int, dir, name, want string) [][]string {
+// editSeen writes name (a path under dir) once the watch has handled the
+// changes made before (settle), and so watches what they made it watch (a
+// folder replaced, say); it waits for a call after the edit that names
+// want, and returns all calls. An edit the watch misses gives no event at
+// all: waiting for the watch first, rather than writing again until an
+// edit is seen, keeps the test from passing over a watch that misses a
+// first edit.
+func editSeen(t *testing.T, r *recorder, dir, name, want string) [][]string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
-		mustWrite(t, filepath.Join(dir, name), "edit "+itoa(i))
-		next := time.Now().Add(time.Second)
-		for time.Now().Before(next) {
-			if calls := r.snapshot(); len(calls) > from && contains(calls[from:], want) {
-				return calls
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	t.Fatalf("edits of %s never named %s: got %v", name, want, r.snapshot()[min(from, len(r.snapshot())):])
-	return nil
+	n := len(settle(t, r))
+	testfiles.WriteFile(t, filepath.Join(dir, name), "edited")
+	return waitNamed(t, r, n, want)
 }
 
 // namedUnder returns the paths under prefix that calls name.
@@ -120,11 +118,11 @@ func TestRootReplaced(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: x\n")
-			mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
-			mustWrite(t, filepath.Join(dir, "content/sport/football/f.md"), "f") // only in the old folder
-			mustWrite(t, filepath.Join(dir, "new/news/politics/b.md"), "b")
-			mustWrite(t, filepath.Join(dir, "new/world/europe/e.md"), "e") // only in the new one
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "site_url: x\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/sport/football/f.md"), "f") // only in the old folder
+			testfiles.WriteFile(t, filepath.Join(dir, "new/news/politics/b.md"), "b")
+			testfiles.WriteFile(t, filepath.Join(dir, "new/world/europe/e.md"), "e") // only in the new one
 			r := watchPaths(t, dir, tt.paths...)
 
 			mustRename(t, filepath.Join(dir, "content"), filepath.Join(dir, "old"))
@@ -132,10 +130,10 @@ func TestRootReplaced(t *testing.T) {
 			waitNamed(t, r, 0, "content")
 
 			n := len(r.snapshot())
-			mustWrite(t, filepath.Join(dir, "old/sport/football/f.md"), "edited in old")
-			mustWrite(t, filepath.Join(dir, "old/news/politics/a.md"), "edited in old")
-			editUntilSeen(t, r, n, dir, "content/world/europe/e.md", "content/world/europe/e.md")
-			calls := editUntilSeen(t, r, n, dir, "content/news/politics/b.md", "content/news/politics/b.md")
+			testfiles.WriteFile(t, filepath.Join(dir, "old/sport/football/f.md"), "edited in old")
+			testfiles.WriteFile(t, filepath.Join(dir, "old/news/politics/a.md"), "edited in old")
+			editSeen(t, r, dir, "content/world/europe/e.md", "content/world/europe/e.md")
+			calls := editSeen(t, r, dir, "content/news/politics/b.md", "content/news/politics/b.md")
 			for _, stale := range []string{"content/sport", "content/news/politics/a.md"} {
 				if got := namedUnder(calls[n:], stale); len(got) > 0 {
 					t.Errorf("edits under old/ reported as content: %v", got)
@@ -155,17 +153,16 @@ func TestRootRemovedAndBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.removed, func(t *testing.T) {
 			dir := t.TempDir()
-			mustWrite(t, filepath.Join(dir, tt.root, "news/politics/a.md"), "a")
+			testfiles.WriteFile(t, filepath.Join(dir, tt.root, "news/politics/a.md"), "a")
 			r := watchPaths(t, dir, tt.root)
 			if err := os.RemoveAll(filepath.Join(dir, tt.removed)); err != nil {
 				t.Fatal(err)
 			}
 			waitNamed(t, r, 0, tt.root)
 			n := len(r.snapshot())
-			mustWrite(t, filepath.Join(dir, tt.root, "news/politics/b.md"), "b")
+			testfiles.WriteFile(t, filepath.Join(dir, tt.root, "news/politics/b.md"), "b")
 			waitNamed(t, r, n, tt.root)
-			n = len(r.snapshot())
-			editUntilSeen(t, r, n, dir, filepath.Join(tt.root, "news/politics/b.md"), filepath.Join(tt.root, "news/politics/b.md"))
+			editSeen(t, r, dir, filepath.Join(tt.root, "news/politics/b.md"), filepath.Join(tt.root, "news/politics/b.md"))
 		})
 	}
 }
@@ -190,7 +187,7 @@ func TestRootSymlink(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, elsewhere := t.TempDir(), t.TempDir()
 			for _, d := range []string{dir, elsewhere} {
-				mustWrite(t, filepath.Join(d, "copy/news/politics/a.md"), "a")
+				testfiles.WriteFile(t, filepath.Join(d, "copy/news/politics/a.md"), "a")
 			}
 			mustSymlink(t, tt.target(t, dir, elsewhere), filepath.Join(dir, "content"))
 			target, err := filepath.EvalSymlinks(filepath.Join(dir, "content"))
@@ -199,15 +196,15 @@ func TestRootSymlink(t *testing.T) {
 			}
 			r := watchPaths(t, dir, "content")
 
-			mustWrite(t, filepath.Join(target, "news/politics/a.md"), "edited")
+			testfiles.WriteFile(t, filepath.Join(target, "news/politics/a.md"), "edited")
 			waitNamed(t, r, 0, "content/news/politics/a.md")
 
 			// A folder made in the target is watched too.
 			n := len(r.snapshot())
-			mustWrite(t, filepath.Join(target, "sport/football/f.md"), "f")
+			testfiles.WriteFile(t, filepath.Join(target, "sport/football/f.md"), "f")
 			waitNamed(t, r, n, "content/sport")
 			n = len(r.snapshot())
-			mustWrite(t, filepath.Join(target, "sport/football/f.md"), "edited")
+			testfiles.WriteFile(t, filepath.Join(target, "sport/football/f.md"), "edited")
 			waitNamed(t, r, n, "content/sport/football/f.md")
 		})
 	}
@@ -234,16 +231,16 @@ func TestSymlinkRetargeted(t *testing.T) {
 		for name, change := range map[string]retarget{"rename": byRename, "remove": byRemove} {
 			t.Run(name, func(t *testing.T) {
 				dir := t.TempDir()
-				mustWrite(t, filepath.Join(dir, "one/news/politics/a.md"), "a")
-				mustWrite(t, filepath.Join(dir, "two/news/politics/b.md"), "b")
+				testfiles.WriteFile(t, filepath.Join(dir, "one/news/politics/a.md"), "a")
+				testfiles.WriteFile(t, filepath.Join(dir, "two/news/politics/b.md"), "b")
 				mustSymlink(t, "one", filepath.Join(dir, "content"))
 				r := watchPaths(t, dir, "content")
 
 				change(t, "two", filepath.Join(dir, "content"))
 				waitNamed(t, r, 0, "content")
 				n := len(r.snapshot())
-				mustWrite(t, filepath.Join(dir, "one/news/politics/a.md"), "edited in the old target")
-				calls := editUntilSeen(t, r, n, dir, "two/news/politics/b.md", "content/news/politics/b.md")
+				testfiles.WriteFile(t, filepath.Join(dir, "one/news/politics/a.md"), "edited in the old target")
+				calls := editSeen(t, r, dir, "two/news/politics/b.md", "content/news/politics/b.md")
 				if got := namedUnder(calls[n:], "content/news/politics/a.md"); len(got) > 0 {
 					t.Errorf("edit in the old target reported: %v", calls[n:])
 				}
@@ -254,8 +251,8 @@ func TestSymlinkRetargeted(t *testing.T) {
 		for name, change := range map[string]retarget{"rename": byRename, "remove": byRemove} {
 			t.Run(name, func(t *testing.T) {
 				dir, elsewhere := t.TempDir(), t.TempDir()
-				mustWrite(t, filepath.Join(elsewhere, "one.md"), "one")
-				mustWrite(t, filepath.Join(elsewhere, "two.md"), "two")
+				testfiles.WriteFile(t, filepath.Join(elsewhere, "one.md"), "one")
+				testfiles.WriteFile(t, filepath.Join(elsewhere, "two.md"), "two")
 				link := filepath.Join(dir, "content/news/politics/s.md")
 				mustSymlink(t, filepath.Join(elsewhere, "one.md"), link)
 				r := watchPaths(t, dir, "content")
@@ -263,14 +260,14 @@ func TestSymlinkRetargeted(t *testing.T) {
 				change(t, filepath.Join(elsewhere, "two.md"), link)
 				waitNamed(t, r, 0, "content/news/politics/s.md")
 				n := len(r.snapshot())
-				mustWrite(t, filepath.Join(elsewhere, "two.md"), "two edited")
+				testfiles.WriteFile(t, filepath.Join(elsewhere, "two.md"), "two edited")
 				waitNamed(t, r, n, "content/news/politics/s.md")
 
 				// The old target is no longer watched: an edit of it, then
 				// one in the content, gives a call naming only the latter.
 				n = len(r.snapshot())
-				mustWrite(t, filepath.Join(elsewhere, "one.md"), "one edited")
-				mustWrite(t, filepath.Join(dir, "content/news/politics/m.md"), "marker")
+				testfiles.WriteFile(t, filepath.Join(elsewhere, "one.md"), "one edited")
+				testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/m.md"), "marker")
 				calls := waitNamed(t, r, n, "content/news/politics/m.md")
 				if contains(calls[n:], "content/news/politics/s.md") {
 					t.Errorf("edit of the old target reported: %v", calls[n:])
@@ -280,8 +277,8 @@ func TestSymlinkRetargeted(t *testing.T) {
 	})
 	t.Run("article target's folder moved away and back", func(t *testing.T) {
 		dir, elsewhere := t.TempDir(), t.TempDir()
-		mustWrite(t, filepath.Join(elsewhere, "articles/s.md"), "s")
-		mustWrite(t, filepath.Join(elsewhere, "new/s.md"), "new s")
+		testfiles.WriteFile(t, filepath.Join(elsewhere, "articles/s.md"), "s")
+		testfiles.WriteFile(t, filepath.Join(elsewhere, "new/s.md"), "new s")
 		link := filepath.Join(dir, "content/news/politics/s.md")
 		mustSymlink(t, filepath.Join(elsewhere, "articles/s.md"), link)
 		r := watchPaths(t, dir, "content")
@@ -291,14 +288,13 @@ func TestSymlinkRetargeted(t *testing.T) {
 		n := len(r.snapshot())
 		mustRename(t, filepath.Join(elsewhere, "new"), filepath.Join(elsewhere, "articles"))
 		waitNamed(t, r, n, "content/news/politics/s.md")
-		n = len(r.snapshot())
-		editUntilSeen(t, r, n, elsewhere, "articles/s.md", "content/news/politics/s.md")
+		editSeen(t, r, elsewhere, "articles/s.md", "content/news/politics/s.md")
 	})
 	t.Run("root target replaced", func(t *testing.T) {
 		// content -> copy, and copy replaced: mv copy old && mv new copy.
 		dir := t.TempDir()
-		mustWrite(t, filepath.Join(dir, "copy/news/politics/a.md"), "a")
-		mustWrite(t, filepath.Join(dir, "new/news/politics/b.md"), "b")
+		testfiles.WriteFile(t, filepath.Join(dir, "copy/news/politics/a.md"), "a")
+		testfiles.WriteFile(t, filepath.Join(dir, "new/news/politics/b.md"), "b")
 		mustSymlink(t, "copy", filepath.Join(dir, "content"))
 		r := watchPaths(t, dir, "content")
 
@@ -306,8 +302,8 @@ func TestSymlinkRetargeted(t *testing.T) {
 		mustRename(t, filepath.Join(dir, "new"), filepath.Join(dir, "copy"))
 		waitNamed(t, r, 0, "content")
 		n := len(r.snapshot())
-		mustWrite(t, filepath.Join(dir, "old/news/politics/a.md"), "edited in old")
-		calls := editUntilSeen(t, r, n, dir, "copy/news/politics/b.md", "content/news/politics/b.md")
+		testfiles.WriteFile(t, filepath.Join(dir, "old/news/politics/a.md"), "edited in old")
+		calls := editSeen(t, r, dir, "copy/news/politics/b.md", "content/news/politics/b.md")
 		if got := namedUnder(calls[n:], "content/news/politics/a.md"); len(got) > 0 {
 			t.Errorf("edit under old/ reported as content: %v", calls[n:])
 		}
@@ -327,29 +323,29 @@ func TestSymlinkedFileTarget(t *testing.T) {
 		{"absolute target", func(t *testing.T, dir, elsewhere string) {
 			mustSymlink(t, filepath.Join(elsewhere, "shared.md"), filepath.Join(dir, link))
 		}, func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(elsewhere, "shared.md"), "edited")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "shared.md"), "edited")
 		}, link},
 		{"relative target", func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(dir, "shared/s.md"), "s")
+			testfiles.WriteFile(t, filepath.Join(dir, "shared/s.md"), "s")
 			mustSymlink(t, "../../../shared/s.md", filepath.Join(dir, link))
 		}, func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(dir, "shared/s.md"), "edited")
+			testfiles.WriteFile(t, filepath.Join(dir, "shared/s.md"), "edited")
 		}, link},
 		{"atomic save of the target", func(t *testing.T, dir, elsewhere string) {
 			mustSymlink(t, filepath.Join(elsewhere, "shared.md"), filepath.Join(dir, link))
 		}, func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(elsewhere, ".shared.md.swp"), "saved")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, ".shared.md.swp"), "saved")
 			mustRename(t, filepath.Join(elsewhere, ".shared.md.swp"), filepath.Join(elsewhere, "shared.md"))
 		}, link},
 		{"chain of links", func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(elsewhere, "real/r.md"), "r")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "real/r.md"), "r")
 			mustSymlink(t, filepath.Join(elsewhere, "real/r.md"), filepath.Join(dir, "links/l.md"))
 			mustSymlink(t, filepath.Join(dir, "links/l.md"), filepath.Join(dir, link))
 		}, func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(elsewhere, "real/r.md"), "edited")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "real/r.md"), "edited")
 		}, link},
 		{"middle of a chain retargeted", func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(elsewhere, "real/r.md"), "r")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "real/r.md"), "r")
 			mustSymlink(t, filepath.Join(elsewhere, "real/r.md"), filepath.Join(dir, "links/l.md"))
 			mustSymlink(t, filepath.Join(dir, "links/l.md"), filepath.Join(dir, link))
 		}, func(t *testing.T, dir, elsewhere string) {
@@ -359,10 +355,10 @@ func TestSymlinkedFileTarget(t *testing.T) {
 		{"broken link's target made", func(t *testing.T, dir, elsewhere string) {
 			mustSymlink(t, filepath.Join(elsewhere, "later.md"), filepath.Join(dir, link))
 		}, func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(elsewhere, "later.md"), "here now")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "later.md"), "here now")
 		}, link},
 		{"folder of the target moved away", func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(elsewhere, "real/r.md"), "r")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "real/r.md"), "r")
 			mustSymlink(t, filepath.Join(elsewhere, "real/r.md"), filepath.Join(dir, link))
 		}, func(t *testing.T, dir, elsewhere string) {
 			mustRename(t, filepath.Join(elsewhere, "real"), filepath.Join(elsewhere, "gone"))
@@ -373,16 +369,16 @@ func TestSymlinkedFileTarget(t *testing.T) {
 			}
 			mustSymlink(t, filepath.Join(elsewhere, "feed.yaml"), filepath.Join(dir, "config.yaml"))
 		}, func(t *testing.T, dir, elsewhere string) {
-			mustWrite(t, filepath.Join(elsewhere, "feed.yaml"), "site_url: y\n")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "feed.yaml"), "site_url: y\n")
 		}, "config.yaml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, elsewhere := t.TempDir(), t.TempDir()
-			mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: x\n")
-			mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
-			mustWrite(t, filepath.Join(elsewhere, "shared.md"), "shared")
-			mustWrite(t, filepath.Join(elsewhere, "feed.yaml"), "site_url: x\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "site_url: x\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "shared.md"), "shared")
+			testfiles.WriteFile(t, filepath.Join(elsewhere, "feed.yaml"), "site_url: x\n")
 			tt.setup(t, dir, elsewhere)
 			r := watchPaths(t, dir, "content", "config.yaml")
 			tt.edit(t, dir, elsewhere)
@@ -395,15 +391,15 @@ func TestSymlinkedFileTarget(t *testing.T) {
 // moves in a folder with one: their targets are watched from then on.
 func TestSymlinkMadeLater(t *testing.T) {
 	dir, elsewhere := t.TempDir(), t.TempDir()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
-	mustWrite(t, filepath.Join(elsewhere, "one.md"), "one")
-	mustWrite(t, filepath.Join(elsewhere, "two.md"), "two")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+	testfiles.WriteFile(t, filepath.Join(elsewhere, "one.md"), "one")
+	testfiles.WriteFile(t, filepath.Join(elsewhere, "two.md"), "two")
 	r := watchPaths(t, dir, "content")
 
 	mustSymlink(t, filepath.Join(elsewhere, "one.md"), filepath.Join(dir, "content/news/politics/one.md"))
 	waitNamed(t, r, 0, "content/news/politics/one.md")
 	n := len(r.snapshot())
-	mustWrite(t, filepath.Join(elsewhere, "one.md"), "edited")
+	testfiles.WriteFile(t, filepath.Join(elsewhere, "one.md"), "edited")
 	waitNamed(t, r, n, "content/news/politics/one.md")
 
 	staging := t.TempDir()
@@ -412,7 +408,7 @@ func TestSymlinkMadeLater(t *testing.T) {
 	n = len(r.snapshot())
 	waitNamed(t, r, n, "content/world")
 	n = len(r.snapshot())
-	mustWrite(t, filepath.Join(elsewhere, "two.md"), "edited")
+	testfiles.WriteFile(t, filepath.Join(elsewhere, "two.md"), "edited")
 	waitNamed(t, r, n, "content/world/europe/two.md")
 }
 
@@ -423,15 +419,15 @@ func TestSymlinkMadeLater(t *testing.T) {
 // link's path.
 func TestSymlinkedFolder(t *testing.T) {
 	dir, elsewhere := t.TempDir(), t.TempDir()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
-	mustWrite(t, filepath.Join(elsewhere, "europe/e.md"), "e")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+	testfiles.WriteFile(t, filepath.Join(elsewhere, "europe/e.md"), "e")
 	mustSymlink(t, filepath.Join(elsewhere, "europe"), filepath.Join(dir, "content/world/europe"))
 	r := watchPaths(t, dir, "content")
 
 	// An edit inside the linked folder, then one in the content: only the
 	// latter is reported.
-	mustWrite(t, filepath.Join(elsewhere, "europe/e.md"), "edited")
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "marker")
+	testfiles.WriteFile(t, filepath.Join(elsewhere, "europe/e.md"), "edited")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "marker")
 	calls := waitNamed(t, r, 0, "content/news/politics/a.md")
 	if got := namedUnder(calls, "content/world"); len(got) > 0 {
 		t.Errorf("edit in a linked folder reported, but it is not read: %v", got)
@@ -442,7 +438,7 @@ func TestSymlinkedFolder(t *testing.T) {
 	mustRename(t, filepath.Join(elsewhere, "europe"), filepath.Join(elsewhere, "old"))
 	waitNamed(t, r, n, "content/world/europe")
 	n = len(r.snapshot())
-	mustWrite(t, filepath.Join(elsewhere, "europe"), "a file now")
+	testfiles.WriteFile(t, filepath.Join(elsewhere, "europe"), "a file now")
 	waitNamed(t, r, n, "content/world/europe")
 }
 
@@ -450,12 +446,12 @@ func TestSymlinkedFolder(t *testing.T) {
 // in it are reported under its new name, not its old one.
 func TestFolderRenamed(t *testing.T) {
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
 	r := watchPaths(t, dir, "content")
 	mustRename(t, filepath.Join(dir, "content/news"), filepath.Join(dir, "content/world"))
 	waitNamed(t, r, 0, "content/world")
 	n := len(r.snapshot())
-	calls := editUntilSeen(t, r, n, dir, "content/world/politics/a.md", "content/world/politics/a.md")
+	calls := editSeen(t, r, dir, "content/world/politics/a.md", "content/world/politics/a.md")
 	if got := namedUnder(calls[n:], "content/news"); len(got) > 0 {
 		t.Errorf("edit in a renamed folder reported under its old name: %v", got)
 	}
@@ -467,7 +463,7 @@ func TestFolderRenamed(t *testing.T) {
 func TestEventsLostNewFolder(t *testing.T) {
 	r, dir := start(t)
 	entered, release := r.blockFirstCall()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
 	<-entered
 	cat := filepath.Join(dir, "content/news/politics")
 	for i := range 9000 {
@@ -475,19 +471,10 @@ func TestEventsLostNewFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mustWrite(t, filepath.Join(dir, "content/world/europe/e.md"), "e") // its events are lost
+	testfiles.WriteFile(t, filepath.Join(dir, "content/world/europe/e.md"), "e") // its events are lost
 	close(release)
-	deadline := time.Now().Add(10 * time.Second)
-	for lost := false; !lost; {
-		if time.Now().After(deadline) {
-			t.Fatalf("no call said that events were lost: %d calls", len(r.snapshot()))
-		}
-		for _, c := range r.snapshot()[1:] {
-			lost = lost || c == nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	editUntilSeen(t, r, len(r.snapshot()), dir, "content/world/europe/e.md", "content/world/europe/e.md")
+	waitLost(t, r)
+	editSeen(t, r, dir, "content/world/europe/e.md", "content/world/europe/e.md")
 }
 
 // TestSymlinkUnwatchable starts with a link whose target is in a folder
@@ -498,14 +485,14 @@ func TestSymlinkUnwatchable(t *testing.T) {
 		t.Skip("root can watch any folder")
 	}
 	dir, elsewhere := t.TempDir(), t.TempDir()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
-	mustWrite(t, filepath.Join(elsewhere, "locked/s.md"), "s")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+	testfiles.WriteFile(t, filepath.Join(elsewhere, "locked/s.md"), "s")
 	mustSymlink(t, filepath.Join(elsewhere, "locked/s.md"), filepath.Join(dir, "content/news/politics/s.md"))
 	if err := os.Chmod(filepath.Join(elsewhere, "locked"), 0); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Chmod(filepath.Join(elsewhere, "locked"), 0o755) })
 	r := watchPaths(t, dir, "content")
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "edited")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "edited")
 	waitNamed(t, r, 0, "content/news/politics/a.md")
 }

@@ -10,28 +10,77 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // recorder runs a watch and records each call's changed paths.
 type recorder struct {
-	mu    sync.Mutex
-	calls [][]string
-	hook  func() // runs inside each call
-	dir   string
+	dir     string // the paths are recorded relative to it
+	markDir string // a folder watched too, for the markers of settle
+
+	mu     sync.Mutex
+	calls  [][]string    // each call's paths, but the markers'; no call that named only markers
+	marked int           // the highest marker a call named
+	called chan struct{} // closed at the next call
+	hook   func()        // runs inside each call
+
+	markers int // the markers settle wrote (the test's goroutine only)
 }
+
+// newRecorder returns a recorder that records paths relative to dir.
+func newRecorder(t *testing.T, dir string) *recorder {
+	return &recorder{dir: dir, markDir: t.TempDir(), called: make(chan struct{})}
+}
+
+// markerPrefix starts the names of settle's markers.
+const markerPrefix = "settled-"
 
 func (r *recorder) fn(ctx context.Context, changed []string) {
 	r.mu.Lock()
 	var rel []string // nil for nil: anything may have changed
 	for _, c := range changed {
-		p, _ := filepath.Rel(r.dir, c)
+		if name := filepath.Base(c); filepath.Dir(c) == r.markDir && strings.HasPrefix(name, markerPrefix) {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(name, markerPrefix), ".md"))
+			r.marked = max(r.marked, n)
+			continue
+		}
+		p, err := filepath.Rel(r.dir, c)
+		if err != nil {
+			p = c
+		}
 		rel = append(rel, p)
 	}
-	r.calls = append(r.calls, rel)
+	if changed == nil || len(rel) > 0 {
+		r.calls = append(r.calls, rel)
+	}
+	close(r.called)
+	r.called = make(chan struct{})
 	hook := r.hook
 	r.mu.Unlock()
 	if hook != nil {
 		hook()
+	}
+}
+
+// await waits until cond, called with r.mu held, is true, or timeout
+// passes; it reports whether cond became true. It waits for calls, not
+// for time: cond is checked again at each call.
+func (r *recorder) await(timeout time.Duration, cond func() bool) bool {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		r.mu.Lock()
+		ok, called := cond(), r.called
+		r.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-called:
+		case <-timer.C:
+			return false
+		}
 	}
 }
 
@@ -61,51 +110,41 @@ func (r *recorder) snapshot() [][]string {
 func start(t *testing.T) (*recorder, string) {
 	t.Helper()
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: x\n")
-	mustWrite(t, filepath.Join(dir, "content", "news", "politics", "a.md"), "a")
-	r := &recorder{dir: dir}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{
-			Paths: []string{filepath.Join(dir, "content"), filepath.Join(dir, "config.yaml")},
-			Quiet: 30 * time.Millisecond, Func: r.fn, Ready: func() { close(ready) },
-		})
-	}()
-	<-ready
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	return r, dir
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "site_url: x\n")
+	testfiles.WriteFile(t, filepath.Join(dir, "content", "news", "politics", "a.md"), "a")
+	return watchPaths(t, dir, "content", "config.yaml"), dir
 }
 
-func mustWrite(t *testing.T, name, data string) {
+// settle returns the calls once the watch has handled every change made
+// before it. It writes a marker file, in a folder watched beside the
+// paths under test, and waits for the call that names it: the kernel
+// queues a watch's events in the order of the changes, and the watch
+// reads them in that order, so that whatever call a change made before
+// gives is that call or one before it. The markers are left out of the
+// calls (and a call that named only the marker).
+//
+// A test that checks that something did not happen (no call, no second
+// call, no path) checks the calls settle returns: it cannot pass for
+// having looked too early.
+func settle(t *testing.T, r *recorder) [][]string {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
+	r.markers++
+	n := r.markers
+	testfiles.WriteFile(t, filepath.Join(r.markDir, markerPrefix+strconv.Itoa(n)+".md"), "")
+	if !r.await(10*time.Second, func() bool { return r.marked >= n }) {
+		t.Fatalf("no call named marker %d within 10s: calls %v", n, r.snapshot())
 	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return r.snapshot()
 }
 
-// waitCalls waits until at least n calls happened and the watch is quiet.
+// waitCalls waits for n calls, then settles (see settle) and returns the
+// calls: any other call the changes made so far give is among them.
 func waitCalls(t *testing.T, r *recorder, n int) [][]string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if len(r.snapshot()) >= n {
-			time.Sleep(150 * time.Millisecond) // let any extra call show up
-			return r.snapshot()
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !r.await(10*time.Second, func() bool { return len(r.calls) >= n }) {
+		t.Fatalf("got %d calls within 10s, want %d: %v", len(r.snapshot()), n, r.snapshot())
 	}
-	t.Fatalf("got %d calls, want %d: %v", len(r.snapshot()), n, r.snapshot())
-	return nil
+	return settle(t, r)
 }
 
 func contains(calls [][]string, path string) bool {
@@ -126,10 +165,10 @@ func TestChanges(t *testing.T) {
 		want   string // a path (relative to the site) among the changes
 	}{
 		{"edit", func(t *testing.T, dir string) {
-			mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "edited")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "edited")
 		}, "content/news/politics/a.md"},
 		{"create", func(t *testing.T, dir string) {
-			mustWrite(t, filepath.Join(dir, "content/news/politics/b.md"), "b")
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/b.md"), "b")
 		}, "content/news/politics/b.md"},
 		{"delete", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "content/news/politics/a.md"))
@@ -139,7 +178,7 @@ func TestChanges(t *testing.T) {
 		}, "content/news/politics/c.md"},
 		{"atomic save", func(t *testing.T, dir string) {
 			tmp := filepath.Join(dir, "content/news/politics/.a.md.tmp123")
-			mustWrite(t, tmp, "saved")
+			testfiles.WriteFile(t, tmp, "saved")
 			os.Rename(tmp, filepath.Join(dir, "content/news/politics/a.md"))
 		}, "content/news/politics/a.md"},
 		{"truncate then write", func(t *testing.T, dir string) {
@@ -148,7 +187,7 @@ func TestChanges(t *testing.T) {
 			f.Close()
 		}, "content/news/politics/a.md"},
 		{"config", func(t *testing.T, dir string) {
-			mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: y\n")
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "site_url: y\n")
 		}, "config.yaml"},
 		{"delete folder", func(t *testing.T, dir string) {
 			os.RemoveAll(filepath.Join(dir, "content/news"))
@@ -174,23 +213,28 @@ func TestNewNestedFolderWithFiles(t *testing.T) {
 	// Build the folder elsewhere and move it in: its files exist before
 	// the watch can see the folder.
 	staging := t.TempDir()
-	mustWrite(t, filepath.Join(staging, "sport", "football", "x.md"), "x")
+	testfiles.WriteFile(t, filepath.Join(staging, "sport", "football", "x.md"), "x")
 	if err := os.Rename(filepath.Join(staging, "sport"), filepath.Join(dir, "content", "sport")); err != nil {
 		t.Fatal(err)
 	}
 	waitCalls(t, r, 1)
 	// The new folders are watched now: an edit inside them is seen.
-	mustWrite(t, filepath.Join(dir, "content/sport/football/x.md"), "edited")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/sport/football/x.md"), "edited")
 	calls := waitCalls(t, r, 2)
 	if !contains(calls[1:], "content/sport/football/x.md") {
 		t.Errorf("edit in a new folder not seen: %v", calls)
 	}
-	// mkdir -p and write at once.
-	mustWrite(t, filepath.Join(dir, "content/a/b/c/d.md"), "d")
-	time.Sleep(100 * time.Millisecond)
-	mustWrite(t, filepath.Join(dir, "content/a/b/c/d.md"), "d2")
-	calls = waitCalls(t, r, 3)
-	if !contains(calls[2:], "content/a/b/c/d.md") {
+	// mkdir -p and write at once: once the watch has handled that, it
+	// watches the new folders, and an edit in them is seen.
+	testfiles.WriteFile(t, filepath.Join(dir, "content/a/b/c/d.md"), "d")
+	calls = settle(t, r)
+	if !contains(calls[2:], "content/a") {
+		t.Fatalf("new deep folder not seen: %v", calls)
+	}
+	n := len(calls)
+	testfiles.WriteFile(t, filepath.Join(dir, "content/a/b/c/d.md"), "d2")
+	calls = waitCalls(t, r, n+1)
+	if !contains(calls[n:], "content/a/b/c/d.md") {
 		t.Errorf("edit in a new deep folder not seen: %v", calls)
 	}
 }
@@ -198,32 +242,37 @@ func TestNewNestedFolderWithFiles(t *testing.T) {
 func TestIgnored(t *testing.T) {
 	r, dir := start(t)
 	for _, name := range []string{".a.md.swp", "a.md~", "4913", "_draft.md", ".#a.md"} {
-		mustWrite(t, filepath.Join(dir, "content/news/politics", name), "x")
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics", name), "x")
 	}
-	mustWrite(t, filepath.Join(dir, "content/news/_drafts/x.md"), "x")
-	mustWrite(t, filepath.Join(dir, "public/articles/index.json"), "{}") // the output folder beside config.yaml
-	mustWrite(t, filepath.Join(dir, "notes.txt"), "x")
-	time.Sleep(200 * time.Millisecond)
-	if calls := r.snapshot(); len(calls) != 0 {
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/_drafts/x.md"), "x")
+	testfiles.WriteFile(t, filepath.Join(dir, "public/articles/index.json"), "{}") // the output folder beside config.yaml
+	testfiles.WriteFile(t, filepath.Join(dir, "notes.txt"), "x")
+	// settle returns once the watch has handled the changes above: any
+	// call they gave is among the calls it returns.
+	if calls := settle(t, r); len(calls) != 0 {
 		t.Errorf("ignored changes gave calls: %v", calls)
 	}
 }
 
 func TestBurst(t *testing.T) {
-	r, dir := start(t)
+	// A steady stream of changes gives a call every MaxWait (500ms by
+	// default) at most, and one when it stops: more calls come only where
+	// it paused for Quiet. A loaded machine may pause the writes, or the
+	// watch's reading of them, for 30ms (start's Quiet); rarely for 200ms.
+	dir := t.TempDir()
+	testfiles.WriteFile(t, filepath.Join(dir, "content", "news", "politics", "a.md"), "a")
+	r := watchQuiet(t, dir, 200*time.Millisecond, "content")
 	began := time.Now()
 	for i := range 500 {
-		mustWrite(t, filepath.Join(dir, "content/news/politics", "burst"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+itoa(i)+".md"), "x")
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics", "burst"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+itoa(i)+".md"), "x")
 	}
-	// A steady stream of changes gives a call every MaxWait (500ms by
-	// default) at most: on a loaded machine, writing the burst may take
-	// longer than that.
+	wrote := time.Since(began)
+	// Until every call the burst gives: on a loaded machine, writing it
+	// and reading its events may take longer than MaxWait.
+	calls := settle(t, r)
 	took := time.Since(began)
-	waitCalls(t, r, 1)
-	time.Sleep(300 * time.Millisecond)
-	calls := r.snapshot()
 	if want := 2 + int(took/(500*time.Millisecond)); len(calls) > want {
-		t.Errorf("500 files written in %s gave %d calls, want at most %d", took, len(calls), want)
+		t.Errorf("500 files written in %s, seen in %s, gave %d calls, want at most %d", wrote, took, len(calls), want)
 	}
 	n := 0
 	for _, c := range calls {
@@ -241,9 +290,9 @@ func itoa(i int) string {
 func TestChangeDuringCallNotLost(t *testing.T) {
 	r, dir := start(t)
 	entered, release := r.blockFirstCall()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
 	<-entered
-	mustWrite(t, filepath.Join(dir, "content/news/politics/b.md"), "during")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/b.md"), "during")
 	close(release)
 	calls := waitCalls(t, r, 2)
 	if !contains(calls[1:], "content/news/politics/b.md") {
@@ -265,12 +314,19 @@ func TestNoGoroutineLeft(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines after shutdown, %d before", n, before)
+	// Go tells no goroutine's end: the goroutine that ran Run, and
+	// fsnotify's reader once it has said that it is done (Close waits for
+	// that), may be counted a moment longer. The count is checked until it
+	// is back, for 2s at most.
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(2 * time.Second)
+	for n := runtime.NumGoroutine(); n > before; n = runtime.NumGoroutine() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("%d goroutines 2s after shutdown, %d before", n, before)
+		}
 	}
 }
 
@@ -280,7 +336,7 @@ func TestNoGoroutineLeft(t *testing.T) {
 func TestEventsLost(t *testing.T) {
 	r, dir := start(t)
 	entered, release := r.blockFirstCall()
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "1")
 	<-entered
 	// Two events a file (create, write): more than the 16384 the kernel
 	// queues by default while nothing reads them.
@@ -291,42 +347,50 @@ func TestEventsLost(t *testing.T) {
 		}
 	}
 	close(release)
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, c := range r.snapshot()[1:] {
-			if c == nil {
-				return
+	waitLost(t, r)
+}
+
+// waitLost waits for a call, after the first, that says that events were
+// lost (nil).
+func waitLost(t *testing.T, r *recorder) {
+	t.Helper()
+	lost := func() bool {
+		for i, c := range r.calls {
+			if i > 0 && c == nil {
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return false
 	}
-	t.Errorf("no call said that events were lost: %d calls", len(r.snapshot()))
+	if !r.await(10*time.Second, lost) {
+		t.Fatalf("no call said within 10s that events were lost: %d calls", len(r.snapshot()))
+	}
 }
 
 // TestRelativePaths watches "config.yaml" and "content" relative to the
 // current folder, as feedgen serve --watch does by default.
 func TestRelativePaths(t *testing.T) {
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "config.yaml"), "a")
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "a")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a.md"), "a")
 	t.Chdir(dir)
-	r := &recorder{dir: "."}
+	r := newRecorder(t, ".")
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Options{Paths: []string{"config.yaml", "content"}, Func: r.fn, Ready: func() { close(ready) }})
+		done <- Run(ctx, Options{Paths: []string{"config.yaml", "content", r.markDir}, Func: r.fn, Ready: func() { close(ready) }})
 	}()
 	defer func() {
 		cancel()
 		<-done
 	}()
 	<-ready
-	mustWrite(t, "config.yaml", "b")
+	testfiles.WriteFile(t, "config.yaml", "b")
 	if calls := waitCalls(t, r, 1); !contains(calls, "config.yaml") {
 		t.Errorf("calls %v do not name config.yaml", calls)
 	}
-	mustWrite(t, "content/news/politics/a.md", "b")
+	testfiles.WriteFile(t, "content/news/politics/a.md", "b")
 	if calls := waitCalls(t, r, 2); !contains(calls[1:], "content/news/politics/a.md") {
 		t.Errorf("calls %v do not name the article", calls)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 func TestMedian(t *testing.T) {
@@ -108,16 +110,6 @@ func TestExpectedPages(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestSnapshotDiff(t *testing.T) {
 	past := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
@@ -132,7 +124,7 @@ func TestSnapshotDiff(t *testing.T) {
 			}
 		}, nil},
 		{"rewritten with the same bytes", func(t *testing.T, dir string) {
-			writeFile(t, filepath.Join(dir, "a.json"), "aaaa")
+			testfiles.WriteFile(t, filepath.Join(dir, "a.json"), "aaaa")
 		}, []string{"a.json"}},
 		{"touched", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "sub", "c.json")
@@ -142,13 +134,13 @@ func TestSnapshotDiff(t *testing.T) {
 		}, []string{"sub/c.json"}},
 		{"same mtime, other size", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "b.json")
-			writeFile(t, p, "bbbbbb")
+			testfiles.WriteFile(t, p, "bbbbbb")
 			if err := os.Chtimes(p, past, past); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"b.json"}},
 		{"added and removed", func(t *testing.T, dir string) {
-			writeFile(t, filepath.Join(dir, "sub", "new.json"), "n")
+			testfiles.WriteFile(t, filepath.Join(dir, "sub", "new.json"), "n")
 			if err := os.Remove(filepath.Join(dir, "b.json")); err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +151,7 @@ func TestSnapshotDiff(t *testing.T) {
 			dir := t.TempDir()
 			for p, data := range map[string]string{"a.json": "aaaa", "b.json": "bb", "sub/c.json": "c"} {
 				p = filepath.Join(dir, filepath.FromSlash(p))
-				writeFile(t, p, data)
+				testfiles.WriteFile(t, p, data)
 				if err := os.Chtimes(p, past, past); err != nil {
 					t.Fatal(err)
 				}
@@ -203,7 +195,7 @@ func TestStatTree(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for p, data := range tt.files {
-				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
+				testfiles.WriteFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
 			}
 			got, err := statTree(dir)
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 func TestParseScaleFlags(t *testing.T) {
@@ -210,11 +211,11 @@ func TestCountPages(t *testing.T) {
 	s := site{dir: dir, opt: scaleBuildSites(1_000, 1)[1]} // 50, 20 and 10 pages
 	for _, limit := range []int{20, 50, 100} {
 		for off := 0; off < 1_000; off += limit {
-			writeFile(t, filepath.Join(s.public(), "articles", strconv.Itoa(limit), strconv.Itoa(off)+".json"), "{}")
+			testfiles.WriteFile(t, filepath.Join(s.public(), "articles", strconv.Itoa(limit), strconv.Itoa(off)+".json"), "{}")
 		}
 	}
-	writeFile(t, filepath.Join(s.public(), "articles", "index.json"), "{}")
-	writeFile(t, filepath.Join(s.public(), "articles", "20", "notes.txt"), "")
+	testfiles.WriteFile(t, filepath.Join(s.public(), "articles", "index.json"), "{}")
+	testfiles.WriteFile(t, filepath.Join(s.public(), "articles", "20", "notes.txt"), "")
 	if err := os.Mkdir(filepath.Join(s.public(), "articles", "50", "dir.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +263,8 @@ func TestSettle(t *testing.T) {
 func TestRemove(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	writeFile(t, filepath.Join(a, "x", "y"), "y")
-	writeFile(t, filepath.Join(b, "z"), "z")
+	testfiles.WriteFile(t, filepath.Join(a, "x", "y"), "y")
+	testfiles.WriteFile(t, filepath.Join(b, "z"), "z")
 	sb := &scaleBench{}
 	before := time.Now()
 	if err := sb.remove(context.Background(), a, b, filepath.Join(dir, "none")); err != nil {
@@ -282,7 +283,7 @@ func TestRemove(t *testing.T) {
 func TestSetOutputDir(t *testing.T) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "config.yaml")
-	writeFile(t, config, string(corpus.Config(corpus.Options{Articles: 1})))
+	testfiles.WriteFile(t, config, corpus.Config(corpus.Options{Articles: 1}))
 	if err := setOutputDir(config, "/disk/out"); err != nil {
 		t.Fatal(err)
 	}
