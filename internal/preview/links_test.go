@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 func mustSymlink(t *testing.T, target, name string) {
@@ -39,15 +41,15 @@ func TestPreviewContentReplaced(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			mustWrite(t, filepath.Join(dir, "config.yaml"), tt.config)
+			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), tt.config)
 			content := filepath.Join(dir, tt.content)
 			for _, id := range []string{"1", "2", "3"} {
-				mustWrite(t, filepath.Join(content, "news/politics/a"+id+".md"), previewArticle(id, "Old "+id))
+				testfiles.WriteFile(t, filepath.Join(content, "news/politics/a"+id+".md"), previewArticle(id, "Old "+id))
 			}
 			// The new folder has the same files, edited, but for one.
 			staging := filepath.Join(dir, "staging")
 			for _, id := range []string{"1", "2"} {
-				mustWrite(t, filepath.Join(staging, "news/politics/a"+id+".md"), previewArticle(id, "Replaced "+id))
+				testfiles.WriteFile(t, filepath.Join(staging, "news/politics/a"+id+".md"), previewArticle(id, "Replaced "+id))
 			}
 			p := runPreview(t, dir, "")
 
@@ -59,7 +61,7 @@ func TestPreviewContentReplaced(t *testing.T) {
 			})
 
 			// The new folder is watched.
-			mustWrite(t, filepath.Join(content, "news/politics/a2.md"), previewArticle("2", "Edited in the new folder"))
+			testfiles.WriteFile(t, filepath.Join(content, "news/politics/a2.md"), previewArticle("2", "Edited in the new folder"))
 			eventually(t, "the edit in the new folder", func() bool { return strings.Contains(get(t, p.url), "Edited in the new folder") })
 		})
 	}
@@ -71,39 +73,39 @@ func TestPreviewContentReplaced(t *testing.T) {
 func TestPreviewSymlinks(t *testing.T) {
 	t.Run("article", func(t *testing.T) {
 		dir, elsewhere := t.TempDir(), t.TempDir()
-		mustWrite(t, filepath.Join(dir, "config.yaml"), previewConfig)
-		mustWrite(t, filepath.Join(dir, "content/news/politics/a1.md"), previewArticle("1", "Title 1"))
-		mustWrite(t, filepath.Join(elsewhere, "shared.md"), previewArticle("2", "Shared"))
+		testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), previewConfig)
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a1.md"), previewArticle("1", "Title 1"))
+		testfiles.WriteFile(t, filepath.Join(elsewhere, "shared.md"), previewArticle("2", "Shared"))
 		mustSymlink(t, filepath.Join(elsewhere, "shared.md"), filepath.Join(dir, "content/news/politics/a2.md"))
 		p := runPreview(t, dir, "")
 		if page := get(t, p.url); !strings.Contains(page, "Shared") {
 			t.Fatalf("the linked article is not served: %s", page)
 		}
 
-		mustWrite(t, filepath.Join(elsewhere, "shared.md"), previewArticle("2", "Shared and edited"))
+		testfiles.WriteFile(t, filepath.Join(elsewhere, "shared.md"), previewArticle("2", "Shared and edited"))
 		eventually(t, "the edit of the link's target", func() bool { return strings.Contains(get(t, p.url), "Shared and edited") })
 
 		// An atomic save of the target.
-		mustWrite(t, filepath.Join(elsewhere, ".shared.md.swp"), previewArticle("2", "Saved atomically"))
+		testfiles.WriteFile(t, filepath.Join(elsewhere, ".shared.md.swp"), previewArticle("2", "Saved atomically"))
 		mustRename(t, filepath.Join(elsewhere, ".shared.md.swp"), filepath.Join(elsewhere, "shared.md"))
 		eventually(t, "the atomic save of the link's target", func() bool { return strings.Contains(get(t, p.url), "Saved atomically") })
 	})
 	t.Run("content folder", func(t *testing.T) {
 		dir := t.TempDir()
-		mustWrite(t, filepath.Join(dir, "config.yaml"), previewConfig)
-		mustWrite(t, filepath.Join(dir, "one/news/politics/a1.md"), previewArticle("1", "In one"))
-		mustWrite(t, filepath.Join(dir, "two/news/politics/a1.md"), previewArticle("1", "In two"))
+		testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), previewConfig)
+		testfiles.WriteFile(t, filepath.Join(dir, "one/news/politics/a1.md"), previewArticle("1", "In one"))
+		testfiles.WriteFile(t, filepath.Join(dir, "two/news/politics/a1.md"), previewArticle("1", "In two"))
 		mustSymlink(t, "one", filepath.Join(dir, "content"))
 		p := runPreview(t, dir, "")
 
-		mustWrite(t, filepath.Join(dir, "one/news/politics/a1.md"), previewArticle("1", "Edited in one"))
+		testfiles.WriteFile(t, filepath.Join(dir, "one/news/politics/a1.md"), previewArticle("1", "Edited in one"))
 		eventually(t, "the edit in the link's target", func() bool { return strings.Contains(get(t, p.url), "Edited in one") })
 
 		// The link pointed at another folder (ln -sfn two content).
 		mustSymlink(t, "two", filepath.Join(dir, "content.tmp"))
 		mustRename(t, filepath.Join(dir, "content.tmp"), filepath.Join(dir, "content"))
 		eventually(t, "the link's new target", func() bool { return strings.Contains(get(t, p.url), "In two") })
-		mustWrite(t, filepath.Join(dir, "two/news/politics/a1.md"), previewArticle("1", "Edited in two"))
+		testfiles.WriteFile(t, filepath.Join(dir, "two/news/politics/a1.md"), previewArticle("1", "Edited in two"))
 		eventually(t, "the edit in the link's new target", func() bool { return strings.Contains(get(t, p.url), "Edited in two") })
 	})
 }

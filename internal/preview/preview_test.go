@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/server"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // syncBuffer is a bytes.Buffer safe for the preview's goroutine and the test.
@@ -53,16 +54,6 @@ func get(t *testing.T, url string) string {
 	return string(b)
 }
 
-func mustWrite(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // eventually polls f until it returns true.
 func eventually(t *testing.T, what string, f func() bool) {
 	t.Helper()
@@ -78,9 +69,9 @@ func eventually(t *testing.T, what string, f func() bool) {
 
 func TestPreview(t *testing.T) {
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "config.yaml"), previewConfig)
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), previewConfig)
 	for _, id := range []string{"1", "2", "3"} {
-		mustWrite(t, filepath.Join(dir, "content/news/politics/a"+id+".md"), previewArticle(id, "Title "+id))
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a"+id+".md"), previewArticle(id, "Title "+id))
 	}
 	var out syncBuffer
 	ready := make(chan string, 1)
@@ -110,11 +101,11 @@ func TestPreview(t *testing.T) {
 	}
 
 	// An edit shows up.
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a3.md"), previewArticle("3", "Edited title"))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), previewArticle("3", "Edited title"))
 	eventually(t, "the edited title", func() bool { return strings.Contains(get(t, url), "Edited title") })
 
 	// Broken content: errors printed, the last good build still served.
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a2.md"), "---\nid: 2\n---\n")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), "---\nid: 2\n---\n")
 	eventually(t, "the error report", func() bool { return strings.Contains(out.String(), "the preview keeps the last good build") })
 	if !strings.Contains(out.String(), "content/news/politics/a2.md:1: missing required key title") {
 		t.Errorf("error not printed as path:line: message:\n%s", out.String())
@@ -124,12 +115,12 @@ func TestPreview(t *testing.T) {
 	}
 
 	// Fixed: one line says so, and the fix is served.
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a2.md"), previewArticle("2", "Fixed title"))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"), previewArticle("2", "Fixed title"))
 	eventually(t, "the fix", func() bool { return strings.Contains(get(t, url), "Fixed title") })
 	eventually(t, "the good-again line", func() bool { return strings.Contains(out.String(), "the site is good again") })
 
 	// A new article shifts every page.
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a4.md"), previewArticle("4", "Newest"))
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a4.md"), previewArticle("4", "Newest"))
 	eventually(t, "the new article", func() bool { return strings.Contains(get(t, url), `"count":4`) })
 
 	cancel()
@@ -150,10 +141,10 @@ type preview struct {
 func startPreview(t *testing.T, config string, articles int, out string) *preview {
 	t.Helper()
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "config.yaml"), config)
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), config)
 	for i := 1; i <= articles; i++ {
 		id := strconv.Itoa(i)
-		mustWrite(t, filepath.Join(dir, "content/news/politics/a"+id+".md"), previewArticle(id, "Title "+id))
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a"+id+".md"), previewArticle(id, "Title "+id))
 	}
 	return runPreview(t, dir, out)
 }
@@ -202,14 +193,14 @@ func TestPreviewChanges(t *testing.T) {
 
 	// An atomic save, as most editors do it: a temporary file renamed over.
 	tmp := filepath.Join(p.dir, "content/news/politics/.a3.md.swp")
-	mustWrite(t, tmp, previewArticle("3", "Saved atomically"))
+	testfiles.WriteFile(t, tmp, previewArticle("3", "Saved atomically"))
 	if err := os.Rename(tmp, a3); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the atomic save", func() bool { return strings.Contains(get(t, p.url), "Saved atomically") })
 
 	// The config: a category's display name shows in every article of it.
-	mustWrite(t, filepath.Join(p.dir, "config.yaml"), strings.Replace(previewConfig, "politics: Politics", "politics: Politique", 1))
+	testfiles.WriteFile(t, filepath.Join(p.dir, "config.yaml"), strings.Replace(previewConfig, "politics: Politics", "politics: Politique", 1))
 	eventually(t, "the config change", func() bool { return strings.Contains(get(t, p.url), `"category":"Politique"`) })
 
 	// A deleted article leaves every page.
@@ -219,9 +210,9 @@ func TestPreviewChanges(t *testing.T) {
 	eventually(t, "the deletion", func() bool { return strings.Contains(get(t, p.url), `"count":2,`) })
 
 	// A new folder with an article in it: watched, and its article listed.
-	mustWrite(t, filepath.Join(p.dir, "config.yaml"), strings.Replace(previewConfig, "sections: {news: {politics: Politics}}", "sections: {news: {politics: Politics, world: World}}", 1))
+	testfiles.WriteFile(t, filepath.Join(p.dir, "config.yaml"), strings.Replace(previewConfig, "sections: {news: {politics: Politics}}", "sections: {news: {politics: Politics, world: World}}", 1))
 	eventually(t, "the new category", func() bool { return strings.Contains(p.out.String(), "config.yaml") })
-	mustWrite(t, filepath.Join(p.dir, "content/news/world/w9.md"), previewArticle("9", "From a new folder"))
+	testfiles.WriteFile(t, filepath.Join(p.dir, "content/news/world/w9.md"), previewArticle("9", "From a new folder"))
 	eventually(t, "the article in a new folder", func() bool { return strings.Contains(get(t, p.url), "From a new folder") })
 
 	// One line per rebuild, none about the server switching.
@@ -254,7 +245,7 @@ func TestPreviewWritesNoFiles(t *testing.T) {
 
 func TestPreviewBrokenConfigAtStart(t *testing.T) {
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "config.yaml"), "site_url: https://x\nbase_url: relative\n")
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), "site_url: https://x\nbase_url: relative\n")
 	err := Run(context.Background(), Options{
 		Build:      build.Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir},
 		ConfigPath: filepath.Join(dir, "config.yaml"),
@@ -286,7 +277,7 @@ func TestPreviewNoGoroutineLeft(t *testing.T) {
 func TestDescribe(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.md")
-	mustWrite(t, a, "x")
+	testfiles.WriteFile(t, a, "x")
 	gone := filepath.Join(dir, "sedX1y2Z3") // sed -i's temporary file, renamed away
 	tests := []struct {
 		changed []string
@@ -309,11 +300,12 @@ func TestDescribe(t *testing.T) {
 // line says what is left out until then.
 func TestPreviewScheduled(t *testing.T) {
 	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "config.yaml"), previewConfig)
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a1.md"), previewArticle("1", "Now"))
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), previewConfig)
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a1.md"), previewArticle("1", "Now"))
 	due := time.Now().Add(1500 * time.Millisecond).UTC().Truncate(time.Second).Add(time.Second)
-	mustWrite(t, filepath.Join(dir, "content/news/politics/a2.md"),
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a2.md"),
 		"---\nid: 2\ntitle: Scheduled\npublished: "+due.Format("2006-01-02T15:04:05")+"\nauthor: ivan\n---\n")
+
 	p := runPreview(t, dir, "")
 	if got := get(t, p.url); strings.Contains(got, "Scheduled") {
 		t.Fatalf("the scheduled article is listed before it is due: %.200s", got)

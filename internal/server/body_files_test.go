@@ -24,6 +24,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // writeBuild writes into dir, as a build does (each file replaced by a
@@ -33,7 +34,7 @@ import (
 func writeBuild(t testing.TB, dir, base string, pages map[string][]byte) map[string][]byte {
 	t.Helper()
 	files, m := writePages(t, dir, base, pages)
-	writeFile(t, filepath.Join(dir, manifest.Name), m)
+	testfiles.Replace(t, filepath.Join(dir, manifest.Name), m)
 	return files
 }
 
@@ -53,7 +54,7 @@ func writePages(t testing.TB, dir, base string, pages map[string][]byte) (map[st
 		}
 		sum := sha256.Sum256(data)
 		m.Files[i].Size, m.Files[i].SHA256 = int64(len(data)), hex.EncodeToString(sum[:])
-		writeFile(t, filepath.Join(dir, filepath.FromSlash(f.Path)), data)
+		testfiles.Replace(t, filepath.Join(dir, filepath.FromSlash(f.Path)), data)
 		files[f.Path] = data
 	}
 	return files, m.Marshal()
@@ -64,21 +65,6 @@ func writePages(t testing.TB, dir, base string, pages map[string][]byte) (map[st
 func switchedFrom(t *testing.T, s *Server, hb *heldBuild) {
 	t.Helper()
 	waitFor(t, 5*time.Second, "the switch to the new build", func() bool { return s.cur.Load() != hb })
-}
-
-// writeFile replaces name atomically, as a build does.
-func writeFile(t testing.TB, name string, data []byte) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp := name + ".tmp-test"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // etagOf is the ETag of a body.
@@ -242,7 +228,7 @@ func TestStaleWaitsForSwitch(t *testing.T) {
 					}
 				}
 				hb := s.cur.Load()
-				writeFile(t, filepath.Join(out, manifest.Name), m)
+				testfiles.Replace(t, filepath.Join(out, manifest.Name), m)
 				switchedFrom(t, s, hb)
 				go func() { answers <- get(fast) }()
 				go func() { answers <- get(plain) }()
@@ -252,7 +238,7 @@ func TestStaleWaitsForSwitch(t *testing.T) {
 					t.Fatalf("answered %d %.60q before the build was complete", a.status, a.body)
 				case <-time.After(300 * time.Millisecond):
 				}
-				writeFile(t, filepath.Join(out, manifest.Name), m)
+				testfiles.Replace(t, filepath.Join(out, manifest.Name), m)
 			}
 			for range 2 {
 				a := <-answers
@@ -276,7 +262,7 @@ func TestStaleUnavailable(t *testing.T) {
 	writeBuild(t, out, allSite.out, nil)
 	s, _ := newServer(t, Options{Source: Folder(out), SwitchTimeout: wait, noMapping: true})
 	fast, plain := serveTwoWays(t, s)
-	writeFile(t, filepath.Join(out, "articles", "20", "3.json"), []byte("changed in place of the page"))
+	testfiles.Replace(t, filepath.Join(out, "articles", "20", "3.json"), []byte("changed in place of the page"))
 	os.Remove(filepath.Join(out, "articles", "20", "4.json"))
 
 	const h = " HTTP/1.1\r\nHost: example.com:8080\r\n"
@@ -384,8 +370,8 @@ func TestMappedServesOwnBuild(t *testing.T) {
 		}
 	}
 	hb := s.cur.Load()
-	writeFile(t, filepath.Join(out, "articles", "20", "4.json"), old["articles/20/4.json"])
-	writeFile(t, filepath.Join(out, manifest.Name), m)
+	testfiles.Replace(t, filepath.Join(out, "articles", "20", "4.json"), old["articles/20/4.json"])
+	testfiles.Replace(t, filepath.Join(out, manifest.Name), m)
 	switchedFrom(t, s, hb)
 	if body := readBody(t, request(s, http.MethodGet, "/articles/?limit=20&offset=3", nil)); !bytes.Equal(body, newPage) {
 		t.Errorf("after the switch: got %.60q, want the new page", body)
@@ -616,7 +602,7 @@ func TestSameBuildRewritten(t *testing.T) {
 				t.Fatal(err)
 			}
 			a, p := ev.counts()
-			writeFile(t, filepath.Join(out, manifest.Name), data)
+			testfiles.Replace(t, filepath.Join(out, manifest.Name), data)
 			ev.waitMore(t, "the manifest written again to be loaded, and a poll", a, p, 1, 1)
 			if s.cur.Load() != hb {
 				t.Error("switched after the manifest alone was written again")
@@ -635,7 +621,7 @@ func TestStaleNudge(t *testing.T) {
 	files := writeBuild(t, out, allSite.out, nil)
 	s, _ := newServer(t, Options{Source: Folder(out), PollInterval: time.Hour, SwitchTimeout: 10 * time.Second, noMapping: true})
 	url := serve(t, s)
-	writeFile(t, filepath.Join(out, "articles", "20", "3.json"), files["articles/20/3.json"])
+	testfiles.Replace(t, filepath.Join(out, "articles", "20", "3.json"), files["articles/20/3.json"])
 	start := time.Now()
 	resp, err := http.Get(url + "/articles/?limit=20&offset=3")
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // readTree returns every file under dir by slash-separated relative path.
@@ -276,7 +277,7 @@ func TestFollowBuilds(t *testing.T) {
 
 	// A failed build writes nothing: the server stays, silent.
 	before := log.String()
-	write(t, filepath.Join(siteB.dir, "content", "news", "politics", "zz-bad.md"), "---\nid: 1\ntitle: Bad\npublished: someday\n---\n")
+	testfiles.Replace(t, filepath.Join(siteB.dir, "content", "news", "politics", "zz-bad.md"), "---\nid: 1\ntitle: Bad\npublished: someday\n---\n")
 	if _, err := siteB.buildInto(out); err == nil {
 		t.Fatal("the broken build succeeded")
 	}
@@ -295,10 +296,10 @@ func TestFollowBuilds(t *testing.T) {
 	const late = "articles/5/0.json"
 	for p, data := range files {
 		if p != late && p != manifest.Name {
-			write(t, filepath.Join(out, p), string(data))
+			testfiles.Replace(t, filepath.Join(out, p), string(data))
 		}
 	}
-	write(t, filepath.Join(out, manifest.Name), string(files[manifest.Name]))
+	testfiles.Replace(t, filepath.Join(out, manifest.Name), string(files[manifest.Name]))
 	defer func() {
 		if t.Failed() {
 			t.Logf("log:\n%s", log.String())
@@ -315,25 +316,10 @@ func TestFollowBuilds(t *testing.T) {
 	if n := strings.Count(log.String(), "not switching builds"); n != 1 {
 		t.Errorf("got %d lines about the half-written build, want 1", n)
 	}
-	write(t, filepath.Join(out, late), string(files[late]))
+	testfiles.Replace(t, filepath.Join(out, late), string(files[late]))
 	waitFor(t, 5*time.Second, "the switch to the completed build", func() bool { return count() == 60 })
 	if got := strings.Count(log.String(), "switched to the build of 2026-11-01T12:00:00Z (60 articles"); got != 1 {
 		t.Errorf("got %d switch lines, want 1; log:\n%s", got, log.String())
-	}
-}
-
-// write replaces name atomically, as a build does.
-func write(t *testing.T, name, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp := name + ".tmp-test"
-	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		t.Fatal(err)
 	}
 }
 

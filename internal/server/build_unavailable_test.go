@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // damagedPages are the pages killedBuild leaves other than the manifest
@@ -29,7 +30,7 @@ func killedBuild(t *testing.T) (out string, a, b testSite) {
 	b = makeSite(t, corpus.Options{Articles: 12, Limits: []int{5, 20}, Seed: 2})
 	out = t.TempDir()
 	a.build(t, out)
-	write(t, filepath.Join(out, damagedPages[0]), string(readTree(t, b.out)[damagedPages[0]]))
+	testfiles.Replace(t, filepath.Join(out, damagedPages[0]), string(readTree(t, b.out)[damagedPages[0]]))
 	if err := os.Truncate(filepath.Join(out, damagedPages[1]), 10); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestMalformedManifestKeepsBuild(t *testing.T) {
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
 			a0, p0 := ev.counts()
-			write(t, filepath.Join(out, manifest.Name), string(m.Marshal()))
+			testfiles.Replace(t, filepath.Join(out, manifest.Name), string(m.Marshal()))
 			waitFor(t, 5*time.Second, "the manifest to be refused", func() bool { return len(log.String()) > len(before) })
 			ev.waitMore(t, "a few polls", a0, p0, 0, 3)
 			runtime.ReadMemStats(&m1)

@@ -40,3 +40,15 @@ func WriteFile[D Data](t testing.TB, name string, data D) {
 		t.Fatal(err)
 	}
 }
+
+// Replace replaces the file name with data atomically, as a build
+// replaces a page: data goes to a file beside it, renamed over it, so
+// that a reader sees the old bytes or the new, never part of either.
+func Replace[D Data](t testing.TB, name string, data D) {
+	t.Helper()
+	tmp := name + ".tmp-test"
+	WriteFile(t, tmp, data)
+	if err := os.Rename(tmp, name); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,6 +1,7 @@
 package testfiles
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -90,5 +91,28 @@ func TestFailures(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "escape")); err == nil {
 		t.Errorf("a file was written outside the folder")
+	}
+}
+
+// TestReplace replaces a file that a reader holds open: the reader keeps
+// the old bytes, the name has the new, and no temporary file is left.
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "page.json")
+	WriteFile(t, name, "old")
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	Replace(t, name, []byte("new"))
+	if b, _ := io.ReadAll(f); string(b) != "old" {
+		t.Errorf("the open file reads %q, want the old bytes", b)
+	}
+	if b, _ := os.ReadFile(name); string(b) != "new" {
+		t.Errorf("the file is %q, want the new bytes", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the folder holds %d files, want 1", len(entries))
 	}
 }
