@@ -37,7 +37,7 @@ func (c *openCounter) Open(name string) (fs.File, error) {
 
 // TestServeBundleHandsPagesOver checks the start of serve --bundle: the
 // pages that verifying the bundle decompressed are handed to the server
-// (Options.Pages), which opens no page in the archive again, only its
+// (server.Archive), which opens no page in the archive again, only its
 // manifest, and answers every page from them.
 func TestServeBundleHandsPagesOver(t *testing.T) {
 	dir := t.TempDir()

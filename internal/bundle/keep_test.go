@@ -176,7 +176,7 @@ func (r *countingReaderAt) pageReads(t *testing.T) (lo, hi int) {
 // serve --bundle does, and checks how many times each page's compressed
 // bytes were read from the archive, verification and server together:
 // once when the pages verification read are handed over (ReadWith into
-// server.Options.Pages); up to twice when the server reads them again
+// server.Archive); up to twice when the server reads them again
 // (not index.json, the same bytes as another page). Every page is then
 // answered like the build's folder.
 func TestServeReadsEachPageOnce(t *testing.T) {

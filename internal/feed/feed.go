@@ -23,8 +23,9 @@ import (
 type Listing struct {
 	BaseURL    string // no trailing slash
 	Pagination listing.Pagination
-	// Filters are the config's filters (config.Filters), whose collections
-	// follow the main listing in Collections, sorted by folder.
+	// Filters are the config's filters (names of listing.Filters),
+	// whose collections follow the main listing in Collections, sorted by
+	// folder.
 	Filters     []string
 	Collections []*Collection // the main listing first
 }
@@ -71,7 +72,7 @@ func (c *Collection) Count() int { return c.count }
 
 // New sorts articles newest first, encodes each of them once, and makes
 // the main listing and a collection for each value of each filter (see
-// config.Filters) that an article has. articles is not modified.
+// listing.Filters) that an article has. articles is not modified.
 func New(baseURL string, p listing.Pagination, filters []string, articles []*content.Article) *Listing {
 	return Update(nil, baseURL, p, filters, articles)
 }

@@ -85,8 +85,15 @@ var filters = [...]Filter{
 	},
 }
 
-// Filters returns the filter kinds, in the order of the table.
-func Filters() []Filter { return slices.Clone(filters[:]) }
+// Filters returns the filter kinds, in the order of the table: a copy,
+// which the caller may change.
+func Filters() []Filter {
+	fs := slices.Clone(filters[:])
+	for i := range fs {
+		fs[i].Params = slices.Clone(fs[i].Params)
+	}
+	return fs
+}
 
 // FilterNames returns the names of the filter kinds, in the order of the
 // table.
@@ -102,6 +109,7 @@ func FilterNames() []string {
 func FilterNamed(name string) (Filter, bool) {
 	for _, f := range filters {
 		if f.Name == name {
+			f.Params = slices.Clone(f.Params)
 			return f, true
 		}
 	}

@@ -28,11 +28,17 @@ func (p Pagination) HasLimit(l int) bool {
 	return ok
 }
 
-// HasOffset reports whether the pages of limit l include the one at
-// offset off (l pre-rendered, off >= 0): every offset, or with
-// OffsetsAligned only multiples of l.
-func (p Pagination) HasOffset(l, off int) bool {
-	return p.Offsets != OffsetsAligned || off%l == 0
+// Pages returns how many pages limit l has in a collection of count
+// articles: one at least (empty when count is 0), then one per offset,
+// or with OffsetsAligned one per multiple of l. It does not overflow.
+func (p Pagination) Pages(count, l int) int {
+	switch {
+	case count <= 1:
+		return 1
+	case p.Offsets == OffsetsAligned:
+		return (count-1)/l + 1 // (count+l-1)/l overflows for l near MaxInt
+	}
+	return count
 }
 
 // Keys returns the keys of the pages of a collection of count articles

@@ -115,3 +115,25 @@ func TestPaginationKeys(t *testing.T) {
 		t.Errorf("a limit of MaxInt over MaxInt articles: %q, want one page", got)
 	}
 }
+
+// TestPaginationPages checks Pages against the keys Keys lists.
+func TestPaginationPages(t *testing.T) {
+	for _, offsets := range []string{OffsetsAll, OffsetsAligned} {
+		p := Pagination{Limits: []int{1, 2, 3, 7}, Offsets: offsets}
+		for count := range 20 {
+			n := map[int]int{}
+			for k := range p.Keys(Dir, count, false) {
+				n[k.Limit]++
+			}
+			for _, l := range p.Limits {
+				if got := p.Pages(count, l); got != n[l] {
+					t.Errorf("%s, %d articles, limit %d: Pages = %d, Keys lists %d", offsets, count, l, got, n[l])
+				}
+			}
+		}
+	}
+	p := Pagination{Offsets: OffsetsAligned}
+	if got := p.Pages(math.MaxInt, math.MaxInt); got != 1 {
+		t.Errorf("Pages(MaxInt, MaxInt) = %d, want 1", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path"
 	"slices"
 	"strings"
@@ -121,41 +122,44 @@ func checkCollection(c Collection, kinds map[string]bool) string {
 
 // missingPage returns the first page of collection c that is not in listed,
 // and how many are missing; "" when none is. A count larger than the pages
-// listed is found without walking more offsets than there are pages.
+// listed is found without walking more pages than there are listed.
 func missingPage(c Collection, p listing.Pagination, listed map[string]bool) (string, int) {
 	if c.Count < 0 {
 		return listing.PageKey{Dir: c.Dir, Limit: p.DefaultLimit}.Path(), 1
 	}
-	first, missing := "", 0
-	note := func(path string) {
-		if !listed[path] {
+	main := c.Dir == listing.Dir && len(c.Params) == 0
+	first, missing, walked := "", 0, 0
+	for k := range p.Keys(c.Dir, c.Count, main) {
+		walked++
+		if path := k.Path(); !listed[path] {
 			if first == "" {
 				first = path
 			}
 			missing++
 		}
-	}
-	if c.Dir == listing.Dir && len(c.Params) == 0 {
-		note(listing.PageKey{Dir: c.Dir, Index: true}.Path())
-	}
-	for _, l := range p.Limits {
-		step := 1
-		if p.Offsets == listing.OffsetsAligned {
-			step = l
-		}
-		for off := 0; ; off += step {
-			note(listing.PageKey{Dir: c.Dir, Limit: l, Offset: off}.Path())
-			if c.Count-off <= step {
-				break // the last page; off+step cannot overflow below
-			}
-			if missing > 0 && off/step > len(listed) {
-				// More pages than the manifest lists: count the rest.
-				missing += (c.Count - 1 - off) / step
-				return first, missing
-			}
+		if missing > 0 && walked > len(listed) {
+			// More pages than the manifest lists: count the rest.
+			return first, missing + (pages(p, c.Count, main) - walked)
 		}
 	}
 	return first, missing
+}
+
+// pages returns how many pages a collection of count articles has (at
+// most MaxInt).
+func pages(p listing.Pagination, count int, main bool) int {
+	n := 0
+	if main {
+		n = 1 // index.json
+	}
+	for _, l := range p.Limits {
+		m := p.Pages(count, l)
+		if m > math.MaxInt-n {
+			return math.MaxInt
+		}
+		n += m
+	}
+	return n
 }
 
 // MaxPageSize bounds the size of one page: far more than the largest

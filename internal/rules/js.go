@@ -38,7 +38,6 @@ type siteData struct {
 	Limits      []int          `json:"l"`
 	Aligned     int            `json:"a"` // 1 or 0
 	Kinds       map[string]int `json:"k"`
-	FilterKeys  []string       `json:"fk"`
 	Collections map[string]any `json:"c"`
 	Zeros       string         `json:"n"`
 	NotFound    string         `json:"nf"`
@@ -64,7 +63,6 @@ func newSiteData(s *Site, filters bool) (*siteData, error) {
 		LinkPrefix: string(prefix[1 : len(prefix)-1]),
 		Default:    p.DefaultLimit, Max: p.MaxLimit, Limits: p.Limits,
 		Kinds:       map[string]int{},
-		FilterKeys:  listing.FilterKeys(),
 		Collections: map[string]any{},
 		Zeros:       digitZeros(),
 		NotFound:    listing.NotFoundBody, Options: listing.OptionsBody,
@@ -182,9 +180,24 @@ func script(header string, d *siteData, adapter string) ([]byte, error) {
 	b.WriteString("var F = JSON.parse('")
 	b.WriteString(strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(strings.TrimSuffix(data.String(), "\n")))
 	b.WriteString("');\n")
-	b.WriteString(listingJS)
+	b.WriteString(strings.Replace(listingJS, filterKeysJS, filterKeysLiteral(), 1))
 	b.WriteString(adapter)
 	return b.Bytes(), nil
+}
+
+// filterKeysJS stands in listing.js for the query parameters of the
+// filters: script writes listing.FilterKeys there, a literal of the
+// table's, not a copy by hand.
+const filterKeysJS = "FILTER_KEYS"
+
+// filterKeysLiteral returns listing.FilterKeys as a JavaScript array.
+func filterKeysLiteral() string {
+	keys := listing.FilterKeys()
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		q[i] = strconv.Quote(k) // lowercase letters: the same in JavaScript
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // compact removes what a script does not need to run: indentation, blank

@@ -766,3 +766,29 @@ func TestAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterKeysInScript checks that listing.js stands for the filters'
+// parameters once, where script writes the table's (the edge code has no
+// copy by hand), and that each JavaScript target's script carries them.
+func TestFilterKeysInScript(t *testing.T) {
+	if n := strings.Count(listingJS, filterKeysJS); n != 1 {
+		t.Fatalf("listing.js has %s %d times, want once", filterKeysJS, n)
+	}
+	d, err := newSiteData(&Site{Paging: sampleMan.Pagination, Filters: sampleMan.Filters, BaseURL: sampleMan.BaseURL, Collections: sampleMan.Collections}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := script("", d, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "var FILTERS = " + filterKeysLiteral() + ";"
+	if !strings.Contains(string(js), want) || strings.Contains(string(js), filterKeysJS) {
+		t.Errorf("the script does not hold %q in place of %s", want, filterKeysJS)
+	}
+	for _, k := range listing.FilterKeys() {
+		if !strings.Contains(filterKeysLiteral(), `"`+k+`"`) {
+			t.Errorf("filter parameter %q is not in the script's FILTERS", k)
+		}
+	}
+}

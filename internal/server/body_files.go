@@ -347,6 +347,9 @@ func (s *Server) waitSwitch(hb *heldBuild) *heldBuild {
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	if s.opt.onStale != nil {
+		s.opt.onStale()
+	}
 	select {
 	case <-hb.replaced:
 		return s.cur.Load()

@@ -192,7 +192,14 @@ func TestStaleWaitsForSwitch(t *testing.T) {
 		t.Run(cache, func(t *testing.T) {
 			out := t.TempDir()
 			writeBuild(t, out, allSite.out, nil)
-			s, _ := newServer(t, Options{Source: Folder(out), SwitchTimeout: 3 * time.Second, PollInterval: 50 * time.Millisecond, noMapping: true})
+			waiting := make(chan struct{}, 2) // a request waits for the switch
+			s, _ := newServer(t, Options{Source: Folder(out), SwitchTimeout: 3 * time.Second, PollInterval: 50 * time.Millisecond, noMapping: true,
+				onStale: func() {
+					select {
+					case waiting <- struct{}{}:
+					default: // the test counts two
+					}
+				}})
 			fast, plain := serveTwoWays(t, s)
 			oldPage := file(t, out, 20, 3)
 			if cache == "open" {
@@ -233,10 +240,14 @@ func TestStaleWaitsForSwitch(t *testing.T) {
 				go func() { answers <- get(fast) }()
 				go func() { answers <- get(plain) }()
 			} else {
-				select {
-				case a := <-answers:
-					t.Fatalf("answered %d %.60q before the build was complete", a.status, a.body)
-				case <-time.After(300 * time.Millisecond):
+				// Both requests wait for the switch; neither is answered
+				// before the build is complete.
+				for range 2 {
+					select {
+					case a := <-answers:
+						t.Fatalf("answered %d %.60q before the build was complete", a.status, a.body)
+					case <-waiting:
+					}
 				}
 				testfiles.Replace(t, filepath.Join(out, manifest.Name), m)
 			}

@@ -25,7 +25,7 @@ func (s *Server) NewBatch() *Batch {
 }
 
 // NewPages starts a batch of pages for a server not made yet: the pages
-// of the build its New loads (Options.Pages), checked by the caller
+// of the build its New loads (see Archive), checked by the caller
 // against their SHA-256 as they are added.
 func NewPages() *Batch {
 	return &Batch{refs: map[[sha256.Size]byte]stored{}}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
@@ -62,18 +63,13 @@ func checkServes(t *testing.T, s *Server, out string) {
 	}
 }
 
+// parsePage reads a page of the main listing from its path.
 func parsePage(p string) (limit, offset int, index, ok bool) {
-	if p == "articles/index.json" {
-		return 0, 0, true, true
-	}
-	var l, o int
-	m := regexp.MustCompile(`^articles/(\d+)/(\d+)\.json$`).FindStringSubmatch(p)
-	if m == nil {
+	k, ok := listing.ParsePageKey(p)
+	if !ok || k.Dir != listing.Dir {
 		return 0, 0, false, false
 	}
-	l, _ = strconv.Atoi(m[1])
-	o, _ = strconv.Atoi(m[2])
-	return l, o, false, true
+	return k.Limit, k.Offset, k.Index, true
 }
 
 // newSums counts the distinct page sums of manifest b that manifest a
@@ -211,7 +207,7 @@ func TestCompact(t *testing.T) {
 }
 
 // TestPagesHandedOver starts a server on a build in a file system (as
-// serve --bundle does) with its pages handed over in memory (Options.Pages):
+// serve --bundle does) with its pages handed over in memory (Archive's pages):
 // none is read from the file system, and every page is answered.
 func TestPagesHandedOver(t *testing.T) {
 	sharedSites(t)

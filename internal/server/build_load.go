@@ -268,11 +268,7 @@ func (hb *heldBuild) makeCollections(list []manifest.Collection, filters []strin
 			slices.SortFunc(c.params, func(a, b listing.Param) int { return strings.Compare(a.Key, b.Key) })
 		}
 		for _, l := range hb.paging.Limits {
-			n := max(c.count, 1)
-			if hb.aligned {
-				n = (n-1)/l + 1 // (n+l-1)/l overflows for a limit near MaxInt
-			}
-			c.limits = append(c.limits, limitPages{limit: l, pages: make([]page, n)})
+			c.limits = append(c.limits, limitPages{limit: l, pages: make([]page, hb.paging.Pages(c.count, l))})
 		}
 		key := collectionKey(c.params)
 		if old, ok := hb.collections[key]; ok {

@@ -85,6 +85,9 @@ type Options struct {
 	onWatching func()
 	onAttempt  func(err error)
 	onPoll     func()
+	// onStale, for tests, is called when a request starts waiting for a
+	// switch because its page file was replaced (see waitSwitch).
+	onStale func()
 }
 
 func (o Options) withDefaults() Options {

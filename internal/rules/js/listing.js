@@ -12,17 +12,19 @@
 //
 // F, from feedgen: b the JSON-escaped link prefix (base URL and
 // /articles/?), d the default limit, m max_limit, l the limits, a aligned
-// offsets, fk the query parameters of the filters (listing.FilterKeys), k
-// the kinds of filtered collection pre-rendered, c the
+// offsets, k the kinds of filtered collection pre-rendered, c the
 // collections' counts by kind and values, the last filter's first (a
 // leaf [count, dir] when the folder is not the plain encoding), n the zeros of
 // the Unicode decimal digits (each the difference from the one before, in
 // base 36), nf and op and mna the bodies, ct, allow and vary the headers.
+// The value of FILTERS below is written by feedgen rules: the query
+// parameters of the filters (listing.FilterKeys, from the table of filter
+// kinds).
 var ZEROS = F.n.split(","), HEX = "0123456789ABCDEF", chr = String.fromCharCode;
 for (var zi = 0, z = 0; zi < ZEROS.length; zi++) {
     ZEROS[zi] = z += parseInt(ZEROS[zi], 36);
 }
-var FILTERS = F.fk;
+var FILTERS = FILTER_KEYS;
 
 // own returns the property k of object o, null when o has none of its own.
 function own(o, k) {
