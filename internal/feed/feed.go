@@ -277,14 +277,22 @@ func (c *Collection) sum(i int) *[sha256.Size]byte {
 	return &c.sums[i]
 }
 
-// Page is one pre-rendered page: its key, and what it holds (for an
-// index page, the default limit at offset 0).
+// Page is one pre-rendered page: what it holds (for an index page, the
+// default limit at offset 0) and its file.
 type Page struct {
 	Coll   *Collection
-	Key    listing.PageKey
 	Limit  int
 	Offset int
-	Path   string // Key.Path(): slash-separated, relative to the output folder
+	Index  bool   // the collection's index page
+	Path   string // Key().Path(): slash-separated, relative to the output folder
+}
+
+// Key returns the page's key.
+func (pg Page) Key() listing.PageKey {
+	if pg.Index {
+		return listing.PageKey{Dir: pg.Coll.Dir, Index: true}
+	}
+	return listing.PageKey{Dir: pg.Coll.Dir, Limit: pg.Limit, Offset: pg.Offset}
 }
 
 // Pages lists every page to write, in a stable order: per collection, its
@@ -294,7 +302,7 @@ func (l *Listing) Pages() []Page {
 	p := l.Pagination
 	for _, c := range l.Collections {
 		for k := range p.Keys(c.Dir, c.Count(), c.main == nil) {
-			pg := Page{Coll: c, Key: k, Limit: k.Limit, Offset: k.Offset, Path: k.Path()}
+			pg := Page{Coll: c, Limit: k.Limit, Offset: k.Offset, Index: k.Index, Path: k.Path()}
 			if k.Index {
 				pg.Limit, pg.Offset = p.DefaultLimit, 0
 			}

@@ -200,3 +200,25 @@ func mustPage(t *testing.T, l *Listing, pg Page) []byte {
 	}
 	return page
 }
+
+// TestPageKeys checks that each page's file is the path of its key, and
+// that the keys are those Pagination.Keys lists.
+func TestPageKeys(t *testing.T) {
+	p := listing.Pagination{DefaultLimit: 2, MaxLimit: 3, Limits: []int{2, 3}, Offsets: listing.OffsetsAll}
+	l := New("https://api.example.com", p, []string{"tag"}, tagged("Go", "Go,b", "b"))
+	pages := l.Pages()
+	var want []listing.PageKey
+	for _, c := range l.Collections {
+		for k := range p.Keys(c.Dir, c.Count(), c == l.Main()) {
+			want = append(want, k)
+		}
+	}
+	if len(pages) != len(want) {
+		t.Fatalf("%d pages, want %d", len(pages), len(want))
+	}
+	for i, pg := range pages {
+		if k := pg.Key(); k != want[i] || pg.Path != k.Path() {
+			t.Errorf("page %d: key %+v, path %q; want %+v, %q", i, k, pg.Path, want[i], want[i].Path())
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"weak"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
@@ -63,33 +64,23 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // followEvents counts what New and FollowBuilds of a server do (see
 // Options.onAttempt), for a test to wait on instead of sleeping.
 type followEvents struct {
-	mu       sync.Mutex
-	attempts int           // loads of a build tried
-	polls    int           // checks of the manifest on the timer
-	changed  chan struct{} // closed, and made anew, on each event
+	cond     eventtest.Cond
+	attempts int // loads of a build tried
+	polls    int // checks of the manifest on the timer
 }
 
 // countEvents sets the hooks of opt to count into a new followEvents.
 func countEvents(opt *Options) *followEvents {
-	e := &followEvents{changed: make(chan struct{})}
-	opt.onAttempt = func(error) { e.add(&e.attempts) }
-	opt.onPoll = func() { e.add(&e.polls) }
+	e := &followEvents{}
+	opt.onAttempt = func(error) { e.cond.Change(func() { e.attempts++ }) }
+	opt.onPoll = func() { e.cond.Change(func() { e.polls++ }) }
 	return e
-}
-
-func (e *followEvents) add(n *int) {
-	e.mu.Lock()
-	*n++
-	close(e.changed)
-	e.changed = make(chan struct{})
-	e.mu.Unlock()
 }
 
 // counts returns the attempts and polls so far.
 func (e *followEvents) counts() (attempts, polls int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.attempts, e.polls
+	e.cond.Read(func() { attempts, polls = e.attempts, e.polls })
+	return attempts, polls
 }
 
 // waitMore waits until attempts and polls have grown by at least n and
@@ -104,21 +95,7 @@ func (e *followEvents) waitMore(t *testing.T, what string, a0, p0, n, p int) {
 
 // await is waitMore for any goroutine: false when timeout passed first.
 func (e *followEvents) await(a0, p0, n, p int, timeout time.Duration) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		e.mu.Lock()
-		done, changed := e.attempts >= a0+n && e.polls >= p0+p, e.changed
-		e.mu.Unlock()
-		if done {
-			return true
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			return false
-		}
-	}
+	return e.cond.Wait(timeout, func() bool { return e.attempts >= a0+n && e.polls >= p0+p })
 }
 
 // followBuilds runs s.FollowBuilds until the test ends, and returns once

@@ -153,6 +153,19 @@ func (b *blockingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// closeSignal is a listener that closes closed when it is closed.
+type closeSignal struct {
+	net.Listener
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (l *closeSignal) Close() error {
+	err := l.Listener.Close()
+	l.once.Do(func() { close(l.closed) })
+	return err
+}
+
 // TestGracefulShutdown cancels Serve while a request is in flight (held
 // in the access log): the request is answered in full, new connections
 // are refused, and Serve returns nil.
@@ -160,10 +173,11 @@ func TestGracefulShutdown(t *testing.T) {
 	bw := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	var log lockedBuffer
 	s, _ := newServer(t, Options{Source: Folder(allSite.out), AccessLog: bw, Log: &log})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ln := &closeSignal{Listener: l, closed: make(chan struct{})}
 	url := "http://" + ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -188,17 +202,13 @@ func TestGracefulShutdown(t *testing.T) {
 	<-bw.entered
 	cancel()
 	// Shutdown closes the listener at once: new connections are refused.
-	refused := false
-	for deadline := time.Now().Add(2 * time.Second); !refused && time.Now().Before(deadline); {
-		conn, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
-		if err != nil {
-			refused = true
-		} else {
-			conn.Close()
-			time.Sleep(10 * time.Millisecond)
-		}
+	select {
+	case <-ln.closed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the listener is still open 2s into the shutdown")
 	}
-	if !refused {
+	if conn, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+		conn.Close()
 		t.Error("new connections are still accepted during the shutdown")
 	}
 	select {

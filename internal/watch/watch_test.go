@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
@@ -19,25 +20,32 @@ type recorder struct {
 	dir     string // the paths are recorded relative to it
 	markDir string // a folder watched too, for the markers of settle
 
-	mu     sync.Mutex
-	calls  [][]string    // each call's paths, but the markers'; no call that named only markers
-	marked int           // the highest marker a call named
-	called chan struct{} // closed at the next call
-	hook   func()        // runs inside each call
+	cond   eventtest.Cond // guards the fields below; each call changes them
+	calls  [][]string     // each call's paths, but the markers'; no call that named only markers
+	marked int            // the highest marker a call named
+	hook   func()         // runs inside each call
 
 	markers int // the markers settle wrote (the test's goroutine only)
 }
 
 // newRecorder returns a recorder that records paths relative to dir.
 func newRecorder(t *testing.T, dir string) *recorder {
-	return &recorder{dir: dir, markDir: t.TempDir(), called: make(chan struct{})}
+	return &recorder{dir: dir, markDir: t.TempDir()}
 }
 
 // markerPrefix starts the names of settle's markers.
 const markerPrefix = "settled-"
 
 func (r *recorder) fn(ctx context.Context, changed []string) {
-	r.mu.Lock()
+	var hook func()
+	r.cond.Change(func() { hook = r.record(changed) })
+	if hook != nil {
+		hook()
+	}
+}
+
+// record records a call's changed paths, and returns the hook to run.
+func (r *recorder) record(changed []string) func() {
 	var rel []string // nil for nil: anything may have changed
 	for _, c := range changed {
 		if name := filepath.Base(c); filepath.Dir(c) == r.markDir && strings.HasPrefix(name, markerPrefix) {
@@ -54,34 +62,14 @@ func (r *recorder) fn(ctx context.Context, changed []string) {
 	if changed == nil || len(rel) > 0 {
 		r.calls = append(r.calls, rel)
 	}
-	close(r.called)
-	r.called = make(chan struct{})
-	hook := r.hook
-	r.mu.Unlock()
-	if hook != nil {
-		hook()
-	}
+	return r.hook
 }
 
-// await waits until cond, called with r.mu held, is true, or timeout
-// passes; it reports whether cond became true. It waits for calls, not
-// for time: cond is checked again at each call.
+// await waits until cond, called with the recorder locked, is true, or
+// timeout passes; it reports whether cond became true. It waits for
+// calls, not for time: cond is checked again at each call.
 func (r *recorder) await(timeout time.Duration, cond func() bool) bool {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		r.mu.Lock()
-		ok, called := cond(), r.called
-		r.mu.Unlock()
-		if ok {
-			return true
-		}
-		select {
-		case <-called:
-		case <-timer.C:
-			return false
-		}
-	}
+	return r.cond.Wait(timeout, cond)
 }
 
 // blockFirstCall makes the next call wait inside Func: entered is closed
@@ -89,21 +77,20 @@ func (r *recorder) await(timeout time.Duration, cond func() bool) bool {
 func (r *recorder) blockFirstCall() (entered, release chan struct{}) {
 	entered, release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	r.mu.Lock()
-	r.hook = func() {
-		once.Do(func() {
-			close(entered)
-			<-release
-		})
-	}
-	r.mu.Unlock()
+	r.cond.Change(func() {
+		r.hook = func() {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	})
 	return entered, release
 }
 
-func (r *recorder) snapshot() [][]string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([][]string(nil), r.calls...)
+func (r *recorder) snapshot() (calls [][]string) {
+	r.cond.Read(func() { calls = append([][]string(nil), r.calls...) })
+	return calls
 }
 
 // start watches content/ and config.yaml under a new temporary site.

@@ -1,0 +1,61 @@
+// Package eventtest lets a test wait for what other goroutines do (a
+// server's retries, a watcher's calls) instead of sleeping: they change
+// some state through a Cond, and the test waits until a condition on that
+// state holds, checked again at each change.
+package eventtest
+
+import (
+	"sync"
+	"time"
+)
+
+// A Cond guards some state and wakes the goroutines waiting on a
+// condition of it each time it changes. The zero Cond is ready to use.
+type Cond struct {
+	mu      sync.Mutex
+	changed chan struct{} // closed, and made anew, at each change
+}
+
+// Change runs f, which changes the state, with the state locked, then
+// wakes the waiters.
+func (c *Cond) Change(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
+}
+
+// Read runs f, which reads the state, with the state locked.
+func (c *Cond) Read(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+}
+
+// Wait waits until cond, run with the state locked, holds, or timeout
+// passes; it reports whether cond held. cond is checked at once and
+// after each change, never on a timer.
+func (c *Cond) Wait(timeout time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		if cond() {
+			c.mu.Unlock()
+			return true
+		}
+		if c.changed == nil {
+			c.changed = make(chan struct{})
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return false
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package eventtest
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestWait waits for a count that other goroutines raise: Wait returns
+// once it is reached, without missing the change that reached it, and
+// reports false when it is never reached.
+func TestWait(t *testing.T) {
+	var c Cond
+	n := 0
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() { c.Change(func() { n++ }) })
+	}
+	if !c.Wait(10*time.Second, func() bool { return n == 100 }) {
+		t.Fatal("Wait gave up before the 100th change")
+	}
+	wg.Wait()
+	var got int
+	c.Read(func() { got = n })
+	if got != 100 {
+		t.Fatalf("read %d, want 100", got)
+	}
+	start := time.Now()
+	if c.Wait(50*time.Millisecond, func() bool { return n > 100 }) {
+		t.Fatal("Wait reported a condition that never held")
+	}
+	if d := time.Since(start); d < 50*time.Millisecond {
+		t.Fatalf("Wait gave up after %s, before its timeout", d)
+	}
+}
