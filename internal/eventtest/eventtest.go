@@ -59,3 +59,30 @@ func (c *Cond) Wait(timeout time.Duration, cond func() bool) bool {
 		}
 	}
 }
+
+// A Buffer is a log that other goroutines write (a server's, a
+// command's output) and the test reads, or waits on. The zero Buffer is
+// ready to use.
+type Buffer struct {
+	cond Cond
+	b    []byte
+}
+
+// Write appends p, and wakes the waiters.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.cond.Change(func() { b.b = append(b.b, p...) })
+	return len(p), nil
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	var s string
+	b.cond.Read(func() { s = string(b.b) })
+	return s
+}
+
+// Wait waits until cond holds of what was written, or timeout passes; it
+// reports whether cond held.
+func (b *Buffer) Wait(timeout time.Duration, cond func(written string) bool) bool {
+	return b.cond.Wait(timeout, func() bool { return cond(string(b.b)) })
+}

@@ -1,6 +1,8 @@
 package eventtest
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,5 +33,27 @@ func TestWait(t *testing.T) {
 	}
 	if d := time.Since(start); d < 50*time.Millisecond {
 		t.Fatalf("Wait gave up after %s, before its timeout", d)
+	}
+}
+
+// TestBuffer writes lines from several goroutines while the test waits
+// for the last: it sees every line whole.
+func TestBuffer(t *testing.T) {
+	var b Buffer
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() { fmt.Fprintf(&b, "line %d\n", i) })
+	}
+	if !b.Wait(10*time.Second, func(s string) bool { return strings.Count(s, "\n") == 10 }) {
+		t.Fatalf("got %q, want 10 lines", b.String())
+	}
+	wg.Wait()
+	for i := range 10 {
+		if !strings.Contains(b.String(), fmt.Sprintf("line %d\n", i)) {
+			t.Errorf("line %d is missing from %q", i, b.String())
+		}
+	}
+	if b.Wait(20*time.Millisecond, func(s string) bool { return strings.Contains(s, "line 10") }) {
+		t.Error("Wait reported a line never written")
 	}
 }

@@ -1,7 +1,6 @@
 package preview
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -10,32 +9,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/server"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
-
-// syncBuffer is a bytes.Buffer safe for the preview's goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 const previewConfig = "site_url: https://www.example.com\nbase_url: https://api.example.com\nsections: {news: {politics: Politics}}\nauthors: {ivan: {name: Ivan, url: /a/}}\npagination: {default_limit: 2, limits: [2]}\n"
 
@@ -73,7 +54,7 @@ func TestPreview(t *testing.T) {
 	for _, id := range []string{"1", "2", "3"} {
 		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a"+id+".md"), previewArticle(id, "Title "+id))
 	}
-	var out syncBuffer
+	var out eventtest.Buffer
 	ready := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -132,7 +113,7 @@ func TestPreview(t *testing.T) {
 // preview is a running live preview of a site in a temporary folder.
 type preview struct {
 	dir, url string
-	out      *syncBuffer
+	out      *eventtest.Buffer
 	stop     func() error
 }
 
@@ -153,7 +134,7 @@ func startPreview(t *testing.T, config string, articles int, out string) *previe
 // folder ("" for none).
 func runPreview(t *testing.T, dir, out string) *preview {
 	t.Helper()
-	p := &preview{dir: dir, out: &syncBuffer{}}
+	p := &preview{dir: dir, out: &eventtest.Buffer{}}
 	ready := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -13,12 +12,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/server"
 )
@@ -363,7 +362,7 @@ func needProgram(t *testing.T, name string, also ...string) string {
 // answers, for 30s at most, and the wait ends as soon as the server exits.
 func startProcess(t *testing.T, base string, cmd *exec.Cmd) {
 	t.Helper()
-	var out lockedBuffer // written by exec's goroutines while it runs
+	var out eventtest.Buffer // written by exec's goroutines while it runs
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", cmd.Path, err)
@@ -398,24 +397,6 @@ func startProcess(t *testing.T, base string, cmd *exec.Cmd) {
 		case <-tick.C:
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that may be written and read at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestReferenceAnswers checks the table against feedgen serve itself, as

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
@@ -44,7 +45,7 @@ var unavailableLine = regexp.MustCompile(`(?m)^3 pages of the build of 2026-11-0
 
 // checkPartial checks that s answers the pages of build a that match with
 // their bytes, and 503 for damagedPages, and said so once on log.
-func checkPartial(t *testing.T, s *Server, log *lockedBuffer, a testSite) {
+func checkPartial(t *testing.T, s *Server, log *eventtest.Buffer, a testSite) {
 	t.Helper()
 	if n := len(unavailableLine.FindAllString(log.String(), -1)); n != 1 {
 		t.Errorf("got %d lines about the pages that do not match, want 1; log:\n%s", n, log.String())

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -10,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
@@ -118,9 +117,9 @@ func readManifest(t testing.TB, out string) *manifest.Manifest {
 }
 
 // newServer returns a server for out, its log going to the returned buffer.
-func newServer(t testing.TB, opt Options) (*Server, *lockedBuffer) {
+func newServer(t testing.TB, opt Options) (*Server, *eventtest.Buffer) {
 	t.Helper()
-	var log lockedBuffer
+	var log eventtest.Buffer
 	if opt.Log == nil {
 		opt.Log = &log
 	}
@@ -170,24 +169,6 @@ func readBody(t testing.TB, resp *http.Response) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // The two ways a page of a build in a folder is sent.

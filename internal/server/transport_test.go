@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/eventtest"
 )
 
 // serve runs s.Serve on a loopback port until the test ends, and returns
@@ -171,7 +173,7 @@ func (l *closeSignal) Close() error {
 // are refused, and Serve returns nil.
 func TestGracefulShutdown(t *testing.T) {
 	bw := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
-	var log lockedBuffer
+	var log eventtest.Buffer
 	s, _ := newServer(t, Options{Source: Folder(allSite.out), AccessLog: bw, Log: &log})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -261,7 +263,7 @@ func TestShutdownTimeout(t *testing.T) {
 
 // TestAccessLog checks the combined log format line of each answer.
 func TestAccessLog(t *testing.T) {
-	var log lockedBuffer
+	var log eventtest.Buffer
 	now := time.Date(2026, 11, 1, 15, 4, 5, 0, time.FixedZone("", 3*3600))
 	s, _ := newServer(t, Options{Source: Folder(allSite.out), AccessLog: &log, Now: func() time.Time { return now }})
 	h := s.Handler()
