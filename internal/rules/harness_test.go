@@ -19,6 +19,7 @@ import (
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/publish/emulatortest"
 	"github.com/feedgen/feedgen/internal/server"
 )
 
@@ -358,8 +359,9 @@ func needProgram(t *testing.T, name string, also ...string) string {
 // fails.
 //
 // Most platforms say nothing when they listen (nginx, Apache, workerd), and
-// none can be handed a socket made here: base is asked every 10ms until it
-// answers, for 30s at most, and the wait ends as soon as the server exits.
+// none can be handed a socket made here: base is asked until it answers,
+// for 30s at most, and the wait ends as soon as the server exits
+// (emulatortest.WaitHTTP, which the emulators of the publish tests use).
 func startProcess(t *testing.T, base string, cmd *exec.Cmd) {
 	t.Helper()
 	var out eventtest.Buffer // written by exec's goroutines while it runs
@@ -367,8 +369,8 @@ func startProcess(t *testing.T, base string, cmd *exec.Cmd) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", cmd.Path, err)
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
+	done, exited := make(chan struct{}), make(chan error, 1)
+	go func() { exited <- cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		select {
@@ -381,21 +383,8 @@ func startProcess(t *testing.T, base string, cmd *exec.Cmd) {
 			t.Logf("%s said:\n%s", filepath.Base(cmd.Path), out.String())
 		}
 	})
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(30 * time.Second)
-	for {
-		if resp, err := http.Get(base + "/articles/"); err == nil {
-			resp.Body.Close()
-			return
-		}
-		select {
-		case <-done:
-			t.Fatalf("%s exited before it answered:\n%s", filepath.Base(cmd.Path), out.String())
-		case <-deadline:
-			t.Fatalf("%s did not answer on %s within 30s:\n%s", filepath.Base(cmd.Path), base, out.String())
-		case <-tick.C:
-		}
+	if err := emulatortest.WaitHTTP(base+"/articles/", exited, 30*time.Second); err != nil {
+		t.Fatalf("%s did not answer on %s: %v:\n%s", filepath.Base(cmd.Path), base, err, out.String())
 	}
 }
 
