@@ -282,7 +282,11 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	} else {
 		listing = feed.Update(b.last, baseURL, cfg.Pagination, cfg.Filters, site.Articles)
 	}
-	pages := listing.Pages()
+	chunked := cfg.Pagination.Chunked()
+	var pages []feed.Page
+	if !chunked {
+		pages = listing.Pages()
+	}
 	estimate, err := checkSize(cfg, listing, pages)
 	if err != nil {
 		return nil, err
@@ -303,7 +307,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
 	}
-	w := &pageWriter{b: b, out: out, site: site, l: listing, pages: pages, m: m, res: res}
+	w := &pageWriter{b: b, out: out, site: site, l: listing, pages: pages, m: m, res: res, chunked: chunked}
 	if err := w.write(ctx); err != nil {
 		return nil, err
 	}
@@ -360,7 +364,9 @@ func (b *Builder) contentFS(cfg *config.Config) (fs.FS, error) {
 }
 
 // checkSize returns the size of pages, computed without rendering them,
-// or an error when it is more than the config allows.
+// or an error when it is more than the config allows. In the chunks
+// layout (no pages), it is the size of the chunks, as if none were
+// shared by two collections.
 func checkSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (int64, error) {
 	var estimate int64
 	var scratch []byte
@@ -369,10 +375,19 @@ func checkSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (int64, e
 		n, scratch = l.PageSize(pg, scratch)
 		estimate += int64(n)
 	}
+	files := len(pages)
+	if cfg.Pagination.Chunked() {
+		for _, cs := range l.Chunks() {
+			for _, ch := range cs {
+				estimate += int64(ch.Size())
+			}
+			files += len(cs) + 1
+		}
+	}
 	if max := cfg.MaxOutputBytes; estimate > max {
 		return 0, diag.List{{Path: cfg.Path, Msg: fmt.Sprintf(
 			"the output would be %s in %d files, more than pagination.max_output_bytes (%s): use offsets: aligned, fewer limits, or raise max_output_bytes",
-			human.Bytes(estimate), len(pages), human.Bytes(max))}}
+			human.Bytes(estimate), files, human.Bytes(max))}}
 	}
 	return estimate, nil
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -26,10 +25,10 @@ func sizeIs(name string, size int64) bool {
 }
 
 // makeDirs creates the folders of pages under outDir.
-func makeDirs(outDir string, pages []feed.Page) error {
+func makeDirs(outDir string, paths []string) error {
 	dirs := map[string]bool{}
-	for _, pg := range pages {
-		dirs[path.Dir(pg.Path)] = true
+	for _, p := range paths {
+		dirs[path.Dir(p)] = true
 	}
 	for d := range dirs {
 		if err := os.MkdirAll(filepath.Join(outDir, filepath.FromSlash(d)), 0o755); err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/config"
-	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -32,10 +31,11 @@ type output interface {
 	// loads; nil when it is not read: in memory, or when this Builder
 	// wrote the folder last and knows its manifest.
 	early() func() (*manifest.Snapshot, error)
-	// open readies the output for pages and returns the manifest of the
-	// last build there (nil when there is none) and the function that
-	// releases the output when the build is done with it.
-	open(ctx context.Context, pages []feed.Page) (prev *manifest.Manifest, release func(), err error)
+	// open readies the output for the files that paths returns, given
+	// the manifest of the last build there (nil when there is none), and
+	// returns that manifest and the function that releases the output
+	// when the build is done with it.
+	open(ctx context.Context, paths func(prev *manifest.Manifest) ([]string, error)) (prev *manifest.Manifest, release func(), err error)
 	// byInput reports whether a page may be kept, not rendered, because
 	// the last build's manifest records the same input for it.
 	byInput() bool
@@ -128,7 +128,7 @@ func (d *disk) byInput() bool { return true }
 
 func (d *disk) intact() bool { return !d.unfinished }
 
-func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest, func(), error) {
+func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]string, error)) (*manifest.Manifest, func(), error) {
 	if err := os.MkdirAll(d.fs, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("creating output folder: %w", err)
 	}
@@ -154,9 +154,10 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 	if d.unfinished {
 		pending = readPending(d.fs)
 	}
-	paths := make([]string, len(pages))
-	for i, pg := range pages {
-		paths[i] = pg.Path
+	paths, err := pathsOf(prev)
+	if err != nil {
+		unlock()
+		return nil, nil, err
 	}
 	d.wroteLast = !d.unfinished && b.last != nil && b.prevDir == d.path && prev == b.prev
 	var set map[string]bool // the paths of pages
@@ -213,7 +214,7 @@ func (d *disk) open(ctx context.Context, pages []feed.Page) (*manifest.Manifest,
 			return nil, nil, err
 		}
 	}
-	if err := makeDirs(d.fs, pages); err != nil {
+	if err := makeDirs(d.fs, paths); err != nil {
 		unlock()
 		return nil, nil, err
 	}
@@ -365,7 +366,10 @@ func (memory) dir() string                               { return "" }
 func (memory) fsDir() string                             { return "" }
 func (memory) early() func() (*manifest.Snapshot, error) { return nil }
 
-func (m memory) open(context.Context, []feed.Page) (*manifest.Manifest, func(), error) {
+func (m memory) open(_ context.Context, pathsOf func(*manifest.Manifest) ([]string, error)) (*manifest.Manifest, func(), error) {
+	if _, err := pathsOf(m.b.prev); err != nil {
+		return nil, nil, err
+	}
 	return m.b.prev, func() {}, nil
 }
 

@@ -27,7 +27,9 @@ type Result struct {
 	// from (Options.Code): no file was parsed, no page rendered.
 	Skipped bool
 
-	Pages     int
+	Pages     int // files: pages, or chunks and indexes
+	Chunked   bool // the chunks layout: Pages are chunks and indexes
+	Chunks    int  // of Pages, the chunks
 	Rendered  int // pages rendered (the others were known unchanged)
 	Written   int
 	Unchanged int
@@ -55,8 +57,16 @@ func (r *Result) Summary() string {
 	if len(left) > 0 {
 		fmt.Fprintf(&b, " (%s left out)", strings.Join(left, ", "))
 	}
-	fmt.Fprintf(&b, ", %d pages in %s: %d written, %d unchanged, %d deleted, %s (estimated %s), %s",
-		r.Pages, filepath.Join(r.OutDir, listing.Dir), r.Written, r.Unchanged, r.Deleted,
+	files := strconv.Itoa(r.Pages) + " pages"
+	if r.Chunked {
+		indexes := strconv.Itoa(r.Pages-r.Chunks) + " indexes"
+		if r.Pages-r.Chunks == 1 {
+			indexes = "1 index"
+		}
+		files = human.Plural(r.Chunks, "chunk") + " and " + indexes
+	}
+	fmt.Fprintf(&b, ", %s in %s: %d written, %d unchanged, %d deleted, %s (estimated %s), %s",
+		files, filepath.Join(r.OutDir, listing.Dir), r.Written, r.Unchanged, r.Deleted,
 		human.Bytes(r.Bytes), human.Bytes(r.Estimate), r.Duration.Round(time.Millisecond))
 	if r.Skipped {
 		b.WriteString(", inputs unchanged")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -102,6 +103,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	res := &Result{
 		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
 		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.Data,
+		Chunked: m.Pagination.Chunked(),
 	}
 	if m.Source.Until != nil {
 		res.NextScheduled = *m.Source.Until
@@ -113,6 +115,9 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		}
 		keep[f.Path] = true
 		res.Bytes += f.Size
+		if chunk.IsChunk(f.Path) {
+			res.Chunks++
+		}
 	}
 	res.Estimate = res.Bytes
 	found, err := scanOwned(fsDir, m, nil, nil)

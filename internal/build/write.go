@@ -26,6 +26,10 @@ type pageWriter struct {
 	pages []feed.Page   // l's pages
 	m     *manifest.Manifest
 	res   *Result
+	// chunked writes the chunks layout (see chunks.go) instead of pages:
+	// pages is empty, and planChunks sets chunks.
+	chunked bool
+	chunks  *chunkPlan
 
 	// Learnt by plan from the last build's manifest, prev.
 	prev    *manifest.Manifest
@@ -48,13 +52,22 @@ type pageWriter struct {
 // write renders every page and writes those whose bytes changed, deletes
 // the pages that no longer exist, then writes the manifest.
 func (w *pageWriter) write(ctx context.Context) error {
-	prev, release, err := w.out.open(ctx, w.pages)
+	pathsOf := w.paths
+	if w.chunked {
+		pathsOf = w.planChunks
+	}
+	prev, release, err := w.out.open(ctx, pathsOf)
 	if err != nil {
 		return err
 	}
 	defer release()
-	w.plan(prev)
-	if err := w.run(ctx); err != nil {
+	if w.chunked {
+		err = w.writeChunks(ctx)
+	} else {
+		w.plan(prev)
+		err = w.run(ctx)
+	}
+	if err != nil {
 		return err
 	}
 	if err := w.deleteStale(); err != nil {
@@ -73,6 +86,15 @@ func (w *pageWriter) write(ctx context.Context) error {
 	b.prev, b.prevDir, b.last = w.m, w.out.dir(), w.l
 	w.res.Manifest, w.res.ManifestData = w.m, data
 	return nil
+}
+
+// paths returns the files of the build: its pages.
+func (w *pageWriter) paths(*manifest.Manifest) ([]string, error) {
+	paths := make([]string, len(w.pages))
+	for i, pg := range w.pages {
+		paths[i] = pg.Path
+	}
+	return paths, nil
 }
 
 // plan learns from the last build's manifest which pages may be kept

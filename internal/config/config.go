@@ -89,7 +89,7 @@ type Publish struct {
 var keys = []string{"site_url", "base_url", "media_url", "timezone", "default_avatar", "sections",
 	"authors", "pagination", "filters", "publish", "content_dir", "output_dir"}
 var publishKeys = []string{"cache_control"}
-var paginationKeys = []string{"default_limit", "max_limit", "limits", "offsets", "max_output_bytes"}
+var paginationKeys = []string{"default_limit", "max_limit", "limits", "offsets", "max_output_bytes", "layout"}
 var authorKeys = []string{"name", "url"}
 
 // Load reads and validates the config file at name in fsys. dir is the
@@ -165,7 +165,7 @@ func (p *parser) parse(data []byte) *Config {
 		return c
 	}
 	var haveSite, haveBase, haveLimits, haveMax bool
-	var limitsLine, maxLine, defLine int
+	var limitsLine, maxLine, defLine, layoutLine, offsetsLine int
 	pagingTypo := false // an unknown key in pagination
 	for _, kv := range pairs {
 		v := kv.Value
@@ -240,7 +240,16 @@ func (p *parser) parse(data []byte) *Config {
 						p.errorf(e.Value.Line, "pagination.offsets: want %q or %q, got %q", listing.OffsetsAll, listing.OffsetsAligned, s)
 						break
 					}
-					c.Pagination.Offsets = s
+					c.Pagination.Offsets, offsetsLine = s, e.Value.Line
+				case "layout":
+					s := p.str(e)
+					switch s {
+					case listing.LayoutPages:
+					case listing.LayoutChunks:
+						c.Pagination.Layout, layoutLine = s, e.Value.Line
+					default:
+						p.errorf(e.Value.Line, "pagination.layout: want %q or %q, got %q", listing.LayoutPages, listing.LayoutChunks, s)
+					}
 				case "max_output_bytes":
 					s := p.str(e)
 					n, err := ParseSize(s)
@@ -271,6 +280,9 @@ func (p *parser) parse(data []byte) *Config {
 		// With a key of pagination misspelt, the checks below would
 		// blame the default it leaves in place: the typo says it all.
 		p.checkPagination(&c.Pagination, haveLimits, haveMax, limitsLine, maxLine, defLine)
+	}
+	if c.Pagination.Chunked() && c.Pagination.Offsets == listing.OffsetsAligned {
+		p.errorf(firstLine(offsetsLine, layoutLine), "pagination.offsets: aligned has no meaning with layout: chunks, which answers every offset: remove it")
 	}
 	return c
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -79,8 +80,20 @@ func (m *Manifest) Validate() diag.List {
 			add("page %s: bad size or sha256", f.Path)
 		case f.Size > MaxPageSize:
 			add("page %s: %d bytes, more than any page feedgen writes (%d)", f.Path, f.Size, MaxPageSize)
+		case p.Chunked() && !chunk.IsIndex(f.Path) && !chunk.IsChunk(f.Path):
+			add("file %s: neither a chunk nor a chunk index, in the chunks layout", f.Path)
+		case p.Chunked() && chunk.IsChunk(f.Path) && chunk.ChunkPath(f.Sum()) != f.Path:
+			add("chunk %s: its sha256 is not the one its name gives", f.Path)
 		}
 		seen[f.Path] = true
+	}
+	if p.Chunked() {
+		for _, c := range m.Collections {
+			if ix := chunk.IndexPath(c.Dir); !seen[ix] {
+				add("collection %q: its chunk index %s is not listed", c.Dir, ix)
+			}
+		}
+		return ps
 	}
 	if pagingOK && len(ps) == 0 {
 		for _, c := range m.Collections {
@@ -176,6 +189,9 @@ func checkPaging(p listing.Pagination) error {
 	}
 	if p.Offsets != listing.OffsetsAll && p.Offsets != listing.OffsetsAligned {
 		return fmt.Errorf("unknown offsets mode %q", p.Offsets)
+	}
+	if p.Layout != "" && p.Layout != listing.LayoutChunks {
+		return fmt.Errorf("unknown layout %q: a newer feedgen wrote it?", p.Layout)
 	}
 	return nil
 }

@@ -1,0 +1,239 @@
+package build
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// The chunks layout (pagination.layout: chunks): a build writes, per
+// collection, its articles cut into chunks (feed.Listing.Chunks) named by
+// the SHA-256 of their bytes, then the collection's index, then the
+// manifest. Chunks with the same input (the same articles) are one file,
+// whichever collections they are cut from.
+//
+// A chunk's path is known only once its bytes are, and the output must
+// know every path before its first change (the marker of an unfinished
+// build lists them: see markUnfinished). So a build goes through the
+// chunks twice: planChunks names each chunk (kept by the input the last
+// manifest records for it, else rendered and hashed), writeChunks then
+// writes those that are not there yet. The bytes of the first pass are
+// kept for the second up to keepRendered bytes, rendered again past it.
+
+// keepRendered is how many bytes of chunks rendered to be named a build
+// keeps for writing them.
+const keepRendered = 64 << 20
+
+// chunkJob is one chunk file of the build.
+type chunkJob struct {
+	ch   feed.Chunk
+	in   [sha256.Size]byte
+	file manifest.File
+	kept bool   // as the last build wrote it, by its input: not rendered
+	data []byte // rendered when named, kept for writing (see keepRendered)
+}
+
+// chunkPlan is the chunk files of a build, and which each collection's
+// chunks are: of[i][k] is the job of chunk k of collection i.
+type chunkPlan struct {
+	jobs []*chunkJob
+	of   [][]*chunkJob
+}
+
+// planChunks names every chunk and returns the paths of the build's
+// files: chunks, then indexes. prev is the last build's manifest.
+func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
+	w.plan(prev)
+	w.l.ReleaseAll() // chunks are read in no order the merge could follow
+	cuts := w.l.Chunks()
+	p := &chunkPlan{of: make([][]*chunkJob, len(cuts))}
+	byInput := map[[sha256.Size]byte]*chunkJob{}
+	var scratch []byte
+	for i, cs := range cuts {
+		for _, ch := range cs {
+			var in [sha256.Size]byte
+			in, scratch = feed.ChunkInput(ch, scratch)
+			j := byInput[in]
+			if j == nil {
+				j = &chunkJob{ch: ch, in: in}
+				byInput[in] = j
+				p.jobs = append(p.jobs, j)
+			}
+			p.of[i] = append(p.of[i], j)
+		}
+	}
+	// The chunks the last build wrote, by input: kept unrendered when the
+	// folder still has them. In memory (the preview), the server holds
+	// the chunks of this Builder's last build.
+	old := map[string]manifest.File{}
+	b := w.b
+	if prev != nil && w.out.intact() && prev.Generator == b.opt.Generator && (b.opt.OnPage == nil || b.last != nil) {
+		for _, f := range prev.Files {
+			if f.Input != "" && chunk.IsChunk(f.Path) {
+				old[f.Input] = f
+			}
+		}
+	}
+	var todo []*chunkJob
+	for _, j := range p.jobs {
+		in := hex.EncodeToString(j.in[:])
+		if f, ok := old[in]; ok && w.out.has(f) {
+			j.file, j.kept = f, true
+			continue
+		}
+		j.file.Input = in
+		todo = append(todo, j)
+	}
+	var budget atomic.Int64
+	budget.Store(keepRendered)
+	err := parallel(todo, func(j *chunkJob, buf []byte) ([]byte, error) {
+		data, err := feed.AppendChunk(buf[:0], j.ch)
+		if err != nil {
+			return data, err
+		}
+		sum := sha256.Sum256(data)
+		j.file.Path, j.file.Size, j.file.SHA256 = chunk.ChunkPath(sum), int64(len(data)), hex.EncodeToString(sum[:])
+		if budget.Add(-int64(len(data))) >= 0 {
+			j.data = data
+			return nil, nil
+		}
+		return data, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.chunks = p
+	paths := make([]string, 0, len(p.jobs)+len(w.l.Collections))
+	for _, j := range p.jobs {
+		paths = append(paths, j.file.Path)
+	}
+	for _, c := range w.l.Collections {
+		paths = append(paths, chunk.IndexPath(c.Dir))
+	}
+	return paths, nil
+}
+
+// parallel calls do for every job on all cores, each worker with its own
+// buffer (what do returns is the buffer of its next call). It stops at
+// the first error.
+func parallel[J any](jobs []J, do func(j J, buf []byte) ([]byte, error)) error {
+	var (
+		next    atomic.Int64
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+	)
+	for range min(len(jobs), max(2, runtime.GOMAXPROCS(0))) {
+		wg.Go(func() {
+			var buf []byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					return
+				}
+				var err error
+				if buf, err = do(jobs[i], buf); err != nil {
+					errOnce.Do(func() { first = err })
+					next.Store(int64(len(jobs)))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// writeChunks writes the chunks that are not there yet, then each
+// collection's index, and counts them in the Result.
+func (w *pageWriter) writeChunks(ctx context.Context) error {
+	p := w.chunks
+	err := parallel(p.jobs, func(j *chunkJob, buf []byte) ([]byte, error) {
+		if err := ctx.Err(); err != nil {
+			return buf, err
+		}
+		w.size.Add(j.file.Size)
+		if j.kept {
+			return buf, nil
+		}
+		data := j.data
+		if data == nil {
+			var err error
+			if buf, err = feed.AppendChunk(buf[:0], j.ch); err != nil {
+				return buf, err
+			}
+			data = buf
+		}
+		j.data = nil
+		w.rendered.Add(1)
+		return buf, w.put(j.file, data)
+	})
+	if err != nil {
+		return err
+	}
+	w.files = make([]manifest.File, 0, len(p.jobs)+len(w.l.Collections))
+	for _, j := range p.jobs {
+		w.files = append(w.files, j.file)
+	}
+	var buf []byte
+	for i, c := range w.l.Collections {
+		ix := chunk.Index{Count: c.Count(), Chunks: make([]chunk.Ref, len(p.of[i]))}
+		for k, j := range p.of[i] {
+			// The same articles, so the same ends, in any collection.
+			ix.Chunks[k] = chunk.Ref{Path: j.file.Path, Size: int(j.file.Size), Ends: j.ch.Ends()}
+		}
+		buf = chunk.AppendIndex(buf[:0], &ix)
+		sum := sha256.Sum256(buf)
+		f := manifest.File{Path: chunk.IndexPath(c.Dir), Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:])}
+		w.rendered.Add(1)
+		w.size.Add(f.Size)
+		if err := w.put(f, buf); err != nil {
+			return err
+		}
+		w.files = append(w.files, f)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	res := w.res
+	res.Written = int(w.written.Load())
+	res.Rendered = int(w.rendered.Load())
+	res.Pages = len(w.files)
+	res.Unchanged = res.Pages - res.Written
+	res.Bytes = w.size.Load()
+	res.Chunked, res.Chunks = true, len(p.jobs)
+	return nil
+}
+
+// put writes file f, whose bytes are data, unless the output has it as
+// the last build left it, and hands it to OnPage.
+func (w *pageWriter) put(f manifest.File, data []byte) error {
+	if w.b.opt.OnPage != nil {
+		var sum [sha256.Size]byte
+		hex.Decode(sum[:], []byte(f.SHA256))
+		w.b.opt.OnPage(f.Path, data, sum)
+	}
+	o, known := w.old[f.Path]
+	var err error
+	switch {
+	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(f):
+		return nil
+	case known:
+		err = w.out.rewrite(f.Path, data)
+	default:
+		err = w.out.create(f.Path, data)
+	}
+	if err != nil {
+		return err
+	}
+	w.written.Add(1)
+	w.b.step("page")
+	return nil
+}

@@ -1,0 +1,243 @@
+// Package chunk owns the storage contract of the chunks layout
+// (pagination.layout: chunks, docs/contract.md §12): where chunks and
+// indexes are, what an index holds (Index, its one format AppendIndex
+// and its one parse ParseIndex), and where a chunk ends (Boundary). The
+// build writes chunks and indexes, the server and edge code assemble
+// pages from them, publish, bundle and verify move and check them: all
+// through this package.
+//
+// A chunk is a JSON array of consecutive articles of one collection, in
+// listing order, exactly as they stand in a page's results:
+// [{...},{...}]. Its file is named by the SHA-256 of its bytes
+// (ChunkPath), so a chunk never changes once written: a collection that
+// changes gets new chunks and a new index. An index, one per collection
+// at IndexPath(dir), holds the collection's count and its chunks in
+// order, each with the end of every article in it: what an assembler
+// needs to cut the results of any (limit, offset) out of the chunks.
+package chunk
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// Dir is the folder, inside the output folder, of every chunk of every
+// collection: chunks are shared, one file for equal bytes. "chunks" is
+// where a filter's name would be after listing.Dir (see
+// listing.CollectionDir), so no filter may be named so (TestNoFilterNamedChunks).
+const Dir = listing.Dir + "/chunks"
+
+// IndexName is the file name of a collection's index in its folder: a
+// name with a '.', which no key or value of a collection's folder has.
+const IndexName = "chunks.json"
+
+// ImmutableCacheControl is the Cache-Control of a chunk in a bucket: its
+// name is its bytes' digest, so it may be kept for ever.
+const ImmutableCacheControl = "public, max-age=31536000, immutable"
+
+// IndexFormat is the version of the index's format.
+const IndexFormat = 1
+
+// ChunkPath returns the file of the chunk whose SHA-256 is sum, relative
+// to the output folder: articles/chunks/<64 lowercase hex>.json.
+func ChunkPath(sum [32]byte) string {
+	b := make([]byte, 0, len(Dir)+1+64+5)
+	b = append(b, Dir...)
+	b = append(b, '/')
+	b = hex.AppendEncode(b, sum[:])
+	b = append(b, ".json"...)
+	return string(b)
+}
+
+// ParseChunkPath reads a path as ChunkPath writes it and returns the
+// SHA-256 it names; ok is false for any other path.
+func ParseChunkPath(p string) (sum [32]byte, ok bool) {
+	name, found := strings.CutPrefix(p, Dir+"/")
+	if !found {
+		return sum, false
+	}
+	h, found := strings.CutSuffix(name, ".json")
+	if !found || len(h) != 64 {
+		return sum, false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return sum, false
+		}
+	}
+	hex.Decode(sum[:], []byte(h))
+	return sum, true
+}
+
+// IsChunk reports whether p is a chunk's path.
+func IsChunk(p string) bool {
+	_, ok := ParseChunkPath(p)
+	return ok
+}
+
+// IndexPath returns the index of the collection in folder dir
+// (listing.CollectionDir).
+func IndexPath(dir string) string { return dir + "/" + IndexName }
+
+// IsIndex reports whether p is a path IndexPath writes, for some folder
+// inside listing.Dir (or listing.Dir itself).
+func IsIndex(p string) bool {
+	d, ok := strings.CutSuffix(p, "/"+IndexName)
+	return ok && (d == listing.Dir || strings.HasPrefix(d, listing.Dir+"/")) && d != Dir
+}
+
+// Index is one collection's index.
+type Index struct {
+	Count  int   `json:"count"`
+	Chunks []Ref `json:"chunks"`
+}
+
+// Ref is one chunk of a collection, in listing order: its file, its size,
+// and the end of each of its articles (the offset just past its closing
+// brace). The first article starts at 1 (after the '['), each other one
+// just past the ',' after the one before it; the last ends at Size-1
+// (before the ']').
+type Ref struct {
+	Path string `json:"path"`
+	Size int    `json:"size"`
+	Ends []int  `json:"ends"`
+}
+
+// Starts returns the start of article k of r.
+func (r *Ref) Start(k int) int {
+	if k == 0 {
+		return 1
+	}
+	return r.Ends[k-1] + 1
+}
+
+// AppendIndex appends the index as JSON: compact, keys in this order, one
+// chunk a line so that it diffs well.
+func AppendIndex(dst []byte, ix *Index) []byte {
+	dst = append(dst, `{"format":`...)
+	dst = strconv.AppendInt(dst, IndexFormat, 10)
+	dst = append(dst, `,"count":`...)
+	dst = strconv.AppendInt(dst, int64(ix.Count), 10)
+	dst = append(dst, `,"chunks":[`...)
+	for i, r := range ix.Chunks {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, "\n"+`{"path":`...)
+		dst = listing.AppendString(dst, r.Path)
+		dst = append(dst, `,"size":`...)
+		dst = strconv.AppendInt(dst, int64(r.Size), 10)
+		dst = append(dst, `,"ends":[`...)
+		for j, e := range r.Ends {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, int64(e), 10)
+		}
+		dst = append(dst, "]}"...)
+	}
+	return append(dst, "]}\n"...)
+}
+
+// ParseIndex reads an index and checks that it is one AppendIndex could
+// have written: its format, a chunk path for every chunk, ends that
+// ascend inside each chunk with room for an article ("{}") each, and a
+// count that is the number of ends. It does not read the chunks: an
+// assembler checks that the bytes at the ends are an article's (see
+// CheckChunk).
+func ParseIndex(data []byte) (*Index, error) {
+	var raw struct {
+		Format *int `json:"format"`
+		Index
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("reading chunk index: %w", err)
+	}
+	if raw.Format == nil || *raw.Format != IndexFormat {
+		return nil, fmt.Errorf("chunk index format is not %d: rebuild the output", IndexFormat)
+	}
+	ix := &raw.Index
+	n := 0
+	for i, r := range ix.Chunks {
+		if !IsChunk(r.Path) {
+			return nil, fmt.Errorf("chunk index: chunk %d: %q is not a chunk's path", i, r.Path)
+		}
+		if len(r.Ends) == 0 {
+			return nil, fmt.Errorf("chunk index: chunk %d (%s) holds no article", i, r.Path)
+		}
+		at := 1
+		for _, e := range r.Ends {
+			if e < at+2 {
+				return nil, fmt.Errorf("chunk index: chunk %d (%s): an article ends at %d, before its start %d and 2 bytes", i, r.Path, e, at)
+			}
+			at = e + 1
+		}
+		if at != r.Size {
+			return nil, fmt.Errorf("chunk index: chunk %d (%s): its last article ends at %d, not before its last byte (size %d)", i, r.Path, at-1, r.Size)
+		}
+		n += len(r.Ends)
+	}
+	if ix.Count != n {
+		return nil, fmt.Errorf("chunk index: count %d, but its chunks hold %d articles", ix.Count, n)
+	}
+	return ix, nil
+}
+
+// CheckChunk checks that data, the bytes of chunk r, are cut where r
+// says: '[' first, ']' last, and every article between a '[' or ',' and
+// a '}' followed by ',' or ']'. Assembled pages are then well formed
+// wherever the articles are cut.
+func CheckChunk(r *Ref, data []byte) error {
+	if len(data) != r.Size {
+		return fmt.Errorf("chunk %s: %d bytes, the index says %d", r.Path, len(data), r.Size)
+	}
+	if data[0] != '[' || data[len(data)-1] != ']' {
+		return fmt.Errorf("chunk %s: not a JSON array", r.Path)
+	}
+	for k, e := range r.Ends {
+		s := r.Start(k)
+		if data[s] != '{' || data[e-1] != '}' || data[e] != ',' && data[e] != ']' || (data[e] == ']') != (k == len(r.Ends)-1) {
+			return fmt.Errorf("chunk %s: article %d is not at %d..%d", r.Path, k, s, e)
+		}
+	}
+	return nil
+}
+
+// Boundary reports whether a chunk ends after the article with this id
+// (content-defined: about one article in Average is one, whatever the
+// articles around it), unless it ends sooner for being full (MaxArticles,
+// MaxBytes). Where chunks end follows the articles, not positions: a new,
+// edited or deleted article changes the chunk that holds it, and no other
+// (but when it fills its chunk past a maximum, the one after it).
+func Boundary(id int64) bool {
+	x := uint64(id)
+	// splitmix64's finalizer: every bit of the id moves every bit of x.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x%Average == 0
+}
+
+// The sizes of chunks (measured in docs/performance.md, "Chunk sizes"):
+// a page of max_limit articles needs about max_limit/Average+1 chunks,
+// and a new article republishes about Average articles in each
+// collection it joins.
+const (
+	Average     = 32      // articles, on average
+	MaxArticles = 256     // articles, at most
+	MaxBytes    = 1 << 20 // bytes, at most, unless one article is more
+)
+
+// ErrNotChunked says that a build is not in the chunks layout.
+var ErrNotChunked = errors.New("the build is not in the chunks layout")
