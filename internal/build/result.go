@@ -27,10 +27,10 @@ type Result struct {
 	// from (Options.Code): no file was parsed, no page rendered.
 	Skipped bool
 
-	Pages     int // files: pages, or chunks and indexes
+	Pages     int  // files: pages, or chunks and indexes
 	Chunked   bool // the chunks layout: Pages are chunks and indexes
 	Chunks    int  // of Pages, the chunks
-	Rendered  int // pages rendered (the others were known unchanged)
+	Rendered  int  // pages rendered (the others were known unchanged)
 	Written   int
 	Unchanged int
 	Deleted   int
