@@ -32,6 +32,7 @@ type Options struct {
 	Offsets        string // pagination.offsets: "all" or "aligned"; default "all"
 	Seed           int64  // seed of the random streams
 	MaxOutputBytes string // pagination.max_output_bytes, e.g. "64GiB"; default "64GiB"
+	Layout         string // pagination.layout: "pages" or "chunks"; default none (pages)
 	// Filters is the filters key: the filtered collections to
 	// pre-render, any of "section", "category", "tag" and "author";
 	// default none, and no filters key.
@@ -178,6 +179,10 @@ func Config(opt Options) []byte {
 	b = appendQuoted(b, opt.Offsets)
 	b = append(b, "\n  max_output_bytes: "...)
 	b = appendQuoted(b, opt.MaxOutputBytes)
+	if opt.Layout != "" {
+		b = append(b, "\n  layout: "...)
+		b = appendQuoted(b, opt.Layout)
+	}
 	b = append(b, '\n')
 	if len(opt.Filters) > 0 {
 		b = append(b, "filters: ["...)

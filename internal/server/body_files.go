@@ -313,7 +313,7 @@ func (s *Server) openBody(hb *heldBuild, rep reply, method, path, rawQuery strin
 			return hb, s.unavailableReply(), nil, nil
 		}
 		hb = next
-		rep = s.decide(hb, method, path, rawQuery, cond)
+		rep = s.decide(hb, method, path, rawQuery, cond, nil)
 		if rep.page == nil || rep.page.file == nil || !rep.hasBody() {
 			return hb, rep, nil, nil
 		}

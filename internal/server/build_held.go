@@ -36,6 +36,11 @@ type heldBuild struct {
 	baseURL     string // of the links, for the pages past the end
 	paging      listing.Pagination
 	aligned     bool // offsets are multiples of the limit (else every offset)
+	// chunked is set for a build of the chunks layout: its collections
+	// have no pages, but an assembly each (see build_chunks.go), and
+	// chunks holds the chunks, by SHA-256.
+	chunked bool
+	chunks  map[[sha256.Size]byte]chunkBody
 
 	// main is the main listing (no filter); collections holds every
 	// collection, main included, by collectionKey of its parameters.
@@ -81,6 +86,9 @@ type collection struct {
 	params []listing.Param // its filters, sorted by key; none for the main listing
 	count  int             // articles
 	limits []limitPages    // in the order of the pagination's limits
+	// asm is where its articles are, in a build of the chunks layout; nil
+	// there when its index did not match the manifest (answered 503).
+	asm *assembly
 }
 
 // limitPages are the pages of one pre-rendered limit, by offset (offsets

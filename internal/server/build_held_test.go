@@ -125,7 +125,7 @@ func TestDecideAllocs(t *testing.T) {
 		s, _ := newServer(t, tc.opt)
 		var cond conditions
 		allocs := testing.AllocsPerRun(100, func() {
-			rep := s.decide(s.cur.Load(), http.MethodGet, ListPath, "limit=20&offset=7&utm_source=x", &cond)
+			rep := s.decide(s.cur.Load(), http.MethodGet, ListPath, "limit=20&offset=7&utm_source=x", &cond, nil)
 			if rep.status != http.StatusOK {
 				t.Fatalf("status %d", rep.status)
 			}
@@ -145,7 +145,7 @@ func BenchmarkDecide(b *testing.B) {
 	out := make([]byte, 0, 1<<10)
 	b.ReportAllocs()
 	for b.Loop() {
-		rep := s.decide(s.cur.Load(), http.MethodGet, ListPath, "limit=20&offset=7", &cond)
+		rep := s.decide(s.cur.Load(), http.MethodGet, ListPath, "limit=20&offset=7", &cond, nil)
 		out = rep.appendHead(out[:0], "Mon, 02 Jan 2006 15:04:05 GMT", false)
 	}
 }

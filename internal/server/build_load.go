@@ -58,6 +58,9 @@ type fileRef struct {
 // slack, the pages are copied to a new store (see compact).
 func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
 	p := m.Pagination
+	if p.Chunked() {
+		return loadChunked(fsys, dir, data, m, prev, fresh, slack, partial)
+	}
 	inMemory := len(m.Files) // pages held in memory, at most
 	if dir != nil {
 		inMemory = 0 // but those handed over
@@ -268,6 +271,9 @@ func (hb *heldBuild) makeCollections(list []manifest.Collection, filters []strin
 			slices.SortFunc(c.params, func(a, b listing.Param) int { return strings.Compare(a.Key, b.Key) })
 		}
 		for _, l := range hb.paging.Limits {
+			if hb.chunked {
+				break // no pages: see build_chunks.go
+			}
 			c.limits = append(c.limits, limitPages{limit: l, pages: make([]page, hb.paging.Pages(c.count, l))})
 		}
 		key := collectionKey(c.params)

@@ -16,6 +16,9 @@ type reply struct {
 	html     bool   // Content-Type text/html (the redirect), else application/json
 	location string // Location of a redirect
 	page     *page  // the page answered (200) or not modified (304)
+	// asm, for a page put together from chunks, is its head and parts
+	// (page is then &asm.pg, with no body of its own).
+	asm      *assembled
 	body     []byte // the body of any other answer with one
 	modified []string
 }
@@ -31,8 +34,10 @@ type conditions struct {
 // decide answers a request for path (decoded) and the raw query, from
 // build hb. A HEAD gets the answer of a GET; the caller leaves the body
 // out. For a query without filters and a pre-rendered page it allocates
-// nothing: the fast path counts on it.
-func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *conditions) reply {
+// nothing: the fast path counts on it. A page of a chunked build is put
+// together in asm, when not nil (the connection's, used again), else in
+// a new one.
+func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *conditions, asm *assembled) reply {
 	switch path {
 	case ListPath:
 	case ListPath[:len(ListPath)-1]:
@@ -60,6 +65,9 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 	if c == nil {
 		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
 	}
+	if hb.chunked {
+		return s.decideChunked(hb, c, q, cond, asm)
+	}
 	lp := c.lookup(q.Limit)
 	if lp == nil {
 		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
@@ -82,6 +90,28 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 	}
 	r := reply{status: http.StatusOK, listing: true, page: pg, modified: hb.lastModified}
 	if cond != nil && notModified(cond, pg.etag[0], hb.buildTime) {
+		r.status = http.StatusNotModified
+	}
+	return r
+}
+
+// decideChunked answers query q for collection c of a chunked build: any
+// limit (1..max_limit, as ParseQuery gives it) at any offset.
+func (s *Server) decideChunked(hb *heldBuild, c *collection, q listing.Query, cond *conditions, asm *assembled) reply {
+	r := reply{status: http.StatusOK, listing: true, modified: hb.lastModified}
+	if off, small := canonical(q.Offset); small && off < c.count {
+		if asm == nil {
+			asm = new(assembled)
+		}
+		if !hb.assemble(asm, c, q.Limit, off, q.Offset) {
+			return s.unavailableReply()
+		}
+		r.page, r.asm = &asm.pg, asm
+	} else {
+		empty := hb.emptyPage(c, q.Limit, q.Offset)
+		r.page = &empty
+	}
+	if cond != nil && notModified(cond, r.page.etag[0], hb.buildTime) {
 		r.status = http.StatusNotModified
 	}
 	return r
@@ -114,6 +144,9 @@ func notModified(c *conditions, etag string, modified time.Time) bool {
 // contentLength is the length of the body the reply has, sent or not (a
 // HEAD gets the length of the GET's body).
 func (r *reply) contentLength() int {
+	if r.asm != nil {
+		return r.asm.size
+	}
 	if r.page != nil {
 		return r.page.size()
 	}

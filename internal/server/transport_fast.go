@@ -53,6 +53,7 @@ type fastConn struct {
 	limit      int // the most bytes a request head may take
 	out        []byte
 	req        reqHead
+	asm        assembled // the page put together from chunks, used again
 
 	state    atomic.Int32
 	rdl, wdl time.Time // the read and write deadlines set on conn
@@ -187,7 +188,7 @@ func (c *fastConn) answer() bool {
 	if !s.realClock {
 		start = s.opt.Now()
 	}
-	rep := s.decide(hb, r.method, r.path, r.rawQuery, &r.cond)
+	rep := s.decide(hb, r.method, r.path, r.rawQuery, &r.cond, &c.asm)
 	sendBody := r.method != http.MethodHead && rep.hasBody()
 	var f *openFile
 	var body []byte
@@ -216,10 +217,14 @@ func (c *fastConn) answer() bool {
 		c.conn.SetWriteDeadline(c.wdl)
 	}
 	var err error
-	if f != nil {
+	switch {
+	case sendBody && rep.asm != nil:
+		head = append(head, rep.asm.head...)
+		err = c.send.SendVec(head, rep.asm.parts)
+	case f != nil:
 		err = c.send.SendFile(head, f.fd, 0, int64(rep.page.size()))
 		s.files.release(f)
-	} else {
+	default:
 		err = c.send.SendBytes(head, body, body != nil && rep.page.recentlySent(c.now))
 	}
 	runtime.KeepAlive(hb) // the page may be in one of hb's stores, or mapped

@@ -19,7 +19,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ims := r.Header["If-Modified-Since"]; len(ims) > 0 {
 		cond.ims = ims[0]
 	}
-	rep := s.decide(hb, r.Method, r.URL.Path, r.URL.RawQuery, &cond)
+	rep := s.decide(hb, r.Method, r.URL.Path, r.URL.RawQuery, &cond, nil)
 	sendBody := r.Method != http.MethodHead && rep.hasBody()
 	var f *openFile
 	var mapped []byte
@@ -34,6 +34,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.writeHeader(w, &rep, s.date())
 	switch {
 	case !sendBody:
+	case rep.asm != nil:
+		writeAssembled(w, rep.asm)
 	case mapped != nil:
 		writeMapped(w, mapped)
 	case f != nil:
@@ -89,6 +91,26 @@ func writeMapped(w io.Writer, mem []byte) {
 	w.Write(mem)
 }
 
+// writeAssembled writes a page put together from chunks to w. A chunk
+// file cut short in place since it was mapped faults: the answer is
+// aborted, as in writeMapped.
+func writeAssembled(w io.Writer, a *assembled) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			panic(http.ErrAbortHandler)
+		}
+	}()
+	if _, err := w.Write(a.head); err != nil {
+		return
+	}
+	for _, p := range a.parts {
+		if _, err := w.Write(p); err != nil {
+			return
+		}
+	}
+}
+
 // date returns the Date header's value for now, formatted once a second
 // rather than by net/http for every answer.
 func (s *Server) date() []string { return s.dateAt(s.opt.Now()) }
@@ -117,7 +139,9 @@ func (s *Server) writeHeader(w http.ResponseWriter, r *reply, date []string) {
 		h["Allow"], h["Vary"] = s.allow, s.vary
 	}
 	if r.status != http.StatusNotModified {
-		if r.page != nil {
+		if r.asm != nil {
+			h["Content-Length"] = s.length(r.asm.size)
+		} else if r.page != nil {
 			h["Content-Length"] = r.page.length
 		} else {
 			h["Content-Length"] = s.length(len(r.body))

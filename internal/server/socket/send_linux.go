@@ -40,7 +40,11 @@ type Sender struct {
 	got         int
 	head, body  []byte
 	iov         [2]unix.Iovec
-	pipe        splicePipe // splice: the pipe, and how many bytes it holds
+	parts       [][]byte              // SendVec: what is left to write, in vec
+	vec         [][]byte              // SendVec's storage
+	iovs        []unix.Iovec          // SendVec's
+	writeVec    func(fd uintptr) bool // s.writeVecFD
+	pipe        splicePipe            // splice: the pipe, and how many bytes it holds
 	inPipe      int
 	spliced     bool  // splice: some of the body went into the pipe
 	unsupported bool  // splice: vmsplice does not work here
@@ -54,7 +58,7 @@ type Sender struct {
 func NewSender(c *net.TCPConn, pipes *Pipes) (*Sender, error) {
 	raw, err := c.SyscallConn()
 	s := &Sender{conn: c, raw: raw, pipes: pipes}
-	s.readFn, s.write, s.spliceFn, s.writeFile = s.readFD, s.writeFD, s.spliceFD, s.writeFileFD
+	s.readFn, s.write, s.spliceFn, s.writeFile, s.writeVec = s.readFD, s.writeFD, s.spliceFD, s.writeFileFD, s.writeVecFD
 	return s, err
 }
 
@@ -115,6 +119,73 @@ func (s *Sender) SendBytes(head, body []byte, splice bool) error {
 	}
 	s.head, s.body, s.iov = nil, nil, [2]unix.Iovec{} // keep no reference to the page
 	return err
+}
+
+// maxIovecs is the most buffers one writev takes (IOV_MAX).
+const maxIovecs = 1024
+
+// SendVec writes head, then each of parts, with writev: a page put
+// together from slices of chunks (mapped files, or stores) without
+// copying them. Neither parts nor the bytes are changed.
+func (s *Sender) SendVec(head []byte, parts [][]byte) error {
+	s.parts, s.err = s.vec[:0], nil
+	if len(head) > 0 {
+		s.parts = append(s.parts, head)
+	}
+	for _, p := range parts {
+		if len(p) > 0 {
+			s.parts = append(s.parts, p)
+		}
+	}
+	var err error
+	if len(s.parts) > 0 {
+		if err = s.raw.Write(s.writeVec); err == nil {
+			err = s.err
+		}
+	}
+	if cap(s.parts) > cap(s.vec) {
+		s.vec = s.parts[:0]
+	}
+	clear(s.vec[:cap(s.vec)]) // keep no reference to the chunks
+	clear(s.iovs[:cap(s.iovs)])
+	s.parts = nil
+	return err
+}
+
+// writeVecFD writes s.parts to the socket fd, with writev, as far as it
+// goes without blocking; it returns false to be called again once the
+// socket is writable.
+func (s *Sender) writeVecFD(fd uintptr) bool {
+	for len(s.parts) > 0 {
+		s.iovs = s.iovs[:0]
+		for _, p := range s.parts[:min(len(s.parts), maxIovecs)] {
+			s.iovs = append(s.iovs, unix.Iovec{Base: &p[0]})
+			s.iovs[len(s.iovs)-1].SetLen(len(p))
+		}
+		w, _, errno := unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.iovs[0])), uintptr(len(s.iovs)))
+		switch errno {
+		case 0:
+			if w == 0 {
+				s.err = io.ErrShortWrite
+				return true
+			}
+		case unix.EAGAIN:
+			return false
+		case unix.EINTR:
+			continue
+		default:
+			s.err = errno
+			return true
+		}
+		for n := int(w); n > 0; {
+			if k := len(s.parts[0]); n >= k {
+				s.parts, n = s.parts[1:], n-k
+			} else {
+				s.parts[0], n = s.parts[0][n:], 0
+			}
+		}
+	}
+	return true
 }
 
 // writeFD writes s.head and s.body to the socket fd, with writev, as far

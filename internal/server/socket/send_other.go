@@ -36,3 +36,12 @@ func (s *Sender) SendBytes(head, body []byte, _ bool) error {
 func (s *Sender) SendFile(head []byte, fd int, off, n int64) error {
 	return errors.New("sending a page file: not supported on this system")
 }
+
+// SendVec writes head, then each of parts, in one writev.
+func (s *Sender) SendVec(head []byte, parts [][]byte) error {
+	bufs := make(net.Buffers, 0, len(parts)+1)
+	bufs = append(bufs, head)
+	bufs = append(bufs, parts...)
+	_, err := bufs.WriteTo(s.conn)
+	return err
+}

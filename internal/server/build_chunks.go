@@ -1,0 +1,372 @@
+package server
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
+)
+
+// A build of the chunks layout (docs/contract.md §12) has no page files:
+// each collection's articles are in chunks, which loadChunked holds
+// (mapped from their files, or in stores) and checks against the
+// collection's index, and every answer is put together from them
+// (assemble): any limit 1..max_limit at any offset.
+
+// assembly is where the articles of one collection are: chunk k holds
+// the articles from first[k], article i ends at ends[i] in its chunk.
+type assembly struct {
+	first  []int
+	ends   []uint32
+	bodies [][]byte // nil: the chunk did not match the manifest (partial)
+	sums   [][sha256.Size]byte
+}
+
+// chunkOf returns the chunk that holds article i.
+func (a *assembly) chunkOf(i int) int {
+	k, found := slices.BinarySearch(a.first, i)
+	if !found {
+		k--
+	}
+	return k
+}
+
+// chunkBody is the bytes of a chunk and what keeps them: a store, or the
+// mapping of its file (pf).
+type chunkBody struct {
+	data []byte
+	pf   *pageFile
+}
+
+// loadChunked is loadBuild for a build of the chunks layout: each chunk
+// and index comes from fresh, else from prev (the same SHA-256 is the
+// same bytes), else from its file, checked against the manifest: with
+// dir, mapped (see pageDir.readPage); else read from fsys into a store.
+// Each index is read, parsed and checked against its chunks' bytes. A
+// file that differs gives a notReadyError; with partial, the pages that
+// need it answer 503 instead.
+func loadChunked(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
+	p := m.Pagination
+	hb := &heldBuild{
+		manifestSum:  sha256.Sum256(data),
+		buildTime:    m.BuildTime,
+		baseURL:      m.BaseURL,
+		paging:       p,
+		chunked:      true,
+		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
+		bySum:        map[[sha256.Size]byte]stored{},
+		chunks:       map[[sha256.Size]byte]chunkBody{},
+		dir:          dir,
+		replaced:     make(chan struct{}),
+	}
+	colls, _ := hb.makeCollections(m.Collections, m.Filters)
+
+	// Every file's bytes: known already, or to read.
+	var toRead []manifest.File
+	indexes := map[string][]byte{}
+	for _, f := range m.Files {
+		hb.pages++
+		hb.bytes += f.Size
+		sum := f.Sum()
+		if at, ok := fresh.lookup(sum); ok && at.size == f.Size {
+			hb.keep(f, sum, chunkBody{data: at.st.bytes(at.off, at.size)}, at, indexes)
+			continue
+		}
+		if prev != nil {
+			if at, ok := prev.bySum[sum]; ok && at.size == f.Size {
+				hb.keep(f, sum, chunkBody{data: at.st.bytes(at.off, at.size)}, at, indexes)
+				continue
+			}
+			if b, ok := prev.chunks[sum]; ok && b.pf != nil && int64(len(b.data)) == f.Size {
+				hb.chunks[sum] = b
+				continue
+			}
+		}
+		if fsys == nil && dir == nil {
+			return nil, fmt.Errorf("%s is neither in memory nor in a folder", f.Path)
+		}
+		toRead = append(toRead, f)
+	}
+	var failed []string
+	if len(toRead) > 0 {
+		var err error
+		if failed, err = hb.readChunked(fsys, dir, toRead, indexes, partial); err != nil {
+			return nil, err
+		}
+	}
+	hb.read = len(toRead) - len(failed)
+	hb.unavailable = failed
+	if err := hb.compact(slack); err != nil {
+		return nil, err
+	}
+	for sum, b := range hb.chunks {
+		if b.pf == nil {
+			if at, ok := hb.bySum[sum]; ok { // moved by compact
+				hb.chunks[sum] = chunkBody{data: at.st.bytes(at.off, at.size)}
+			}
+		}
+	}
+	for _, c := range colls {
+		if err := hb.assembleFrom(c, indexes[chunk.IndexPath(c.dir)], partial); err != nil {
+			return nil, err
+		}
+	}
+	return hb, nil
+}
+
+// keep records the bytes of file f, held in memory at at: a chunk's in
+// hb.chunks, an index's in indexes.
+func (hb *heldBuild) keep(f manifest.File, sum [sha256.Size]byte, b chunkBody, at stored, indexes map[string][]byte) {
+	hb.bySum[sum] = at
+	if chunk.IsChunk(f.Path) {
+		hb.chunks[sum] = b
+	} else {
+		indexes[f.Path] = b.data
+	}
+}
+
+// readChunked reads the files todo, on several cores, and checks them
+// against the manifest: with dir, chunks are mapped (or copied, past the
+// bound on mappings); indexes, and every file of fsys, are read into a
+// store. A file that differs gives a notReadyError; with partial, its
+// path is returned in failed instead.
+func (hb *heldBuild) readChunked(fsys fs.FS, dir *pageDir, todo []manifest.File, indexes map[string][]byte, partial bool) (failed []string, err error) {
+	var st *store
+	at := make([]stored, len(todo))
+	for i, f := range todo {
+		if dir != nil && chunk.IsChunk(f.Path) {
+			continue // mapped
+		}
+		if st == nil {
+			if st, err = newStore(); err != nil {
+				return nil, fmt.Errorf("allocating memory for the chunks: %w", err)
+			}
+		}
+		at[i] = stored{st: st, off: st.reserve(f.Size), size: f.Size}
+	}
+	got := make([]chunkBody, len(todo))
+	var (
+		next    atomic.Int64
+		errOnce sync.Once
+		first   error
+		wg      sync.WaitGroup
+		mu      sync.Mutex // guards failed
+	)
+	for range max(2, 2*runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			var buf []byte
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(todo) {
+					return
+				}
+				f := todo[i]
+				var data []byte
+				var err error
+				switch {
+				case at[i].st == nil:
+					var pf *pageFile
+					if pf, data, err = dir.readPage(f, buf); err == nil {
+						if mem := pf.mapped(); mem != nil {
+							got[i] = chunkBody{data: mem, pf: pf}
+						} else {
+							got[i] = chunkBody{data: slices.Clone(data)} // past the bound on mappings
+						}
+					}
+				default:
+					data, err = manifest.ReadPage(fsys, f, buf)
+				}
+				if err == nil && at[i].st != nil {
+					buf = data[:0]
+					if err = at[i].st.writeAt(data, at[i].off); err != nil {
+						err = fmt.Errorf("storing %s: %w", f.Path, err)
+					}
+				}
+				var mm *manifest.Mismatch
+				switch {
+				case errors.As(err, &mm) && partial:
+					mu.Lock()
+					failed = append(failed, f.Path)
+					mu.Unlock()
+					at[i], err = stored{}, nil
+				case errors.As(err, &mm):
+					err = notReadyError{err: err}
+				}
+				if err != nil {
+					errOnce.Do(func() { first = err })
+					next.Store(int64(len(todo)))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		if st != nil {
+			st.discard()
+		}
+		return nil, first
+	}
+	if st != nil {
+		if err := st.seal(); err != nil {
+			st.discard()
+			return nil, fmt.Errorf("mapping the chunks: %w", err)
+		}
+	}
+	for i, f := range todo {
+		sum := f.Sum()
+		switch {
+		case got[i].data != nil:
+			hb.chunks[sum] = got[i]
+		case at[i].st != nil:
+			hb.keep(f, sum, chunkBody{data: at[i].st.bytes(at[i].off, at[i].size)}, at[i], indexes)
+		}
+	}
+	slices.Sort(failed)
+	return failed, nil
+}
+
+// assembleFrom sets the assembly of collection c from its index: each
+// chunk it names must be one the build holds (a chunk of the manifest
+// that did not match it, with partial, is left nil: its pages answer
+// 503), with its articles where the index says. An index that did not
+// match the manifest leaves c without assembly (answered 503) with
+// partial; without, it was refused when read.
+func (hb *heldBuild) assembleFrom(c *collection, data []byte, partial bool) error {
+	name := chunk.IndexPath(c.dir)
+	if data == nil {
+		if partial {
+			return nil
+		}
+		return notReadyError{err: fmt.Errorf("%s: chunk index %s is missing", manifest.Name, name)}
+	}
+	ix, err := chunk.ParseIndex(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if ix.Count != c.count {
+		return notReadyError{err: fmt.Errorf("%s counts %d articles, %s %d: a build is being written", name, ix.Count, manifest.Name, c.count)}
+	}
+	a := &assembly{
+		first:  make([]int, len(ix.Chunks)),
+		ends:   make([]uint32, 0, ix.Count),
+		bodies: make([][]byte, len(ix.Chunks)),
+		sums:   make([][sha256.Size]byte, len(ix.Chunks)),
+	}
+	for k := range ix.Chunks {
+		r := &ix.Chunks[k]
+		sum, _ := chunk.ParseChunkPath(r.Path)
+		b, ok := hb.chunks[sum]
+		if !ok && !slices.Contains(hb.unavailable, r.Path) {
+			return fmt.Errorf("%s: chunk %s is not in %s", name, r.Path, manifest.Name)
+		}
+		if ok {
+			if err := checkChunk(r, b.data); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			a.bodies[k] = b.data
+		}
+		a.first[k], a.sums[k] = len(a.ends), sum
+		for _, e := range r.Ends {
+			if e > 1<<32-1 {
+				return fmt.Errorf("%s: chunk %s is larger than 4 GiB", name, r.Path)
+			}
+			a.ends = append(a.ends, uint32(e))
+		}
+	}
+	c.asm = a
+	return nil
+}
+
+// checkChunk is chunk.CheckChunk on bytes that may be a mapped file: one
+// cut short in place since it was mapped faults, made an error.
+func checkChunk(r *chunk.Ref, data []byte) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			err = fmt.Errorf("chunk %s: shorter than it was when read", r.Path)
+		}
+	}()
+	return chunk.CheckChunk(r, data)
+}
+
+// assembled is one page put together from chunks: its head (the JSON up
+// to the results' '['), the slices of chunks and the commas between
+// them, and the tail; its size and entity tag. A connection keeps one,
+// used again for each request.
+type assembled struct {
+	pg    page     // etag and length, for the headers
+	head  []byte   // the JSON head
+	parts [][]byte // slices of chunks, commas, and the tail "]}"
+	size  int
+	in    []byte // what the entity tag is a digest of
+}
+
+var (
+	comma = []byte{','}
+	tail  = []byte("]}")
+)
+
+// assemble puts together page (limit, offset) of c, offset < c.count
+// (offsetText is the offset as the query gave it, canonical), into a. It
+// returns false when a chunk it needs is unavailable (partial).
+//
+// The entity tag is the SHA-256 of the head and, for each slice, the
+// SHA-256 of its chunk and where the slice is in it: what the body is
+// made of, so that it changes whenever the body does, and costs a hash of
+// a few hundred bytes, not of the page.
+func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, offsetText string) bool {
+	as := c.asm
+	if as == nil {
+		return false
+	}
+	a.head = listing.AppendHead(a.head[:0], hb.baseURL, c.params, c.count, limit, offsetText)
+	a.parts = a.parts[:0]
+	a.in = append(a.in[:0], a.head...)
+	size := len(a.head)
+	last := min(offset+limit, c.count) - 1
+	for i, k := offset, as.chunkOf(offset); i <= last; k++ {
+		body := as.bodies[k]
+		if body == nil {
+			return false
+		}
+		start := 1
+		if i > as.first[k] {
+			start = int(as.ends[i-1]) + 1
+		}
+		j := last
+		if k+1 < len(as.first) {
+			j = min(last, as.first[k+1]-1)
+		}
+		end := int(as.ends[j])
+		if len(a.parts) > 0 {
+			a.parts = append(a.parts, comma)
+			size++
+		}
+		a.parts = append(a.parts, body[start:end])
+		size += end - start
+		a.in = append(a.in, as.sums[k][:]...)
+		a.in = appendUint32(a.in, uint32(start))
+		a.in = appendUint32(a.in, uint32(end))
+		i = j + 1
+	}
+	a.parts = append(a.parts, tail)
+	a.size = size + len(tail)
+	sum := sha256.Sum256(a.in)
+	a.pg = page{etag: []string{etag(sum[:])}}
+	return true
+}
+
+func appendUint32(b []byte, v uint32) []byte {
+	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+}
