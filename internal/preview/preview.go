@@ -207,12 +207,21 @@ func (p *session) summary(res *build.Result, changed []string, start time.Time) 
 	if changed != nil {
 		what = "rebuilt after " + describe(changed)
 	}
-	line := fmt.Sprintf("%s in %s: %s, %d pages written, %d deleted",
-		what, time.Since(start).Round(time.Millisecond), human.Plural(res.Articles, "article"), res.Written, res.Deleted)
+	line := fmt.Sprintf("%s in %s: %s, %d %s written, %d deleted",
+		what, time.Since(start).Round(time.Millisecond), human.Plural(res.Articles, "article"), res.Written, files(res), res.Deleted)
 	if res.Drafts > 0 {
 		line += fmt.Sprintf(", %s left out (-D shows drafts)", human.Plural(res.Drafts, "draft"))
 	}
 	return line
+}
+
+// files names what a build writes: pages, or files of chunks and
+// indexes.
+func files(res *build.Result) string {
+	if res.Chunked {
+		return "files"
+	}
+	return "pages"
 }
 
 // schedule builds again when the next scheduled article of res is due,

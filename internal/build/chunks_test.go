@@ -1,0 +1,238 @@
+package build
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
+)
+
+// chunkConfig is siteConfig in the chunks layout, with tags and authors
+// filtered.
+var chunkConfig = strings.Replace(siteConfig, "  limits: [2, 3]\n", "  limits: [2, 3]\n  layout: chunks\nfilters: [tag, author]\n", 1)
+
+// chunkArticle is article with a tag: t1 for every article, t2 for every
+// third.
+func chunkArticle(id int, date string) string {
+	tags := "[t1]"
+	if id%3 == 0 {
+		tags = "[t1, t2]"
+	}
+	return strings.Replace(article(id, date), "author: ivan\n", "author: ivan\ntags: "+tags+"\n", 1)
+}
+
+// chunkSite writes a site of the chunks layout of n articles.
+func chunkSite(t *testing.T, n int) string {
+	t.Helper()
+	dir := t.TempDir()
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), chunkConfig)
+	for i := 1; i <= n; i++ {
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a"+itoa(i)+".md"), chunkArticle(i, dateOf(i)))
+	}
+	return dir
+}
+
+// dateOf is the publication of article i of chunkSite: a day each, from
+// 2024-01-01 on.
+func dateOf(i int) string {
+	return "2024-" + pad(1+(i-1)/28%12) + "-" + pad(1+(i-1)%28) + "T10:00:00"
+}
+
+// chunkFiles returns the chunks and the indexes that out's manifest lists.
+func chunkFiles(t *testing.T, out string) (chunks, indexes []manifest.File) {
+	t.Helper()
+	for _, f := range readTestManifest(t, out).Files {
+		switch {
+		case chunk.IsChunk(f.Path):
+			chunks = append(chunks, f)
+		case chunk.IsIndex(f.Path):
+			indexes = append(indexes, f)
+		default:
+			t.Errorf("%s: neither a chunk nor an index", f.Path)
+		}
+	}
+	return chunks, indexes
+}
+
+func readTestManifest(t *testing.T, out string) *manifest.Manifest {
+	t.Helper()
+	r, err := manifest.Read(os.DirFS(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Manifest
+}
+
+// TestChunksIncremental checks what rebuilds of the chunks layout write:
+// nothing when nothing changed; for one edited article, its chunk in each
+// of its collections and their indexes (no other chunk); for a new
+// article, the first chunk of each collection it joins and their
+// indexes; and a clean build's bytes each time.
+func TestChunksIncremental(t *testing.T) {
+	const n = 300
+	dir := chunkSite(t, n)
+	out := filepath.Join(dir, "public")
+	res := mustBuild(t, dir)
+	if !res.Chunked || res.Chunks < 10 {
+		t.Fatalf("first build: %d chunks, want many", res.Chunks)
+	}
+	chunks, indexes := chunkFiles(t, out)
+	if len(indexes) != 4 { // main, t1, t2, ivan
+		t.Fatalf("%d indexes, want 4", len(indexes))
+	}
+	for _, f := range chunks {
+		data, err := os.ReadFile(filepath.Join(out, f.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(string(data), `[{"id":`) || !strings.HasSuffix(string(data), "}]") {
+			t.Errorf("%s: not an array of articles: %.40s", f.Path, data)
+		}
+	}
+
+	// Unchanged: nothing written, by a new Builder and by the same one.
+	before := snap(t, out)
+	b := builder(dir)
+	for range 2 {
+		res, err := b.Build(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Written != 0 || res.Deleted != 0 {
+			t.Errorf("unchanged build: %d written, %d deleted", res.Written, res.Deleted)
+		}
+	}
+	if got := snap(t, out); !sameSnapshot(got, before) {
+		t.Errorf("an unchanged build changed the folder")
+	}
+
+	// One edited article: 150, in main, t1, t2 and ivan.
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a150.md"), strings.Replace(chunkArticle(150, dateOf(150)), "Article 150", "Article CL", 1))
+	res, err := builder(dir).Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := chunkFiles(t, out)
+	added := newFiles(chunks, after)
+	// Its chunk in each collection, and at most one neighbour each when
+	// it filled its chunk past a maximum (not here: chunks are small).
+	if len(added) < 1 || len(added) > 4 {
+		t.Errorf("one edited article: %d new chunks %v, want 1 to 4", len(added), added)
+	}
+	if res.Written != len(added)+4 || res.Deleted != len(added) {
+		t.Errorf("one edited article: %d written, %d deleted; want %d and %d", res.Written, res.Deleted, len(added)+4, len(added))
+	}
+	identical(t, snap(t, out), cleanBuild(t, dir))
+
+	// One new article, the newest: the first chunk of each collection.
+	chunks = after
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a999.md"), chunkArticle(999, "2025-12-31T10:00:00"))
+	if res, err = builder(dir).Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after, _ = chunkFiles(t, out)
+	if added := newFiles(chunks, after); len(added) > 4 || len(after) > len(chunks)+4 {
+		t.Errorf("one new article: %d new chunks, %d chunks before, %d after", len(added), len(chunks), len(after))
+	}
+	identical(t, snap(t, out), cleanBuild(t, dir))
+}
+
+// newFiles returns the paths of after that before does not have.
+func newFiles(before, after []manifest.File) []string {
+	var out []string
+	for _, f := range after {
+		if !slices.ContainsFunc(before, func(g manifest.File) bool { return g.Path == f.Path }) {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+func sameSnapshot(a, b snapshot) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, s := range a {
+		if b[p] != s {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSwitchLayouts builds the pages layout, then the chunks layout, then
+// pages again into one folder: each build deletes the other's files, and
+// leaves a clean build's.
+func TestSwitchLayouts(t *testing.T) {
+	dir := chunkSite(t, 40)
+	out := filepath.Join(dir, "public")
+	pagesConfig := strings.Replace(chunkConfig, "  layout: chunks\n", "", 1)
+	for i, cfg := range []string{pagesConfig, chunkConfig, pagesConfig, chunkConfig} {
+		testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), cfg)
+		res := mustBuild(t, dir)
+		if res.Chunked != (cfg == chunkConfig) {
+			t.Errorf("build %d: chunked %v", i, res.Chunked)
+		}
+		if i > 0 && res.Deleted == 0 {
+			t.Errorf("build %d: deleted nothing of the other layout", i)
+		}
+		identical(t, snap(t, out), cleanBuild(t, dir))
+	}
+}
+
+// TestKilledChunkBuildRepaired kills a build of the chunks layout
+// (SIGKILL, another process) at each of its steps, then builds with the
+// inputs of the build before it or with the killed build's: the folder
+// must be byte for byte a clean build's.
+func TestKilledChunkBuildRepaired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a process per kill point")
+	}
+	const articles = 80
+	// An edit of the same length: the chunk that holds it, and the
+	// indexes, keep their sizes.
+	edit := func(t *testing.T, dir string) {
+		testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), strings.Replace(chunkArticle(3, dateOf(3)), "Body 3", "Body C", 1))
+	}
+	dir := chunkSite(t, articles)
+	cleanA := cleanBuild(t, dir)
+	edit(t, dir)
+	cleanC := cleanBuild(t, dir)
+
+	var points []killPoint
+	for n := 1; n <= 6; n++ { // a chunk in each of main, t1, ivan; then 3 indexes
+		points = append(points, killPoint{"page", n})
+	}
+	points = append(points, killPoint{"deleted", 1}, killPoint{"manifest", 1})
+	for _, k := range points {
+		for _, nx := range []struct {
+			name  string
+			edit  func(t *testing.T, dir string)
+			clean snapshot
+		}{
+			{"old inputs", func(*testing.T, string) {}, cleanA},
+			{"other inputs", edit, cleanC},
+		} {
+			t.Run(k.String()+"/"+nx.name, func(t *testing.T) {
+				dir := chunkSite(t, articles)
+				out := filepath.Join(dir, "public")
+				mustBuild(t, dir)
+				edit(t, dir)
+				killedBuild(t, dir, k)
+				testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a3.md"), chunkArticle(3, dateOf(3)))
+				nx.edit(t, dir)
+				res := mustBuild(t, dir)
+				if res.Skipped {
+					t.Errorf("the build after a killed one took the no-change shortcut")
+				}
+				identical(t, snap(t, out), nx.clean)
+			})
+		}
+	}
+}
