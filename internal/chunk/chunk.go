@@ -20,7 +20,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -110,7 +109,7 @@ type Ref struct {
 	Ends []int  `json:"ends"`
 }
 
-// Starts returns the start of article k of r.
+// Start returns the start of article k of r.
 func (r *Ref) Start(k int) int {
 	if k == 0 {
 		return 1
@@ -239,5 +238,3 @@ const (
 	MaxBytes    = 1 << 20 // bytes, at most, unless one article is more
 )
 
-// ErrNotChunked says that a build is not in the chunks layout.
-var ErrNotChunked = errors.New("the build is not in the chunks layout")

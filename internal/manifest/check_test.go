@@ -49,6 +49,11 @@ func TestValidate(t *testing.T) {
 		}
 		return m
 	}
+	// chunked makes m a build of the chunks layout: one chunk, one index.
+	chunked := func(m *Manifest) {
+		m.Pagination.Layout = listing.LayoutChunks
+		m.Files = []File{{Path: "articles/chunks/" + sum + ".json", Size: 10, SHA256: sum}, {Path: "articles/chunks.json", Size: 10, SHA256: sum}}
+	}
 	tests := []struct {
 		name   string
 		change func(m *Manifest)
@@ -74,6 +79,15 @@ func TestValidate(t *testing.T) {
 		{"bad limits", func(m *Manifest) { m.Pagination.Limits = []int{0} }, "manifest.json: bad limits [0]"},
 		{"listed twice", func(m *Manifest) { m.Files = append(m.Files, m.Files[1]) }, "manifest.json: page articles/2/0.json: listed twice"},
 		{"bad sha256", func(m *Manifest) { m.Files[1].SHA256 = "x" }, "manifest.json: page articles/2/0.json: bad size or sha256"},
+		{"chunks", chunked, ""},
+		{"chunks: a page", func(m *Manifest) { chunked(m); m.Files = append(m.Files, File{Path: "articles/2/0.json", Size: 10, SHA256: sum}) },
+			"manifest.json: file articles/2/0.json: neither a chunk nor a chunk index, in the chunks layout"},
+		{"chunks: a chunk named by another sum", func(m *Manifest) { chunked(m); m.Files[0].SHA256 = strings.Repeat("0", 64) },
+			"manifest.json: chunk articles/chunks/" + sum + ".json: its sha256 is not the one its name gives"},
+		{"chunks: no index", func(m *Manifest) { chunked(m); m.Files = m.Files[:1] },
+			`manifest.json: collection "articles": its chunk index articles/chunks.json is not listed`},
+		{"unknown layout", func(m *Manifest) { m.Pagination.Layout = "tiles" },
+			`manifest.json: unknown layout "tiles": a newer feedgen wrote it?`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
