@@ -227,6 +227,11 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 	if err := v.checkPages(ctx, todo); err != nil {
 		return nil, err
 	}
+	if m.Pagination.Chunked() {
+		if err := v.checkChunks(ctx, m, es.files); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 

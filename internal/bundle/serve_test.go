@@ -97,6 +97,7 @@ func TestServeLikeDir(t *testing.T) {
 		{"every offset", smallOpt},
 		{"aligned offsets", corpus.Options{Articles: 23, Limits: []int{5, 10}, Offsets: "aligned", Seed: 5}},
 		{"no articles", corpus.Options{Articles: 0, Limits: []int{5, 10}, Seed: 5}},
+		{"chunks", corpus.Options{Articles: 70, Limits: []int{5, 10}, Seed: 5, Layout: listing.LayoutChunks, Filters: []string{"tag"}}},
 	}
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
@@ -113,7 +114,17 @@ func TestServeLikeDir(t *testing.T) {
 				header         map[string]string
 			}
 			var reqs []request
+			if b.Manifest.Pagination.Chunked() {
+				for limit := 1; limit <= 10; limit++ {
+					for offset := 0; offset <= 72; offset++ {
+						reqs = append(reqs, request{"GET", "/articles/?limit=" + strconv.Itoa(limit) + "&offset=" + strconv.Itoa(offset), nil})
+					}
+				}
+			}
 			for _, f := range b.Manifest.Files {
+				if b.Manifest.Pagination.Chunked() {
+					break // no pages
+				}
 				target := "/articles/"
 				if k, ok := listing.ParsePageKey(f.Path); !ok || k.Dir != listing.Dir {
 					t.Fatalf("%s: not a page of the main listing", f.Path)
