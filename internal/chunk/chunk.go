@@ -237,4 +237,3 @@ const (
 	MaxArticles = 256     // articles, at most
 	MaxBytes    = 1 << 20 // bytes, at most, unless one article is more
 )
-

@@ -80,7 +80,10 @@ func TestValidate(t *testing.T) {
 		{"listed twice", func(m *Manifest) { m.Files = append(m.Files, m.Files[1]) }, "manifest.json: page articles/2/0.json: listed twice"},
 		{"bad sha256", func(m *Manifest) { m.Files[1].SHA256 = "x" }, "manifest.json: page articles/2/0.json: bad size or sha256"},
 		{"chunks", chunked, ""},
-		{"chunks: a page", func(m *Manifest) { chunked(m); m.Files = append(m.Files, File{Path: "articles/2/0.json", Size: 10, SHA256: sum}) },
+		{"chunks: a page", func(m *Manifest) {
+			chunked(m)
+			m.Files = append(m.Files, File{Path: "articles/2/0.json", Size: 10, SHA256: sum})
+		},
 			"manifest.json: file articles/2/0.json: neither a chunk nor a chunk index, in the chunks layout"},
 		{"chunks: a chunk named by another sum", func(m *Manifest) { chunked(m); m.Files[0].SHA256 = strings.Repeat("0", 64) },
 			"manifest.json: chunk articles/chunks/" + sum + ".json: its sha256 is not the one its name gives"},
