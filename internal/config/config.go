@@ -304,7 +304,7 @@ func (p *parser) checkPagination(pg *listing.Pagination, haveLimits, haveMax boo
 	}
 	if !haveMax {
 		pg.MaxLimit = pg.Limits[len(pg.Limits)-1]
-	} else if pg.MaxLimit > 0 && !pg.HasLimit(pg.MaxLimit) {
+	} else if pg.MaxLimit > 0 && !pg.HasLimit(pg.MaxLimit) && !pg.Chunked() { // chunks answer every limit
 		p.errorf(maxLine, "pagination.max_limit %d is not one of pagination.limits %v: add it to limits", pg.MaxLimit, pg.Limits)
 	}
 	if pg.MaxLimit > 0 && pg.DefaultLimit > pg.MaxLimit {

@@ -113,6 +113,18 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestParseChunks checks that the chunks layout takes a max_limit that
+// is not one of limits: it answers every limit up to it.
+func TestParseChunks(t *testing.T) {
+	c, err := Parse("config.yaml", "", []byte(minimal+"pagination:\n  max_limit: 77\n  layout: chunks\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Pagination.Chunked() || c.Pagination.MaxLimit != 77 || !c.Pagination.Answers(33) || c.Pagination.Answers(78) {
+		t.Errorf("pagination %+v", c.Pagination)
+	}
+}
+
 func TestParseDefaults(t *testing.T) {
 	c, err := Parse("site/config.yaml", "site", []byte(minimal+"site_url: https://www.example.com/\n"[0:0]))
 	if err != nil {

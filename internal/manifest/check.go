@@ -184,7 +184,7 @@ func checkPaging(p listing.Pagination) error {
 	if len(p.Limits) == 0 || !slices.IsSorted(p.Limits) || p.Limits[0] <= 0 {
 		return fmt.Errorf("bad limits %v", p.Limits)
 	}
-	if !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {
+	if !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) && !p.Chunked() {
 		return fmt.Errorf("default_limit %d or max_limit %d is not one of limits %v", p.DefaultLimit, p.MaxLimit, p.Limits)
 	}
 	if p.Offsets != listing.OffsetsAll && p.Offsets != listing.OffsetsAligned {

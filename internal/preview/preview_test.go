@@ -161,6 +161,7 @@ func runPreview(t *testing.T, dir, out string) *preview {
 	case addr := <-ready:
 		p.url = "http://" + addr + "/articles/"
 	case err := <-done:
+		stopped = true // its error is read: stop must not wait for it again
 		t.Fatalf("preview stopped: %v\n%s", err, p.out.String())
 	case <-time.After(10 * time.Second):
 		t.Fatalf("preview did not start:\n%s", p.out.String())
@@ -297,5 +298,26 @@ func TestPreviewScheduled(t *testing.T) {
 	eventually(t, "the scheduled article when due", func() bool { return strings.Contains(get(t, p.url), "Scheduled") })
 	if time.Now().Before(due) {
 		t.Errorf("listed at %s, before it was due at %s", time.Now().Format(time.RFC3339Nano), due.Format(time.RFC3339))
+	}
+}
+
+// TestPreviewChunks previews a site of the chunks layout: any limit is
+// answered, and edits, new and deleted articles show up as with pages.
+func TestPreviewChunks(t *testing.T) {
+	config := strings.Replace(previewConfig, "limits: [2]}", "limits: [2], max_limit: 50, layout: chunks}", 1)
+	p := startPreview(t, config, 9, "")
+	if page := get(t, p.url+"?limit=7&offset=1"); !strings.Contains(page, `"next":"http://`) || strings.Count(page, `"id":`) != 7 {
+		t.Fatalf("?limit=7&offset=1: %s", page)
+	}
+	testfiles.WriteFile(t, filepath.Join(p.dir, "content/news/politics/a3.md"), previewArticle("3", "Edited title"))
+	eventually(t, "the edited title", func() bool { return strings.Contains(get(t, p.url+"?limit=50"), "Edited title") })
+	testfiles.WriteFile(t, filepath.Join(p.dir, "content/news/politics/a0.md"), strings.Replace(previewArticle("10", "Newest"), "2025-01-010", "2025-02-01", 1))
+	eventually(t, "the new article", func() bool { return strings.Contains(get(t, p.url+"?limit=1"), "Newest") })
+	if err := os.Remove(filepath.Join(p.dir, "content/news/politics/a5.md")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the deletion", func() bool { return strings.Contains(get(t, p.url+"?limit=3&offset=8"), `"count":9,`) })
+	if !strings.Contains(p.out.String(), "files written") {
+		t.Errorf("the preview's lines say pages, not files:\n%s", p.out.String())
 	}
 }
