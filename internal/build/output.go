@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/listing"
@@ -185,6 +186,16 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	}
 	d.mark = sync.OnceValue(func() error {
 		create := newPages(paths, prev, pending)
+		if prev != nil && prev.Pagination.Chunked() {
+			// The last build's chunks are named by its indexes only (see
+			// manifest.Marshal), which this build overwrites: should it
+			// die, the next one finds them here.
+			for _, f := range prev.Files {
+				if chunk.IsChunk(f.Path) {
+					create = append(create, f.Path)
+				}
+			}
+		}
 		if d.wroteLast && !b.opt.Clean {
 			// Not scanned: a file put since where a new page goes is not
 			// this build's, and the marker must not say it may be; and

@@ -170,6 +170,14 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 		if b.ManifestData = v.readOwn(f, manifestBase+manifestPerEntry*int64(len(zr.File))); b.ManifestData != nil {
 			m = v.parseManifest(b.ManifestData)
 			b.Manifest = m
+			if m != nil && m.Pagination.Chunked() {
+				// The chunks, named by the indexes (manifest.Marshal): an
+				// index that does not match names none, and is reported
+				// with the pages.
+				if _, err := m.Expand(zr); err != nil {
+					v.add(ManifestName, "corrupted: %v", err)
+				}
+			}
 		}
 	} else if !es.bad[ManifestName] {
 		v.add(ManifestName, "missing: a bundle holds the manifest of its build")

@@ -86,6 +86,9 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and bundle once it is done")
 	}
 	r, err := manifest.Read(output)
+	if err == nil {
+		err = r.Complete()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -107,7 +108,12 @@ func Parse(data []byte) (*Manifest, error) {
 }
 
 // Marshal writes the manifest deterministically, one file per line, so
-// that it diffs well.
+// that it diffs well. In the chunks layout, the file lists the indexes
+// and not the chunks: each index names its chunks, and their names are
+// their SHA-256 (a tree of digests, as git's), so the manifest stays
+// small however many chunks there are, and a publish after one change
+// uploads a manifest of a line per collection, not per chunk. Read puts
+// the chunks back into Files (see Expand).
 func (m *Manifest) Marshal() []byte {
 	var b bytes.Buffer
 	head := *m
@@ -115,10 +121,15 @@ func (m *Manifest) Marshal() []byte {
 	h, _ := json.Marshal(head)
 	b.Write(h[:len(h)-len(`,"files":null}`)])
 	b.WriteString(",\n\"files\":[\n")
-	for i, f := range m.Files {
-		if i > 0 {
+	first := true
+	for _, f := range m.Files {
+		if m.Pagination.Chunked() && chunk.IsChunk(f.Path) {
+			continue // named by the indexes: see Expand
+		}
+		if !first {
 			b.WriteString(",\n")
 		}
+		first = false
 		b.WriteString(`{"path":`)
 		b.Write(listing.AppendString(nil, f.Path))
 		b.WriteString(`,"size":`)

@@ -62,6 +62,11 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 		if err == nil {
 			err = validate(r.Manifest)
 		}
+		if err == nil && !partial {
+			if err = r.Complete(); err != nil {
+				err = notReadyError{err: err}
+			}
+		}
 		if err != nil {
 			batch.Discard()
 			return false, err

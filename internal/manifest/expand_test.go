@@ -1,0 +1,60 @@
+package manifest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/listing"
+)
+
+// TestChunksManifest checks that a manifest of the chunks layout lists
+// its indexes and not its chunks, and that Read puts the chunks back,
+// from the indexes that match it.
+func TestChunksManifest(t *testing.T) {
+	body := []byte(`[{"id":1}]`)
+	sum := sha256.Sum256(body)
+	cp := chunk.ChunkPath(sum)
+	ix := chunk.AppendIndex(nil, &chunk.Index{Count: 1, Chunks: []chunk.Ref{{Path: cp, Size: len(body), Ends: []int{9}}}})
+	isum := sha256.Sum256(ix)
+	m := &Manifest{
+		Format: Format, Articles: 1,
+		Pagination:  listing.Pagination{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all", Layout: listing.LayoutChunks},
+		Collections: []Collection{{Dir: "articles", Count: 1}},
+		Files: []File{
+			{Path: "articles/chunks.json", Size: int64(len(ix)), SHA256: hex.EncodeToString(isum[:])},
+			{Path: cp, Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])},
+		},
+	}
+	data := m.Marshal()
+	if strings.Contains(string(data), cp) {
+		t.Fatalf("the manifest lists the chunk:\n%s", data)
+	}
+	fsys := fstest.MapFS{Name: {Data: data}, "articles/chunks.json": {Data: ix}, cp: {Data: body}}
+	r, err := Read(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(r.Files, m.Files) {
+		t.Fatalf("read back %v, want %v", r.Files, m.Files)
+	}
+	if ps := r.Validate(); len(ps) > 0 {
+		t.Fatal(ps)
+	}
+
+	// An index another build wrote since: named, and its chunks unknown.
+	fsys["articles/chunks.json"] = &fstest.MapFile{Data: append(slices.Clone(ix[:len(ix)-2]), "]} "...)}
+	if r, err = Read(fsys); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Complete(); err == nil || len(r.Files) != 1 || !slices.Equal(r.Unmatched, []string{"articles/chunks.json"}) {
+		t.Fatalf("an index that does not match: files %v, unmatched %v, %v", r.Files, r.Unmatched, err)
+	}
+}
