@@ -180,6 +180,7 @@ type layoutReport struct {
 	// ManifestBytes is the size of manifest.json, counted in Files and Bytes.
 	ManifestBytes int64           `json:"manifest_bytes"`
 	Cold          []float64       `json:"cold_build_seconds"`
+	ColdCPU       []float64       `json:"cold_build_cpu_seconds"`
 	ColdRSS       int64           `json:"cold_build_peak_rss"`
 	Publish       *publishSummary `json:"publish,omitempty"` // of the cold build
 	Changes       []changeReport  `json:"changes"`
@@ -297,6 +298,7 @@ func (b *chunksBench) run(ctx context.Context) (*chunksReport, error) {
 		lr := &reps[i]
 		for _, m := range lr.cold {
 			lr.Cold = append(lr.Cold, m.wall.Seconds())
+			lr.ColdCPU = append(lr.ColdCPU, m.cpu.Seconds())
 		}
 		lr.ColdRSS = peak(lr.cold)
 		if manifests[i], err = b.checkBuild(l); err != nil {
@@ -455,6 +457,9 @@ func (b *chunksBench) changes(ctx context.Context, layouts []layout, manifests [
 			}
 			up := changedFiles(manifests[i], next)
 			manifests[i] = next
+			if files := up.files; st.file != "" && (files == 0 || files == 1 && up.manifest > 0) {
+				return fmt.Errorf("%s, %s: the build changed no file but its manifest", st.name, l.Name)
+			}
 			c := changeReport{Change: st.name, Article: st.about, Files: up.files, Bytes: up.bytes, Deleted: up.deleted,
 				Chunks: up.chunks, ChunkBytes: up.chunkBytes, ManifestBytes: up.manifest, Rebuild: m.wall.Seconds()}
 			if b.plan.publish {
