@@ -15,7 +15,7 @@ FAKE_GCS_VERSION := v1.56.1
 FAKE_GCS := $(CURDIR)/.cache/fake-gcs-server-$(FAKE_GCS_VERSION)/fake-gcs-server
 export FEEDGEN_FAKE_GCS_SERVER := $(FAKE_GCS)
 
-.PHONY: run build test runtimes lint bench bench-serve bench-watch bench-bundle bench-publish fuzz clean
+.PHONY: run build test runtimes lint bench bench-serve bench-watch bench-bundle bench-chunks bench-publish fuzz clean
 
 # Build the sample site into public/, then serve it as a live preview that
 # rebuilds on every change under content/ (Ctrl-C stops it).
@@ -108,6 +108,10 @@ bench-watch:
 
 bench-bundle:
 	$(GO) run ./tools/feedbench bundle
+
+# layout: chunks against pages on 20,000 articles with every filter: output size, cold builds, what one new or edited article makes publish upload.
+bench-chunks:
+	$(GO) run ./tools/feedbench chunks
 
 # feedgen serve on a 2.4 GB output (10,000 articles, limits [20, 50, 100], every
 # offset) against nginx, with its memory; cold builds of 100,000 and 1,000,000

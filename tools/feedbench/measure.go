@@ -41,6 +41,12 @@ func (e *processError) Unwrap() error { return e.err }
 // cmd.Run) and peak RSS. A non-zero exit is an error carrying the child's
 // stderr (and stdout, which a quiet child leaves empty).
 func run(ctx context.Context, dir, name string, args ...string) (measurement, error) {
+	m, _, err := runOutput(ctx, dir, name, args...)
+	return m, err
+}
+
+// runOutput is run that also returns what the child printed on stdout.
+func runOutput(ctx context.Context, dir, name string, args ...string) (measurement, string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
@@ -58,9 +64,9 @@ func run(ctx context.Context, dir, name string, args ...string) (measurement, er
 		if s := strings.TrimSpace(stdout.String()); s != "" {
 			out = s + "\n" + out
 		}
-		return m, &processError{args: cmd.Args, err: err, stderr: out}
+		return m, stdout.String(), &processError{args: cmd.Args, err: err, stderr: out}
 	}
-	return m, nil
+	return m, stdout.String(), nil
 }
 
 // syncDisk flushes the file system buffers with the sync command, so that

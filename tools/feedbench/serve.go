@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // Targets of the serve benchmark.
@@ -40,6 +41,9 @@ type servePlan struct {
 	seed     int64
 	wrkPlan
 	quick bool
+	// chunked: feedgen serves a chunks build of the site (-layout
+	// chunks), nginx its pages build.
+	chunked bool
 }
 
 // wrkPlan is how the wrk runs of a benchmark go.
@@ -79,13 +83,17 @@ const wrkNeeds = "-duration >= 1s, -threads >= 1, -connections >= -threads, -rou
 const serveAbout = `Builds a site (limits [20], offsets all) and serves its output with nginx (2 workers,
 sendfile, open_file_cache) and with feedgen serve (GOMAXPROCS 2), both on loopback, then
 measures both with wrk on two workloads: one hot page, and a shuffled walk over every page.
+With -layout chunks, feedgen serve serves a build of the same content in the chunks
+layout (pagination.layout: chunks, max_limit 100) instead, assembling each page from
+chunks, while nginx serves the pages build: the same requests, the same bytes checked.
 Installs nginx and wrk with apt-get when they are missing.
 `
 
 // parseServeFlags returns the plan the flags of "feedbench serve" ask for.
 func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
-	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
+	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-layout pages|chunks] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
 	articles := c.Int("articles", 10_000, "`number` of articles of the site")
+	layout := c.String("layout", listing.LayoutPages, "`layout` of the build feedgen serves: pages, or chunks (nginx serves the pages build)")
 	c.seedFlag()
 	var wrk wrkPlan
 	wrk.register(c.FlagSet)
@@ -93,9 +101,13 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 	if err := c.parse(args); err != nil {
 		return servePlan{}, err
 	}
-	plan := servePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, wrkPlan: wrk, quick: c.quick}
+	plan := servePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, wrkPlan: wrk, quick: c.quick,
+		chunked: *layout == listing.LayoutChunks}
 	quickDefault(c, "articles", &plan.articles, 1_000)
 	plan.wrkPlan.setQuick(c)
+	if *layout != listing.LayoutPages && *layout != listing.LayoutChunks {
+		return servePlan{}, c.usageError("-layout: want %s or %s, got %q", listing.LayoutPages, listing.LayoutChunks, *layout)
+	}
 	if plan.articles < 100 || !plan.wrkPlan.ok() {
 		return servePlan{}, c.usageError("need -articles >= 100, " + wrkNeeds)
 	}
@@ -186,13 +198,24 @@ func (b *serveBench) run(ctx context.Context) error {
 	}
 	fmt.Fprintf(b.out, "feedbench serve: %d articles, limits [20], offsets all: %d pages, %s; wrk %d threads, %d connections, %s after %s warm-up\n",
 		b.plan.articles, st.files, formatBytes(st.bytes), b.plan.threads, b.plan.connections, b.plan.duration, b.plan.warmup)
+	served := public // what feedgen serves
+	if b.plan.chunked {
+		if served, err = b.buildChunks(ctx, site, opt); err != nil {
+			return err
+		}
+		// feedgen's memory is measured against what it serves.
+		if st, err = statTree(filepath.Join(served, "articles")); err != nil {
+			return err
+		}
+		fmt.Fprintf(b.out, "feedgen serve: the chunks build of the same content (max_limit 100): %d files, %s\n", st.files, formatBytes(st.bytes))
+	}
 
 	nginx, err := b.startNginx(ctx, public)
 	if err != nil {
 		return err
 	}
 	defer nginx.stop()
-	fg, err := b.startFeedgen(ctx, public)
+	fg, err := b.startFeedgen(ctx, served)
 	if err != nil {
 		return err
 	}
@@ -233,6 +256,26 @@ func (b *serveBench) run(ctx context.Context) error {
 		servingGrowth/1_000_000, b.verdict(endRSS <= warmRSS+servingGrowth))
 	fmt.Fprintln(b.out, b.tally)
 	return nil
+}
+
+// buildChunks builds the content of the site folder in the chunks layout,
+// with opt's pagination but max_limit 100, into site/chunks and returns
+// that folder: feedgen serve assembles from it the pages nginx serves
+// from the pages build, which checkSamePages compares byte for byte.
+func (b *serveBench) buildChunks(ctx context.Context, site string, opt corpus.Options) (string, error) {
+	opt.Limits, opt.Offsets = scaleLimits, listing.OffsetsAll
+	data, err := layoutConfig(opt, true, "chunks")
+	if err != nil {
+		return "", err
+	}
+	config := filepath.Join(site, "chunks.yaml")
+	if err := os.WriteFile(config, data, 0o644); err != nil {
+		return "", err
+	}
+	if _, err := run(ctx, b.root, b.feedgen, "build", "--config", config, "--quiet"); err != nil {
+		return "", fmt.Errorf("build (layout: chunks): %w", err)
+	}
+	return filepath.Join(site, "chunks"), nil
 }
 
 // walkScript is a wrk script that requests the paths listed in the file
