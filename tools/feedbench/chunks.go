@@ -20,6 +20,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // Targets of the chunks benchmark (SPEC §12). Sizes are decimal.
@@ -643,13 +644,24 @@ func (m *buildManifest) bytes() int64 {
 
 // readManifest reads the manifest.json of the output folder public.
 func readManifest(public string) (*buildManifest, error) {
-	data, err := os.ReadFile(filepath.Join(public, "manifest.json"))
+	// manifest.Read, for the chunks its indexes name: the manifest of
+	// the chunks layout lists its indexes only.
+	r, err := manifest.Read(os.DirFS(public))
+	if err == nil {
+		err = r.Complete()
+	}
 	if err != nil {
 		return nil, err
 	}
-	m := &buildManifest{raw: data}
-	if err := json.Unmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("manifest.json: %w", err)
+	m := &buildManifest{raw: r.Data, Articles: r.Articles}
+	for _, c := range r.Collections {
+		m.Collections = append(m.Collections, struct {
+			Dir   string `json:"dir"`
+			Count int    `json:"count"`
+		}{c.Dir, c.Count})
+	}
+	for _, f := range r.Files {
+		m.Files = append(m.Files, manifestFile{Path: f.Path, Size: f.Size, SHA256: f.SHA256})
 	}
 	return m, nil
 }
