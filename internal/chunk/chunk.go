@@ -211,13 +211,29 @@ func CheckChunk(r *Ref, data []byte) error {
 	return nil
 }
 
-// Boundary reports whether a chunk ends after the article with this id
-// (content-defined: about one article in Average is one, whatever the
-// articles around it), unless it ends sooner for being full (MaxArticles,
-// MaxBytes). Where chunks end follows the articles, not positions: a new,
-// edited or deleted article changes the chunk that holds it, and no other
-// (but when it fills its chunk past a maximum, the one after it).
-func Boundary(id int64) bool {
+// Sizes are the sizes of chunks: where a chunk ends is content-defined
+// (after an article whose id hashes to 0 modulo Average, so about one
+// article in Average, whatever the articles around it), unless it ends
+// sooner for being full (MaxArticles articles, or MaxBytes bytes unless
+// one article is more). Where chunks end follows the articles, not
+// positions: a new, edited or deleted article changes the chunk that
+// holds it, and no other (but when it fills its chunk past a maximum,
+// the one after it).
+type Sizes struct {
+	Average     int // articles, on average
+	MaxArticles int // articles, at most
+	MaxBytes    int // bytes, at most, unless one article is more
+}
+
+// DefaultSizes are the sizes of every build (measured in
+// docs/performance.md, "Chunk sizes"): a page of 100 articles needs about
+// 4 chunks, and a new article republishes about 32 articles in each
+// collection it joins.
+func DefaultSizes() Sizes { return Sizes{Average: 32, MaxArticles: 256, MaxBytes: 1 << 20} }
+
+// Boundary reports whether a chunk ends after the article with this id,
+// full or not.
+func (s Sizes) Boundary(id int64) bool {
 	x := uint64(id)
 	// splitmix64's finalizer: every bit of the id moves every bit of x.
 	x ^= x >> 30
@@ -225,15 +241,5 @@ func Boundary(id int64) bool {
 	x ^= x >> 27
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
-	return x%Average == 0
+	return x%uint64(s.Average) == 0
 }
-
-// The sizes of chunks (measured in docs/performance.md, "Chunk sizes"):
-// a page of max_limit articles needs about max_limit/Average+1 chunks,
-// and a new article republishes about Average articles in each
-// collection it joins.
-const (
-	Average     = 32      // articles, on average
-	MaxArticles = 256     // articles, at most
-	MaxBytes    = 1 << 20 // bytes, at most, unless one article is more
-)

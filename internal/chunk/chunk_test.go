@@ -183,12 +183,12 @@ func TestBoundary(t *testing.T) {
 	n := 0
 	const ids = 100000
 	for id := int64(1); id <= ids; id++ {
-		if Boundary(id) {
+		if DefaultSizes().Boundary(id) {
 			n++
 		}
 	}
 	// About one in Average.
-	if want := ids / Average; n < want*9/10 || n > want*11/10 {
+	if want := ids / DefaultSizes().Average; n < want*9/10 || n > want*11/10 {
 		t.Errorf("%d boundaries in %d ids, want about %d", n, ids, want)
 	}
 }

@@ -13,25 +13,28 @@ type Chunk struct {
 	Lo, Hi int
 }
 
-// Chunks cuts each collection into chunks where chunk.Boundary says, in
-// the order of Collections: chunks[i] are those of Collections[i]. An
-// empty collection has none.
-func (l *Listing) Chunks() [][]Chunk {
+// Chunks cuts each collection into chunks of chunk.DefaultSizes, in the
+// order of Collections: chunks[i] are those of Collections[i]. An empty
+// collection has none.
+func (l *Listing) Chunks() [][]Chunk { return l.ChunksSized(chunk.DefaultSizes()) }
+
+// ChunksSized is Chunks with other sizes: for measuring them.
+func (l *Listing) ChunksSized(s chunk.Sizes) [][]Chunk {
 	out := make([][]Chunk, len(l.Collections))
 	for i, c := range l.Collections {
-		out[i] = c.cut()
+		out[i] = c.cut(s)
 	}
 	return out
 }
 
 // cut returns the chunks of c.
-func (c *Collection) cut() []Chunk {
+func (c *Collection) cut(s chunk.Sizes) []Chunk {
 	var chunks []Chunk
 	lo, size := 0, 1
 	for i := range c.Count() {
 		size += c.articleLen(i) + 1
-		if i+1 == c.Count() || chunk.Boundary(c.Articles[i].ID) || i+1-lo >= chunk.MaxArticles ||
-			size+c.articleLen(i+1)+1 > chunk.MaxBytes {
+		if i+1 == c.Count() || s.Boundary(c.Articles[i].ID) || i+1-lo >= s.MaxArticles ||
+			size+c.articleLen(i+1)+1 > s.MaxBytes {
 			chunks = append(chunks, Chunk{Coll: c, Lo: lo, Hi: i + 1})
 			lo, size = i+1, 1
 		}
