@@ -4,7 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -28,8 +35,18 @@ import (
 // kept for the second up to keepRendered bytes, rendered again past it.
 
 // keepRendered is how many bytes of chunks rendered to be named a build
-// keeps for writing them.
-const keepRendered = 64 << 20
+// keeps for writing them: a site of 20,000 articles with four filters has
+// 186 MB of chunks.
+const keepRendered = 256 << 20
+
+// inputsName is the file, in the output folder, that says which chunk
+// each chunk input (feed.ChunkInput) is: "input path size" a line. The
+// manifest does not list chunks (manifest.Marshal), so a build in a new
+// process learns there which chunks it may keep without rendering them.
+// It is a cache, never published nor bundled: each line is true of any
+// build (an input makes the same bytes, and a chunk's name is their
+// digest), and a chunk is kept only when its file is there with its size.
+const inputsName = ".feedgen-chunk-inputs"
 
 // chunkJob is one chunk file of the build.
 type chunkJob struct {
@@ -74,11 +91,14 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 	// the chunks of this Builder's last build.
 	old := map[string]manifest.File{}
 	b := w.b
-	if prev != nil && w.out.intact() && prev.Generator == b.opt.Generator && (b.opt.OnPage == nil || b.last != nil) {
+	if prev != nil && w.out.intact() && (b.opt.OnPage == nil || b.last != nil) {
 		for _, f := range prev.Files {
 			if f.Input != "" && chunk.IsChunk(f.Path) {
 				old[f.Input] = f
 			}
+		}
+		if len(old) == 0 && w.out.fsDir() != "" {
+			readInputs(filepath.Join(w.out.fsDir(), inputsName), old)
 		}
 	}
 	var todo []*chunkJob
@@ -93,7 +113,7 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 	}
 	var budget atomic.Int64
 	budget.Store(keepRendered)
-	err := parallel(todo, func(j *chunkJob, buf []byte) ([]byte, error) {
+	err := parallel(todo, 1, func(j *chunkJob, buf []byte) ([]byte, error) {
 		data, err := feed.AppendChunk(buf[:0], j.ch)
 		if err != nil {
 			return data, err
@@ -120,17 +140,17 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 	return paths, nil
 }
 
-// parallel calls do for every job on all cores, each worker with its own
-// buffer (what do returns is the buffer of its next call). It stops at
-// the first error.
-func parallel[J any](jobs []J, do func(j J, buf []byte) ([]byte, error)) error {
+// parallel calls do for every job with perCore workers a core (at least
+// two in all), each with its own buffer (what do returns is the buffer of
+// its next call). It stops at the first error.
+func parallel[J any](jobs []J, perCore int, do func(j J, buf []byte) ([]byte, error)) error {
 	var (
 		next    atomic.Int64
 		errOnce sync.Once
 		first   error
 		wg      sync.WaitGroup
 	)
-	for range min(len(jobs), max(2, runtime.GOMAXPROCS(0))) {
+	for range min(len(jobs), max(2, perCore*runtime.GOMAXPROCS(0))) {
 		wg.Go(func() {
 			var buf []byte
 			for {
@@ -155,7 +175,7 @@ func parallel[J any](jobs []J, do func(j J, buf []byte) ([]byte, error)) error {
 // collection's index, and counts them in the Result.
 func (w *pageWriter) writeChunks(ctx context.Context) error {
 	p := w.chunks
-	err := parallel(p.jobs, func(j *chunkJob, buf []byte) ([]byte, error) {
+	err := parallel(p.jobs, 2, func(j *chunkJob, buf []byte) ([]byte, error) { // two a core: writes wait for the disk
 		if err := ctx.Err(); err != nil {
 			return buf, err
 		}
@@ -236,4 +256,46 @@ func (w *pageWriter) put(f manifest.File, data []byte) error {
 	w.written.Add(1)
 	w.b.step("page")
 	return nil
+}
+
+// readInputs adds to old the chunks of the file name (see inputsName), by
+// input. A file that is missing or damaged adds what it can: the chunks
+// it does not name are rendered.
+func readInputs(name string, old map[string]manifest.File) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return
+	}
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		sum, ok := chunk.ParseChunkPath(f[1])
+		size, err := strconv.ParseInt(f[2], 10, 64)
+		if !ok || err != nil || size < 0 {
+			continue
+		}
+		old[f[0]] = manifest.File{Path: f[1], Size: size, SHA256: hex.EncodeToString(sum[:]), Input: f[0]}
+	}
+}
+
+// writeInputs writes the inputs file of the build's chunks into the
+// output folder (see inputsName); a build of the pages layout deletes it.
+func (w *pageWriter) writeInputs() error {
+	dir := w.out.fsDir()
+	if dir == "" {
+		return nil
+	}
+	if !w.chunked {
+		if err := os.Remove(filepath.Join(dir, inputsName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("deleting %s: %w", inputsName, err)
+		}
+		return nil
+	}
+	var b strings.Builder
+	for _, j := range w.chunks.jobs {
+		fmt.Fprintf(&b, "%s %s %d\n", j.file.Input, j.file.Path, j.file.Size)
+	}
+	return writeAtomic(filepath.Join(dir, inputsName), []byte(b.String()))
 }

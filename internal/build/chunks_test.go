@@ -128,6 +128,11 @@ func TestChunksIncremental(t *testing.T) {
 	if res.Written != len(added)+4 || res.Deleted != len(added) {
 		t.Errorf("one edited article: %d written, %d deleted; want %d and %d", res.Written, res.Deleted, len(added)+4, len(added))
 	}
+	// A new Builder knows the other chunks by their inputs (inputsName):
+	// it renders only what it writes.
+	if res.Rendered != res.Written {
+		t.Errorf("one edited article: %d files rendered, %d written", res.Rendered, res.Written)
+	}
 	identical(t, snap(t, out), cleanBuild(t, dir))
 
 	// One new article, the newest: the first chunk of each collection.

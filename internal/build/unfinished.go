@@ -76,7 +76,7 @@ func finished(dir string) error {
 func removeManifestTemps(dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if target, ok := tempOf(e.Name()); ok && !e.IsDir() && (target == manifest.Name || target == unfinishedName) {
+		if target, ok := tempOf(e.Name()); ok && !e.IsDir() && (target == manifest.Name || target == unfinishedName || target == inputsName) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

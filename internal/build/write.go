@@ -79,6 +79,9 @@ func (w *pageWriter) write(ctx context.Context) error {
 		return err
 	}
 	w.b.step("manifest")
+	if err := w.writeInputs(); err != nil {
+		return err
+	}
 	if err := w.out.finish(); err != nil {
 		return err
 	}
