@@ -1,10 +1,7 @@
 package listing
 
 import (
-	"net/url"
-	"slices"
 	"strconv"
-	"strings"
 )
 
 // Param is one query parameter that selects a collection: a filter, such
@@ -29,7 +26,8 @@ func AppendHead(dst []byte, baseURL string, params []Param, count, limit int, of
 	if !small || off+int64(limit) >= int64(count) {
 		dst = append(dst, "null"...)
 	} else {
-		dst = AppendLink(dst, baseURL, params, limit, strconv.FormatInt(off+int64(limit), 10))
+		var nb [20]byte
+		dst = AppendLink(dst, baseURL, params, limit, string(strconv.AppendInt(nb[:0], off+int64(limit), 10)))
 	}
 	dst = append(dst, `,"previous":`...)
 	switch {
@@ -37,6 +35,9 @@ func AppendHead(dst []byte, baseURL string, params []Param, count, limit int, of
 		dst = append(dst, "null"...)
 	case small && off-int64(limit) <= 0:
 		dst = AppendLink(dst, baseURL, params, limit, "")
+	case small:
+		var nb [20]byte
+		dst = AppendLink(dst, baseURL, params, limit, string(strconv.AppendInt(nb[:0], off-int64(limit), 10)))
 	default:
 		dst = AppendLink(dst, baseURL, params, limit, subtract(offset, limit))
 	}
@@ -53,29 +54,67 @@ func AppendEmptyPage(dst []byte, baseURL string, params []Param, count, limit in
 }
 
 // AppendLink appends the JSON string of the link to the page (limit,
-// offset) of the collection filtered by params; an empty offset is left
-// out. Parameters are in sorted key order and encoded as an HTML form
-// encodes them.
+// offset) of the collection filtered by params (sorted by key); an empty
+// offset is left out. Parameters are in sorted key order and encoded as
+// an HTML form encodes them (url.QueryEscape). It allocates nothing: the
+// server writes two links for every page it puts together.
 func AppendLink(dst []byte, baseURL string, params []Param, limit int, offset string) []byte {
-	u := make([]byte, 0, len(baseURL)+64)
-	u = append(u, baseURL...)
-	u = append(u, Path+"?"...)
-	all := make([]Param, 0, len(params)+2)
-	all = append(all, params...)
-	all = append(all, Param{"limit", strconv.Itoa(limit)})
-	if offset != "" {
-		all = append(all, Param{"offset", offset})
-	}
-	slices.SortStableFunc(all, func(a, b Param) int { return strings.Compare(a.Key, b.Key) })
-	for i, p := range all {
-		if i > 0 {
-			u = append(u, '&')
+	dst = AppendString(dst, baseURL)
+	dst = append(dst[:len(dst)-1], Path+"?"...) // the link goes on inside the string
+	first := true
+	sep := func() {
+		if !first {
+			dst = append(dst, '&')
 		}
-		u = append(u, url.QueryEscape(p.Key)...)
-		u = append(u, '=')
-		u = append(u, url.QueryEscape(p.Value)...)
+		first = false
 	}
-	return AppendString(dst, string(u))
+	limitDone, offsetDone := false, offset == ""
+	for _, p := range params {
+		if !limitDone && p.Key > "limit" {
+			sep()
+			dst = append(dst, "limit="...)
+			dst = strconv.AppendInt(dst, int64(limit), 10)
+			limitDone = true
+		}
+		if !offsetDone && p.Key > "offset" {
+			sep()
+			dst = append(append(dst, "offset="...), offset...)
+			offsetDone = true
+		}
+		sep()
+		dst = appendQueryEscape(dst, p.Key)
+		dst = append(dst, '=')
+		dst = appendQueryEscape(dst, p.Value)
+	}
+	if !limitDone {
+		sep()
+		dst = append(dst, "limit="...)
+		dst = strconv.AppendInt(dst, int64(limit), 10)
+	}
+	if !offsetDone {
+		sep()
+		dst = append(append(dst, "offset="...), offset...) // digits: nothing to escape
+	}
+	return append(dst, '"')
+}
+
+// appendQueryEscape appends s escaped as url.QueryEscape escapes it:
+// letters, digits and -_.~ as they are, a space as '+', every other byte
+// as '%' and two uppercase hex digits. The result needs no escaping in a
+// JSON string.
+func appendQueryEscape(dst []byte, s string) []byte {
+	const upper = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~':
+			dst = append(dst, c)
+		case c == ' ':
+			dst = append(dst, '+')
+		default:
+			dst = append(dst, '%', upper[c>>4], upper[c&15])
+		}
+	}
+	return dst
 }
 
 // smallInt parses a non-negative decimal that fits in 62 bits.

@@ -1,7 +1,11 @@
 package listing
 
 import (
+	"bytes"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -90,4 +94,45 @@ func TestMethodNotAllowed(t *testing.T) {
 	if got, want := string(AppendMethodNotAllowed(nil, "POST")), `{"detail":"Method \"POST\" not allowed."}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
+}
+
+// linkReference is AppendLink as it was written first, on net/url: the
+// reference the fast one is checked against.
+func linkReference(dst []byte, baseURL string, params []Param, limit int, offset string) []byte {
+	all := append(slices.Clone(params), Param{"limit", strconv.Itoa(limit)})
+	if offset != "" {
+		all = append(all, Param{"offset", offset})
+	}
+	slices.SortStableFunc(all, func(a, b Param) int { return strings.Compare(a.Key, b.Key) })
+	u := baseURL + Path + "?"
+	for i, p := range all {
+		if i > 0 {
+			u += "&"
+		}
+		u += url.QueryEscape(p.Key) + "=" + url.QueryEscape(p.Value)
+	}
+	return AppendString(dst, u)
+}
+
+// FuzzAppendLink checks AppendLink against linkReference, for any base
+// URL, filter values, limit and offset.
+func FuzzAppendLink(f *testing.F) {
+	f.Add("https://api.example.com", "news", "politics", "Go lang/€", "ivan", 20, "40", uint8(15))
+	f.Add("http://x/\"q\"", "", "", "a&b=c+d%", "", 1, "", uint8(4))
+	f.Fuzz(func(t *testing.T, base, section, category, tag, author string, limit int, offset string, mask uint8) {
+		var params []Param
+		for i, p := range []Param{{"author", author}, {"category", category}, {"section", section}, {"tag", tag}} {
+			if mask&(1<<i) != 0 {
+				params = append(params, p)
+			}
+		}
+		if _, err := strconv.ParseUint(offset, 10, 64); err != nil {
+			offset = ""
+		}
+		got := AppendLink([]byte("x"), base, params, limit, offset)
+		want := linkReference([]byte("x"), base, params, limit, offset)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	})
 }

@@ -300,3 +300,29 @@ func firstTag(t *testing.T, s testSite) string {
 	}
 	return tag
 }
+
+// BenchmarkDecideChunks is the work of one answer of a chunked build but
+// the sending: parsing the query, putting the page together, its entity
+// tag.
+func BenchmarkDecideChunks(b *testing.B) {
+	s, err := writeSite(b.TempDir(), corpus.Options{Articles: 1000, Limits: []int{20, 100}, Seed: 3, Layout: listing.LayoutChunks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.build(b, s.out)
+	srv, _ := newServer(b, Options{Source: Folder(s.out)})
+	hb := srv.cur.Load()
+	var asm assembled
+	var cond conditions
+	for _, q := range []string{"limit=20&offset=40", "limit=100&offset=517"} {
+		b.Run(q, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rep := srv.decide(hb, http.MethodGet, ListPath, q, &cond, &asm)
+				if rep.status != http.StatusOK || rep.asm == nil {
+					b.Fatal(rep.status)
+				}
+			}
+		})
+	}
+}
