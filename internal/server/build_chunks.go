@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
@@ -30,6 +31,19 @@ type assembly struct {
 	ends   []uint32
 	bodies [][]byte // nil: the chunk did not match the manifest (partial)
 	sums   [][sha256.Size]byte
+	// sentAt is when a page that starts in each chunk was last sent (see
+	// page.sentAt): pages sent that often are spliced.
+	sentAt []uint32
+}
+
+// recentlySent is page.recentlySent for the pages that start in chunk k.
+func (a *assembly) recentlySent(k int, now time.Time) bool {
+	ms := max(uint32(now.UnixMilli()), 1) // 0 is never
+	last := atomic.LoadUint32(&a.sentAt[k])
+	if last != ms {
+		atomic.StoreUint32(&a.sentAt[k], ms)
+	}
+	return last != 0 && ms-last < hotPage
 }
 
 // chunkOf returns the chunk that holds article i.
@@ -262,6 +276,7 @@ func (hb *heldBuild) assembleFrom(c *collection, data []byte, partial bool) erro
 		ends:   make([]uint32, 0, ix.Count),
 		bodies: make([][]byte, len(ix.Chunks)),
 		sums:   make([][sha256.Size]byte, len(ix.Chunks)),
+		sentAt: make([]uint32, len(ix.Chunks)),
 	}
 	for k := range ix.Chunks {
 		r := &ix.Chunks[k]
@@ -309,6 +324,8 @@ type assembled struct {
 	head  []byte   // the JSON head
 	parts [][]byte // slices of chunks, commas, and the tail "]}"
 	size  int
+	from  *assembly // and its chunk where the page starts, k
+	k     int
 	in    []byte // what the entity tag is a digest of
 	sum   [sha256.Size]byte
 	etag  [1]string // of the page with that digest
@@ -337,7 +354,8 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 	a.in = append(a.in[:0], a.head...)
 	size := len(a.head)
 	last := min(offset+limit, c.count) - 1
-	for i, k := offset, as.chunkOf(offset); i <= last; k++ {
+	a.from, a.k = as, as.chunkOf(offset)
+	for i, k := offset, a.k; i <= last; k++ {
 		body := as.bodies[k]
 		if body == nil {
 			return false

@@ -44,6 +44,7 @@ type Sender struct {
 	vec         [][]byte              // SendVec's storage
 	iovs        []unix.Iovec          // SendVec's
 	writeVec    func(fd uintptr) bool // s.writeVecFD
+	spliceVec   func(fd uintptr) bool // s.spliceVecFD
 	pipe        splicePipe            // splice: the pipe, and how many bytes it holds
 	inPipe      int
 	spliced     bool  // splice: some of the body went into the pipe
@@ -58,7 +59,7 @@ type Sender struct {
 func NewSender(c *net.TCPConn, pipes *Pipes) (*Sender, error) {
 	raw, err := c.SyscallConn()
 	s := &Sender{conn: c, raw: raw, pipes: pipes}
-	s.readFn, s.write, s.spliceFn, s.writeFile, s.writeVec = s.readFD, s.writeFD, s.spliceFD, s.writeFileFD, s.writeVecFD
+	s.readFn, s.write, s.spliceFn, s.writeFile, s.writeVec, s.spliceVec = s.readFD, s.writeFD, s.spliceFD, s.writeFileFD, s.writeVecFD, s.spliceVecFD
 	return s, err
 }
 
@@ -125,20 +126,36 @@ func (s *Sender) SendBytes(head, body []byte, splice bool) error {
 const maxIovecs = 1024
 
 // SendVec writes head, then each of parts, with writev: a page put
-// together from slices of chunks (mapped files, or stores) without
-// copying them. Neither parts nor the bytes are changed.
-func (s *Sender) SendVec(head []byte, parts [][]byte) error {
+// together from slices of chunks (mapped files, or stores). Neither parts
+// nor the bytes are changed. With splice, and spliceMin bytes of parts or
+// more, the parts are spliced instead, as SendBytes splices a body: then
+// they must not be Go memory that may be freed or change (chunks are
+// mapped or in stores; the commas and brackets between them are
+// variables never written).
+func (s *Sender) SendVec(head []byte, parts [][]byte, splice bool) error {
 	s.parts, s.err = s.vec[:0], nil
-	if len(head) > 0 {
-		s.parts = append(s.parts, head)
-	}
+	n := 0
 	for _, p := range parts {
 		if len(p) > 0 {
 			s.parts = append(s.parts, p)
+			n += len(p)
 		}
 	}
 	var err error
-	if len(s.parts) > 0 {
+	if splice && n >= spliceMin {
+		s.head = head
+		if err = s.spliceParts(); err == nil && len(s.head) > 0 {
+			s.parts = append(s.parts, nil) // the head goes first
+			copy(s.parts[1:], s.parts)
+			s.parts[0] = s.head
+		}
+		s.head = nil
+	} else if len(head) > 0 {
+		s.parts = append(s.parts, nil)
+		copy(s.parts[1:], s.parts)
+		s.parts[0] = head
+	}
+	if err == nil && len(s.parts) > 0 {
 		if err = s.raw.Write(s.writeVec); err == nil {
 			err = s.err
 		}
@@ -150,6 +167,98 @@ func (s *Sender) SendVec(head []byte, parts [][]byte) error {
 	clear(s.iovs[:cap(s.iovs)])
 	s.parts = nil
 	return err
+}
+
+// spliceParts is splice for s.parts: the head sent with MSG_MORE, the
+// parts put in a pipe by reference (vmsplice, several at a time) and the
+// pipe spliced into the socket. It leaves in s.head and s.parts what the
+// caller is to copy: all when no pipe can be had, the rest when vmsplice
+// does not work here (which turns splicing off).
+func (s *Sender) spliceParts() error {
+	p, ok := s.pipes.get()
+	if !ok {
+		return nil
+	}
+	s.pipe, s.inPipe, s.spliced, s.unsupported = p, 0, false, false
+	err := s.raw.Write(s.spliceVec)
+	if err == nil {
+		err = s.err
+	}
+	if s.inPipe > 0 {
+		s.pipes.discard(p) // holds bytes that will never be sent
+	} else {
+		s.pipes.put(p)
+	}
+	if s.unsupported {
+		s.pipes.off.Store(true)
+	}
+	return err
+}
+
+// spliceVecFD sends what spliceParts asked for to the socket fd, as far
+// as it goes without blocking; it returns false to be called again once
+// the socket is writable.
+func (s *Sender) spliceVecFD(fd uintptr) bool {
+	if !s.sendHead(fd) {
+		return s.err != nil
+	}
+	for len(s.parts) > 0 || s.inPipe > 0 {
+		for len(s.parts) > 0 {
+			s.iovs = s.iovs[:0]
+			for _, p := range s.parts[:min(len(s.parts), maxIovecs)] {
+				s.iovs = append(s.iovs, unix.Iovec{Base: &p[0]})
+				s.iovs[len(s.iovs)-1].SetLen(len(p))
+			}
+			n, _, errno := unix.RawSyscall6(unix.SYS_VMSPLICE, uintptr(s.pipe.w), uintptr(unsafe.Pointer(&s.iovs[0])), uintptr(len(s.iovs)), unix.SPLICE_F_NONBLOCK, 0, 0)
+			if errno == unix.EAGAIN {
+				break // the pipe is full
+			} else if errno == unix.EINTR {
+				continue
+			} else if errno != 0 {
+				switch errno {
+				case unix.ENOSYS, unix.EPERM, unix.EINVAL, unix.EOPNOTSUPP:
+					s.unsupported = s.inPipe == 0 && !s.spliced
+				}
+				if !s.unsupported {
+					s.err = errno
+				}
+				return true
+			}
+			s.inPipe, s.spliced = s.inPipe+int(n), true
+			s.dropParts(int(n))
+		}
+		flags := uintptr(unix.SPLICE_F_NONBLOCK)
+		if len(s.parts) > 0 {
+			flags |= unix.SPLICE_F_MORE
+		}
+		n, _, errno := unix.RawSyscall6(unix.SYS_SPLICE, uintptr(s.pipe.r), 0, fd, 0, uintptr(s.inPipe), flags)
+		switch errno {
+		case 0:
+			if n == 0 {
+				s.err = io.ErrShortWrite
+				return true
+			}
+			s.inPipe -= int(n)
+		case unix.EAGAIN:
+			return false
+		case unix.EINTR:
+		default:
+			s.err = errno
+			return true
+		}
+	}
+	return true
+}
+
+// dropParts drops the first n bytes of s.parts, written.
+func (s *Sender) dropParts(n int) {
+	for n > 0 {
+		if k := len(s.parts[0]); n >= k {
+			s.parts, n = s.parts[1:], n-k
+		} else {
+			s.parts[0], n = s.parts[0][n:], 0
+		}
+	}
 }
 
 // writeVecFD writes s.parts to the socket fd, with writev, as far as it
@@ -177,13 +286,7 @@ func (s *Sender) writeVecFD(fd uintptr) bool {
 			s.err = errno
 			return true
 		}
-		for n := int(w); n > 0; {
-			if k := len(s.parts[0]); n >= k {
-				s.parts, n = s.parts[1:], n-k
-			} else {
-				s.parts[0], n = s.parts[0][n:], 0
-			}
-		}
+		s.dropParts(int(w))
 	}
 	return true
 }

@@ -38,7 +38,7 @@ func (s *Sender) SendFile(head []byte, fd int, off, n int64) error {
 }
 
 // SendVec writes head, then each of parts, in one writev.
-func (s *Sender) SendVec(head []byte, parts [][]byte) error {
+func (s *Sender) SendVec(head []byte, parts [][]byte, _ bool) error {
 	bufs := make(net.Buffers, 0, len(parts)+1)
 	bufs = append(bufs, head)
 	bufs = append(bufs, parts...)
