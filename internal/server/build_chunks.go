@@ -326,6 +326,11 @@ type assembled struct {
 	size  int
 	from  *assembly // and its chunk where the page starts, k
 	k     int
+	// c, limit and offset are the page's: asked for again, it is not put
+	// together again. A collection belongs to one build: another build's
+	// pages are other collections'.
+	c             *collection
+	limit, offset int
 	in    []byte // what the entity tag is a digest of
 	sum   [sha256.Size]byte
 	etag  [1]string // of the page with that digest
@@ -349,6 +354,10 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 	if as == nil {
 		return false
 	}
+	if a.c == c && a.limit == limit && a.offset == offset && a.size > 0 {
+		return true // the page this connection answered last (a hot one): as it was
+	}
+	a.c, a.size = nil, 0
 	a.head = listing.AppendHead(a.head[:0], hb.baseURL, c.params, c.count, limit, offsetText)
 	a.parts = a.parts[:0]
 	a.in = append(a.in[:0], a.head...)
@@ -386,6 +395,7 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 		a.sum, a.etag[0] = sum, etag(sum[:]) // the same page again (a hot one) costs no new tag
 	}
 	a.pg = page{etag: a.etag[:]}
+	a.c, a.limit, a.offset = c, limit, offset
 	return true
 }
 

@@ -221,7 +221,6 @@ func (c *fastConn) answer() bool {
 	case sendBody && rep.asm != nil:
 		head = append(head, rep.asm.head...)
 		err = c.send.SendVec(head, rep.asm.parts, rep.asm.from.recentlySent(rep.asm.k, c.now))
-		rep.asm.from = nil // keeps nothing of the build once sent
 	case f != nil:
 		err = c.send.SendFile(head, f.fd, 0, int64(rep.page.size()))
 		s.files.release(f)

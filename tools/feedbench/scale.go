@@ -40,6 +40,7 @@ type scalePlan struct {
 	buildRuns     int // cold builds of the small site of (b); see scaleBuildRuns
 	seed          int64
 	parts         string // of "abc": which parts to run
+	layout        string // of the builds of (b)
 	wrkPlan
 	quick bool
 }
@@ -80,6 +81,7 @@ func parseScaleFlags(args []string, stderr io.Writer) (scalePlan, error) {
 	// Three runs of the large site: its time varies by 15% from one run
 	// to the next on this VM, and one run made the ratio a draw.
 	buildRuns := c.Int("build-runs", 6, "cold builds of the small site of (b); the large one gets max(1, `runs`/2) (default with -quick: 3)")
+	layout := c.String("layout", "pages", "`layout` of the builds of (b): pages (limits [20, 50, 100], aligned) or chunks")
 	parts := c.String("parts", "abc", "`parts` to run, any of a (the large output), b (the million-article build), c (the serve benchmark)")
 	c.seedFlag()
 	var wrk wrkPlan
@@ -88,7 +90,7 @@ func parseScaleFlags(args []string, stderr io.Writer) (scalePlan, error) {
 	if err := c.parse(args); err != nil {
 		return scalePlan{}, err
 	}
-	plan := scalePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, buildArticles: *buildArticles, buildRuns: *buildRuns, seed: c.seed, parts: *parts, wrkPlan: wrk, quick: c.quick}
+	plan := scalePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, buildArticles: *buildArticles, buildRuns: *buildRuns, seed: c.seed, parts: *parts, layout: *layout, wrkPlan: wrk, quick: c.quick}
 	quickDefault(c, "articles", &plan.articles, 1_000)
 	quickDefault(c, "build-articles", &plan.buildArticles, 20_000)
 	quickDefault(c, "build-runs", &plan.buildRuns, 3)

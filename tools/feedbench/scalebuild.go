@@ -33,10 +33,15 @@ const (
 
 // scaleBuildSites returns the corpus options of the two sites of part
 // (b): articles/10 and articles articles, limits [20, 50, 100], offsets
-// aligned, no filters.
-func scaleBuildSites(articles int, seed int64) [2]corpus.Options {
+// aligned, no filters; with layout "chunks", that layout instead (every
+// offset).
+func scaleBuildSites(articles int, seed int64, layout ...string) [2]corpus.Options {
 	opt := func(n int) corpus.Options {
-		return corpus.Options{Articles: n, Limits: scaleLimits, Offsets: "aligned", Seed: seed}
+		o := corpus.Options{Articles: n, Limits: scaleLimits, Offsets: "aligned", Seed: seed}
+		if len(layout) > 0 && layout[0] == "chunks" {
+			o.Offsets, o.Layout = "all", "chunks"
+		}
+		return o
 	}
 	return [2]corpus.Options{opt(articles / 10), opt(articles)}
 }
@@ -81,7 +86,7 @@ func (b *scaleBench) coldScale(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(bb.root)
-	opts, runs := scaleBuildSites(b.plan.buildArticles, b.plan.seed), scaleBuildRuns(b.plan.buildRuns)
+	opts, runs := scaleBuildSites(b.plan.buildArticles, b.plan.seed, b.plan.layout), scaleBuildRuns(b.plan.buildRuns)
 	fmt.Fprintf(b.out, "(b) feedbench scale: cold builds of %d and %d articles, limits %v, offsets aligned, no filters: %d and %d runs, the output moved aside and a sync before each; each build followed by cp -a of its output\n",
 		opts[0].Articles, opts[1].Articles, scaleLimits, runs[0], runs[1])
 	var res [2]scaleBuild
@@ -238,6 +243,9 @@ func setOutputDir(config, dir string) error {
 // countPages returns how many page files the output of s holds under
 // public/articles/LIMIT for its limits, and how many it should.
 func countPages(s site) (got, want int, err error) {
+	if s.opt.Layout == "chunks" {
+		return 0, 0, nil // no page files
+	}
 	for _, limit := range s.opt.Limits {
 		entries, err := os.ReadDir(filepath.Join(s.public(), "articles", strconv.Itoa(limit)))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
