@@ -235,8 +235,12 @@ func etag(sum []byte) string {
 
 // describe is a one-line description of the build, for the log.
 func (hb *heldBuild) describe() string {
-	return fmt.Sprintf("build of %s (%d articles, %d pages, %s)",
-		hb.buildTime.UTC().Format(time.RFC3339), hb.main.count, hb.pages, human.Bytes(hb.bytes))
+	files := human.Plural(hb.pages, "page")
+	if hb.chunked {
+		files = human.Plural(hb.pages, "file") + " of chunks and indexes"
+	}
+	return fmt.Sprintf("build of %s (%d articles, %s, %s)",
+		hb.buildTime.UTC().Format(time.RFC3339), hb.main.count, files, human.Bytes(hb.bytes))
 }
 
 // unavailableLine is the line of the log about the pages of hb that did
