@@ -46,6 +46,8 @@ pagination:
   max_limit: 100
   limits: [20, 50, 100]
   offsets: all
+  # layout: chunks   # instead of a file per page: every limit up to max_limit at
+  #                  # every offset, put together by feedgen serve (docs/configuration.md)
 
 content_dir: content
 output_dir: public
