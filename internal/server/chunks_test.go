@@ -33,7 +33,10 @@ func chunkSite(t *testing.T) testSite {
 
 // siteListing loads the content of s and renders its listing, as a build
 // of the pages layout does: the bytes of every page file it would write.
-func siteListing(t *testing.T, s testSite) *feed.Listing {
+func siteListing(t *testing.T, s testSite) *feed.Listing { return siteListingOf(t, s) }
+
+// siteListingOf is siteListing for a test, benchmark or fuzz test.
+func siteListingOf(t testing.TB, s testSite) *feed.Listing {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(s.dir, corpus.ConfigPath))
 	if err != nil {
@@ -325,4 +328,50 @@ func BenchmarkDecideChunks(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzServeChunks checks the answer of a chunked build to any query of
+// a collection it has against the page the pages layout writes for the
+// query as ParseQuery reads it (or the page past the end).
+func FuzzServeChunks(f *testing.F) {
+	for _, q := range []string{
+		"", "limit=7&offset=3", "limit=%2013&offset=+1_0", "limit=999&offset=149", "offset=150", "tag=x&limit=3",
+		"section=news&limit=2&offset=1", "limit=0&offset=-1", "offset=99999999999999999999999", "limit=%D9%A2",
+	} {
+		f.Add(q)
+	}
+	s, err := writeSite(f.TempDir(), corpus.Options{
+		Articles: 150, Limits: []int{5, 24}, Seed: 3, Layout: listing.LayoutChunks,
+		Filters: []string{"section", "category", "tag", "author"},
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	s.build(f, s.out)
+	l := siteListingOf(f, s)
+	byKey := map[string]*feed.Collection{}
+	for _, c := range l.Collections {
+		byKey[collectionKey(c.Params)] = c
+	}
+	srv, _ := newServer(f, Options{Source: Folder(s.out)})
+	f.Fuzz(func(t *testing.T, raw string) {
+		resp := request(srv, http.MethodGet, "/articles/?"+raw, nil)
+		got := readBody(t, resp)
+		q := listing.ParseQuery(raw, l.Pagination, l.Filters)
+		c := byKey[collectionKey(q.Params)]
+		if c == nil {
+			return // no such collection: empty or not found, as TestChunksAnswers checks
+		}
+		var want []byte
+		if off, small := canonical(q.Offset); small && off < c.Count() {
+			if want, err = l.AppendPage(nil, feed.Page{Coll: c, Limit: q.Limit, Offset: off}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			want = listing.AppendEmptyPage(nil, l.BaseURL, c.Params, c.Count(), q.Limit, q.Offset)
+		}
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+			t.Fatalf("?%s: %d\n got %.300s\nwant %.300s", raw, resp.StatusCode, got, want)
+		}
+	})
 }
