@@ -331,9 +331,9 @@ type assembled struct {
 	// pages are other collections'.
 	c             *collection
 	limit, offset int
-	in    []byte // what the entity tag is a digest of
-	sum   [sha256.Size]byte
-	etag  [1]string // of the page with that digest
+	in            []byte // what the entity tag is a digest of
+	sum           [sha256.Size]byte
+	etag          [1]string // of the page with that digest
 }
 
 var (
