@@ -142,8 +142,8 @@ func TestChunksIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, _ = chunkFiles(t, out)
-	if added := newFiles(chunks, after); len(added) > 4 || len(after) > len(chunks)+4 {
-		t.Errorf("one new article: %d new chunks, %d chunks before, %d after", len(added), len(chunks), len(after))
+	if added := newFiles(chunks, after); len(added) > 4 || len(after) > len(chunks)+4 || res.Written != len(added)+4 {
+		t.Errorf("one new article: %d new chunks, %d chunks before, %d after, %d files written", len(added), len(chunks), len(after), res.Written)
 	}
 	identical(t, snap(t, out), cleanBuild(t, dir))
 }
