@@ -341,6 +341,9 @@ func (b *buildBench) coldBuild(ctx context.Context, label string, s site) (measu
 // nothing where it should have.
 func checkIndex(label string, s site) error {
 	index := filepath.Join(s.public(), "articles", "index.json")
+	if s.opt.Layout == "chunks" {
+		index = filepath.Join(s.public(), "articles", "chunks.json") // the main listing's chunk index
+	}
 	if _, err := os.Stat(index); err != nil {
 		return fmt.Errorf("%s build wrote no index page: %w", label, err)
 	}
