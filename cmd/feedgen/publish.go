@@ -130,7 +130,7 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 	}
 	res, err := publish.Publish(ctx, bucket, root.FS(), po)
 	if res != nil && res.Remote != "" && !o.quiet {
-		fmt.Fprintf(o.stderr, "%s: checking the pages it holds one by one\n", res.Remote)
+		fmt.Fprintf(o.stderr, "%s: checking the %ss it holds one by one\n", res.Remote, noun(res))
 	}
 	if err != nil {
 		return o.explain(err, res)
@@ -146,7 +146,7 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 	var tm *publish.TooManyDeletesError
 	if errors.As(err, &tm) {
 		return fmt.Errorf("publishing %s would delete %s from the bucket, more than --max-deletes %d: nothing was changed; check the build, or pass --max-deletes %d",
-			o.dir, human.Plural(tm.Deletes, "page"), tm.Max, tm.Deletes)
+			o.dir, human.Plural(tm.Deletes, tm.Noun), tm.Max, tm.Deletes)
 	}
 	var be *publish.BucketError
 	if errors.As(err, &be) {
@@ -158,9 +158,9 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 	switch {
 	case res == nil:
 	case res.Uploaded > 0 && !res.ManifestUploaded:
-		then = fmt.Sprintf("%s uploaded; the bucket's manifest.json is still the previous one and nothing was deleted: publish again", human.Plural(res.Uploaded, "page"))
+		then = fmt.Sprintf("%s uploaded; the bucket's manifest.json is still the previous one and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
 	case res.ManifestUploaded:
-		then = fmt.Sprintf("the build's manifest.json is in the bucket, and %s of the stale ones deleted: publish again to delete the rest", human.Plural(res.Deleted, "page"))
+		then = fmt.Sprintf("the build's manifest.json is in the bucket, and %s of the stale ones deleted: publish again to delete the rest", human.Plural(res.Deleted, noun(res)))
 	}
 	if then == "" {
 		return err
@@ -170,6 +170,15 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 		return err
 	}
 	return fmt.Errorf("%w\n%s", err, then)
+}
+
+// noun names the objects a publish moves: the pages of a build, or the
+// files (chunks and indexes) of one in the chunks layout.
+func noun(res *publish.Result) string {
+	if res.Chunked {
+		return "file"
+	}
+	return "page"
 }
 
 // credentialsHint says where each cloud's SDK looks for credentials, for
@@ -238,6 +247,12 @@ the build no longer has are deleted; an unchanged build uploads nothing.
 Every object gets Content-Type: application/json and the Cache-Control of the
 config's publish.cache_control (default "public, max-age=60").
 
+A build of layout: chunks goes up as chunks, then indexes, then manifest.json.
+Chunks never change (each is named by its bytes' SHA-256): they get
+Cache-Control "public, max-age=31536000, immutable", and a chunk the build no
+longer has is deleted only once the bucket's previous manifest does not name it
+either, so that a cached index of the previous build still finds its chunks.
+
 Two publishes to one bucket never run at once: a publish holds the bucket's
 lock, the object .feedgen-publish-lock (on disk, a file of the folder it
 keeps locked), and another one waits for it (--lock-wait), or takes it over
@@ -268,7 +283,7 @@ articles/, manifest.json and the lock is written or deleted.`,
 	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the site's config file, or its folder, for output_dir and publish.cache_control (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "print what would be uploaded and deleted, and change nothing")
 	cmd.Flags().BoolVar(&o.full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
-	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more pages than this would be deleted")
+	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more objects than this would be deleted")
 	cmd.Flags().IntVar(&o.workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without an answer before it is tried again (an upload: a second more per 64 kB)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")

@@ -58,8 +58,8 @@ func runRules(_ context.Context, o *rulesOptions) error {
 		return fmt.Errorf("%s: %w", root, ps)
 	}
 	if p := m.Pagination; !slices.Equal(p.Limits, cfg.Pagination.Limits) || p.DefaultLimit != cfg.Pagination.DefaultLimit ||
-		p.MaxLimit != cfg.Pagination.MaxLimit || p.Offsets != cfg.Pagination.Offsets || !slices.Equal(m.Filters, cfg.Filters) {
-		return fmt.Errorf("the build in %s is not of %s (its pagination or filters differ): run feedgen build, then feedgen rules", root, cfg.Path)
+		p.MaxLimit != cfg.Pagination.MaxLimit || p.Offsets != cfg.Pagination.Offsets || p.Layout != cfg.Pagination.Layout || !slices.Equal(m.Filters, cfg.Filters) {
+		return fmt.Errorf("the build in %s is not of %s (its pagination, layout or filters differ): run feedgen build, then feedgen rules", root, cfg.Path)
 	}
 	s, err := rules.NewSite(m, root, o.listen)
 	if err != nil {
@@ -95,6 +95,11 @@ serve does: the mapping of /articles/?limit=&offset= (and the filters) onto the
 page files, the JSON 404, 405 and OPTIONS answers, the 301 for /articles and
 the headers. It reads the pagination and filters of the build in --root (by
 default the config's output_dir), which must be a build of --config.
+
+A build of pagination.layout: chunks has no page files: its pages are put
+together per request. nginx, caddy, apache and cloudfront cannot do that and
+refuse it; nginx-njs, cloudflare and netlify will, and refuse it until then
+(feedgen serve assembles pages today).
 
 Targets, the files each writes and how they run:
 ` + about.String(),

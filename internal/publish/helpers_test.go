@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/publish/emulatortest"
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
@@ -33,18 +35,70 @@ var smallOpt = corpus.Options{Articles: 14, Limits: []int{5, 10}, Seed: 7, Filte
 // site is a corpus site in a temporary folder, built into out.
 type site struct {
 	dir, out string
+	opt      corpus.Options
+	added    int // articles added (add)
 }
 
 // newSite writes a corpus site and builds it.
 func newSite(t testing.TB, opt corpus.Options) *site {
 	t.Helper()
+	s := writeSite(t, opt)
+	s.build(t)
+	return s
+}
+
+// newChunksSite writes a corpus site of layout: chunks and builds it.
+func newChunksSite(t testing.TB, opt corpus.Options) *site {
+	t.Helper()
+	s := writeSite(t, opt)
+	s.setLayout(t, listing.LayoutChunks)
+	return s
+}
+
+// writeSite writes a corpus site, not built.
+func writeSite(t testing.TB, opt corpus.Options) *site {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := corpus.Write(dir, opt); err != nil {
 		t.Fatal(err)
 	}
-	s := &site{dir: dir, out: filepath.Join(dir, "public")}
+	return &site{dir: dir, out: filepath.Join(dir, "public"), opt: opt}
+}
+
+// setLayout sets the config's pagination.layout (listing.LayoutPages or
+// listing.LayoutChunks: the corpus writes offsets: "all", which chunks
+// do not take) and rebuilds.
+func (s *site) setLayout(t testing.TB, layout string) {
+	t.Helper()
+	p := filepath.Join(s.dir, corpus.ConfigPath)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(data)
+	from, to := "  layout: chunks\n", "  offsets: \"all\"\n"
+	if layout == listing.LayoutChunks {
+		from, to = to, from
+	}
+	if !strings.Contains(conf, from) && !strings.Contains(conf, to) {
+		t.Fatalf("the corpus config has neither %q nor %q", from, to)
+	}
+	conf = strings.Replace(conf, from, to, 1)
+	if err := os.WriteFile(p, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s.build(t)
-	return s
+}
+
+// add adds a new article to the site and rebuilds.
+func (s *site) add(t testing.TB) {
+	t.Helper()
+	p, data := corpus.Article(s.opt, s.opt.Articles+s.added)
+	s.added++
+	if err := os.WriteFile(filepath.Join(s.dir, filepath.FromSlash(p)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.build(t)
 }
 
 // build builds the site into s.out.
@@ -262,8 +316,16 @@ func sameStore(t *testing.T, dir string, before map[string]fileState) {
 
 // checkBucket checks that the bucket holds exactly the build in out
 // under articles/ and as manifest.json, with publish's headers and
-// metadata, besides the foreign objects it is given (key → bytes).
+// metadata (chunks with chunk.ImmutableCacheControl, the rest with
+// cacheControl), besides the foreign objects it is given (key → bytes).
 func checkBucket(t *testing.T, b *blob.Bucket, out, cacheControl string, foreign map[string]string) {
+	t.Helper()
+	checkBucketKeeping(t, b, out, cacheControl, foreign, nil)
+}
+
+// checkBucketKeeping is checkBucket for a bucket that holds besides the
+// chunks kept, which the build does not have: each of them must be there.
+func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, foreign map[string]string, kept []string) {
 	t.Helper()
 	ctx := context.Background()
 	m := readManifest(t, out)
@@ -282,9 +344,13 @@ func checkBucket(t *testing.T, b *blob.Bucket, out, cacheControl string, foreign
 			t.Errorf("%s: %v", key, err)
 			return
 		}
-		if a.ContentType != ContentType || a.CacheControl != cacheControl || a.Metadata[MetaSHA256] != sum {
+		cc := cacheControl
+		if chunk.IsChunk(key) {
+			cc = chunk.ImmutableCacheControl
+		}
+		if a.ContentType != ContentType || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {
 			t.Errorf("%s: got Content-Type %q, Cache-Control %q, sha256 %q; want %q, %q, %q",
-				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], ContentType, cacheControl, sum)
+				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], ContentType, cc, sum)
 		}
 	}
 	for _, f := range m.Files {
@@ -307,6 +373,15 @@ func checkBucket(t *testing.T, b *blob.Bucket, out, cacheControl string, foreign
 		got, err := b.ReadAll(ctx, key)
 		if err != nil || string(got) != data {
 			t.Errorf("foreign object %s: got %q, %v; want %q", key, got, err, data)
+		}
+	}
+	for _, key := range kept {
+		if want[key] {
+			continue // the build has it again
+		}
+		want[key] = true
+		if ok, err := b.Exists(ctx, key); !ok || err != nil {
+			t.Errorf("the bucket lost %s, which it was to keep (%v)", key, err)
 		}
 	}
 	it := b.List(nil)

@@ -23,6 +23,17 @@
 // that a reader never sees a manifest naming a page that is not there,
 // then the deletions.
 //
+// A build in the chunks layout (pagination.layout: chunks, see
+// package chunk) goes up in three steps: every chunk, then the indexes,
+// then manifest.json, each step begun once the one before it is done, so
+// that no index is in the bucket before the chunks it names. A chunk's
+// bytes never change (its name is their digest): chunks get
+// chunk.ImmutableCacheControl, and a chunk the build no longer has is
+// deleted only when the bucket's manifest before this publish does not
+// name it either, so that a CDN or an edge holding an index of the
+// previous build for its cache lifetime still finds its chunks (see
+// decideChunks in remote.go).
+//
 // Every request that goes Options.Timeout without an answer is stopped
 // and tried again like any failed one: a service that stops answering
 // fails the publish, never hangs it.
@@ -33,6 +44,7 @@ package publish
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
@@ -48,6 +60,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
@@ -86,13 +99,14 @@ const (
 
 // Options say how to publish.
 type Options struct {
-	// CacheControl is the Cache-Control of every object uploaded;
+	// CacheControl is the Cache-Control of every object uploaded but
+	// chunks, which get chunk.ImmutableCacheControl;
 	// config.DefaultCacheControl when empty.
 	CacheControl string
 	// Workers is how many objects are uploaded or checked at once;
 	// DefaultWorkers when 0 or less.
 	Workers int
-	// MaxDeletes is the most pages a publish may delete: with more to
+	// MaxDeletes is the most objects a publish may delete: with more to
 	// delete it changes nothing and returns a *TooManyDeletesError. A
 	// negative value is no limit.
 	MaxDeletes int
@@ -190,8 +204,15 @@ type Result struct {
 	Uploaded      int   // objects uploaded, manifest.json included
 	UploadedBytes int64 // their bytes
 	Unchanged     int   // objects of the build the bucket already held
-	Deleted       int   // pages deleted
+	Deleted       int   // pages deleted (chunks and indexes too)
 	Checked       int   // pages whose attributes were read
+	// Kept counts the chunks the bucket holds that the build does not
+	// have, left there: the bucket's manifest before this publish names
+	// them, so a cached index may still name them (or it could not tell:
+	// see decideChunks in remote.go). A later publish deletes them.
+	Kept int
+	// Chunked: the build is in the chunks layout.
+	Chunked bool
 	// ManifestUploaded: the build's manifest.json is in the bucket now
 	// (uploaded by this publish; not set by a dry run).
 	ManifestUploaded bool
@@ -209,22 +230,32 @@ type Result struct {
 
 // Summary is the one line a publish prints.
 func (r *Result) Summary() string {
-	if r.DryRun {
-		return fmt.Sprintf("dry run: would upload %s (%s), unchanged %d, would delete %d, in %s; nothing changed",
-			human.Plural(r.Uploaded, "file"), human.Bytes(r.UploadedBytes), r.Unchanged, r.Deleted, r.Duration.Round(time.Millisecond))
+	var kept string
+	if r.Kept > 0 {
+		kept = ", kept " + human.Plural(r.Kept, "old chunk")
+		if r.DryRun {
+			kept = ", would keep " + human.Plural(r.Kept, "old chunk")
+		}
 	}
-	return fmt.Sprintf("uploaded %s (%s), unchanged %d, deleted %d, in %s",
-		human.Plural(r.Uploaded, "file"), human.Bytes(r.UploadedBytes), r.Unchanged, r.Deleted, r.Duration.Round(time.Millisecond))
+	if r.DryRun {
+		return fmt.Sprintf("dry run: would upload %s (%s), unchanged %d, would delete %d%s, in %s; nothing changed",
+			human.Plural(r.Uploaded, "file"), human.Bytes(r.UploadedBytes), r.Unchanged, r.Deleted, kept, r.Duration.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("uploaded %s (%s), unchanged %d, deleted %d%s, in %s",
+		human.Plural(r.Uploaded, "file"), human.Bytes(r.UploadedBytes), r.Unchanged, r.Deleted, kept, r.Duration.Round(time.Millisecond))
 }
 
 // TooManyDeletesError is the error of a publish that would delete more
-// pages than Options.MaxDeletes: it changed nothing.
+// objects than Options.MaxDeletes: it changed nothing.
 type TooManyDeletesError struct {
 	Deletes, Max int
+	// Noun is what the objects are: "page", or "file" when the build is
+	// in the chunks layout or chunks or indexes are among them.
+	Noun string
 }
 
 func (e *TooManyDeletesError) Error() string {
-	return fmt.Sprintf("publishing would delete %s from the bucket, more than the limit of %d: nothing was changed", human.Plural(e.Deletes, "page"), e.Max)
+	return fmt.Sprintf("publishing would delete %s from the bucket, more than the limit of %d: nothing was changed", human.Plural(e.Deletes, e.Noun), e.Max)
 }
 
 // local is the build being published.
@@ -310,6 +341,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	for i, f := range p.local.m.Files {
 		p.index[f.Path] = i
 	}
+	p.res.Chunked = p.local.m.Pagination.Chunked()
 	lock := p.lock()
 	if opt.DryRun {
 		dirty, err := lock.peek(ctx)
@@ -364,15 +396,18 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 	if err != nil {
 		return err
 	}
-	p.res.Remote = rem.note
+	p.res.Remote, p.res.Kept = rem.note, rem.kept
 	p.step(ctx, "read")
 	items := p.plan(rem)
 	p.total = len(items) + rem.stale
 	if p.opt.MaxDeletes >= 0 && rem.stale > p.opt.MaxDeletes {
-		return &TooManyDeletesError{Deletes: rem.stale, Max: p.opt.MaxDeletes}
+		return p.tooManyDeletes(rem)
 	}
-	if err := p.run(ctx, items); err != nil {
-		return err
+	// Chunks, then the rest: each step done before the next begins.
+	for _, step := range steps(p.local.m.Files, items) {
+		if err := p.run(ctx, step); err != nil {
+			return err
+		}
 	}
 	if rem.current {
 		p.res.Unchanged++
@@ -394,7 +429,7 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 // rem read, where the service can make the write conditional.
 func (p *publisher) putManifest(ctx context.Context, rem *remote) error {
 	meta := map[string]string{MetaSHA256: p.local.sum, MetaState: StateComplete}
-	opts := p.writerOptions(p.local.data, meta)
+	opts := p.writerOptions(manifest.Name, p.local.data, meta)
 	if rem.exists {
 		opts.BeforeWrite = ifVersion(rem.ver)
 	} else {
@@ -476,13 +511,16 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 	if err != nil {
 		return err
 	}
-	p.res.Remote = rem.note
+	p.res.Remote, p.res.Kept = rem.note, rem.kept
 	items := p.plan(rem)
 	if err := p.run(ctx, items); err != nil {
 		return err
 	}
-	slices.Sort(p.uploads)
 	files := p.local.m.Files
+	// In the order of a publish: chunks first.
+	slices.SortFunc(p.uploads, func(i, j int) int {
+		return cmp.Or(cmp.Compare(stepOf(files[i].Path), stepOf(files[j].Path)), cmp.Compare(i, j))
+	})
 	if p.opt.Log != nil {
 		var b bytes.Buffer
 		for _, i := range p.uploads {
@@ -495,7 +533,10 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 			fmt.Fprintf(&b, "delete %s\n", key)
 		}
 		if more := rem.stale - len(rem.deletes); more > 0 {
-			fmt.Fprintf(&b, "and %s more to delete\n", human.Plural(more, "page"))
+			fmt.Fprintf(&b, "and %s more to delete\n", human.Plural(more, p.noun(rem)))
+		}
+		if rem.kept > 0 {
+			fmt.Fprintf(&b, "keep %s: %s\n", human.Plural(rem.kept, "old chunk"), rem.keptWhy)
 		}
 		if _, err := p.opt.Log.Write(b.Bytes()); err != nil {
 			return err
@@ -510,9 +551,46 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 	p.res.Deleted = rem.stale
 	p.res.More = rem.stale - len(rem.deletes)
 	if p.opt.MaxDeletes >= 0 && rem.stale > p.opt.MaxDeletes {
-		return &TooManyDeletesError{Deletes: rem.stale, Max: p.opt.MaxDeletes}
+		return p.tooManyDeletes(rem)
 	}
 	return nil
+}
+
+// tooManyDeletes is the error of a publish that would delete more than
+// Options.MaxDeletes.
+func (p *publisher) tooManyDeletes(rem *remote) error {
+	return &TooManyDeletesError{Deletes: rem.stale, Max: p.opt.MaxDeletes, Noun: p.noun(rem)}
+}
+
+// noun names what a publish deletes: pages, or files when chunks or
+// indexes are among them.
+func (p *publisher) noun(rem *remote) string {
+	if p.res.Chunked || rem.staleChunks {
+		return "file"
+	}
+	return "page"
+}
+
+// stepOf returns the step of a publish in which the file at path goes up:
+// chunks (0) before anything else (1), so that an index never names a
+// chunk that is not in the bucket yet.
+func stepOf(path string) int {
+	if chunk.IsChunk(path) {
+		return 0
+	}
+	return 1
+}
+
+// steps splits items, in order, by stepOf: the items of each step are
+// uploaded once those of the step before are all done. A build in the
+// pages layout has one step.
+func steps(files []manifest.File, items []item) [][]item {
+	var out [2][]item
+	for _, it := range items {
+		s := stepOf(files[it.page].Path)
+		out[s] = append(out[s], it)
+	}
+	return slices.DeleteFunc(out[:], func(s []item) bool { return len(s) == 0 })
 }
 
 // run uploads the items (checking first those that say so) on
@@ -563,7 +641,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 		}
 		p.mu.Lock()
 		p.res.Checked++
-		same := err == nil && a.Size == f.Size && a.Metadata[MetaSHA256] == f.SHA256 && p.sameHeaders(a)
+		same := err == nil && a.Size == f.Size && a.Metadata[MetaSHA256] == f.SHA256 && p.sameHeaders(f.Path, a)
 		if same {
 			p.res.Unchanged++
 		}
@@ -589,7 +667,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 		return err
 	}
 	*buf = data[:0]
-	if err := p.upload(ctx, f.Path, data, p.writerOptions(data, map[string]string{MetaSHA256: f.SHA256})); err != nil {
+	if err := p.upload(ctx, f.Path, data, p.writerOptions(f.Path, data, map[string]string{MetaSHA256: f.SHA256})); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -600,12 +678,12 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 }
 
 // writerOptions are publish's headers, with the metadata meta, for the
-// bytes data.
-func (p *publisher) writerOptions(data []byte, meta map[string]string) *blob.WriterOptions {
+// bytes data of the object key.
+func (p *publisher) writerOptions(key string, data []byte, meta map[string]string) *blob.WriterOptions {
 	sum := md5.Sum(data)
 	return &blob.WriterOptions{
 		ContentType:  ContentType,
-		CacheControl: p.opt.CacheControl,
+		CacheControl: p.cacheControl(key),
 		Metadata:     meta,
 		ContentMD5:   sum[:],
 	}
@@ -677,11 +755,21 @@ func (p *publisher) delete(ctx context.Context, keys []string) error {
 	return nil
 }
 
-// sameHeaders reports whether an object has the headers publish gives
-// it.
-func (p *publisher) sameHeaders(a *blob.Attributes) bool {
+// cacheControl returns the Cache-Control of the object key: immutable
+// for a chunk, whose name is its bytes' digest; the configured one for
+// the rest.
+func (p *publisher) cacheControl(key string) string {
+	if chunk.IsChunk(key) {
+		return chunk.ImmutableCacheControl
+	}
+	return p.opt.CacheControl
+}
+
+// sameHeaders reports whether the object key, of attributes a, has the
+// headers publish gives it.
+func (p *publisher) sameHeaders(key string, a *blob.Attributes) bool {
 	mt, _, err := mime.ParseMediaType(a.ContentType)
-	return err == nil && mt == ContentType && strings.TrimSpace(a.CacheControl) == p.opt.CacheControl
+	return err == nil && mt == ContentType && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
 }
 
 func sha256Hex(data []byte) string {

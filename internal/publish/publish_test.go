@@ -132,7 +132,7 @@ func TestPublish(t *testing.T) {
 			opt.MaxDeletes = del - 1
 			_, err := Publish(ctx, b, os.DirFS(s.out), opt)
 			var tm *TooManyDeletesError
-			if !errors.As(err, &tm) || *tm != (TooManyDeletesError{Deletes: del, Max: del - 1}) {
+			if !errors.As(err, &tm) || *tm != (TooManyDeletesError{Deletes: del, Max: del - 1, Noun: "page"}) {
 				t.Fatalf("got %v, want a TooManyDeletesError of %d deletes", err, del)
 			}
 			sameStore(t, store, snap)

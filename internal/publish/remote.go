@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
 )
@@ -54,6 +55,27 @@ type remote struct {
 	// note says why the manifest was not trusted, when the bucket holds
 	// pages.
 	note string
+
+	// named holds the chunks that the bucket's manifest names and the
+	// build does not have, up to maxNamed(len(size)) of them (overflow:
+	// it named more); namesKnown says that the manifest was read whole,
+	// one publish uploaded complete (whatever its headers), and named is
+	// all of them.
+	named      map[string]bool
+	overflow   bool
+	namesKnown bool
+	// same: the bucket's manifest is the build's, complete (its bytes;
+	// its headers may differ).
+	same bool
+	// deleteChunks: a chunk the build does not have is deleted when named
+	// does not hold it (see decideChunks); else it is kept.
+	deleteChunks bool
+	// kept counts the chunks a listing found that the build does not
+	// have and that stay; keptWhy says why, for a dry run.
+	kept    int
+	keptWhy string
+	// staleChunks: chunks or indexes are among the deletions.
+	staleChunks bool
 }
 
 // reset forgets what was read of the bucket's pages.
@@ -61,19 +83,84 @@ func (r *remote) reset() {
 	for i := range r.size {
 		r.size[i], r.sum[i] = -1, ""
 	}
-	r.deletes, r.stale = r.deletes[:0], 0
+	r.deletes, r.stale, r.kept, r.staleChunks = r.deletes[:0], 0, 0, false
 }
 
 // saw records the object key of size bytes, named with SHA-256 sum ("" when
-// not known).
+// not known): a key of the bucket's trusted manifest or of a listing.
+// Chunks that the build does not have are kept unless deleteChunks
+// allows their deletion.
 func (r *remote) saw(index map[string]int, key string, size int64, sum string) {
 	if i, ok := index[key]; ok {
 		r.size[i], r.sum[i] = size, sum
 		return
 	}
+	isChunk := chunk.IsChunk(key)
+	if isChunk && (!r.deleteChunks || r.named[key]) {
+		r.kept++
+		return
+	}
 	r.stale++
+	r.staleChunks = r.staleChunks || isChunk || chunk.IsIndex(key)
 	if r.keep < 0 || len(r.deletes) < r.keep {
 		r.deletes = append(r.deletes, key)
+	}
+}
+
+// maxNamed bounds the chunks that the bucket's manifest names and a build
+// of n files does not have that publish keeps in memory: the build's
+// size, and as many more as a publish deletes by default. A manifest that
+// names more is one whose names are not known (its chunks are kept, for
+// a later publish to delete).
+func maxNamed(n int) int { return n + DefaultMaxDeletes }
+
+// name records a chunk that the bucket's manifest names.
+func (r *remote) name(key string) {
+	if r.named == nil {
+		r.named = map[string]bool{}
+	}
+	if len(r.named) >= maxNamed(len(r.size)) {
+		r.overflow = true
+		return
+	}
+	r.named[key] = true
+}
+
+// forget forgets the chunks the bucket's manifest names.
+func (r *remote) forget() {
+	clear(r.named)
+	r.overflow = false
+}
+
+// decideChunks decides whether this publish may delete the chunks that
+// neither the build nor the bucket's manifest names, and says why it
+// keeps them otherwise. A chunk is read through an index, which a CDN or
+// an edge may hold for its cache lifetime after the index changed: so a
+// chunk goes only once two manifests in a row, the bucket's and the
+// build's, do not name it. When that cannot be known, no chunk the build
+// does not have is deleted (a later publish, which can know, does it):
+//   - the bucket's manifest could not be read whole, or was not one
+//     publish uploaded complete (missing, damaged, another tool's), or
+//     names more chunks the build does not have than maxNamed: it may
+//     name any chunk of the bucket;
+//   - the last publish did not finish (dirty): it may have uploaded
+//     indexes, naming chunks of its build that no manifest names, and a
+//     cache may hold them;
+//   - the bucket's manifest is the build's own (an unchanged build, with
+//     --full, or with other headers): it does not name the chunks of the
+//     manifest before it, whose indexes a cache may still hold; a publish
+//     that does not change the manifest's bytes does not end their time.
+func (r *remote) decideChunks(dirty string) {
+	switch {
+	case dirty != "":
+		r.keptWhy = "the last publish did not finish, and an index it uploaded may name them"
+	case r.same:
+		r.keptWhy = "the bucket's manifest is the build's, and a cached index of the one before it may name them"
+	case !r.namesKnown:
+		r.keptWhy = "the bucket's manifest could not be read, and may name them"
+	default:
+		r.deleteChunks = true
+		r.keptWhy = "the bucket's previous manifest names them, and a cached index may still read them"
 	}
 }
 
@@ -90,14 +177,34 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	}
 	rem.reset()
 	manErr := p.readManifest(ctx, rem)
+	rem.decideChunks(dirty)
 	if manErr == nil && rem.trusted && !p.opt.Full && dirty == "" {
+		if !rem.current {
+			// The bucket may hold chunks that its manifest does not name:
+			// those the publish before this one kept. They go, unless
+			// the manifest names them; one the build has again (a revert)
+			// is checked rather than uploaded.
+			err := p.list(ctx, chunk.Dir+"/", func(key string, size int64) {
+				i, ok := p.index[key]
+				switch {
+				case !chunk.IsChunk(key):
+				case !ok:
+					rem.saw(p.index, key, size, "")
+				case rem.size[i] < 0:
+					rem.size[i] = size
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
 		slices.Sort(rem.deletes)
 		return rem, nil
 	}
 	// A listing's error says more than a HEAD request's (which has no
 	// body): a missing bucket, refused credentials.
 	rem.reset()
-	listErr := p.list(ctx, rem)
+	listErr := p.list(ctx, Prefix, func(key string, size int64) { rem.saw(p.index, key, size, "") })
 	switch {
 	case listErr != nil:
 		return nil, listErr
@@ -107,16 +214,17 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	if dirty != "" {
 		rem.note = dirty
 	}
-	if !slices.ContainsFunc(rem.size, func(s int64) bool { return s >= 0 }) && rem.stale == 0 {
+	if !slices.ContainsFunc(rem.size, func(s int64) bool { return s >= 0 }) && rem.stale == 0 && rem.kept == 0 {
 		rem.note = "" // an empty bucket: nothing to check
 	}
 	slices.Sort(rem.deletes)
 	return rem, nil
 }
 
-// list lists every key under articles/ into rem.
-func (p *publisher) list(ctx context.Context, rem *remote) error {
-	opts := &blob.ListOptions{Prefix: Prefix}
+// list lists every key under prefix, calling saw with each key and its
+// size.
+func (p *publisher) list(ctx context.Context, prefix string, saw func(key string, size int64)) error {
+	opts := &blob.ListOptions{Prefix: prefix}
 	token := blob.FirstPageToken
 	for {
 		var (
@@ -138,7 +246,7 @@ func (p *publisher) list(ctx context.Context, rem *remote) error {
 		}
 		for _, o := range objs {
 			if !o.IsDir && !strings.HasSuffix(o.Key, "/") {
-				rem.saw(p.index, o.Key, o.Size, "")
+				saw(o.Key, o.Size)
 			}
 		}
 		if len(next) == 0 {
@@ -183,10 +291,10 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return explain("reading the attributes of "+manifest.Name, err)
 	}
 	rem.exists, rem.ver = true, versionOf(a)
-	complete := a.Metadata[MetaState] == StateComplete && p.sameHeaders(a)
+	complete := a.Metadata[MetaState] == StateComplete && p.sameHeaders(manifest.Name, a)
 	if complete && a.Metadata[MetaSHA256] == p.local.sum && a.Size == int64(len(p.local.data)) {
 		// The build's own manifest: no need to read it.
-		rem.trusted, rem.current = true, true
+		rem.trusted, rem.current, rem.same = true, true, true
 		for i, f := range p.local.m.Files {
 			rem.size[i], rem.sum[i] = f.Size, f.SHA256
 		}
@@ -199,6 +307,7 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var h hash.Hash
 	err = p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
 		rem.reset()
+		rem.forget()
 		r, err := p.bucket.NewReader(ctx, manifest.Name, nil)
 		if err != nil {
 			return err
@@ -207,7 +316,11 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		h = sha256.New()
 		in := &readError{r: io.TeeReader(io.LimitReader(kicking{r, kick}, maxManifestSize), h)}
 		_, err = manifest.ScanFiles(in, func(f manifest.File) error {
-			rem.saw(p.index, f.Path, f.Size, f.SHA256)
+			if _, ok := p.index[f.Path]; !ok && chunk.IsChunk(f.Path) {
+				rem.name(f.Path) // kept or deleted by what a listing finds
+			} else {
+				rem.saw(p.index, f.Path, f.Size, f.SHA256)
+			}
 			return ctx.Err()
 		})
 		if err == nil {
@@ -227,6 +340,11 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return err
 	})
 	var de *damagedError
+	// Its names are all the chunks it names when publish uploaded it
+	// complete, whatever its headers.
+	whole := err == nil && a.Metadata[MetaState] == StateComplete && a.Metadata[MetaSHA256] == hex.EncodeToString(h.Sum(nil))
+	rem.namesKnown = whole && !rem.overflow
+	rem.same = whole && a.Metadata[MetaSHA256] == p.local.sum
 	switch {
 	case errors.As(err, &de):
 		rem.note = fmt.Sprintf("the bucket's %s is damaged (%s)", manifest.Name, firstLine(de.Error()))

@@ -14,11 +14,12 @@ import (
 // binding.
 func cloudflareTarget() Target {
 	return Target{
-		Name:     "cloudflare",
-		Files:    []string{"worker.js", "wrangler.toml", "workerd.capnp"},
-		Run:      "cd OUTDIR && npx wrangler deploy; locally: npx workerd serve OUTDIR/workerd.capnp",
-		Counts:   true,
-		Generate: cloudflareGenerate,
+		Name:      "cloudflare",
+		Files:     []string{"worker.js", "wrangler.toml", "workerd.capnp"},
+		Run:       "cd OUTDIR && npx wrangler deploy; locally: npx workerd serve OUTDIR/workerd.capnp",
+		Counts:    true,
+		Assembles: true,
+		Generate:  cloudflareGenerate,
 	}
 }
 

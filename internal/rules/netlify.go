@@ -16,11 +16,12 @@ import (
 // edge function does not run (it bypasses on error).
 func netlifyTarget() Target {
 	return Target{
-		Name:     "netlify",
-		Files:    []string{"_redirects", netlifyNotFound, netlifyEdgeFunction},
-		Run:      "copy _redirects and " + netlifyNotFound + " into the published folder and netlify/ into the site's base folder, then netlify deploy",
-		Counts:   true,
-		Generate: netlifyGenerate,
+		Name:      "netlify",
+		Files:     []string{"_redirects", netlifyNotFound, netlifyEdgeFunction},
+		Run:       "copy _redirects and " + netlifyNotFound + " into the published folder and netlify/ into the site's base folder, then netlify deploy",
+		Counts:    true,
+		Assembles: true,
+		Generate:  netlifyGenerate,
 	}
 }
 

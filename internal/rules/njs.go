@@ -12,11 +12,12 @@ import (
 // request of the server, a page by an internal redirect to the file.
 func njsTarget() Target {
 	return Target{
-		Name:     "nginx-njs",
-		Files:    []string{"nginx.conf", "feedgen.js"},
-		Run:      "include OUTDIR/nginx.conf; in http {}, load_module modules/ngx_http_js_module.so; in main (Debian: libnginx-mod-http-js)",
-		Counts:   true,
-		Generate: njsGenerate,
+		Name:      "nginx-njs",
+		Files:     []string{"nginx.conf", "feedgen.js"},
+		Run:       "include OUTDIR/nginx.conf; in http {}, load_module modules/ngx_http_js_module.so; in main (Debian: libnginx-mod-http-js)",
+		Counts:    true,
+		Assembles: true,
+		Generate:  njsGenerate,
 	}
 }
 

@@ -223,37 +223,12 @@ func checkPlain(t *testing.T, base string, headLength bool) {
 // (a section is then no collection of its own), against feedgen serve
 // over that build.
 func TestPlainAligned(t *testing.T) {
-	files := fstest.MapFS{}
-	err := fs.WalkDir(feedgen.Sample(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := fs.ReadFile(feedgen.Sample(), p)
-		files[p] = &fstest.MapFile{Data: data}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := string(files["config.yaml"].Data)
-	for old, new := range map[string]string{
+	root, m := buildSample(t, map[string]string{
 		"offsets: all": "offsets: aligned", "filters: [section, category, tag, author]": "filters: [category, tag]",
 		"default_limit: 20": "default_limit: 10", "max_limit: 100": "max_limit: 25", "limits: [20, 50, 100]": "limits: [10, 25]",
-	} {
-		if !strings.Contains(conf, old) {
-			t.Fatalf("the sample's config.yaml has no %q", old)
-		}
-		conf = strings.Replace(conf, old, new, 1)
-	}
-	files["config.yaml"] = &fstest.MapFile{Data: []byte(conf)}
-	root := filepath.Join(t.TempDir(), "public")
-	now := func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
-	res, err := build.New(build.Options{FS: files, ConfigName: "config.yaml", OutDir: root, Now: now, Generator: "feedgen test"}).Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	ref := serveReference(t, root)
-	s, err := NewSite(res.Manifest, root, "80")
+	s, err := NewSite(m, root, "80")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,4 +334,38 @@ func TestPlainLongValues(t *testing.T) {
 			t.Errorf("tag=%.40s: %q, want %q", tc.tag, got, tc.seg)
 		}
 	}
+}
+
+// buildSample builds the sample site with its config.yaml edited (each
+// key of edits replaced by its value, once), and returns the build's
+// folder and manifest.
+func buildSample(t *testing.T, edits map[string]string) (string, *manifest.Manifest) {
+	t.Helper()
+	files := fstest.MapFS{}
+	err := fs.WalkDir(feedgen.Sample(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(feedgen.Sample(), p)
+		files[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(files["config.yaml"].Data)
+	for old, new := range edits {
+		if !strings.Contains(conf, old) {
+			t.Fatalf("the sample's config.yaml has no %q", old)
+		}
+		conf = strings.Replace(conf, old, new, 1)
+	}
+	files["config.yaml"] = &fstest.MapFile{Data: []byte(conf)}
+	root := filepath.Join(t.TempDir(), "public")
+	now := func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
+	res, err := build.New(build.Options{FS: files, ConfigName: "config.yaml", OutDir: root, Now: now, Generator: "feedgen test"}).Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, res.Manifest
 }

@@ -102,6 +102,11 @@ type Target struct {
 	// Counts says that the files hold the build's counts: they are to be
 	// written again after each build.
 	Counts bool
+	// Assembles says that the target runs code that can put a page
+	// together per request from the chunks of a build of layout: chunks
+	// (docs/contract.md §12). The others only map a request onto a file,
+	// and refuse such a build (see checkLayout).
+	Assembles bool
 	// Generate returns the content of each file of Files.
 	Generate func(s *Site) (*Output, error)
 }
@@ -154,6 +159,40 @@ func Find(name string) (Target, error) {
 	return Target{}, fmt.Errorf("unknown target %q: want one of %s", name, strings.Join(names, ", "))
 }
 
+// ErrChunks is the error of a target given a build of layout: chunks
+// that it cannot serve.
+var ErrChunks = errors.New("the build is in the chunks layout (pagination.layout: chunks)")
+
+// checkLayout refuses a build of layout: chunks, whose pages are put
+// together per request: a target that only maps a request onto a file
+// cannot, and its error names the targets that can. Those do not yet
+// either: their code reads page files only.
+func checkLayout(t Target, s *Site) error {
+	if !s.Paging.Chunked() {
+		return nil
+	}
+	var can []string
+	for _, t := range Targets() {
+		if t.Assembles {
+			can = append(can, t.Name)
+		}
+	}
+	if !t.Assembles {
+		return fmt.Errorf("%w: its pages are put together per request from chunks, and %s only maps a request onto a file; the targets that run code to do it are %s (and feedgen serve does it), or build with pagination.layout: pages",
+			ErrChunks, t.Name, andList(can))
+	}
+	return fmt.Errorf("%w: putting its pages together from chunks at the edge is not implemented yet; %s will do it, and feedgen serve does it today, or build with pagination.layout: pages",
+		ErrChunks, andList(can))
+}
+
+// andList writes names as "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // Write writes the files of target t for s into outDir, each atomically,
 // and returns their paths and the target's warnings. Strict makes a
 // warning a *StrictError, and then nothing is written.
@@ -165,6 +204,9 @@ func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []s
 	withOut := *s
 	withOut.OutDir = abs
 	if err := withOut.check(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	if err := checkLayout(t, &withOut); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
 	out, err := t.Generate(&withOut)

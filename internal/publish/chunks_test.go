@@ -1,0 +1,587 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
+	"gocloud.dev/blob"
+)
+
+// chunksOpt is a site of 300 articles in the chunks layout, with a tag
+// filter: about ten chunks in the main listing, and a collection per tag.
+var chunksOpt = corpus.Options{Articles: 300, Limits: []int{10, 20}, Seed: 7, Filters: []string{"tag"}}
+
+// stepOfKey is the step of a publish in which an object goes up: chunks,
+// then the rest of articles/ (indexes, or pages), then manifest.json; -1
+// for the lock.
+func stepOfKey(key string) int {
+	switch {
+	case chunk.IsChunk(key):
+		return 0
+	case strings.HasPrefix(key, Prefix):
+		return 1
+	case key == manifest.Name:
+		return 2
+	}
+	return -1
+}
+
+// chunksOf returns the chunks m names.
+func chunksOf(m *manifest.Manifest) map[string]bool {
+	set := map[string]bool{}
+	for _, f := range m.Files {
+		if chunk.IsChunk(f.Path) {
+			set[f.Path] = true
+		}
+	}
+	return set
+}
+
+// minus returns the keys of a that none of bs holds, sorted.
+func minus(a map[string]bool, bs ...map[string]bool) []string {
+	var out []string
+	for k := range a {
+		if !slices.ContainsFunc(bs, func(b map[string]bool) bool { return b[k] }) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// staleFiles counts the files of build a that build b does not have,
+// chunks apart.
+func staleFiles(a, b *manifest.Manifest) int {
+	have := map[string]bool{}
+	for _, f := range b.Files {
+		have[f.Path] = true
+	}
+	n := 0
+	for _, f := range a.Files {
+		if !have[f.Path] && !chunk.IsChunk(f.Path) {
+			n++
+		}
+	}
+	return n
+}
+
+// recordedPublish publishes the build in dir to b, whose uploads rec
+// records, and checks their order: every chunk in the bucket before the
+// first index starts, every index before manifest.json. It returns the
+// result and the keys uploaded.
+func recordedPublish(t *testing.T, b *blob.Bucket, rec *recorder, dir string, opt Options) (*Result, []string) {
+	t.Helper()
+	rec.take()
+	res := publishDir(t, b, dir, opt)
+	keys, err := order(rec.take(), stepOfKey)
+	if err != nil {
+		t.Error(err)
+	}
+	return res, keys
+}
+
+// TestPublishChunks publishes a site of layout: chunks, then the changes a
+// CI job would publish, through a bucket that records the order of its
+// uploads (chunks, then indexes, then manifest.json, each step done
+// before the next starts): the chunks' immutable Cache-Control, what an
+// unchanged build and a new article upload, the chunks the bucket keeps
+// for one more publish, a dry run, a revert, an interrupted publish and
+// headers to fix.
+func TestPublishChunks(t *testing.T) {
+	forBackends(t, func(t *testing.T, newBucket newBucketFunc) {
+		ctx := context.Background()
+		s := newChunksSite(t, chunksOpt)
+		url, store := newBucket(t)
+		b, rec := record(t, open(t, url))
+		cc := config.DefaultCacheControl
+		first := readManifest(t, s.out)
+		if !first.Pagination.Chunked() || len(chunksOf(first)) < 10 {
+			t.Fatalf("the site is not in the chunks layout, or has few chunks (%d)", len(chunksOf(first)))
+		}
+
+		t.Run("first", func(t *testing.T) {
+			res, keys := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if got, want := countsOf(res), (counts{Uploaded: len(first.Files) + 1}); got != want {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+			if !res.Chunked || res.Kept != 0 {
+				t.Errorf("got Chunked %v, Kept %d; want true, 0", res.Chunked, res.Kept)
+			}
+			if len(keys) != len(first.Files)+1 || keys[len(keys)-1] != manifest.Name {
+				t.Errorf("%d objects uploaded, want %d, manifest.json last", len(keys), len(first.Files)+1)
+			}
+			checkBucket(t, b, s.out, cc, nil)
+		})
+
+		t.Run("unchanged", func(t *testing.T) {
+			before := storeSnapshot(t, store)
+			res, keys := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if got, want := countsOf(res), (counts{Unchanged: len(first.Files) + 1}); got != want || len(keys) > 0 {
+				t.Errorf("got %+v, uploaded %q; want %+v, nothing", got, keys, want)
+			}
+			sameStore(t, store, before)
+		})
+
+		// A: the first build; B: with one article more; C: B with one
+		// article edited.
+		a := first
+		s.add(t)
+		bm := readManifest(t, s.out)
+		keptA := minus(chunksOf(a), chunksOf(bm))
+		t.Run("one new article", func(t *testing.T) {
+			up, del := changed(a, bm)
+			var chunks, indexes int
+			for _, f := range bm.Files {
+				if !slices.ContainsFunc(a.Files, func(g manifest.File) bool { return g.Path == f.Path && g.SHA256 == f.SHA256 }) {
+					if chunk.IsChunk(f.Path) {
+						chunks++
+					} else {
+						indexes++
+					}
+				}
+			}
+			// A handful: each collection the article joins (the main
+			// listing and its tags') gets a new index and one or two new
+			// chunks, and nothing else changes.
+			sizes := map[string]int{}
+			for _, c := range a.Collections {
+				sizes[c.Dir] = c.Count
+			}
+			joins := 0
+			for _, c := range bm.Collections {
+				if n, ok := sizes[c.Dir]; !ok || n != c.Count {
+					joins++
+				}
+			}
+			t.Logf("one new article: %d chunks and %d indexes of %d files", chunks, indexes, len(bm.Files))
+			if indexes != joins || chunks == 0 || chunks > 2*joins || up > len(bm.Files)/10 {
+				t.Fatalf("one new article, in %d collections, changed %d chunks and %d indexes of %d files", joins, chunks, indexes, len(bm.Files))
+			}
+			res, keys := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(bm.Files) - up, Deleted: staleFiles(a, bm)}); got != want {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+			if len(keys) != up+1 {
+				t.Errorf("uploaded %d objects, want %d", len(keys), up+1)
+			}
+			// The chunks only A names stay: an edge may hold A's indexes.
+			if res.Kept != len(keptA) || len(keptA) == 0 || del-staleFiles(a, bm) != len(keptA) {
+				t.Errorf("kept %d chunks, want the %d only A names", res.Kept, len(keptA))
+			}
+			if got := res.Summary(); !strings.Contains(got, fmt.Sprintf(", kept %s, in ", human.Plural(len(keptA), "old chunk"))) {
+				t.Errorf("summary %q does not say what it kept", got)
+			}
+			checkBucketKeeping(t, b, s.out, cc, nil, keptA)
+		})
+
+		snapB := s.snapshot(t)
+		s.edit(t, 150, "An edited title")
+		cm := readManifest(t, s.out)
+		keptB := minus(chunksOf(bm), chunksOf(cm))
+		goneA := minus(chunksOf(a), chunksOf(bm), chunksOf(cm))
+		t.Run("dry run", func(t *testing.T) {
+			snap := storeSnapshot(t, store)
+			var log bytes.Buffer
+			opt := lockOptions(url, store)
+			opt.DryRun, opt.Log = true, &log
+			rec.take()
+			res := publishDir(t, b, s.out, opt)
+			if got := rec.take(); len(got) > 0 {
+				t.Errorf("the dry run uploaded %v", got)
+			}
+			up, _ := changed(bm, cm)
+			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(cm.Files) - up, Deleted: staleFiles(bm, cm) + len(goneA)}); got != want || res.Kept != len(keptB) {
+				t.Errorf("got %+v, kept %d; want %+v, kept %d", got, res.Kept, want, len(keptB))
+			}
+			var (
+				lines   = strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+				deletes []string
+				steps   []int
+			)
+			line := regexp.MustCompile(`^(upload (\S+) \(\d+(\.\d)? k?B\)|delete (\S+)|keep (\d+) old chunks: the bucket's previous manifest names them, and a cached index may still read them)$`)
+			for _, l := range lines {
+				m := line.FindStringSubmatch(l)
+				switch {
+				case m == nil:
+					t.Errorf("line %q is not an upload, a delete or a keep", l)
+				case m[2] != "":
+					steps = append(steps, stepOfKey(m[2]))
+				case m[4] != "":
+					deletes = append(deletes, m[4])
+				case m[5] != fmt.Sprint(len(keptB)):
+					t.Errorf("line %q: want %d kept", l, len(keptB))
+				}
+			}
+			if len(steps) != up+1 || !slices.IsSorted(steps) || steps[len(steps)-1] != 2 {
+				t.Errorf("the uploads are not chunks, then indexes, then the manifest:\n%s", log.String())
+			}
+			if !slices.Equal(deletes, goneA) {
+				t.Errorf("deletes %q, want the chunks only A names %q", deletes, goneA)
+			}
+			if got, want := res.Summary(), fmt.Sprintf(", would delete %d, would keep %s, in ", len(goneA), human.Plural(len(keptB), "old chunk")); !strings.Contains(got, want) {
+				t.Errorf("summary %q, want it to hold %q", got, want)
+			}
+			sameStore(t, store, snap)
+		})
+
+		t.Run("two manifests", func(t *testing.T) {
+			// The third publish: chunks only A names go, those B names
+			// and C does not stay.
+			res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if res.Deleted != staleFiles(bm, cm)+len(goneA) || res.Kept != len(keptB) || len(goneA) == 0 || len(keptB) == 0 {
+				t.Errorf("deleted %d, kept %d; want %d deleted (%d chunks only A names), %d kept", res.Deleted, res.Kept, staleFiles(bm, cm)+len(goneA), len(goneA), len(keptB))
+			}
+			checkBucketKeeping(t, b, s.out, cc, nil, keptB)
+		})
+
+		t.Run("revert", func(t *testing.T) {
+			// B again: its chunks are in the bucket (kept), checked and
+			// not uploaded; only indexes and the manifest go up.
+			res, keys := recordedPublish(t, b, rec, snapB, lockOptions(url, store))
+			for _, k := range keys {
+				if chunk.IsChunk(k) {
+					t.Errorf("uploaded the chunk %s, which the bucket kept", k)
+				}
+			}
+			if res.Checked != len(keptB) || res.Kept != len(minus(chunksOf(cm), chunksOf(bm))) {
+				t.Errorf("checked %d, kept %d; want %d, %d", res.Checked, res.Kept, len(keptB), len(minus(chunksOf(cm), chunksOf(bm))))
+			}
+			checkBucketKeeping(t, b, snapB, cc, nil, minus(chunksOf(cm), chunksOf(bm)))
+			recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			checkBucketKeeping(t, b, s.out, cc, nil, keptB)
+		})
+
+		// The chunks the bucket keeps after the interrupted publish.
+		var kept []string
+		t.Run("interrupted", func(t *testing.T) {
+			before := readManifest(t, s.out)
+			s.add(t)
+			after := readManifest(t, s.out)
+			// Stopped after the first upload, a chunk: no index has
+			// changed, and the bucket's indexes name chunks it holds.
+			rec.take()
+			interrupt(t, b, s.out, 1, lockOptions(url, store))
+			keys, err := order(rec.take(), stepOfKey)
+			if err != nil || len(keys) != 1 || !chunk.IsChunk(keys[0]) {
+				t.Errorf("the interrupted publish uploaded %q (%v), want one chunk", keys, err)
+			}
+			checkIndexes(t, b, before)
+			res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if !strings.HasSuffix(res.Remote, " did not finish") {
+				t.Errorf("got Remote %q, want that the last publish did not finish", res.Remote)
+			}
+			// It did not finish: an index it uploaded (none here, but
+			// it cannot know) may name any chunk; all are kept.
+			kept = minus(chunksOf(bm), chunksOf(after))
+			kept = append(kept, minus(chunksOf(before), chunksOf(bm), chunksOf(after))...)
+			if res.Deleted != staleFiles(before, after) || res.Kept != len(kept) {
+				t.Errorf("deleted %d, kept %d; want %d, %d", res.Deleted, res.Kept, staleFiles(before, after), len(kept))
+			}
+			checkBucketKeeping(t, b, s.out, cc, nil, kept)
+		})
+
+		files := readManifest(t, s.out).Files
+		var chunks []string
+		for _, f := range files {
+			if chunk.IsChunk(f.Path) {
+				chunks = append(chunks, f.Path)
+			}
+		}
+		t.Run("cache control", func(t *testing.T) {
+			// Another Cache-Control in the config: the indexes and the
+			// manifest go up again, the chunks are checked and stay as
+			// they are, immutable. The manifest's bytes do not change:
+			// the chunks kept stay.
+			for _, cc := range []string{"public, max-age=300", cc} {
+				opt := lockOptions(url, store)
+				opt.CacheControl = cc
+				res, keys := recordedPublish(t, b, rec, s.out, opt)
+				if got, want := countsOf(res), (counts{Uploaded: len(files) - len(chunks) + 1, Unchanged: len(chunks), Checked: len(files)}); got != want || res.Kept != len(kept) {
+					t.Errorf("%s: got %+v, kept %d; want %+v, %d", cc, got, res.Kept, want, len(kept))
+				}
+				if slices.ContainsFunc(keys, chunk.IsChunk) {
+					t.Errorf("%s: uploaded chunks again", cc)
+				}
+				checkBucketKeeping(t, b, s.out, cc, nil, kept)
+			}
+		})
+
+		t.Run("chunk headers", func(t *testing.T) {
+			// A chunk with the configured Cache-Control, as another tool
+			// would upload it: --full finds it, and uploads it again.
+			key := chunks[len(chunks)/2]
+			data, err := os.ReadFile(filepath.Join(s.out, filepath.FromSlash(key)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: cc, Metadata: map[string]string{MetaSHA256: sha256Hex(data)}}); err != nil {
+				t.Fatal(err)
+			}
+			opt := lockOptions(url, store)
+			opt.Full = true
+			res, keys := recordedPublish(t, b, rec, s.out, opt)
+			if !slices.Equal(keys, []string{key}) || res.Checked != len(files) {
+				t.Errorf("uploaded %q, checked %d; want %s, %d", keys, res.Checked, key, len(files))
+			}
+			checkBucketKeeping(t, b, s.out, cc, nil, kept)
+		})
+	})
+}
+
+// checkIndexes checks that every index of the bucket is the one of build
+// m, and that every chunk it names is in the bucket.
+func checkIndexes(t *testing.T, b *blob.Bucket, m *manifest.Manifest) {
+	t.Helper()
+	ctx := context.Background()
+	for _, f := range m.Files {
+		if !chunk.IsIndex(f.Path) {
+			continue
+		}
+		data, err := b.ReadAll(ctx, f.Path)
+		if err != nil || sha256Hex(data) != f.SHA256 {
+			t.Errorf("%s is not the previous build's (%v)", f.Path, err)
+			continue
+		}
+		ix, err := chunk.ParseIndex(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range ix.Chunks {
+			if ok, err := b.Exists(ctx, r.Path); !ok || err != nil {
+				t.Errorf("%s names %s, which the bucket does not hold (%v)", f.Path, r.Path, err)
+			}
+		}
+	}
+}
+
+// TestPublishChunksKeeps publishes three builds in a row, A, B and C, and
+// spoils the bucket before the third in ways that make the bucket's
+// manifest (B's) unknown or not to be trusted for what it names: a chunk
+// that only A names is deleted by the third publish only when it can be
+// sure that B did not name it, and kept otherwise (as are the chunks
+// that B names and C does not, always). A fourth publish, D, deletes
+// whatever neither C nor D names.
+func TestPublishChunksKeeps(t *testing.T) {
+	s := newChunksSite(t, chunksOpt)
+	a := s.snapshot(t)
+	s.edit(t, 10, "B's edit")
+	bDir := s.snapshot(t)
+	s.edit(t, 150, "C's edit")
+	cDir := s.snapshot(t)
+	s.edit(t, 250, "D's edit")
+	dDir := s.out
+	am, bm, cm, dm := readManifest(t, a), readManifest(t, bDir), readManifest(t, cDir), readManifest(t, dDir)
+	ctx := context.Background()
+
+	writeLock := func(store, state string) error {
+		info := lockInfo{Owner: "a dead one", Token: "t0", Started: time.Now(), Renewed: time.Now(), State: state}
+		return os.WriteFile(filepath.Join(store, LockName), info.marshal(), 0o644)
+	}
+	for _, tt := range []struct {
+		name string
+		// spoil changes the bucket before the third publish, and may
+		// change its options.
+		spoil func(b *blob.Bucket, store string, opt *Options) error
+		third string // the build of the third publish: C when ""
+		// deletes: the chunks only A names go.
+		deletes bool
+		note    string // the start of Result.Remote
+	}{
+		{name: "manifest read", deletes: true},
+		{name: "full", spoil: func(_ *blob.Bucket, _ string, opt *Options) error { opt.Full = true; return nil }, deletes: true},
+		{name: "manifest of other headers", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			// B's own manifest, complete, with another Cache-Control (the
+			// config changed): what it names is known.
+			data, err := b.ReadAll(ctx, manifest.Name)
+			if err != nil {
+				return err
+			}
+			return b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: "no-cache",
+				Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}})
+		}, deletes: true, note: "the bucket's manifest.json was not uploaded by feedgen publish with these headers"},
+		{name: "no manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			return b.Delete(ctx, manifest.Name)
+		}, note: "the bucket has no manifest.json"},
+		{name: "damaged manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			return b.WriteAll(ctx, manifest.Name, []byte(`{"format":1,"files":[`), &blob.WriterOptions{ContentType: ContentType})
+		}, note: "the bucket's manifest.json is damaged"},
+		{name: "manifest of another tool", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			data, err := os.ReadFile(filepath.Join(bDir, manifest.Name))
+			if err != nil {
+				return err
+			}
+			return b.WriteAll(ctx, manifest.Name, data, nil)
+		}, note: "the bucket's manifest.json was not uploaded by feedgen publish"},
+		{name: "last publish did not finish", spoil: func(_ *blob.Bucket, store string, _ *Options) error {
+			return writeLock(store, lockInterrupted)
+		}, note: "the publish of a dead one, started .* did not finish"},
+		{name: "unchanged, full", spoil: func(_ *blob.Bucket, _ string, opt *Options) error { opt.Full = true; return nil }, third: bDir},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			url, store := fileBucket(t)
+			b := open(t, url)
+			publishDir(t, b, a, lockOptions(url, store))
+			publishDir(t, b, bDir, lockOptions(url, store))
+			keptA := minus(chunksOf(am), chunksOf(bm))
+			checkBucketKeeping(t, b, bDir, config.DefaultCacheControl, nil, keptA)
+
+			opt := lockOptions(url, store)
+			if tt.spoil != nil {
+				if err := tt.spoil(b, store, &opt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			third, tm := cDir, cm
+			if tt.third != "" {
+				third, tm = tt.third, readManifest(t, tt.third)
+			}
+			res := publishDir(t, b, third, opt)
+			if !regexp.MustCompile("^" + tt.note).MatchString(res.Remote) {
+				t.Errorf("got Remote %q, want %q", res.Remote, tt.note)
+			}
+			kept := minus(chunksOf(bm), chunksOf(tm))
+			goneA := minus(chunksOf(am), chunksOf(bm), chunksOf(tm))
+			if !tt.deletes {
+				kept, goneA = append(kept, goneA...), nil
+			}
+			if len(kept) == 0 && tt.third == "" {
+				t.Fatal("the third build has every chunk of the second")
+			}
+			if res.Kept != len(kept) || res.Deleted != staleFiles(bm, tm)+len(goneA) {
+				t.Errorf("kept %d, deleted %d; want %d kept, %d deleted (%d chunks only A names)", res.Kept, res.Deleted, len(kept), staleFiles(bm, tm)+len(goneA), len(goneA))
+			}
+			checkBucketKeeping(t, b, third, config.DefaultCacheControl, nil, kept)
+
+			// The fourth publish knows the third's manifest: whatever
+			// neither it nor D names goes.
+			res = publishDir(t, b, dDir, lockOptions(url, store))
+			kept = minus(chunksOf(tm), chunksOf(dm))
+			if res.Kept != len(kept) || res.Remote != "" {
+				t.Errorf("the fourth publish kept %d (%q), want %d", res.Kept, res.Remote, len(kept))
+			}
+			checkBucketKeeping(t, b, dDir, config.DefaultCacheControl, nil, kept)
+		})
+	}
+}
+
+// TestPublishSwitchLayout publishes a build of the pages layout, then the
+// same site in the chunks layout, and back: each publish deletes the
+// other layout's files as stale (but the chunks of the last manifest,
+// for one publish more), within --max-deletes.
+func TestPublishSwitchLayout(t *testing.T) {
+	opt := chunksOpt
+	opt.Articles = 60
+	s := newSite(t, opt)
+	url, store := fileBucket(t)
+	b, rec := record(t, open(t, url))
+	cc := config.DefaultCacheControl
+	pages := readManifest(t, s.out)
+	recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+	checkBucket(t, b, s.out, cc, nil)
+
+	s.setLayout(t, listing.LayoutChunks)
+	chunked := readManifest(t, s.out)
+	t.Run("to chunks, too many deletes", func(t *testing.T) {
+		snap := storeSnapshot(t, store)
+		opt := lockOptions(url, store)
+		opt.MaxDeletes = len(pages.Files) - 1
+		_, err := Publish(context.Background(), b, os.DirFS(s.out), opt)
+		var tm *TooManyDeletesError
+		if !errors.As(err, &tm) || *tm != (TooManyDeletesError{Deletes: len(pages.Files), Max: len(pages.Files) - 1, Noun: "file"}) {
+			t.Fatalf("got %v, want a TooManyDeletesError of %d files", err, len(pages.Files))
+		}
+		sameStore(t, store, snap)
+	})
+	t.Run("to chunks", func(t *testing.T) {
+		res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+		if got, want := countsOf(res), (counts{Uploaded: len(chunked.Files) + 1, Deleted: len(pages.Files)}); got != want || res.Kept != 0 {
+			t.Errorf("got %+v, kept %d; want %+v, none kept", got, res.Kept, want)
+		}
+		checkBucket(t, b, s.out, cc, nil)
+	})
+
+	s.setLayout(t, listing.LayoutPages)
+	t.Run("back to pages", func(t *testing.T) {
+		// The indexes go; the chunks stay, named by the bucket's
+		// manifest: an edge may hold its indexes.
+		res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+		all := minus(chunksOf(chunked))
+		if got, want := countsOf(res), (counts{Uploaded: len(pages.Files) + 1, Deleted: len(chunked.Files) - len(all)}); got != want || res.Kept != len(all) {
+			t.Errorf("got %+v, kept %d; want %+v, %d kept", got, res.Kept, want, len(all))
+		}
+		checkBucketKeeping(t, b, s.out, cc, nil, all)
+	})
+	t.Run("pages, edited", func(t *testing.T) {
+		before := readManifest(t, s.out)
+		s.edit(t, 3, "An edited title")
+		after := readManifest(t, s.out)
+		up, del := changed(before, after)
+		res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+		if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del + len(chunksOf(chunked))}); got != want || res.Kept != 0 {
+			t.Errorf("got %+v, kept %d; want %+v, none kept", got, res.Kept, want)
+		}
+		checkBucket(t, b, s.out, cc, nil)
+	})
+}
+
+// TestPublishChunksManyNamed gives the bucket a manifest, complete, that
+// names more chunks the build does not have than publish keeps in memory
+// (maxNamed): what it names is then not known, and a chunk the bucket
+// holds that neither manifest names is kept, not deleted.
+func TestPublishChunksManyNamed(t *testing.T) {
+	s := newChunksSite(t, corpus.Options{Articles: 40, Seed: 3})
+	url, store := fileBucket(t)
+	b := open(t, url)
+	ctx := context.Background()
+	publishDir(t, b, s.out, lockOptions(url, store))
+	local := readManifest(t, s.out)
+	stray := chunk.ChunkPath([32]byte{1}) // named by no manifest
+	for _, tt := range []struct {
+		named int
+		kept  bool
+	}{
+		{maxNamed(len(local.Files)), false},
+		{maxNamed(len(local.Files)) + 1, true},
+	} {
+		t.Run(fmt.Sprint(tt.named), func(t *testing.T) {
+			if err := b.WriteAll(ctx, stray, []byte("[{}]"), nil); err != nil {
+				t.Fatal(err)
+			}
+			// A manifest of another build, complete, with the chunks
+			// of this one but the first, and tt.named more.
+			big := *local
+			big.Generator = "another build"
+			big.Files = append([]manifest.File(nil), local.Files[1:]...)
+			for i := range tt.named {
+				var sum [32]byte
+				sum[0], sum[1], sum[2], sum[3] = 2, byte(i>>16), byte(i>>8), byte(i)
+				big.Files = append(big.Files, manifest.File{Path: chunk.ChunkPath(sum), Size: 4, SHA256: strings.Repeat("0", 64)})
+			}
+			data := big.Marshal()
+			if err := b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: config.DefaultCacheControl,
+				Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}}); err != nil {
+				t.Fatal(err)
+			}
+			res := publishDir(t, b, s.out, lockOptions(url, store))
+			kept, _ := b.Exists(ctx, stray)
+			if kept != tt.kept || res.Kept != map[bool]int{true: 1}[tt.kept] || res.Deleted != map[bool]int{false: 1}[tt.kept] {
+				t.Errorf("stray chunk kept: %v (Kept %d, Deleted %d), want %v", kept, res.Kept, res.Deleted, tt.kept)
+			}
+		})
+	}
+}
