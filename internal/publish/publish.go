@@ -473,6 +473,9 @@ func readLocal(output fs.FS) (*local, error) {
 		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and publish once it is done")
 	}
 	snap, err := manifest.Read(output)
+	if err == nil {
+		err = snap.Complete()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -305,6 +305,7 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return nil
 	}
 	var h hash.Hash
+	var indexes []manifest.File // the chunk indexes it lists
 	err = p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
 		rem.reset()
 		rem.forget()
@@ -315,7 +316,11 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		defer r.Close()
 		h = sha256.New()
 		in := &readError{r: io.TeeReader(io.LimitReader(kicking{r, kick}, maxManifestSize), h)}
+		indexes = indexes[:0]
 		_, err = manifest.ScanFiles(in, func(f manifest.File) error {
+			if chunk.IsIndex(f.Path) {
+				indexes = append(indexes, f)
+			}
 			if _, ok := p.index[f.Path]; !ok && chunk.IsChunk(f.Path) {
 				rem.name(f.Path) // kept or deleted by what a listing finds
 			} else {
@@ -343,6 +348,18 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	// Its names are all the chunks it names when publish uploaded it
 	// complete, whatever its headers.
 	whole := err == nil && a.Metadata[MetaState] == StateComplete && a.Metadata[MetaSHA256] == hex.EncodeToString(h.Sum(nil))
+	if whole && len(indexes) > 0 {
+		// A manifest of the chunks layout names its chunks through its
+		// indexes (manifest.Marshal): read them.
+		if ierr := p.readIndexes(ctx, rem, indexes); ierr != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rem.note = fmt.Sprintf("the bucket's chunk indexes cannot be read (%s)", firstLine(ierr.Error()))
+			rem.reset()
+			return nil
+		}
+	}
 	rem.namesKnown = whole && !rem.overflow
 	rem.same = whole && a.Metadata[MetaSHA256] == p.local.sum
 	switch {
@@ -374,4 +391,53 @@ func firstLine(s string) string {
 		return s[:i] + " …"
 	}
 	return s
+}
+
+// readIndexes records what the chunk indexes the bucket's manifest lists
+// say: each chunk they name is in the bucket, with the size they give and
+// the SHA-256 its name gives (publish uploads chunks before the indexes
+// that name them); a chunk that the build does not have is one the
+// bucket's manifest names (see decideChunks). An index with the bytes of
+// the build's own at its path is read from the build; any other from the
+// bucket, checked against the manifest's size and SHA-256: after one
+// change, a handful.
+func (p *publisher) readIndexes(ctx context.Context, rem *remote, indexes []manifest.File) error {
+	for _, f := range indexes {
+		if f.Size > manifest.MaxPageSize {
+			return fmt.Errorf("%s: %d bytes", f.Path, f.Size)
+		}
+		var data []byte
+		var err error
+		if i, ok := p.index[f.Path]; ok && p.local.m.Files[i].SHA256 == f.SHA256 {
+			data, err = manifest.ReadPage(p.output, f, nil)
+		} else {
+			err = p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+				r, err := p.bucket.NewReader(ctx, f.Path, nil)
+				if err != nil {
+					return err
+				}
+				defer r.Close()
+				data, err = manifest.ReadChecked(r, f, nil)
+				return err
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		ix, err := chunk.ParseIndex(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		for _, r := range ix.Chunks {
+			sum, _ := chunk.ParseChunkPath(r.Path)
+			if i, ok := p.index[r.Path]; ok {
+				if rem.size[i] < 0 {
+					rem.size[i], rem.sum[i] = int64(r.Size), hex.EncodeToString(sum[:])
+				}
+			} else {
+				rem.name(r.Path)
+			}
+		}
+	}
+	return nil
 }

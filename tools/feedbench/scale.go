@@ -95,6 +95,9 @@ func parseScaleFlags(args []string, stderr io.Writer) (scalePlan, error) {
 	quickDefault(c, "build-articles", &plan.buildArticles, 20_000)
 	quickDefault(c, "build-runs", &plan.buildRuns, 3)
 	plan.wrkPlan.setQuick(c)
+	if plan.layout != "pages" && plan.layout != "chunks" {
+		return scalePlan{}, c.usageError("-layout: %q is neither pages nor chunks", plan.layout)
+	}
 	if plan.parts == "" || strings.Trim(plan.parts, "abc") != "" {
 		return scalePlan{}, c.usageError("-parts: %q is not made of a, b and c", plan.parts)
 	}

@@ -26,13 +26,13 @@ func TestParseScaleFlags(t *testing.T) {
 		want    scalePlan
 		wantErr bool
 	}{
-		{nil, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 6, seed: 1, parts: "abc", wrkPlan: wrk}, false},
-		{[]string{"-quick"}, scalePlan{articles: 1_000, buildArticles: 20_000, buildRuns: 3, seed: 1, parts: "abc", wrkPlan: quick, quick: true}, false},
-		{[]string{"-parts", "a", "-articles", "500"}, scalePlan{articles: 500, buildArticles: 1_000_000, buildRuns: 6, seed: 1, parts: "a", wrkPlan: wrk}, false},
-		{[]string{"-parts", "c"}, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 6, seed: 1, parts: "c", wrkPlan: wrk}, false},
-		{[]string{"-parts", "ac"}, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 6, seed: 1, parts: "ac", wrkPlan: wrk}, false},
-		{[]string{"-parts", "b", "-build-articles", "50000", "-build-runs", "5"}, scalePlan{articles: 10_000, buildArticles: 50_000, buildRuns: 5, seed: 1, parts: "b", wrkPlan: wrk}, false},
-		{[]string{"-quick", "-build-articles", "50000"}, scalePlan{articles: 1_000, buildArticles: 50_000, buildRuns: 3, seed: 1, parts: "abc", wrkPlan: quick, quick: true}, false},
+		{nil, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 6, seed: 1, parts: "abc", layout: "pages", wrkPlan: wrk}, false},
+		{[]string{"-quick"}, scalePlan{articles: 1_000, buildArticles: 20_000, buildRuns: 3, seed: 1, parts: "abc", layout: "pages", wrkPlan: quick, quick: true}, false},
+		{[]string{"-parts", "a", "-articles", "500"}, scalePlan{articles: 500, buildArticles: 1_000_000, buildRuns: 6, seed: 1, parts: "a", layout: "pages", wrkPlan: wrk}, false},
+		{[]string{"-parts", "c"}, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 6, seed: 1, parts: "c", layout: "pages", wrkPlan: wrk}, false},
+		{[]string{"-parts", "ac"}, scalePlan{articles: 10_000, buildArticles: 1_000_000, buildRuns: 6, seed: 1, parts: "ac", layout: "pages", wrkPlan: wrk}, false},
+		{[]string{"-parts", "b", "-build-articles", "50000", "-build-runs", "5"}, scalePlan{articles: 10_000, buildArticles: 50_000, buildRuns: 5, seed: 1, parts: "b", layout: "pages", wrkPlan: wrk}, false},
+		{[]string{"-quick", "-build-articles", "50000"}, scalePlan{articles: 1_000, buildArticles: 50_000, buildRuns: 3, seed: 1, parts: "abc", layout: "pages", wrkPlan: quick, quick: true}, false},
 		{[]string{"-parts", "d"}, scalePlan{}, true},
 		{[]string{"-parts", "ab-"}, scalePlan{}, true},
 		{[]string{"-parts", ""}, scalePlan{}, true},
