@@ -68,7 +68,7 @@ type chunkPlan struct {
 // files: chunks, then indexes. prev is the last build's manifest.
 func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 	w.plan(prev)
-	w.l.ReleaseAll() // chunks are read in no order the merge could follow
+	defer w.l.ReleaseAll()
 	cuts := w.l.Chunks()
 	p := &chunkPlan{of: make([][]*chunkJob, len(cuts))}
 	byInput := map[[sha256.Size]byte]*chunkJob{}
@@ -112,9 +112,14 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 		todo = append(todo, j)
 	}
 	var budget atomic.Int64
-	budget.Store(keepRendered)
+	budget.Store(w.b.keepRendered)
+	rel := newReleaser(w.l, todo)
 	err := parallel(todo, 1, func(j *chunkJob, buf []byte) ([]byte, error) {
+		if n := j.ch.Size(); cap(buf) < n {
+			buf = make([]byte, 0, n)
+		}
 		data, err := feed.AppendChunk(buf[:0], j.ch)
+		defer rel.done(j)
 		if err != nil {
 			return data, err
 		}
@@ -138,6 +143,45 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 		paths = append(paths, chunk.IndexPath(c.Dir))
 	}
 	return paths, nil
+}
+
+// releaser says which articles of the main listing the chunks named so
+// far no longer need (feed.Listing.Release), so that a build that keeps
+// its articles in a file (feed.Spill) reads the main listing's chunks,
+// which come first and in order, from the merge's memory, as pages are.
+type releaser struct {
+	l        *feed.Listing
+	jobs     []*chunkJob
+	at       map[*chunkJob]int
+	mu       sync.Mutex
+	finished []bool
+	low      int
+}
+
+func newReleaser(l *feed.Listing, jobs []*chunkJob) *releaser {
+	r := &releaser{l: l, jobs: jobs, at: make(map[*chunkJob]int, len(jobs)), finished: make([]bool, len(jobs))}
+	for i, j := range jobs {
+		r.at[j] = i
+	}
+	return r
+}
+
+// done says that job j was rendered.
+func (r *releaser) done(j *chunkJob) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.finished[r.at[j]] = true
+	low := r.low
+	for r.low < len(r.jobs) && r.finished[r.low] {
+		r.low++
+	}
+	switch {
+	case r.low == low:
+	case r.low < len(r.jobs) && r.jobs[r.low].ch.Coll == r.l.Main():
+		r.l.Release(feed.Page{Coll: r.l.Main(), Offset: r.jobs[r.low].ch.Lo})
+	default:
+		r.l.ReleaseAll() // the main listing is done: the others read the file
+	}
 }
 
 // parallel calls do for every job with perCore workers a core (at least

@@ -241,3 +241,32 @@ func TestKilledChunkBuildRepaired(t *testing.T) {
 		}
 	}
 }
+
+// TestChunksOnceSameOutput checks that a build of the chunks layout that
+// bounds its memory (articles in a file, read back as the merge goes,
+// chunks rendered twice past keepRendered) writes what a Builder that
+// keeps them writes.
+func TestChunksOnceSameOutput(t *testing.T) {
+	dir := chunkSite(t, 300)
+	kept := filepath.Join(t.TempDir(), "kept")
+	opt := func(out string) Options {
+		return Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, OutDir: out, Now: fixedNow, Generator: "feedgen test"}
+	}
+	if _, err := New(opt(kept)).Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []int64{keepRendered, 0} { // 0: every chunk rendered again to be written
+		out := filepath.Join(t.TempDir(), "lean")
+		b := New(opt(out))
+		b.once = true // as Run does
+		b.keepRendered = keep
+		res, err := b.Build(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Chunked || res.Chunks < 10 {
+			t.Fatalf("%d chunks", res.Chunks)
+		}
+		sameData(t, snap(t, out), snap(t, kept))
+	}
+}
