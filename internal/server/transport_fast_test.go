@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // exchange writes req to a new connection to addr and returns the raw
@@ -265,7 +268,21 @@ func FuzzParseHead(f *testing.F) {
 // BenchmarkFastPath measures one request and its answer over a kept-alive
 // loopback connection, client included.
 func BenchmarkFastPath(b *testing.B) {
-	s, _ := newServer(b, Options{Source: Folder(allSite.out)})
+	chunked, err := writeSite(b.TempDir(), corpus.Options{Articles: 45, Limits: []int{5, 20, 50}, Seed: 1, Layout: listing.LayoutChunks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	chunked.build(b, chunked.out)
+	for _, site := range []struct {
+		name string
+		out  string
+	}{{"pages", allSite.out}, {"chunks", chunked.out}} {
+		b.Run(site.name, func(b *testing.B) { benchmarkFastPath(b, site.out) })
+	}
+}
+
+func benchmarkFastPath(b *testing.B, out string) {
+	s, _ := newServer(b, Options{Source: Folder(out)})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

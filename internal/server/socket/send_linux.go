@@ -133,35 +133,33 @@ const maxIovecs = 1024
 // mapped or in stores; the commas and brackets between them are
 // variables never written).
 func (s *Sender) SendVec(head []byte, parts [][]byte, splice bool) error {
-	s.parts, s.err = s.vec[:0], nil
+	s.vec, s.err = s.vec[:0], nil
+	if len(head) > 0 {
+		s.vec = append(s.vec, head)
+	}
 	n := 0
 	for _, p := range parts {
 		if len(p) > 0 {
-			s.parts = append(s.parts, p)
+			s.vec = append(s.vec, p)
 			n += len(p)
 		}
 	}
+	s.parts = s.vec
 	var err error
 	if splice && n >= spliceMin {
-		s.head = head
-		if err = s.spliceParts(); err == nil && len(s.head) > 0 {
-			s.parts = append(s.parts, nil) // the head goes first
-			copy(s.parts[1:], s.parts)
-			s.parts[0] = s.head
+		if len(head) > 0 {
+			s.head, s.parts = head, s.vec[1:]
+		}
+		err = s.spliceParts()
+		if len(s.head) > 0 {
+			s.parts = s.vec // no pipe: nothing was sent, the head goes first
 		}
 		s.head = nil
-	} else if len(head) > 0 {
-		s.parts = append(s.parts, nil)
-		copy(s.parts[1:], s.parts)
-		s.parts[0] = head
 	}
 	if err == nil && len(s.parts) > 0 {
 		if err = s.raw.Write(s.writeVec); err == nil {
 			err = s.err
 		}
-	}
-	if cap(s.parts) > cap(s.vec) {
-		s.vec = s.parts[:0]
 	}
 	clear(s.vec[:cap(s.vec)]) // keep no reference to the chunks
 	clear(s.iovs[:cap(s.iovs)])
