@@ -115,3 +115,38 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkColdLayouts measures one-shot cold builds (as feedgen build
+// runs them: Run's bounded memory) of one site of 2,000 articles with all
+// four filters in each layout: pages with one limit, aligned, and chunks.
+func BenchmarkColdLayouts(b *testing.B) {
+	dir := b.TempDir()
+	opt := corpus.Options{Articles: 2000, Seed: 1, Filters: []string{"section", "category", "tag", "author"}, Offsets: "aligned"}
+	if _, err := corpus.Write(dir, opt); err != nil {
+		b.Fatal(err)
+	}
+	base, err := os.ReadFile(filepath.Join(dir, corpus.ConfigPath))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, layout := range []struct{ name, from, to string }{
+		{"pages", "", ""},
+		{"chunks", `offsets: "aligned"`, `layout: "chunks"`},
+	} {
+		b.Run(layout.name, func(b *testing.B) {
+			cfg := bytes.Replace(base, []byte(layout.from), []byte(layout.to), 1)
+			if err := os.WriteFile(filepath.Join(dir, corpus.ConfigPath), cfg, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			out := b.TempDir()
+			for b.Loop() {
+				b.StopTimer()
+				os.RemoveAll(out)
+				b.StartTimer()
+				bl := benchBuilder(dir, Options{OutDir: out})
+				bl.once = true // as Run does
+				benchBuild(b, bl, nil)
+			}
+		})
+	}
+}

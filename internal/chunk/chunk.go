@@ -45,10 +45,16 @@ const ImmutableCacheControl = "public, max-age=31536000, immutable"
 const IndexFormat = 1
 
 // ChunkPath returns the file of the chunk whose SHA-256 is sum, relative
-// to the output folder: articles/chunks/<64 lowercase hex>.json.
+// to the output folder: articles/chunks/<2 hex>/<64 lowercase hex>.json,
+// in one of 256 folders by its first byte, as git keeps its objects: a
+// build creates its chunks on several cores, and files created at once in
+// one folder wait for each other (the folder's lock); a million articles
+// make tens of thousands of chunks.
 func ChunkPath(sum [32]byte) string {
-	b := make([]byte, 0, len(Dir)+1+64+5)
+	b := make([]byte, 0, len(Dir)+4+64+5)
 	b = append(b, Dir...)
+	b = append(b, '/')
+	b = hex.AppendEncode(b, sum[:1])
 	b = append(b, '/')
 	b = hex.AppendEncode(b, sum[:])
 	b = append(b, ".json"...)
@@ -59,10 +65,10 @@ func ChunkPath(sum [32]byte) string {
 // SHA-256 it names; ok is false for any other path.
 func ParseChunkPath(p string) (sum [32]byte, ok bool) {
 	name, found := strings.CutPrefix(p, Dir+"/")
-	if !found {
+	if !found || len(name) < 3 || name[2] != '/' || !strings.HasPrefix(name[3:], name[:2]) {
 		return sum, false
 	}
-	h, found := strings.CutSuffix(name, ".json")
+	h, found := strings.CutSuffix(name[3:], ".json")
 	if !found || len(h) != 64 {
 		return sum, false
 	}
@@ -89,7 +95,7 @@ func IndexPath(dir string) string { return dir + "/" + IndexName }
 // inside listing.Dir (or listing.Dir itself).
 func IsIndex(p string) bool {
 	d, ok := strings.CutSuffix(p, "/"+IndexName)
-	return ok && (d == listing.Dir || strings.HasPrefix(d, listing.Dir+"/")) && d != Dir
+	return ok && (d == listing.Dir || strings.HasPrefix(d, listing.Dir+"/")) && d != Dir && !strings.HasPrefix(d, Dir+"/")
 }
 
 // Index is one collection's index.

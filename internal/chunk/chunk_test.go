@@ -14,7 +14,7 @@ import (
 func TestChunkPath(t *testing.T) {
 	sum := sha256.Sum256([]byte("[{}]"))
 	p := ChunkPath(sum)
-	if !strings.HasPrefix(p, "articles/chunks/") || len(p) != len("articles/chunks/")+64+len(".json") {
+	if !strings.HasPrefix(p, "articles/chunks/"+p[16:18]+"/"+p[16:18]) || len(p) != len("articles/chunks/ab/")+64+len(".json") {
 		t.Fatalf("ChunkPath = %q", p)
 	}
 	got, ok := ParseChunkPath(p)
@@ -22,9 +22,11 @@ func TestChunkPath(t *testing.T) {
 		t.Fatalf("ParseChunkPath(%q) = %x, %v", p, got, ok)
 	}
 	for _, bad := range []string{
-		"articles/chunks/" + strings.Repeat("A", 64) + ".json", // uppercase
-		"articles/chunks/" + strings.Repeat("a", 63) + ".json",
-		"articles/chunks/" + strings.Repeat("a", 64) + ".jsn",
+		"articles/chunks/AA/" + strings.Repeat("A", 64) + ".json", // uppercase
+		"articles/chunks/aa/" + strings.Repeat("a", 63) + ".json",
+		"articles/chunks/aa/" + strings.Repeat("a", 64) + ".jsn",
+		"articles/chunks/ab/" + strings.Repeat("a", 64) + ".json", // another folder than its first byte's
+		"articles/chunks/" + strings.Repeat("a", 64) + ".json",
 		"articles/chunks/x/" + strings.Repeat("a", 64) + ".json",
 		"articles/" + strings.Repeat("a", 64) + ".json",
 		"articles/chunks.json",

@@ -52,7 +52,7 @@ func TestValidate(t *testing.T) {
 	// chunked makes m a build of the chunks layout: one chunk, one index.
 	chunked := func(m *Manifest) {
 		m.Pagination.Layout = listing.LayoutChunks
-		m.Files = []File{{Path: "articles/chunks/" + sum + ".json", Size: 10, SHA256: sum}, {Path: "articles/chunks.json", Size: 10, SHA256: sum}}
+		m.Files = []File{{Path: "articles/chunks/" + sum[:2] + "/" + sum + ".json", Size: 10, SHA256: sum}, {Path: "articles/chunks.json", Size: 10, SHA256: sum}}
 	}
 	tests := []struct {
 		name   string
@@ -86,7 +86,7 @@ func TestValidate(t *testing.T) {
 		},
 			"manifest.json: file articles/2/0.json: neither a chunk nor a chunk index, in the chunks layout"},
 		{"chunks: a chunk named by another sum", func(m *Manifest) { chunked(m); m.Files[0].SHA256 = strings.Repeat("0", 64) },
-			"manifest.json: chunk articles/chunks/" + sum + ".json: its sha256 is not the one its name gives"},
+			"manifest.json: chunk articles/chunks/" + sum[:2] + "/" + sum + ".json: its sha256 is not the one its name gives"},
 		{"chunks: no index", func(m *Manifest) { chunked(m); m.Files = m.Files[:1] },
 			`manifest.json: collection "articles": its chunk index articles/chunks.json is not listed`},
 		{"unknown layout", func(m *Manifest) { m.Pagination.Layout = "tiles" },
