@@ -116,9 +116,6 @@ type Builder struct {
 	// its memory writes before it writes the rest behind (see
 	// writeBehind); tests lower it.
 	writeBehindAfter int64
-	// keepRendered is how many bytes of chunks a build renders to name
-	// them and keeps for writing them (see chunks.go); tests lower it.
-	keepRendered int64
 }
 
 // step calls onStep.
@@ -149,7 +146,7 @@ func New(opt Options) *Builder {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	return &Builder{opt: opt, writeBehindAfter: writeBehindAfter, keepRendered: keepRendered}
+	return &Builder{opt: opt, writeBehindAfter: writeBehindAfter}
 }
 
 // Forget drops what the Builder knows of its last build: the next build

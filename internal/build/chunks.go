@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -26,18 +27,13 @@ import (
 // manifest. Chunks with the same input (the same articles) are one file,
 // whichever collections they are cut from.
 //
-// A chunk's path is known only once its bytes are, and the output must
-// know every path before its first change (the marker of an unfinished
-// build lists them: see markUnfinished). So a build goes through the
-// chunks twice: planChunks names each chunk (kept by the input the last
-// manifest records for it, else rendered and hashed), writeChunks then
-// writes those that are not there yet. The bytes of the first pass are
-// kept for the second up to keepRendered bytes, rendered again past it.
-
-// keepRendered is how many bytes of chunks rendered to be named a build
-// keeps for writing them: a site of 20,000 articles with four filters has
-// 186 MB of chunks: kept or rendered again, the build takes the same time (feedbench chunks).
-const keepRendered = 64 << 20
+// A chunk's path is known only once its bytes are, so the marker of an
+// unfinished build (see markUnfinished) cannot list the chunks a build
+// will create before it creates them: it lists the chunks' folder
+// (chunk.Dir) instead, which says that any file there named as a chunk
+// may be this build's (see scanOwned). The folder is feedgen's: its files
+// are named by their digests. So each chunk is rendered, named and
+// written in one go.
 
 // inputsName is the file, in the output folder, that says which chunk
 // each chunk input (feed.ChunkInput) is: "input path size" a line. The
@@ -53,8 +49,7 @@ type chunkJob struct {
 	ch   feed.Chunk
 	in   [sha256.Size]byte
 	file manifest.File
-	kept bool   // as the last build wrote it, by its input: not rendered
-	data []byte // rendered when named, kept for writing (see keepRendered)
+	kept bool // as the last build wrote it, by its input: not rendered
 }
 
 // chunkPlan is the chunk files of a build, and which each collection's
@@ -64,11 +59,12 @@ type chunkPlan struct {
 	of   [][]*chunkJob
 }
 
-// planChunks names every chunk and returns the paths of the build's
-// files: chunks, then indexes. prev is the last build's manifest.
+// planChunks cuts every collection into chunks, finds those the last
+// build wrote (prev, its manifest) by their input, and returns the paths
+// of the build's files: the chunks kept, chunk.Dir when there are chunks
+// to write (their names are not known yet), and the indexes.
 func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 	w.plan(prev)
-	defer w.l.ReleaseAll()
 	cuts := w.l.Chunks()
 	p := &chunkPlan{of: make([][]*chunkJob, len(cuts))}
 	byInput := map[[sha256.Size]byte]*chunkJob{}
@@ -101,47 +97,25 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 			readInputs(filepath.Join(w.out.fsDir(), inputsName), old)
 		}
 	}
-	var todo []*chunkJob
+	paths := make([]string, 0, len(p.jobs)+len(w.l.Collections)+1)
+	toWrite := false
 	for _, j := range p.jobs {
 		in := hex.EncodeToString(j.in[:])
 		if f, ok := old[in]; ok && w.out.has(f) {
 			j.file, j.kept = f, true
+			paths = append(paths, f.Path)
 			continue
 		}
 		j.file.Input = in
-		todo = append(todo, j)
+		toWrite = true
 	}
-	var budget atomic.Int64
-	budget.Store(w.b.keepRendered)
-	rel := newReleaser(w.l, todo)
-	err := parallel(todo, 1, func(j *chunkJob, buf []byte) ([]byte, error) {
-		if n := j.ch.Size(); cap(buf) < n {
-			buf = make([]byte, 0, n)
-		}
-		data, err := feed.AppendChunk(buf[:0], j.ch)
-		defer rel.done(j)
-		if err != nil {
-			return data, err
-		}
-		sum := sha256.Sum256(data)
-		j.file.Path, j.file.Size, j.file.SHA256 = chunk.ChunkPath(sum), int64(len(data)), hex.EncodeToString(sum[:])
-		if budget.Add(-int64(len(data))) >= 0 {
-			j.data = data
-			return nil, nil
-		}
-		return data, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	w.chunks = p
-	paths := make([]string, 0, len(p.jobs)+len(w.l.Collections))
-	for _, j := range p.jobs {
-		paths = append(paths, j.file.Path)
+	if toWrite {
+		paths = append(paths, chunk.Dir)
 	}
 	for _, c := range w.l.Collections {
 		paths = append(paths, chunk.IndexPath(c.Dir))
 	}
+	w.chunks = p
 	return paths, nil
 }
 
@@ -215,29 +189,45 @@ func parallel[J any](jobs []J, perCore int, do func(j J, buf []byte) ([]byte, er
 	return first
 }
 
-// writeChunks writes the chunks that are not there yet, then each
-// collection's index, and counts them in the Result.
+// writeChunks renders, names and writes the chunks that are not there
+// yet, then each collection's index, and counts them in the Result.
 func (w *pageWriter) writeChunks(ctx context.Context) error {
 	p := w.chunks
-	err := parallel(p.jobs, 2, func(j *chunkJob, buf []byte) ([]byte, error) { // two a core: writes wait for the disk
+	var todo []*chunkJob
+	for _, j := range p.jobs {
+		w.size.Add(j.file.Size) // kept: known; else 0 until written
+		if !j.kept {
+			todo = append(todo, j)
+		}
+	}
+	rel := newReleaser(w.l, todo)
+	defer w.l.ReleaseAll()
+	var dirs sync.Map // the chunks' folders made
+	err := parallel(todo, 2, func(j *chunkJob, buf []byte) ([]byte, error) { // two a core: writes wait for the disk
+		defer rel.done(j)
 		if err := ctx.Err(); err != nil {
 			return buf, err
 		}
+		if n := j.ch.Size(); cap(buf) < n {
+			buf = make([]byte, 0, n)
+		}
+		data, err := feed.AppendChunk(buf[:0], j.ch)
+		if err != nil {
+			return data, err
+		}
+		sum := sha256.Sum256(data)
+		j.file.Path, j.file.Size, j.file.SHA256 = chunk.ChunkPath(sum), int64(len(data)), hex.EncodeToString(sum[:])
 		w.size.Add(j.file.Size)
-		if j.kept {
-			return buf, nil
-		}
-		data := j.data
-		if data == nil {
-			var err error
-			if buf, err = feed.AppendChunk(buf[:0], j.ch); err != nil {
-				return buf, err
-			}
-			data = buf
-		}
-		j.data = nil
 		w.rendered.Add(1)
-		return buf, w.put(j.file, data)
+		if dir := w.out.fsDir(); dir != "" {
+			sub := path.Dir(j.file.Path)
+			if _, made := dirs.LoadOrStore(sub, true); !made {
+				if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(sub)), 0o755); err != nil {
+					return data, fmt.Errorf("creating output folder: %w", err)
+				}
+			}
+		}
+		return data, w.put(j.file, data)
 	})
 	if err != nil {
 		return err

@@ -243,9 +243,9 @@ func TestKilledChunkBuildRepaired(t *testing.T) {
 }
 
 // TestChunksOnceSameOutput checks that a build of the chunks layout that
-// bounds its memory (articles in a file, read back as the merge goes,
-// chunks rendered twice past keepRendered) writes what a Builder that
-// keeps them writes.
+// bounds its memory (articles in a file, read back as the merge goes;
+// chunks written behind, or not) writes what a Builder that keeps them
+// writes.
 func TestChunksOnceSameOutput(t *testing.T) {
 	dir := chunkSite(t, 300)
 	kept := filepath.Join(t.TempDir(), "kept")
@@ -255,11 +255,11 @@ func TestChunksOnceSameOutput(t *testing.T) {
 	if _, err := New(opt(kept)).Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, keep := range []int64{keepRendered, 0} { // 0: every chunk rendered again to be written
+	for _, after := range []int64{writeBehindAfter, 0} { // 0: every chunk written behind
 		out := filepath.Join(t.TempDir(), "lean")
 		b := New(opt(out))
 		b.once = true // as Run does
-		b.keepRendered = keep
+		b.writeBehindAfter = after
 		res, err := b.Build(context.Background())
 		if err != nil {
 			t.Fatal(err)

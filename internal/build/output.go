@@ -202,7 +202,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			// no page is written through a link put in place of a folder.
 			var strays []string
 			for _, p := range create {
-				if exists(filepath.Join(d.fs, filepath.FromSlash(p))) {
+				if p != chunk.Dir && exists(filepath.Join(d.fs, filepath.FromSlash(p))) { // the chunks' folder: see chunks.go
 					strays = append(strays, p)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -52,6 +53,9 @@ func scanOwned(outDir string, prev *manifest.Manifest, pending []string, pages m
 	for _, p := range pending {
 		listed[p] = true
 	}
+	// A marker that lists the chunks' folder: any chunk there may be its
+	// build's (see chunks.go).
+	anyChunk := listed[chunk.Dir]
 	o := &owned{}
 	root := filepath.Join(outDir, listing.Dir)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -70,9 +74,9 @@ func scanOwned(outDir string, prev *manifest.Manifest, pending []string, pages m
 		}
 		rel = filepath.ToSlash(rel)
 		switch target, isTemp := tempOf(rel); {
-		case listed[rel]:
+		case listed[rel], anyChunk && chunk.IsChunk(rel):
 			o.files = append(o.files, rel)
-		case isTemp && (listed[target] || pages[target]):
+		case isTemp && (listed[target] || pages[target] || anyChunk && chunk.IsChunk(target)):
 			o.temps = append(o.temps, p)
 		default:
 			o.strays = append(o.strays, rel)
