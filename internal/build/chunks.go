@@ -202,7 +202,7 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 	}
 	rel := newReleaser(w.l, todo)
 	defer w.l.ReleaseAll()
-	var dirs sync.Map // the chunks' folders made
+	var dirs sync.Map                                                        // the chunks' folders: making each, once
 	err := parallel(todo, 2, func(j *chunkJob, buf []byte) ([]byte, error) { // two a core: writes wait for the disk
 		defer rel.done(j)
 		if err := ctx.Err(); err != nil {
@@ -220,11 +220,13 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 		w.size.Add(j.file.Size)
 		w.rendered.Add(1)
 		if dir := w.out.fsDir(); dir != "" {
+			// Made once, and waited for by every chunk that goes there.
 			sub := path.Dir(j.file.Path)
-			if _, made := dirs.LoadOrStore(sub, true); !made {
-				if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(sub)), 0o755); err != nil {
-					return data, fmt.Errorf("creating output folder: %w", err)
-				}
+			mk, _ := dirs.LoadOrStore(sub, sync.OnceValue(func() error {
+				return os.MkdirAll(filepath.Join(dir, filepath.FromSlash(sub)), 0o755)
+			}))
+			if err := mk.(func() error)(); err != nil {
+				return data, fmt.Errorf("creating output folder: %w", err)
 			}
 		}
 		return data, w.put(j.file, data)
