@@ -123,10 +123,19 @@ func loadChunked(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, pr
 	if err := hb.compact(slack); err != nil {
 		return nil, err
 	}
+	// compact may have moved what is in stores to a new one, and the old
+	// ones go once unreachable: every slice of them is taken again.
 	for sum, b := range hb.chunks {
 		if b.pf == nil {
-			if at, ok := hb.bySum[sum]; ok { // moved by compact
+			if at, ok := hb.bySum[sum]; ok {
 				hb.chunks[sum] = chunkBody{data: at.st.bytes(at.off, at.size)}
+			}
+		}
+	}
+	for _, f := range m.Files {
+		if _, ok := indexes[f.Path]; ok {
+			if at, ok := hb.bySum[f.Sum()]; ok {
+				indexes[f.Path] = at.st.bytes(at.off, at.size)
 			}
 		}
 	}

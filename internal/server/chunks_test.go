@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -374,4 +375,49 @@ func FuzzServeChunks(f *testing.F) {
 			t.Fatalf("?%s: %d\n got %.300s\nwant %.300s", raw, resp.StatusCode, got, want)
 		}
 	})
+}
+
+// TestCompactChunks is TestCompact for a chunks build in memory (the
+// preview's): after each of many rebuilds, some of which compact the
+// stores, and the stores no build uses collected, every page is the
+// pages layout's.
+func TestCompactChunks(t *testing.T) {
+	s, err := writeSite(t.TempDir(), corpus.Options{Articles: 60, Limits: []int{5, 24}, Seed: 5, Layout: listing.LayoutChunks, Filters: []string{"tag"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := newServer(t, Options{Source: Pushed("")})
+	srv.compactSlack = 0
+	mb := newMemoryBuild(t, srv, s)
+	mb.rebuild(t, nil)
+	h := srv.Handler()
+	compacted := false
+	for i := range 12 {
+		before := len(srv.cur.Load().stores)
+		path := editTitle(t, s, i, "Title number "+strconv.Itoa(i))
+		mb.rebuild(t, []string{filepath.Join(s.dir, "content", filepath.FromSlash(path))})
+		if len(srv.cur.Load().stores) == 1 && before > 1 {
+			compacted = true
+		}
+		runtime.GC() // the stores no build uses are unmapped
+		runtime.GC()
+		l := siteListing(t, s)
+		for _, c := range l.Collections {
+			for _, limit := range []int{1, 7, 24} {
+				for offset := 0; offset < c.Count(); offset += 5 {
+					want, err := l.AppendPage(nil, feed.Page{Coll: c, Limit: limit, Offset: offset})
+					if err != nil {
+						t.Fatal(err)
+					}
+					q := query(c, limit, offset)
+					if got := readBody(t, request(h, http.MethodGet, "/articles/?"+q, nil)); !bytes.Equal(got, want) {
+						t.Fatalf("after rebuild %d, ?%s:\n got %.200s\nwant %.200s", i, q, got, want)
+					}
+				}
+			}
+		}
+	}
+	if !compacted {
+		t.Errorf("no rebuild compacted the stores")
+	}
 }
