@@ -159,24 +159,26 @@ func (hb *heldBuild) keep(f manifest.File, sum [sha256.Size]byte, b chunkBody, a
 }
 
 // readChunked reads the files todo, on several cores, and checks them
-// against the manifest: with dir, chunks are mapped (or copied, past the
-// bound on mappings); indexes, and every file of fsys, are read into a
-// store. A file that differs gives a notReadyError; with partial, its
+// against the manifest: with dir, chunks are mapped (or copied into a
+// store, past the bound on mappings); indexes, and every file of fsys, are
+// read into a store. A file that differs gives a notReadyError; with partial, its
 // path is returned in failed instead.
 func (hb *heldBuild) readChunked(fsys fs.FS, dir *pageDir, todo []manifest.File, indexes map[string][]byte, partial bool) (failed []string, err error) {
-	var st *store
+	// A chunk of the folder is mapped; one that cannot be (past the bound
+	// on mappings) is copied into the store with the rest, outside the Go
+	// heap, as a page is: its bytes may be spliced into sockets (see
+	// socket.Sender.SendVec).
+	st, err := newStore()
+	if err != nil {
+		return nil, fmt.Errorf("allocating memory for the chunks: %w", err)
+	}
 	at := make([]stored, len(todo))
 	for i, f := range todo {
-		if dir != nil && chunk.IsChunk(f.Path) {
-			continue // mapped
+		if dir == nil || !chunk.IsChunk(f.Path) {
+			at[i] = stored{st: st, off: st.reserve(f.Size), size: f.Size}
 		}
-		if st == nil {
-			if st, err = newStore(); err != nil {
-				return nil, fmt.Errorf("allocating memory for the chunks: %w", err)
-			}
-		}
-		at[i] = stored{st: st, off: st.reserve(f.Size), size: f.Size}
 	}
+	mapped := make([]bool, len(todo))
 	got := make([]chunkBody, len(todo))
 	var (
 		next    atomic.Int64
@@ -197,19 +199,19 @@ func (hb *heldBuild) readChunked(fsys fs.FS, dir *pageDir, todo []manifest.File,
 				var data []byte
 				var err error
 				switch {
-				case at[i].st == nil:
+				case dir != nil && chunk.IsChunk(f.Path):
 					var pf *pageFile
 					if pf, data, err = dir.readPage(f, buf); err == nil {
 						if mem := pf.mapped(); mem != nil {
-							got[i] = chunkBody{data: mem, pf: pf}
+							got[i], mapped[i] = chunkBody{data: mem, pf: pf}, true
 						} else {
-							got[i] = chunkBody{data: slices.Clone(data)} // past the bound on mappings
+							at[i] = stored{st: st, off: st.reserve(f.Size), size: f.Size}
 						}
 					}
 				default:
 					data, err = manifest.ReadPage(fsys, f, buf)
 				}
-				if err == nil && at[i].st != nil {
+				if err == nil && !mapped[i] {
 					buf = data[:0]
 					if err = at[i].st.writeAt(data, at[i].off); err != nil {
 						err = fmt.Errorf("storing %s: %w", f.Path, err)
@@ -235,21 +237,17 @@ func (hb *heldBuild) readChunked(fsys fs.FS, dir *pageDir, todo []manifest.File,
 	}
 	wg.Wait()
 	if first != nil {
-		if st != nil {
-			st.discard()
-		}
+		st.discard()
 		return nil, first
 	}
-	if st != nil {
-		if err := st.seal(); err != nil {
-			st.discard()
-			return nil, fmt.Errorf("mapping the chunks: %w", err)
-		}
+	if err := st.seal(); err != nil {
+		st.discard()
+		return nil, fmt.Errorf("mapping the chunks: %w", err)
 	}
 	for i, f := range todo {
 		sum := f.Sum()
 		switch {
-		case got[i].data != nil:
+		case mapped[i]:
 			hb.chunks[sum] = got[i]
 		case at[i].st != nil:
 			hb.keep(f, sum, chunkBody{data: at[i].st.bytes(at[i].off, at[i].size)}, at[i], indexes)
@@ -327,28 +325,34 @@ func checkChunk(r *chunk.Ref, data []byte) (err error) {
 // assembled is one page put together from chunks: its head (the JSON up
 // to the results' '['), the slices of chunks and the commas between
 // them, and the tail; its size and entity tag. A connection keeps one,
-// used again for each request.
+// used again for each request: it holds no pointer into a build once the
+// answer is sent (see clearParts), only what names the page.
 type assembled struct {
 	pg    page     // etag and length, for the headers
 	head  []byte   // the JSON head
 	parts [][]byte // slices of chunks, commas, and the tail "]}"
 	size  int
-	from  *assembly // and its chunk where the page starts, k
+	from  *assembly // and its chunk where the page starts, k; until sent
 	k     int
-	// c, limit and offset are the page's: asked for again, it is not put
-	// together again. A collection belongs to one build: another build's
-	// pages are other collections'.
-	c             *collection
+	// build, dir, limit and offset name the page of head and etag:
+	// asked for again, its head and tag are not made again.
+	build         [sha256.Size]byte
+	dir           string
 	limit, offset int
 	in            []byte // what the entity tag is a digest of
-	sum           [sha256.Size]byte
-	etag          [1]string // of the page with that digest
+	etag          [1]string
 }
 
 var (
 	comma = []byte{','}
 	tail  = []byte("]}")
 )
+
+// clearParts forgets the slices of chunks once the page is sent.
+func (a *assembled) clearParts() {
+	clear(a.parts)
+	a.parts, a.from = a.parts[:0], nil
+}
 
 // assemble puts together page (limit, offset) of c, offset < c.count
 // (offsetText is the offset as the query gave it, canonical), into a. It
@@ -357,25 +361,27 @@ var (
 // The entity tag is the SHA-256 of the head and, for each slice, the
 // SHA-256 of its chunk and where the slice is in it: what the body is
 // made of, so that it changes whenever the body does, and costs a hash of
-// a few hundred bytes, not of the page.
+// a few hundred bytes, not of the page. The page a connection was last
+// answered (a hot one) keeps its head and tag.
 func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, offsetText string) bool {
 	as := c.asm
 	if as == nil {
 		return false
 	}
-	if a.c == c && a.limit == limit && a.offset == offset && a.size > 0 {
-		return true // the page this connection answered last (a hot one): as it was
+	same := a.size > 0 && a.build == hb.manifestSum && a.dir == c.dir && a.limit == limit && a.offset == offset
+	if !same {
+		a.size = 0
+		a.head = listing.AppendHead(a.head[:0], hb.baseURL, c.params, c.count, limit, offsetText)
+		a.in = append(a.in[:0], a.head...)
 	}
-	a.c, a.size = nil, 0
-	a.head = listing.AppendHead(a.head[:0], hb.baseURL, c.params, c.count, limit, offsetText)
 	a.parts = a.parts[:0]
-	a.in = append(a.in[:0], a.head...)
+	a.from, a.k = as, as.chunkOf(offset)
 	size := len(a.head)
 	last := min(offset+limit, c.count) - 1
-	a.from, a.k = as, as.chunkOf(offset)
 	for i, k := offset, a.k; i <= last; k++ {
 		body := as.bodies[k]
 		if body == nil {
+			a.clearParts()
 			return false
 		}
 		start := 1
@@ -393,18 +399,21 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 		}
 		a.parts = append(a.parts, body[start:end])
 		size += end - start
-		a.in = append(a.in, as.sums[k][:]...)
-		a.in = appendUint32(a.in, uint32(start))
-		a.in = appendUint32(a.in, uint32(end))
+		if !same {
+			a.in = append(a.in, as.sums[k][:]...)
+			a.in = appendUint32(a.in, uint32(start))
+			a.in = appendUint32(a.in, uint32(end))
+		}
 		i = j + 1
 	}
 	a.parts = append(a.parts, tail)
-	a.size = size + len(tail)
-	if sum := sha256.Sum256(a.in); sum != a.sum || a.etag[0] == "" {
-		a.sum, a.etag[0] = sum, etag(sum[:]) // the same page again (a hot one) costs no new tag
+	if !same {
+		sum := sha256.Sum256(a.in)
+		a.etag[0] = etag(sum[:])
+		a.build, a.dir, a.limit, a.offset = hb.manifestSum, c.dir, limit, offset
 	}
+	a.size = size + len(tail)
 	a.pg = page{etag: a.etag[:]}
-	a.c, a.limit, a.offset = c, limit, offset
 	return true
 }
 

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +22,7 @@ import (
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // chunkSite is a site of the chunks layout with all four filters: 150
@@ -419,5 +423,65 @@ func TestCompactChunks(t *testing.T) {
 	}
 	if !compacted {
 		t.Errorf("no rebuild compacted the stores")
+	}
+}
+
+// TestChunksConnectionAcrossBuilds asks one kept-alive connection of the
+// fast path for the same page before and after a new build with other
+// bytes for it: the page a connection answered last is kept only for its
+// build.
+func TestChunksConnectionAcrossBuilds(t *testing.T) {
+	s := chunkSite(t)
+	srv, _ := newServer(t, Options{Source: Folder(s.out)})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(serve(t, srv), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	get := func() string {
+		t.Helper()
+		if _, err := io.WriteString(conn, "GET /articles/?limit=24&offset=0 HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Header.Get("Etag") + " " + string(body)
+	}
+	before := get()
+	if again := get(); again != before {
+		t.Fatalf("the same page twice differs")
+	}
+	l := siteListing(t, s)
+	title := l.Main().Articles[0].Title
+	path := ""
+	files, _ := filepath.Glob(filepath.Join(s.dir, "content", "*", "*", "*.md"))
+	for _, f := range files {
+		if data, _ := os.ReadFile(f); strings.Contains(string(data), "id: "+strconv.FormatInt(l.Main().Articles[0].ID, 10)+"\n") {
+			path = f
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testfiles.Replace(t, path, strings.Replace(string(data), "title: ", "title: Rebuilt ", 1))
+	s.build(t, s.out)
+	if _, err := srv.Reload(); err != nil { // switched by now, or here
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readBody(t, request(srv, http.MethodGet, "/articles/?limit=24", nil))), "Rebuilt") {
+		t.Fatal("the server did not switch to the new build")
+	}
+	after := get()
+	if tag, _, _ := strings.Cut(after, " "); tag == strings.Fields(before)[0] || !strings.Contains(after, "Rebuilt") {
+		t.Errorf("after a new build, the connection got the old page or its entity tag (%q was first)", title)
 	}
 }

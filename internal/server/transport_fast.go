@@ -227,6 +227,9 @@ func (c *fastConn) answer() bool {
 	default:
 		err = c.send.SendBytes(head, body, body != nil && rep.page.recentlySent(c.now))
 	}
+	if rep.asm != nil {
+		rep.asm.clearParts() // sent, or a HEAD's: nothing of hb is kept
+	}
 	runtime.KeepAlive(hb) // the page may be in one of hb's stores, or mapped
 	if cap(head) <= 64<<10 {
 		c.out = head // an exceptional answer does not keep its memory
