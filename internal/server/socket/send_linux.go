@@ -33,7 +33,6 @@ type Sender struct {
 	pipes     *Pipes
 	readFn    func(fd uintptr) bool // s.readFD
 	write     func(fd uintptr) bool // s.writeFD
-	spliceFn  func(fd uintptr) bool // s.spliceFD
 	writeFile func(fd uintptr) bool // s.writeFileFD
 
 	buf         []byte // read: where to, and how many bytes came
@@ -42,6 +41,7 @@ type Sender struct {
 	iov         [2]unix.Iovec
 	parts       [][]byte              // SendVec: what is left to write, in vec
 	vec         [][]byte              // SendVec's storage
+	one         [1][]byte             // SendBytes's body, as parts
 	iovs        []unix.Iovec          // SendVec's
 	writeVec    func(fd uintptr) bool // s.writeVecFD
 	spliceVec   func(fd uintptr) bool // s.spliceVecFD
@@ -59,7 +59,7 @@ type Sender struct {
 func NewSender(c *net.TCPConn, pipes *Pipes) (*Sender, error) {
 	raw, err := c.SyscallConn()
 	s := &Sender{conn: c, raw: raw, pipes: pipes}
-	s.readFn, s.write, s.spliceFn, s.writeFile, s.writeVec, s.spliceVec = s.readFD, s.writeFD, s.spliceFD, s.writeFileFD, s.writeVecFD, s.spliceVecFD
+	s.readFn, s.write, s.writeFile, s.writeVec, s.spliceVec = s.readFD, s.writeFD, s.writeFileFD, s.writeVecFD, s.spliceVecFD
 	return s, err
 }
 
@@ -106,14 +106,17 @@ const spliceMin = 12 << 10
 // SendBytes writes head, then body. head is in the Go heap; body, when
 // not empty, is not: it is a page in a store or a mapped page file, whose
 // bytes never change. With splice, a body of spliceMin bytes or more is
-// spliced (see splice); else head and body go with one writev.
+// spliced (see SendVec); else head and body go with one writev.
 func (s *Sender) SendBytes(head, body []byte, splice bool) error {
+	if splice && len(body) >= spliceMin {
+		s.one[0] = body
+		err := s.SendVec(head, s.one[:], true)
+		s.one[0] = nil
+		return err
+	}
 	s.head, s.body, s.err = head, body, nil
 	var err error
-	if splice {
-		err = s.splice()
-	}
-	if err == nil && len(s.head)+len(s.body) > 0 {
+	if len(s.head)+len(s.body) > 0 {
 		if err = s.raw.Write(s.write); err == nil {
 			err = s.err
 		}
@@ -167,9 +170,16 @@ func (s *Sender) SendVec(head []byte, parts [][]byte, splice bool) error {
 	return err
 }
 
-// spliceParts is splice for s.parts: the head sent with MSG_MORE, the
-// parts put in a pipe by reference (vmsplice, several at a time) and the
-// pipe spliced into the socket. It leaves in s.head and s.parts what the
+// spliceParts sends s.head and s.parts through a pipe of the pool: the
+// head is sent (copied) with MSG_MORE, so that the kernel holds it for the
+// body; the pages of the parts are put in the pipe by reference
+// (vmsplice, several at a time), and the pipe is spliced into the socket,
+// whose buffers then hold those very pages, as sendfile's do: the body is
+// not copied before the client reads it (on loopback; a network card
+// reads it from there). That is why the parts must never be Go memory
+// that may be freed, and never change. Copying 27 kB pages into the
+// socket instead made answers a tenth slower, the client's reads
+// included. It leaves in s.head and s.parts what the
 // caller is to copy: all when no pipe can be had, the rest when vmsplice
 // does not work here (which turns splicing off).
 func (s *Sender) spliceParts() error {
@@ -322,43 +332,6 @@ func (s *Sender) writeFD(fd uintptr) bool {
 	return true
 }
 
-// splice sends s.head and, when it has spliceMin bytes or more, s.body,
-// through a pipe of the pool: the head is sent (copied) with MSG_MORE,
-// so that the kernel holds it for the body; the pages of the body are
-// put in the pipe by reference (vmsplice), and the pipe is spliced into
-// the socket, whose buffers then hold those very pages, as sendfile's
-// do: the body is not copied before the client reads it (on loopback; a
-// network card reads it from there). That is why the body must never be
-// Go memory, and never change. Copying 27 kB pages into the socket
-// instead made answers a tenth slower, the client's reads included.
-//
-// It leaves in s.head and s.body what the caller is to copy: both when
-// the body is smaller or no pipe can be had; the body when vmsplice does
-// not work here (which turns splicing off).
-func (s *Sender) splice() error {
-	if len(s.body) < spliceMin {
-		return nil
-	}
-	p, ok := s.pipes.get()
-	if !ok {
-		return nil
-	}
-	s.pipe, s.inPipe, s.spliced, s.unsupported = p, 0, false, false
-	err := s.raw.Write(s.spliceFn)
-	if err == nil {
-		err = s.err
-	}
-	if s.inPipe > 0 {
-		s.pipes.discard(p) // holds bytes that will never be sent
-	} else {
-		s.pipes.put(p)
-	}
-	if s.unsupported {
-		s.pipes.off.Store(true)
-	}
-	return err
-}
-
 // sendHead sends s.head with MSG_MORE, so that the kernel holds it for
 // the body, as far as it goes without blocking: false when the socket is
 // full (call again once it is writable) or s.err is set.
@@ -378,59 +351,6 @@ func (s *Sender) sendHead(fd uintptr) bool {
 		default:
 			s.err = errno
 			return false
-		}
-	}
-	return true
-}
-
-// spliceFD sends what splice asked for to the socket fd, as far as it
-// goes without blocking; it returns false to be called again once the
-// socket is writable.
-func (s *Sender) spliceFD(fd uintptr) bool {
-	if !s.sendHead(fd) {
-		return s.err != nil
-	}
-	for len(s.body) > 0 || s.inPipe > 0 {
-		for len(s.body) > 0 {
-			s.iov[0] = unix.Iovec{Base: &s.body[0]}
-			s.iov[0].SetLen(len(s.body))
-			n, _, errno := unix.RawSyscall6(unix.SYS_VMSPLICE, uintptr(s.pipe.w), uintptr(unsafe.Pointer(&s.iov[0])), 1, unix.SPLICE_F_NONBLOCK, 0, 0)
-			if errno == unix.EAGAIN {
-				break // the pipe is full
-			} else if errno == unix.EINTR {
-				continue
-			} else if errno != 0 {
-				switch errno {
-				case unix.ENOSYS, unix.EPERM, unix.EINVAL, unix.EOPNOTSUPP:
-					// Not allowed here (a seccomp filter, say): the
-					// body, untouched, is copied instead.
-					s.unsupported = s.inPipe == 0 && !s.spliced
-				}
-				if !s.unsupported {
-					s.err = errno
-				}
-				return true
-			}
-			s.body, s.inPipe, s.spliced = s.body[n:], s.inPipe+int(n), true
-		}
-		flags := uintptr(unix.SPLICE_F_NONBLOCK)
-		if len(s.body) > 0 {
-			flags |= unix.SPLICE_F_MORE
-		}
-		n, _, errno := unix.RawSyscall6(unix.SYS_SPLICE, uintptr(s.pipe.r), 0, fd, 0, uintptr(s.inPipe), flags)
-		switch errno {
-		case 0:
-			if n == 0 {
-				s.err = io.ErrShortWrite
-				return true
-			}
-			s.inPipe -= int(n)
-		case unix.EAGAIN:
-			return false
-		case unix.EINTR:
-		default:
-			s.err = errno
-			return true
 		}
 	}
 	return true
