@@ -24,7 +24,7 @@ import (
 
 // chunksOpt is a site of 300 articles in the chunks layout, with a tag
 // filter: about ten chunks in the main listing, and a collection per tag.
-var chunksOpt = corpus.Options{Articles: 120, Limits: []int{10, 20}, Seed: 7, Filters: []string{"tag"}}
+var chunksOpt = corpus.Options{Articles: 64, Limits: []int{10, 20}, Seed: 7, Filters: []string{"tag"}}
 
 // stepOfKey is the step of a publish in which an object goes up: chunks,
 // then the rest of articles/ (indexes, or pages), then manifest.json; -1
@@ -190,7 +190,7 @@ func TestPublishChunks(t *testing.T) {
 		})
 
 		snapB := s.snapshot(t)
-		s.edit(t, 60, "An edited title")
+		s.edit(t, 33, "An edited title")
 		cm := readManifest(t, s.out)
 		keptB := minus(chunksOf(bm), chunksOf(cm))
 		goneA := minus(chunksOf(a), chunksOf(bm), chunksOf(cm))
@@ -381,9 +381,9 @@ func TestPublishChunksKeeps(t *testing.T) {
 	a := s.snapshot(t)
 	s.edit(t, 10, "B's edit")
 	bDir := s.snapshot(t)
-	s.edit(t, 60, "C's edit")
+	s.edit(t, 33, "C's edit")
 	cDir := s.snapshot(t)
-	s.edit(t, 100, "D's edit")
+	s.edit(t, 55, "D's edit")
 	dDir := s.out
 	am, bm, cm, dm := readManifest(t, a), readManifest(t, bDir), readManifest(t, cDir), readManifest(t, dDir)
 	ctx := context.Background()
