@@ -32,13 +32,11 @@ type Sender struct {
 	raw       syscall.RawConn
 	pipes     *Pipes
 	readFn    func(fd uintptr) bool // s.readFD
-	write     func(fd uintptr) bool // s.writeFD
 	writeFile func(fd uintptr) bool // s.writeFileFD
 
 	buf         []byte // read: where to, and how many bytes came
 	got         int
-	head, body  []byte
-	iov         [2]unix.Iovec
+	head        []byte
 	parts       [][]byte              // SendVec: what is left to write, in vec
 	vec         [][]byte              // SendVec's storage
 	one         [1][]byte             // SendBytes's body, as parts
@@ -59,7 +57,7 @@ type Sender struct {
 func NewSender(c *net.TCPConn, pipes *Pipes) (*Sender, error) {
 	raw, err := c.SyscallConn()
 	s := &Sender{conn: c, raw: raw, pipes: pipes}
-	s.readFn, s.write, s.writeFile, s.writeVec, s.spliceVec = s.readFD, s.writeFD, s.writeFileFD, s.writeVecFD, s.spliceVecFD
+	s.readFn, s.writeFile, s.writeVec, s.spliceVec = s.readFD, s.writeFileFD, s.writeVecFD, s.spliceVecFD
 	return s, err
 }
 
@@ -108,20 +106,9 @@ const spliceMin = 12 << 10
 // bytes never change. With splice, a body of spliceMin bytes or more is
 // spliced (see SendVec); else head and body go with one writev.
 func (s *Sender) SendBytes(head, body []byte, splice bool) error {
-	if splice && len(body) >= spliceMin {
-		s.one[0] = body
-		err := s.SendVec(head, s.one[:], true)
-		s.one[0] = nil
-		return err
-	}
-	s.head, s.body, s.err = head, body, nil
-	var err error
-	if len(s.head)+len(s.body) > 0 {
-		if err = s.raw.Write(s.write); err == nil {
-			err = s.err
-		}
-	}
-	s.head, s.body, s.iov = nil, nil, [2]unix.Iovec{} // keep no reference to the page
+	s.one[0] = body
+	err := s.SendVec(head, s.one[:], splice)
+	s.one[0] = nil // keep no reference to the page
 	return err
 }
 
@@ -295,39 +282,6 @@ func (s *Sender) writeVecFD(fd uintptr) bool {
 			return true
 		}
 		s.dropParts(int(w))
-	}
-	return true
-}
-
-// writeFD writes s.head and s.body to the socket fd, with writev, as far
-// as it goes without blocking; it returns false to be called again once
-// the socket is writable.
-func (s *Sender) writeFD(fd uintptr) bool {
-	for len(s.head)+len(s.body) > 0 {
-		iov := s.iov[:0]
-		for _, b := range [2][]byte{s.head, s.body} {
-			if len(b) > 0 {
-				iov = append(iov, unix.Iovec{Base: &b[0]})
-				iov[len(iov)-1].SetLen(len(b))
-			}
-		}
-		w, _, errno := unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
-		switch errno {
-		case 0:
-			if w == 0 {
-				s.err = io.ErrShortWrite
-				return true
-			}
-		case unix.EAGAIN:
-			return false
-		case unix.EINTR:
-			continue
-		default:
-			s.err = errno
-			return true
-		}
-		h := min(int(w), len(s.head))
-		s.head, s.body = s.head[h:], s.body[int(w)-h:]
 	}
 	return true
 }
