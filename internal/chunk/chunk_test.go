@@ -79,6 +79,9 @@ func index() (*Index, [][]byte) {
 func TestIndexRoundTrip(t *testing.T) {
 	ix, bodies := index()
 	data := AppendIndex(nil, ix)
+	if !strings.Contains(string(data), "\n"+`{"first":0,"path":`) || !strings.Contains(string(data), "\n"+`{"first":2,"path":`) {
+		t.Errorf("the lines do not start with each chunk's first article:\n%s", data)
+	}
 	got, err := ParseIndex(data)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +95,7 @@ func TestIndexRoundTrip(t *testing.T) {
 		}
 	}
 	empty := AppendIndex(nil, &Index{})
-	if string(empty) != `{"format":1,"count":0,"chunks":[]}`+"\n" {
+	if string(empty) != `{"format":2,"count":0,"chunks":[]}`+"\n" {
 		t.Errorf("empty index: %q", empty)
 	}
 	if _, err := ParseIndex(empty); err != nil {
@@ -105,9 +108,11 @@ func TestParseIndexErrors(t *testing.T) {
 	good := string(AppendIndex(nil, ix))
 	for _, tc := range []struct{ name, data, want string }{
 		{"not JSON", "{", "reading chunk index"},
-		{"no format", `{"count":0,"chunks":[]}`, "format is not 1"},
-		{"other format", `{"format":2,"count":0,"chunks":[]}`, "format is not 1"},
-		{"unknown key", `{"format":1,"count":0,"chunks":[],"x":1}`, "unknown field"},
+		{"no format", `{"count":0,"chunks":[]}`, "format is not 2"},
+		{"other format", `{"format":1,"count":0,"chunks":[]}`, "format is not 2"},
+		{"unknown key", `{"format":2,"count":0,"chunks":[],"x":1}`, "unknown field"},
+		{"no first", strings.Replace(good, `{"first":0,`, `{`, 1), "first is not 0"},
+		{"first", strings.Replace(good, `{"first":0,`, `{"first":1,`, 1), "first is not 0"},
 		{"count", strings.Replace(good, `"count":3`, `"count":4`, 1), "count 4, but its chunks hold 3"},
 		{"not a chunk path", strings.Replace(good, "articles/chunks/", "articles/chunkz/", 1), "is not a chunk's path"},
 		{"ends descend", strings.Replace(good, "[9,18]", "[9,8]", 1), "an article ends at 8"},
@@ -155,7 +160,7 @@ func FuzzParseIndex(f *testing.F) {
 	ix, _ := index()
 	f.Add(AppendIndex(nil, ix))
 	f.Add(AppendIndex(nil, &Index{}))
-	f.Add([]byte(`{"format":1,"count":1,"chunks":[{"path":"articles/chunks/` + strings.Repeat("0", 64) + `.json","size":4,"ends":[3]}]}`))
+	f.Add([]byte(`{"format":2,"count":1,"chunks":[{"first":0,"path":"articles/chunks/` + strings.Repeat("0", 64) + `.json","size":4,"ends":[3]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ix, err := ParseIndex(data)
 		if err != nil {
