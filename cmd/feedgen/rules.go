@@ -75,7 +75,10 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	for _, w := range warnings {
 		fmt.Fprintf(o.stderr, "warning: %s: %s (--strict makes this an error)\n", o.t.Name, w)
 	}
-	if o.t.Counts {
+	switch {
+	case m.Pagination.Chunked():
+		fmt.Fprintf(o.stderr, "these %s files read each collection's index per request: a build does not make them stale (write them again when config.yaml's base_url, pagination or filters change)\n", o.t.Name)
+	case o.t.Counts:
 		fmt.Fprintf(o.stderr, "these %s files hold the build's counts: write them again after each build\n", o.t.Name)
 	}
 	return nil

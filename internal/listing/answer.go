@@ -8,10 +8,14 @@ const (
 )
 
 // The bodies of the answers that are not pages: a request no page answers
-// (404), and OPTIONS (200).
+// (404), OPTIONS (200), and a page that cannot be read (503, with
+// Retry-After: RetryAfter seconds): a page file that does not match the
+// manifest, a chunk that is missing.
 const (
-	NotFoundBody = `{"detail":"Not found."}`
-	OptionsBody  = `{"name":"Article List","description":"","renders":["application/json","text/html"],"parses":["application/json","application/x-www-form-urlencoded","multipart/form-data"]}`
+	NotFoundBody    = `{"detail":"Not found."}`
+	UnavailableBody = `{"detail":"Service temporarily unavailable, try again later."}`
+	RetryAfter      = "5"
+	OptionsBody     = `{"name":"Article List","description":"","renders":["application/json","text/html"],"parses":["application/json","application/x-www-form-urlencoded","multipart/form-data"]}`
 )
 
 // AppendMethodNotAllowed appends the body of the 405 answer to a request

@@ -2,37 +2,250 @@ package rules
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
-// TestRefusesChunks gives every target a build of layout: chunks: the
-// targets that only map a request onto a file refuse it, naming those
-// that run code; those (nginx-njs, cloudflare, netlify) refuse it too,
-// for now, saying that they will and that feedgen serve assembles today.
-// None writes anything.
-func TestRefusesChunks(t *testing.T) {
-	root, m := buildSample(t, map[string]string{"\n  offsets: all": "\n  layout: chunks"})
-	if !m.Pagination.Chunked() {
-		t.Fatal("the build is not in the chunks layout")
+// The targets that run code (nginx-njs, cloudflare, netlify) put the
+// pages of a build of layout: chunks together, each on its real runtime
+// (Netlify's under workerd, the stand-in of its edge), and are held to
+// feedgen serve on the same build: every row of the shared table, the
+// rows below (limits no config lists, pages across chunks), and a sweep
+// of limits and offsets, with the same status, headers, body and entity
+// tag.
+
+// chunkRequests are what the shared table does not ask of a chunks
+// build: limits that are not pre-rendered anywhere, pages across chunks,
+// the last article, clamping.
+var chunkRequests = []request{
+	{classCanonical, "GET", "/articles/?limit=7"},
+	{classCanonical, "GET", "/articles/?limit=1&offset=65"},
+	{classCanonical, "GET", "/articles/?limit=3&offset=19"},
+	{classCanonical, "GET", "/articles/?limit=64&offset=1"},
+	{classCanonical, "GET", "/articles/?limit=100&offset=65"},
+	{classCanonical, "GET", "/articles/?limit=99&offset=0"},
+	{classPastEnd, "GET", "/articles/?limit=7&offset=66"},
+	{classFilters, "GET", "/articles/?limit=33&offset=30&section=news"},
+	{classFilters, "GET", "/articles/?limit=99&offset=1&tag=API"},
+	{classFilters, "GET", "/articles/?category=politics&limit=2&offset=1&section=news"},
+	{classUnknown, "GET", "/articles/?limit=9&offset=3&tag=zzz"},
+	{classLenient, "GET", "/articles/?limit=101&offset=2"},
+	{classLenient, "GET", "/articles/?limit=0007&offset=+3"},
+	{classMethods, "HEAD", "/articles/?limit=7&offset=3"},
+	{classHidden, "GET", "/articles/chunks.json"},
+	{classHidden, "GET", "/articles/section/news/chunks.json"},
+}
+
+// sweep returns requests for every offset (and one past the end) of the
+// main listing and of two filtered collections, at limits around the
+// chunks' sizes.
+func sweep() []request {
+	var rs []request
+	for _, c := range []struct {
+		filter string
+		count  int
+		limits []int
+	}{
+		{"", 66, []int{1, 2, 3, 7, 19, 20, 21, 33, 64, 100}},
+		{"&tag=API", 0, []int{1, 7, 20}},
+		{"&section=news", 0, []int{1, 5, 20}},
+	} {
+		count := c.count
+		if count == 0 {
+			count = countOf(c.filter)
+		}
+		for _, l := range c.limits {
+			for o := 0; o <= count; o++ {
+				rs = append(rs, request{classCanonical, "GET", fmt.Sprintf("/articles/?limit=%d&offset=%d%s", l, o, c.filter)})
+			}
+		}
 	}
-	const (
-		cannot = "only maps a request onto a file; the targets that run code to do it are cloudflare, netlify and nginx-njs (and feedgen serve does it), or build with pagination.layout: pages"
-		notYet = "putting its pages together from chunks at the edge is not implemented yet; cloudflare, netlify and nginx-njs will do it, and feedgen serve does it today, or build with pagination.layout: pages"
-	)
+	return rs
+}
+
+// countOf returns the count of the collection filtered by filter
+// ("&key=value") in the chunks build.
+func countOf(filter string) int {
+	k, v, _ := strings.Cut(strings.TrimPrefix(filter, "&"), "=")
+	for _, c := range chunkMan.Collections {
+		if len(c.Params) == 1 && c.Params[0].Key == k && c.Params[0].Value == v {
+			return c.Count
+		}
+	}
+	return 0
+}
+
+// checkChunkTarget asks the target at base the shared table, the chunk
+// rows and the sweep, and compares each answer with feedgen serve's on
+// the same chunks build, entity tag included.
+func checkChunkTarget(t *testing.T, base string) {
+	t.Helper()
+	all := append(append(append([]request{}, requests...), chunkRequests...), sweep()...)
+	failed := 0
+	for _, r := range all {
+		want, got := ask(t, chunkRefBase, r), ask(t, base, r)
+		d := want.diff(got)
+		if d == "" && got.etag != want.etag && r.class != classRedirect {
+			d = fmt.Sprintf("ETag %q, want %q", got.etag, want.etag)
+		}
+		if d != "" {
+			if failed++; failed <= 20 {
+				t.Errorf("%s %s (%s): %s", r.method, r.target, r.class, d)
+			}
+		}
+	}
+	if failed > 20 {
+		t.Errorf("and %d more of %d requests differ", failed-20, len(all))
+	}
+	// A client that has the page: 304, as feedgen serve answers.
+	page := ask(t, chunkRefBase, request{method: "GET", target: "/articles/?limit=7&offset=3"})
+	for _, inm := range []string{page.etag, `"x", W/` + page.etag, "*"} {
+		for _, b := range []string{chunkRefBase, base} {
+			if st := conditional(t, b+"/articles/?limit=7&offset=3", inm); st != http.StatusNotModified {
+				t.Errorf("%s with If-None-Match %s: %d, want 304", b, inm, st)
+			}
+		}
+	}
+	if st := conditional(t, base+"/articles/?limit=7&offset=4", page.etag); st != http.StatusOK {
+		t.Errorf("another page with the first's tag: %d, want 200", st)
+	}
+}
+
+// conditional asks url with If-None-Match inm and returns the status.
+func conditional(t *testing.T, url, inm string) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("If-None-Match", inm)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// runChunkTarget writes target name's files for the chunks build of the
+// sample, starts its platform and holds it to feedgen serve.
+func runChunkTarget(t *testing.T, name string, start startFunc) {
+	t.Helper()
+	s, err := NewSite(chunkMan, chunkRoot, "127.0.0.1:"+freePort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChunkTarget(t, startTarget(t, name, s, start))
+}
+
+func TestNginxNJSChunks(t *testing.T) {
+	runChunkTarget(t, "nginx-njs", startNginxNJS(t))
+}
+
+func TestCloudflareWorkerdChunks(t *testing.T) {
+	runChunkTarget(t, "cloudflare", startWorkerd(t))
+}
+
+func TestNetlifyEdgeFunctionChunks(t *testing.T) {
+	runChunkTarget(t, "netlify", startNetlifyEdge(t))
+}
+
+// TestChunksAcrossBuilds runs each assembling target on a chunks build
+// in a folder of its own, then builds the site again there with one more
+// article: the target answers the new build at once, with the files it
+// was written for (a build does not make them stale). Then a chunk the
+// index names is deleted: the pages that need it answer 503, as feedgen
+// serve's do, and the others are still answered.
+func TestChunksAcrossBuilds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(*testing.T) startFunc
+	}{
+		{"nginx-njs", startNginxNJS},
+		{"cloudflare", startWorkerd},
+		{"netlify", startNetlifyEdge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := tc.start(t)
+			site := filepath.Join(t.TempDir(), "site")
+			if err := os.CopyFS(site, os.DirFS(chunkSite)); err != nil {
+				t.Fatal(err)
+			}
+			s, err := NewSite(chunkMan, filepath.Join(site, "public"), "127.0.0.1:"+freePort(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := startTarget(t, tc.name, s, start)
+			first := ask(t, base, request{method: "GET", target: "/articles/?limit=1"})
+			if first.status != 200 || !strings.HasPrefix(first.body, `{"count":66,`) {
+				t.Fatalf("before: %d %.80s", first.status, first.body)
+			}
+			article := "---\nid: 9001\ntitle: One more\nannouncement: Added after the rules were written.\nauthor: ivan-petrov\npublished: 2026-10-31T10:00:00\ntags: [API]\n---\nBody.\n"
+			if err := os.WriteFile(filepath.Join(site, "content", "news", "politics", "one-more.md"), []byte(article), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := buildSite(site, func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }); err != nil {
+				t.Fatal(err)
+			}
+			ref := serveReference(t, filepath.Join(site, "public"))
+			for _, target := range []string{"/articles/?limit=1", "/articles/?limit=5&offset=60", "/articles/?tag=API&limit=3", "/articles/?section=news&limit=50"} {
+				r := request{method: "GET", target: target}
+				want, got := ask(t, ref, r), ask(t, base, r)
+				if d := want.diff(got); d != "" || got.etag != want.etag {
+					t.Errorf("after a build, %s: %s (ETag %s, want %s)", target, d, got.etag, want.etag)
+				}
+			}
+			if got := ask(t, base, request{method: "GET", target: "/articles/?limit=1"}); !strings.HasPrefix(got.body, `{"count":67,`) {
+				t.Errorf("after a build: %.80s, want count 67", got.body)
+			}
+			// Delete the chunk of the last article of the main listing.
+			data, err := os.ReadFile(filepath.Join(site, "public", chunk.IndexPath(listing.Dir)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix, err := chunk.ParseIndex(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(site, "public", ix.Chunks[len(ix.Chunks)-1].Path)); err != nil {
+				t.Fatal(err)
+			}
+			got := ask(t, base, request{method: "GET", target: "/articles/?limit=1&offset=66"})
+			if got.status != http.StatusServiceUnavailable || got.body != listing.UnavailableBody || got.header["Content-Type"] != listing.ContentType {
+				t.Errorf("a page whose chunk is gone: %d %q %v, want 503 %q", got.status, got.body, got.header, listing.UnavailableBody)
+			}
+			if got := ask(t, base, request{method: "GET", target: "/articles/?limit=1"}); got.status != 200 {
+				t.Errorf("a page whose chunks are there: %d", got.status)
+			}
+		})
+	}
+}
+
+// TestRefusesChunks gives every target a build of layout: chunks: those
+// that only map a request onto a file refuse it, naming the targets that
+// run code, and write nothing; those write their files.
+func TestRefusesChunks(t *testing.T) {
+	const cannot = "only maps a request onto a file; the targets that run code to do it are cloudflare, netlify and nginx-njs (and feedgen serve does it), or build with pagination.layout: pages"
 	tests := []struct {
 		target string
-		want   string // the message after "TARGET: " and ErrChunks
+		want   string // the message after "TARGET: " and ErrChunks; "" when it assembles
 	}{
 		{"apache", "its pages are put together per request from chunks, and apache " + cannot},
 		{"caddy", "its pages are put together per request from chunks, and caddy " + cannot},
-		{"cloudflare", notYet},
+		{"cloudflare", ""},
 		{"cloudfront", "its pages are put together per request from chunks, and cloudfront " + cannot},
-		{"netlify", notYet},
+		{"netlify", ""},
 		{"nginx", "its pages are put together per request from chunks, and nginx " + cannot},
-		{"nginx-njs", notYet},
+		{"nginx-njs", ""},
 	}
 	if len(tests) != len(Targets()) {
 		t.Fatalf("%d targets tested, of %d", len(tests), len(Targets()))
@@ -43,12 +256,21 @@ func TestRefusesChunks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := NewSite(m, root, "127.0.0.1:8080")
+			if tg.Assembles != (tt.want == "") {
+				t.Fatalf("Assembles is %v", tg.Assembles)
+			}
+			s, err := NewSite(chunkMan, chunkRoot, "127.0.0.1:8080")
 			if err != nil {
 				t.Fatal(err)
 			}
 			out := filepath.Join(t.TempDir(), "out")
-			_, _, err = Write(tg, s, out, false)
+			written, _, err := Write(tg, s, out, false)
+			if tt.want == "" {
+				if err != nil || len(written) != len(tg.Files) {
+					t.Errorf("wrote %v, %v", written, err)
+				}
+				return
+			}
 			want := tt.target + ": " + ErrChunks.Error() + ": " + tt.want
 			if !errors.Is(err, ErrChunks) || err.Error() != want {
 				t.Errorf("got %v\nwant %s", err, want)

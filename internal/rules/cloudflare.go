@@ -28,12 +28,15 @@ const compatibilityDate = "2024-09-23"
 
 // workerAdapter is worker.js's module: every request goes to respond, which
 // reads pages through the assets binding.
+// A build of layout: chunks is read through the assets binding too, or
+// from the R2 bucket bound as BUILD when there is one.
 const workerAdapter = `
 export default {
     async fetch(request, env) {
-        return respond(request, function (page) {
-            return env.ASSETS.fetch(page);
-        });
+        var assets = function (r) {
+            return env.ASSETS.fetch(r);
+        };
+        return respond(request, assets, env.BUILD != null ? bucketStore(env.BUILD) : fetchStore(request.url, assets));
     }
 };
 `
@@ -43,9 +46,25 @@ func cloudflareGenerate(s *Site) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := script("// feedgen rules cloudflare: a module Worker that answers the listing as feedgen serve does,\n"+
-		"// its pages read from the static assets bound as ASSETS. It holds the build's counts:\n"+
-		"// write it again after each build.\n", d, fetchAdapterJS+workerAdapter)
+	header := "// feedgen rules cloudflare: a module Worker that answers the listing as feedgen serve does,\n" +
+		"// its pages read from the static assets bound as ASSETS. It holds the build's counts:\n" +
+		"// write it again after each build.\n"
+	r2 := ""
+	if d.Chunked == 1 {
+		header = "// feedgen rules cloudflare: a module Worker that answers the listing as feedgen serve does,\n" +
+			"// putting its pages together from each collection's index and chunks, read from the static\n" +
+			"// assets bound as ASSETS (or the R2 bucket bound as BUILD). A build does not make it stale:\n" +
+			"// write it again when config.yaml's base_url, pagination or filters change.\n"
+		r2 = `
+# Or read the build from an R2 bucket that feedgen publish keeps
+# (s3://BUCKET?endpoint=https://ACCOUNT.r2.cloudflarestorage.com&region=auto):
+# bind it as BUILD, and the Worker reads indexes and chunks from it.
+# [[r2_buckets]]
+# binding = "BUILD"
+# bucket_name = "BUCKET"
+`
+	}
+	js, err := script(header, d, fetchAdapterJS+workerAdapter)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +79,7 @@ compatibility_date = "%[2]s"
 directory = %[3]s
 binding = "ASSETS"
 run_worker_first = true
-`, s.Root, compatibilityDate, strconv.Quote(s.Root))
+%[4]s`, s.Root, compatibilityDate, strconv.Quote(s.Root), r2)
 	capnp := fmt.Sprintf(`# feedgen rules cloudflare: runs worker.js locally on workerd, Cloudflare's
 # runtime: npx workerd serve %[1]s/workerd.capnp
 # The build in %[2]s is the ASSETS binding (a disk service: worker.js

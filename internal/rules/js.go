@@ -20,6 +20,9 @@ import (
 //go:embed js/listing.js
 var listingJS string
 
+//go:embed js/assemble.js
+var assembleJS string
+
 //go:embed js/nginx.js
 var nginxAdapterJS string
 
@@ -32,6 +35,7 @@ var cloudfrontAdapterJS string
 // siteData is what listing.js knows of a site: the F it reads (its
 // comment says what each field is).
 type siteData struct {
+	Chunked     int            `json:"x,omitempty"` // 1 for layout: chunks
 	LinkPrefix  string         `json:"b"`
 	Default     int            `json:"d"`
 	Max         int            `json:"m"`
@@ -43,6 +47,8 @@ type siteData struct {
 	NotFound    string         `json:"nf"`
 	Options     string         `json:"op"`
 	NotAllowed  [2]string      `json:"mna"`
+	Unavailable string         `json:"ua,omitempty"` // the 503 of a chunk that is gone
+	RetryAfter  string         `json:"ra,omitempty"`
 	ContentType string         `json:"ct"`
 	Allow       string         `json:"allow"`
 	Vary        string         `json:"vary"`
@@ -53,6 +59,9 @@ type siteData struct {
 // not found).
 func newSiteData(s *Site, filters bool) (*siteData, error) {
 	p := s.Paging
+	if p.Chunked() {
+		return chunkedSiteData(s, filters), nil
+	}
 	if len(p.Limits) == 0 || !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {
 		return nil, fmt.Errorf("pagination of the build: limits %v must hold the default %d and the max %d", p.Limits, p.DefaultLimit, p.MaxLimit)
 	}
@@ -118,6 +127,43 @@ func newSiteData(s *Site, filters bool) (*siteData, error) {
 	return d, nil
 }
 
+// chunkedSiteData returns the data of a site of layout: chunks, whose
+// pages assemble.js puts together: no limits (any is answered), no
+// counts nor folders (each collection's index has its count, and
+// assemble.js names its folder), so that the script holds nothing a
+// build changes: only the configuration (base URL, limits, filters).
+func chunkedSiteData(s *Site, filters bool) *siteData {
+	p := s.Paging
+	prefix := listing.AppendString(nil, s.BaseURL+listing.Path+"?")
+	mna := string(listing.AppendMethodNotAllowed(nil, "@"))
+	at := strings.IndexByte(mna, '@')
+	d := &siteData{
+		Chunked:    1,
+		LinkPrefix: string(prefix[1 : len(prefix)-1]),
+		Default:    p.DefaultLimit, Max: p.MaxLimit, Limits: []int{},
+		Kinds:       map[string]int{},
+		Collections: map[string]any{},
+		Zeros:       digitZeros(),
+		NotFound:    listing.NotFoundBody, Options: listing.OptionsBody,
+		NotAllowed:  [2]string{mna[:at], mna[at+1:]},
+		Unavailable: listing.UnavailableBody, RetryAfter: listing.RetryAfter,
+		ContentType: listing.ContentType, Allow: listing.Allow, Vary: listing.Vary,
+	}
+	if filters {
+		for _, c := range s.Collections {
+			if len(c.Params) > 0 {
+				params := slices.Clone(c.Params)
+				slices.SortFunc(params, func(a, b listing.Param) int { return strings.Compare(a.Key, b.Key) })
+				d.Kinds[listing.Kind(params)] = 1
+			}
+		}
+		for _, f := range s.Filters {
+			d.Kinds[listing.FilterKind(f)] = 1
+		}
+	}
+	return d
+}
+
 // plainDir is the folder of the collection of params (sorted) as
 // listing.js writes it: each value's bytes kept or escaped, as
 // listing.EncodeValue does for all but device names of Windows and long
@@ -164,7 +210,8 @@ func digitZeros() string {
 }
 
 // script returns the JavaScript of a target: a header comment, the data
-// of d, listing.js and the adapter.
+// of d, listing.js, assemble.js for a build of layout: chunks, and the
+// adapter.
 func script(header string, d *siteData, adapter string) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(header)
@@ -174,13 +221,29 @@ func script(header string, d *siteData, adapter string) ([]byte, error) {
 	if err := enc.Encode(d); err != nil {
 		return nil, fmt.Errorf("encoding the site's data: %w", err)
 	}
-	// JSON.parse, not a literal: a value such as __proto__ is then a key
-	// like any other. The JSON has no line break (Encode escapes U+2028
-	// and U+2029 too): only its backslashes and quotes are escaped.
-	b.WriteString("var F = JSON.parse('")
-	b.WriteString(strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(strings.TrimSuffix(data.String(), "\n")))
-	b.WriteString("');\n")
+	if d.Chunked == 1 {
+		// A literal: nginx's njs runs the top level for every request,
+		// and makes this object several times faster than it parses
+		// JSON. It has no key that a request chose (no filter value,
+		// such as __proto__, which JSON.parse would make a key like any
+		// other); the JSON has no line break (Encode escapes U+2028 and
+		// U+2029 too).
+		b.WriteString("var F = ")
+		b.WriteString(strings.TrimSuffix(data.String(), "\n"))
+		b.WriteString(";\n")
+	} else {
+		// JSON.parse, not a literal: a value such as __proto__ is then a
+		// key like any other. The JSON has no line break (Encode escapes
+		// U+2028 and U+2029 too): only its backslashes and quotes are
+		// escaped.
+		b.WriteString("var F = JSON.parse('")
+		b.WriteString(strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(strings.TrimSuffix(data.String(), "\n")))
+		b.WriteString("');\n")
+	}
 	b.WriteString(strings.Replace(listingJS, filterKeysJS, filterKeysLiteral(), 1))
+	if d.Chunked == 1 {
+		b.WriteString(assembleJS)
+	}
 	b.WriteString(adapter)
 	return b.Bytes(), nil
 }

@@ -38,9 +38,10 @@ const netlifyNotFound = "feedgen-404.json"
 // down Netlify's chain (to the published files).
 const netlifyAdapter = `
 export default async function (request, context) {
-    return respond(request, function (page) {
-        return context.next(page);
-    });
+    var next = function (r) {
+        return context.next(r);
+    };
+    return respond(request, next, fetchStore(request.url, next));
 }
 
 export const config = {path: "/*", onError: "bypass"};
@@ -51,9 +52,16 @@ func netlifyGenerate(s *Site) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := script("// feedgen rules netlify: the edge function that answers every request of the site as\n"+
-		"// feedgen serve does, its pages read from the published build. It holds the build's counts:\n"+
-		"// write it again after each build.\n", d, fetchAdapterJS+netlifyAdapter)
+	header := "// feedgen rules netlify: the edge function that answers every request of the site as\n" +
+		"// feedgen serve does, its pages read from the published build. It holds the build's counts:\n" +
+		"// write it again after each build.\n"
+	if d.Chunked == 1 {
+		header = "// feedgen rules netlify: the edge function that answers every request of the site as\n" +
+			"// feedgen serve does, putting its pages together from each collection's index and chunks,\n" +
+			"// read from the published build. A build does not make it stale: write it again when\n" +
+			"// config.yaml's base_url, pagination or filters change.\n"
+	}
+	js, err := script(header, d, fetchAdapterJS+netlifyAdapter)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +93,14 @@ func netlifyRedirects(s *Site) []byte {
 # get the JSON 404. Written again after each build: it names the build's
 # collections.
 `)
+	if s.Paging.Chunked() {
+		// No page files: the edge function puts every page together.
+		// Without it, the listing is the JSON 404, not Netlify's page.
+		b.WriteString("\n# A build of layout: chunks has no page files: without the edge function,\n# the listing answers the JSON 404.\n")
+		b.WriteString(listing.Path + "  /" + netlifyNotFound + "  404\n")
+		writeHidden(&b)
+		return []byte(b.String())
+	}
 	colls := slices.Clone(s.Collections)
 	slices.SortStableFunc(colls, func(a, b manifest.Collection) int { return len(b.Params) - len(a.Params) })
 	p := s.Paging
@@ -128,13 +144,18 @@ func netlifyRedirects(s *Site) []byte {
 		rule("/"+listing.PagePathOf(c.Dir, ds, ":offset"), "200", "offset=:offset")
 		rule("/"+listing.PagePathOf(c.Dir, ds, "0"), "200")
 	}
-	// Not articles/*: the edge function reads the pages through Netlify's
-	// chain, rules included.
+	writeHidden(&b)
+	return []byte(b.String())
+}
+
+// writeHidden writes the rules that hide the build's own files. Not
+// articles/*: the edge function reads the pages, indexes and chunks
+// through Netlify's chain, rules included.
+func writeHidden(b *strings.Builder) {
 	b.WriteString("\n# The build's own files by their paths: not found.\n")
 	for _, from := range []string{manifest.Name, manifest.Unfinished} {
-		b.WriteString("/" + from + "  " + notFound + "  404!\n")
+		b.WriteString("/" + from + "  /" + netlifyNotFound + "  404!\n")
 	}
-	return []byte(b.String())
 }
 
 // unruly reports whether the value of p cannot be a condition of a rule

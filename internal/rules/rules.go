@@ -100,7 +100,8 @@ type Target struct {
 	// Run says how the files are used, for --help and docs/deploying.md.
 	Run string
 	// Counts says that the files hold the build's counts: they are to be
-	// written again after each build.
+	// written again after each build (but for a build of layout: chunks,
+	// whose counts the indexes hold).
 	Counts bool
 	// Assembles says that the target runs code that can put a page
 	// together per request from the chunks of a build of layout: chunks
@@ -164,11 +165,10 @@ func Find(name string) (Target, error) {
 var ErrChunks = errors.New("the build is in the chunks layout (pagination.layout: chunks)")
 
 // checkLayout refuses a build of layout: chunks, whose pages are put
-// together per request: a target that only maps a request onto a file
-// cannot, and its error names the targets that can. Those do not yet
-// either: their code reads page files only.
+// together per request, for a target that only maps a request onto a
+// file: its error names the targets that run code to do it.
 func checkLayout(t Target, s *Site) error {
-	if !s.Paging.Chunked() {
+	if !s.Paging.Chunked() || t.Assembles {
 		return nil
 	}
 	var can []string
@@ -177,12 +177,8 @@ func checkLayout(t Target, s *Site) error {
 			can = append(can, t.Name)
 		}
 	}
-	if !t.Assembles {
-		return fmt.Errorf("%w: its pages are put together per request from chunks, and %s only maps a request onto a file; the targets that run code to do it are %s (and feedgen serve does it), or build with pagination.layout: pages",
-			ErrChunks, t.Name, andList(can))
-	}
-	return fmt.Errorf("%w: putting its pages together from chunks at the edge is not implemented yet; %s will do it, and feedgen serve does it today, or build with pagination.layout: pages",
-		ErrChunks, andList(can))
+	return fmt.Errorf("%w: its pages are put together per request from chunks, and %s only maps a request onto a file; the targets that run code to do it are %s (and feedgen serve does it), or build with pagination.layout: pages",
+		ErrChunks, t.Name, andList(can))
 }
 
 // andList writes names as "a, b and c".

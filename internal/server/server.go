@@ -151,8 +151,8 @@ type Server struct {
 // The answer to a page whose file did not match the manifest (see
 // heldBuild.unavailable): 503, to be asked again in retryAfter seconds.
 const (
-	unavailableBody = `{"detail":"Service temporarily unavailable, try again later."}`
-	retryAfter      = "5"
+	unavailableBody = listing.UnavailableBody
+	retryAfter      = listing.RetryAfter
 )
 
 // New returns a server for the build of opt.Source, loaded (none for

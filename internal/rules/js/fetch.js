@@ -1,7 +1,9 @@
 // The adapter for platforms of the Fetch API (Cloudflare Workers, Netlify
 // Edge Functions): respond answers request, reading a page with
 // getPage(request for the page's path) and adding the listing's headers.
-async function respond(request, getPage) {
+// In a build of layout: chunks, it puts the page together (assembled)
+// from what store reads: an index whole, a chunk's range.
+async function respond(request, getPage, store) {
     var u = new URL(request.url), h = new Headers();
     var a = answer(request.method, decodePath(u.pathname), u.search.slice(1));
     if (a.l) {
@@ -13,6 +15,9 @@ async function respond(request, getPage) {
         return new Response(null, {status: 301, headers: h});
     }
     h.set("Content-Type", F.ct);
+    if (a.c) {
+        return assembled(request, a, h, store);
+    }
     if (a.f) {
         var page = await getPage(new Request(new URL("/" + a.f, u), {method: request.method, headers: request.headers}));
         if (page.status == 200 || page.status == 304) {
@@ -27,4 +32,170 @@ async function respond(request, getPage) {
         a = {s: 404, b: F.nf};
     }
     return new Response(a.b, {status: a.s, headers: h});
+}
+
+// assembled answers the page of answer a: the collection's index (kept
+// between requests while its Cache-Control allows, then asked again with
+// If-None-Match), then the parts' ranges, read at once. A chunk that is
+// gone (the index was replaced and the previous build's chunks deleted
+// since) makes it read the index again, once; then the page is
+// unavailable. The entity tag is feedgen serve's.
+async function assembled(request, a, h, store) {
+    var pl = null, body = null, t;
+    for (var attempt = 0; attempt < 2 && body == null; attempt++) {
+        t = await readIndex(store, indexPath(a), attempt > 0);
+        if (t == null && a.q.p.length == 0) {
+            break;
+        }
+        pl = plan(a, t);
+        if (pl == null) {
+            break;
+        }
+        body = pl.b != null ? new TextEncoder().encode(pl.b) : await readParts(store, pl);
+    }
+    if (body == null) {
+        h.set("Retry-After", F.ra);
+        return new Response(F.ua, {status: 503, headers: h});
+    }
+    var hex = pl.t != null ? pl.t : "", head = pl.b != null ? body : body.subarray(0, body.length - pl.n);
+    var in8 = new Uint8Array(head.length + hex.length / 2);
+    in8.set(head, 0);
+    for (var i = 0; i < hex.length / 2; i++) {
+        in8[head.length + i] = parseInt(hex.substr(2 * i, 2), 16);
+    }
+    var sum = new Uint8Array(await crypto.subtle.digest("SHA-256", in8)), tag = "\"";
+    for (i = 0; i < sum.length; i++) {
+        tag += hex2(sum[i], HEX).toLowerCase();
+    }
+    h.set("ETag", tag + "\"");
+    var inm = request.headers.get("If-None-Match");
+    if (inm != null && tagMatches(inm, tag + "\"")) {
+        return new Response(null, {status: 304, headers: h});
+    }
+    h.set("Content-Length", "" + body.length);
+    return new Response(request.method == "HEAD" ? null : body, {status: 200, headers: h});
+}
+
+// kept holds the indexes read, by path: {t: text, e: entity tag, x: the
+// time until which it is used without asking (ms)}, keptBytes their size.
+// Past KEPT_MAX bytes, all are forgotten.
+var kept = new Map(), keptBytes = 0, KEPT_MAX = 32 << 20;
+
+// readIndex returns the text of the index at path, null when there is
+// none; fresh asks the store even if the index kept is still fresh.
+async function readIndex(store, path, fresh) {
+    var k = kept.get(path), now = Date.now();
+    if (k != null && !fresh && now < k.x) {
+        return k.t;
+    }
+    var o = await store(path, null, k != null ? k.e : null);
+    if (o.s == 304 && k != null) {
+        k.x = now + o.m * 1000;
+        return k.t;
+    }
+    if (o.s == 404) {
+        return null;
+    }
+    if (o.s != 200) {
+        throw new Error("reading " + path + ": status " + o.s);
+    }
+    var t = new TextDecoder().decode(o.b);
+    if (o.e != null) {
+        if (keptBytes + t.length > KEPT_MAX) {
+            kept.clear();
+            keptBytes = 0;
+        }
+        if (k != null) {
+            keptBytes -= k.t.length;
+        }
+        kept.set(path, {t: t, e: o.e, x: now + o.m * 1000});
+        keptBytes += t.length;
+    }
+    return t;
+}
+
+// readParts returns the body of plan pl: its head, each part's range
+// (all asked for at once), a comma between two, and the tail; null when
+// a chunk is gone or its range is not the length asked for.
+async function readParts(store, pl) {
+    var got = await Promise.all(pl.p.map(function (pt) {
+        return store(pt[0], [pt[1], pt[2]], null);
+    }));
+    var head = new TextEncoder().encode(pl.h), out = new Uint8Array(head.length + pl.n), at = head.length;
+    out.set(head, 0);
+    for (var i = 0; i < got.length; i++) {
+        if (got[i].s != 200 || got[i].b.length != pl.p[i][2] - pl.p[i][1]) {
+            return null;
+        }
+        if (i > 0) {
+            out[at++] = 44;
+        }
+        out.set(got[i].b, at);
+        at += got[i].b.length;
+    }
+    out[at++] = 93;
+    out[at] = 125;
+    return out;
+}
+
+// maxAge returns the seconds a response may be used for, by its
+// Cache-Control: 0 without one, or with no-cache or no-store.
+function maxAge(cc) {
+    if (cc == null || cc.indexOf("no-cache") >= 0 || cc.indexOf("no-store") >= 0) {
+        return 0;
+    }
+    var i = cc.indexOf("max-age=");
+    return i < 0 ? 0 : parseInt(cc.slice(i + 8), 10) || 0;
+}
+
+// fetchStore returns a store that reads through get(request), a fetch of
+// the build's files relative to base: a range with Range (a whole file
+// answered instead is cut here), an index with If-None-Match.
+function fetchStore(base, get) {
+    return async function (path, range, etag) {
+        var h = new Headers();
+        if (range != null) {
+            h.set("Range", "bytes=" + range[0] + "-" + (range[1] - 1));
+        }
+        if (etag != null) {
+            h.set("If-None-Match", etag);
+        }
+        var res = await get(new Request(new URL("/" + path, base), {headers: h}));
+        var o = {s: res.status, e: res.headers.get("ETag"), m: maxAge(res.headers.get("Cache-Control"))};
+        if (res.status == 200 || res.status == 206) {
+            o.b = new Uint8Array(await res.arrayBuffer());
+            if (range != null && res.status == 200) {
+                o.b = o.b.subarray(range[0], range[1]);
+            }
+            o.s = 200;
+        } else if (res.body != null) {
+            await res.body.cancel();
+        }
+        return o;
+    };
+}
+
+// bucketStore returns a store that reads an R2 bucket's objects (a build
+// published there with feedgen publish): ranges and conditions as R2's
+// get takes them.
+function bucketStore(bucket) {
+    return async function (path, range, etag) {
+        var opt = {};
+        if (range != null) {
+            opt.range = {offset: range[0], length: range[1] - range[0]};
+        }
+        if (etag != null) {
+            opt.onlyIf = new Headers({"If-None-Match": etag});
+        }
+        var obj = await bucket.get(path, opt);
+        if (obj == null) {
+            return {s: 404};
+        }
+        var o = {s: 304, e: obj.httpEtag, m: maxAge(obj.httpMetadata != null ? obj.httpMetadata.cacheControl : null)};
+        if (obj.body != null) {
+            o.b = new Uint8Array(await obj.arrayBuffer());
+            o.s = 200;
+        }
+        return o;
+    };
 }

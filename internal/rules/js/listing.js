@@ -10,8 +10,9 @@
 // js.go), comments are whole lines, every statement ends with ';' and
 // there is no regular expression literal.
 //
-// F, from feedgen: b the JSON-escaped link prefix (base URL and
-// /articles/?), d the default limit, m max_limit, l the limits, a aligned
+// F, from feedgen: x 1 for a build of layout: chunks (whose pages
+// assemble.js puts together: then l, a and c are empty), b the
+// JSON-escaped link prefix (base URL and /articles/?), d the default limit, m max_limit, l the limits, a aligned
 // offsets, k the kinds of filtered collection pre-rendered, c the
 // collections' counts by kind and values, the last filter's first (a
 // leaf [count, dir] when the folder is not the plain encoding), n the zeros of
@@ -20,10 +21,10 @@
 // The value of FILTERS below is written by feedgen rules: the query
 // parameters of the filters (listing.FilterKeys, from the table of filter
 // kinds).
-var ZEROS = F.n.split(","), HEX = "0123456789ABCDEF", chr = String.fromCharCode;
-for (var zi = 0, z = 0; zi < ZEROS.length; zi++) {
-    ZEROS[zi] = z += parseInt(ZEROS[zi], 36);
-}
+//
+// nginx's njs runs this top level again for every request: it does only
+// what each request needs (ZEROS is made when a digit past ASCII is met).
+var ZEROS = null, HEX = "0123456789ABCDEF", chr = String.fromCharCode;
 var FILTERS = FILTER_KEYS;
 
 // own returns the property k of object o, null when o has none of its own.
@@ -156,7 +157,13 @@ function digitValue(c) {
     if (c >= 48 && c <= 57) {
         return c - 48;
     }
-    for (var i = 0; c >= 128 && i < ZEROS.length; i++) {
+    if (!ZEROS && c >= 128) {
+        ZEROS = F.n.split(",");
+        for (var z = 0, i = 0; i < ZEROS.length; i++) {
+            ZEROS[i] = z += parseInt(ZEROS[i], 36);
+        }
+    }
+    for (i = 0; c >= 128 && i < ZEROS.length; i++) {
         if (c >= ZEROS[i] && c < ZEROS[i] + 10) {
             return c - ZEROS[i];
         }
@@ -212,6 +219,14 @@ function toInt(b) {
     return d == "" ? "0" : neg ? "-" + d : d;
 }
 
+// num reads raw value v (null: none) as toInt reads it; a canonical
+// decimal of up to 15 digits, the usual case, as it is (njs would run
+// every step of toInt per request).
+function num(v) {
+    var d = parseInt(v, 10);
+    return v == null ? null : v.length < 16 && "" + d == v && d == d ? v : toInt(unquote(v));
+}
+
 // parse reads a raw query string as the original service did: pairs
 // split on '&', the last value of a parameter wins, an empty filter value
 // is no filter. It returns {l: limit, o: offset (a canonical decimal), p:
@@ -223,7 +238,10 @@ function parse(raw) {
         if (p == "") {
             continue;
         }
-        var k = text(unquote(j < 0 ? p : p.slice(0, j))), v = j < 0 ? "" : p.slice(j + 1);
+        var k = j < 0 ? p : p.slice(0, j), v = j < 0 ? "" : p.slice(j + 1);
+        if (k.indexOf("%") >= 0 || k.indexOf("+") >= 0) {
+            k = text(unquote(k));
+        }
         if (k == "limit") {
             limit = v;
         } else if (k == "offset") {
@@ -238,11 +256,11 @@ function parse(raw) {
             q.p.push([FILTERS[i], unquote(f[FILTERS[i]])]);
         }
     }
-    n = limit == null ? null : toInt(unquote(limit));
+    n = num(limit);
     if (n != null && n != "0" && n.charAt(0) != "-") {
         q.l = n.length > 15 || +n >= F.m ? F.m : +n;
     }
-    n = offset == null ? null : toInt(unquote(offset));
+    n = num(offset);
     if (n != null && n.charAt(0) != "-") {
         q.o = n;
     }
@@ -265,18 +283,19 @@ function formEscape(b) {
 }
 
 // link returns the JSON string of the link to the page (q.l, offset) of
-// q's collection; offset "" is left out.
+// q's collection; offset "" is left out. A filter's escaped value is kept
+// in its parameter for the next link (limit and offset are digits).
 function link(q, offset) {
     var all = q.p.slice(), s = [];
-    all.push(["limit", utf8("" + q.l)]);
+    all.push(["limit", 0, "" + q.l]);
     if (offset != "") {
-        all.push(["offset", utf8(offset)]);
+        all.push(["offset", 0, offset]);
     }
     all.sort(function (x, y) {
         return x[0] < y[0] ? -1 : 1;
     });
     for (var i = 0; i < all.length; i++) {
-        s.push(all[i][0] + "=" + formEscape(all[i][1]));
+        s.push(all[i][0] + "=" + (all[i][2] = all[i][2] || formEscape(all[i][1])));
     }
     return "\"" + F.b + s.join("&") + "\"";
 }
@@ -357,7 +376,9 @@ function escapeQuery(raw) {
 }
 
 // answer decides the answer to a request for path (decoded) with the raw
-// query, as feedgen serve's decide does.
+// query, as feedgen serve's decide does. In a build of layout: chunks, a
+// page is {s: 200, c: the collection's folder, q: the query, l: 1}, which
+// assemble.js's plan turns into the page with the collection's index.
 function answer(method, path, raw) {
     if (path != "/articles/") {
         if (path == "/articles") {
@@ -378,6 +399,9 @@ function answer(method, path, raw) {
     node = own(F.c, kind.join("&"));
     if (kind.length > 0 && !own(F.k, kind.join("&")) || F.l.indexOf(q.l) < 0) {
         return {s: 404, b: F.nf, l: 1};
+    }
+    if (F.x) {
+        return chunked(q);
     }
     for (i = 0; i < q.p.length; i++) {
         dir += "/" + q.p[i][0] + "/" + folder(q.p[i][1]);

@@ -1,0 +1,231 @@
+// assemble.js: the pages of a build of layout: chunks (docs/contract.md
+// §12), put together per request from the collection's index and byte
+// ranges of its chunks, byte for byte as feedgen serve puts them
+// together. It follows listing.js (answer gives {s: 200, c: folder, q:
+// query}) and comes before each platform's adapter, which reads the
+// index and the ranges its own way (a file, a fetch with Range, a bucket)
+// and makes the entity tag from tagInput with its SHA-256.
+//
+// An index is text: one chunk a line, each line {"first":N,"path":...,
+// "size":...,"ends":[...]}, ascending by first (chunk.AppendIndex). plan
+// bisects the bytes for the line of the page's offset and parses only
+// the lines the page needs: nginx's njs cannot keep an index parsed
+// between requests. Same dialect as listing.js.
+var INDEX_NAME = "chunks.json", INDEX_FORMAT = "{\"format\":2,";
+
+// Any limit is answered (parse clamps it to max_limit): the check of
+// answer for the limits pre-rendered passes for every one, at no cost
+// (njs makes the top level again for each request: no list of them).
+F.l = {indexOf: function () {
+    return 0;
+}};
+
+// chunked returns the answer to query q (any limit, 1..max_limit) in a
+// build of layout: chunks: a page, {s: 200, c: its collection's folder,
+// q, l: 1}, whose count its index says.
+function chunked(q) {
+    var dir = "articles";
+    for (var i = 0; i < q.p.length; i++) {
+        dir += "/" + q.p[i][0] + "/" + valueFolder(q.p[i][1]);
+    }
+    return {s: 200, c: dir, q: q, l: 1};
+}
+
+// valueFolder returns the folder of filter value b (valid UTF-8 bytes)
+// as listing.EncodeValue names it: folder's bytes, a Windows device
+// name's last byte escaped, and a name longer than 200 bytes as "_h" and
+// the SHA-256 of the value.
+function valueFolder(b) {
+    var n = 0, s = folder(b), d;
+    for (var i = 0; i < b.length; i++) {
+        d = b[i];
+        n += d >= 97 && d <= 122 || d >= 48 && d <= 57 || d == 45 ? 1 : 3;
+    }
+    if (n > 200) {
+        return "_h" + sha256(b);
+    }
+    if (n == b.length && (s == "con" || s == "prn" || s == "aux" || s == "nul" ||
+        s.length == 4 && (s.slice(0, 3) == "com" || s.slice(0, 3) == "lpt") && s.charCodeAt(3) >= 48 && s.charCodeAt(3) <= 57)) {
+        return s.slice(0, s.length - 1) + "_" + hex2(s.charCodeAt(s.length - 1), HEX).toLowerCase();
+    }
+    return s;
+}
+
+
+// sha256 returns the SHA-256 of bytes b in lowercase hex: for the folder
+// of a long filter value, where no platform's hash can be called
+// synchronously (the entity tag's is the adapter's own).
+function sha256(b) {
+    var K256 = [0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2];
+    var h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+    var m = b.slice(), bits = b.length * 8, w = [], i, j, x, y, s = "";
+    m.push(0x80);
+    while (m.length % 64 != 56) {
+        m.push(0);
+    }
+    m.push(0, 0, 0, 0, bits >>> 24 & 255, bits >>> 16 & 255, bits >>> 8 & 255, bits & 255);
+    for (i = 0; i < m.length; i += 64) {
+        for (j = 0; j < 64; j++) {
+            if (j < 16) {
+                w[j] = m[i + 4 * j] << 24 | m[i + 4 * j + 1] << 16 | m[i + 4 * j + 2] << 8 | m[i + 4 * j + 3];
+            } else {
+                x = w[j - 15];
+                y = w[j - 2];
+                w[j] = ((x >>> 7 | x << 25) ^ (x >>> 18 | x << 14) ^ x >>> 3) +
+                    ((y >>> 17 | y << 15) ^ (y >>> 19 | y << 13) ^ y >>> 10) + w[j - 7] + w[j - 16] | 0;
+            }
+        }
+        var a = h[0], c1 = h[1], c2 = h[2], c3 = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
+        for (j = 0; j < 64; j++) {
+            x = k + ((e >>> 6 | e << 26) ^ (e >>> 11 | e << 21) ^ (e >>> 25 | e << 7)) + (e & f ^ ~e & g) + K256[j] + w[j] | 0;
+            y = ((a >>> 2 | a << 30) ^ (a >>> 13 | a << 19) ^ (a >>> 22 | a << 10)) + (a & c1 ^ a & c2 ^ c1 & c2) | 0;
+            k = g;
+            g = f;
+            f = e;
+            e = c3 + x | 0;
+            c3 = c2;
+            c2 = c1;
+            c1 = a;
+            a = x + y | 0;
+        }
+        var v = [a, c1, c2, c3, e, f, g, k];
+        for (j = 0; j < 8; j++) {
+            h[j] = h[j] + v[j] | 0;
+        }
+    }
+    for (j = 0; j < 8; j++) {
+        s += ("0000000" + (h[j] >>> 0).toString(16)).slice(-8);
+    }
+    return s;
+}
+
+// indexPath returns the path of the index of answer a's collection,
+// relative to the build's folder.
+function indexPath(a) {
+    return a.c + "/" + INDEX_NAME;
+}
+
+// cut returns bytes s..e of index t as a string: t is the index's text,
+// or its bytes (an njs Buffer, which need not be decoded whole).
+function cut(t, s, e) {
+    return typeof t == "string" ? t.slice(s, e) : t.toString("utf8", s, e);
+}
+
+// firstAt returns the first article of the index line that starts at p.
+function firstAt(t, p) {
+    return parseInt(cut(t, p + 9, p + 29), 10);
+}
+
+// lineOf returns where the line of index t that holds article off
+// (0 <= off < count) starts: the last line whose first is at most off.
+// It guesses where by interpolation (lines hold about as many articles),
+// every other step by halves, and looks back from the guess for a line's
+// start: a page's line is most often found in one guess.
+function lineOf(t, off, count) {
+    var lo = t.indexOf("\n{") + 1, loF = 0, hi = t.length, hiF = count, next, mid, p, f, step = 0;
+    for (;;) {
+        next = t.indexOf("\n{", lo);
+        if (next < 0 || next >= hi || (f = firstAt(t, next + 1)) > off) {
+            return lo;
+        }
+        lo = next + 1;
+        loF = f;
+        mid = step++ % 2 == 0 ? lo + Math.floor((off - loF) * (hi - lo) / (hiF - loF)) : lo + Math.floor((hi - lo) / 2);
+        p = t.lastIndexOf("\n{", Math.min(mid, hi - 1));
+        if (mid <= lo || p < lo) {
+            continue;
+        }
+        if ((f = firstAt(t, p + 1)) <= off) {
+            lo = p + 1;
+            loF = f;
+        } else {
+            hi = p;
+            hiF = f;
+        }
+    }
+}
+
+// plan returns what the page of answer a is made of, from its
+// collection's index t (see cut; null when the collection has none: no
+// article has its filter value): {b: the body} past the end, else {h:
+// the head, p: the parts [chunk path, start, end], n: the length in
+// bytes of all but the head, t: the tail of the entity tag's input}. It
+// returns null for an index it cannot read (another format: the build is
+// newer or older than this script).
+function plan(a, t) {
+    var q = a.q, count = 0, off = q.o.length > 15 ? Infinity : +q.o, p;
+    if (t != null) {
+        if (cut(t, 0, INDEX_FORMAT.length) != INDEX_FORMAT) {
+            return null;
+        }
+        p = t.indexOf(",\"count\":");
+        count = parseInt(cut(t, p + 9, p + 29), 10);
+    }
+    if (!(off < count)) {
+        return {b: emptyPage(q, count)};
+    }
+    var head = "{\"count\":" + count + ",\"next\":" + (off + q.l < count ? link(q, "" + (off + q.l)) : "null") +
+        ",\"previous\":" + (off == 0 ? "null" : off <= q.l ? link(q, "") : link(q, "" + (off - q.l))) + ",\"results\":[";
+    var last = Math.min(off + q.l, count) - 1, parts = [], n = 2, tag = "";
+    p = lineOf(t, off, count);
+    for (var i = off; i <= last;) {
+        var e = t.indexOf("]}", p) + 2, r = JSON.parse(cut(t, p, e)), j = Math.min(last, r.first + r.ends.length - 1);
+        var start = i == r.first ? 1 : r.ends[i - r.first - 1] + 1, end = r.ends[j - r.first];
+        if (i < r.first || !(end > start)) {
+            return null;
+        }
+        parts.push([r.path, start, end]);
+        n += end - start + (parts.length > 1 ? 1 : 0);
+        tag += r.path.slice(-69, -5) + hex8(start) + hex8(end);
+        i = j + 1;
+        p = t.indexOf("\n{", e) + 1;
+        if (p == 0 && i <= last) {
+            return null;
+        }
+    }
+    return {h: head, p: parts, n: n, t: tag};
+}
+
+// hex8 returns v as 8 hex digits: 4 bytes, big-endian.
+function hex8(v) {
+    return ("0000000" + v.toString(16)).slice(-8);
+}
+
+// The entity tag of a page is feedgen serve's: the SHA-256 of its head's
+// bytes, then, for each part, its chunk's SHA-256 and its start and end
+// as 4 bytes each (plan's t, in hex); past the end, of the body's bytes.
+
+// tagMatches reports whether If-None-Match value list names tag (weakly
+// compared) or is "*", as feedgen serve reads it: reading stops at the
+// first element that is not an entity tag.
+function tagMatches(list, tag) {
+    for (var i = 0; ;) {
+        while (i < list.length && (list.charAt(i) == " " || list.charAt(i) == "\t" || list.charAt(i) == ",")) {
+            i++;
+        }
+        if (i == list.length) {
+            return false;
+        }
+        if (list.charAt(i) == "*") {
+            return true;
+        }
+        if (list.slice(i, i + 2) == "W/") {
+            i += 2;
+        }
+        var end = list.indexOf("\"", i + 1);
+        if (list.charAt(i) != "\"" || end < 0) {
+            return false;
+        }
+        if (list.slice(i, end + 1) == tag) {
+            return true;
+        }
+        i = end + 1;
+    }
+}
