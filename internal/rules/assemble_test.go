@@ -16,17 +16,25 @@ import (
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
-// assembleDriver runs assemble.js's plan on node over one index, as text
-// and as bytes (a Buffer, as nginx's njs reads it), for each [limit,
-// offset] of its input, and valueFolder for each value: it prints the
-// parts of each plan (null for a page past the end) and the folders.
+// assembleDriver runs assemble.js's plan on node over one index, as text,
+// as bytes (a Buffer, as nginx's njs reads an index of up to 1 MB) and
+// through nginx.js's openIndex reading windows of 512 bytes (as it reads
+// a larger one), for each [limit, offset] of its input, and valueFolder
+// for each value: it prints the parts of each plan (null for a page past
+// the end) and the folders. It follows the nginx adapter, in a module.
 const assembleDriver = `
-var input = JSON.parse(require("fs").readFileSync(0, "utf8")), out = {text: [], bytes: [], folders: []};
-var forms = {text: input.index, bytes: Buffer.from(input.index)};
-for (var form in forms) {
-    for (var i = 0; i < input.cases.length; i++) {
-        var pl = plan({c: "articles", q: {l: input.cases[i][0], o: "" + input.cases[i][1], p: []}}, forms[form]);
+import fs from "fs";
+var input = JSON.parse(fs.readFileSync(0, "utf8")), out = {text: [], bytes: [], windows: [], folders: []};
+WHOLE = 0;
+WINDOW = 512;
+for (var form in out) {
+    for (var i = 0; form != "folders" && i < input.cases.length; i++) {
+        var t = form == "text" ? input.index : form == "bytes" ? Buffer.from(input.index) : openIndex(fs, input.file);
+        var pl = plan({c: "articles", q: {l: input.cases[i][0], o: "" + input.cases[i][1], p: []}}, t);
         out[form].push(pl == null ? "unreadable" : pl.p == null ? null : pl.p);
+        if (form == "windows") {
+            fs.closeSync(t.fd);
+        }
     }
 }
 for (i = 0; i < input.values.length; i++) {
@@ -39,7 +47,7 @@ console.log(JSON.stringify(out));
 // as package chunk writes it: for an index of many chunks of uneven
 // sizes, the parts of every page at several limits (and past the end)
 // are the slices Go cuts from the index, whether plan reads the index as
-// text or as bytes; and valueFolder names a value's folder as
+// text, as bytes or by windows of the file; and valueFolder names a value's folder as
 // listing.EncodeValue does (long values by their SHA-256, Windows device
 // names).
 func TestAssembleJS(t *testing.T) {
@@ -75,15 +83,19 @@ func TestAssembleJS(t *testing.T) {
 	values := []string{"news", "Go", "con", "com7", "lpt1", "co", "console", "Ёж", strings.Repeat("a", 200), strings.Repeat("a", 201),
 		strings.Repeat("Ж", 33), strings.Repeat("Ж", 34), "__proto__", "a b+c%d"}
 	p := listing.Pagination{DefaultLimit: 20, MaxLimit: 100, Layout: listing.LayoutChunks}
-	js, err := script("", chunkedSiteData(&Site{Paging: p, BaseURL: "https://api.example.com"}, true), assembleDriver)
+	js, err := script("", chunkedSiteData(&Site{Paging: p, BaseURL: "https://api.example.com"}, true), nginxAdapterJS+assembleDriver)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "assemble.js")
+	dir := t.TempDir()
+	file, indexFile := filepath.Join(dir, "assemble.mjs"), filepath.Join(dir, chunk.IndexName)
 	if err := os.WriteFile(file, js, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	input, _ := json.Marshal(map[string]any{"index": text, "cases": cases, "values": values})
+	if err := os.WriteFile(indexFile, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	input, _ := json.Marshal(map[string]any{"index": text, "file": indexFile, "cases": cases, "values": values})
 	cmd := exec.Command(node, file)
 	cmd.Stdin = strings.NewReader(string(input))
 	out, err := cmd.CombinedOutput()
@@ -91,8 +103,8 @@ func TestAssembleJS(t *testing.T) {
 		t.Fatalf("node: %v\n%.2000s", err, out)
 	}
 	var got struct {
-		Text, Bytes []any
-		Folders     []string
+		Text, Bytes, Windows []any
+		Folders              []string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("node printed %.2000s (%v)", out, err)
@@ -100,7 +112,7 @@ func TestAssembleJS(t *testing.T) {
 	wantJSON, _ := json.Marshal(want)
 	var wantAny []any
 	json.Unmarshal(wantJSON, &wantAny)
-	for form, parts := range map[string][]any{"text": got.Text, "bytes": got.Bytes} {
+	for form, parts := range map[string][]any{"text": got.Text, "bytes": got.Bytes, "windows": got.Windows} {
 		if len(parts) != len(cases) {
 			t.Fatalf("%s: %d plans, want %d", form, len(parts), len(cases))
 		}

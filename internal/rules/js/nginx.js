@@ -29,19 +29,26 @@ function handle(r) {
 }
 
 // assemblePage answers the page of answer a from the build in the
-// server's root: its collection's index, read whole (njs keeps nothing
-// between requests: plan parses only the lines the page needs), then
-// each part's bytes read at their offset into the body. A chunk that is
+// server's root: its collection's index, of which it reads the windows
+// plan needs (njs keeps nothing between requests: plan bisects the index
+// and parses only the lines the page needs), then each part's bytes read
+// at their offset into the body. A chunk that is
 // gone (a build replaced the folder's since the index was read) makes it
 // read the index again, once; then the page is unavailable.
 function assemblePage(r, a) {
     var fs = require("fs"), root = r.variables.document_root + "/", pl = null, body = null, t;
     for (var attempt = 0; attempt < 2 && body == null; attempt++) {
-        t = readFile(fs, root + indexPath(a));
+        t = openIndex(fs, root + indexPath(a));
         if (t == null && a.q.p.length == 0) {
             break;
         }
-        pl = plan(a, t);
+        try {
+            pl = plan(a, t);
+        } finally {
+            if (t != null && t.fd != null) {
+                fs.closeSync(t.fd);
+            }
+        }
         if (pl == null) {
             break;
         }
@@ -67,17 +74,88 @@ function assemblePage(r, a) {
     r.return(200, body);
 }
 
-// readFile returns the bytes of the file at path (a Buffer: the index is
-// bisected as it is, never decoded whole), or null when there is none.
-function readFile(fs, path) {
+// WINDOW is how much of a large index is read at once: more than a line
+// (256 articles at most). An index of up to WHOLE bytes (about 30,000
+// articles) is read whole: one read costs less than several.
+var WINDOW = 8192, WHOLE = 1 << 20;
+
+// openIndex returns the index at path as plan reads it: its bytes (a
+// Buffer), or for a large one an object that has what plan calls
+// (indexOf, lastIndexOf, length, toString of a range) and reads only
+// windows of it at their offsets: a page needs its head and the lines
+// plan bisects to, not the whole index (a line per 32 articles). Null
+// when there is none.
+function openIndex(fs, path) {
+    var fd;
     try {
-        return fs.readFileSync(path);
+        fd = fs.openSync(path, "r");
     } catch (e) {
         if (e.code == "ENOENT" || e.code == "ENOTDIR") {
             return null;
         }
         throw e;
     }
+    var t = {fd: fd, length: fs.fstatSync(fd).size, at: 0, buf: Buffer.alloc(0)};
+    // load makes the window start at pos (at most WINDOW bytes, or the
+    // whole of a small index).
+    t.load = function (pos) {
+        var n = Math.max(0, Math.min(t.length <= WHOLE ? WHOLE : WINDOW, t.length - pos));
+        t.buf = Buffer.allocUnsafe(n);
+        t.at = pos;
+        if (fs.readSync(fd, t.buf, 0, n, pos) != n) {
+            throw new Error(path + ": shorter than it was");
+        }
+    };
+    if (t.length <= WHOLE) {
+        try {
+            t.load(0);
+        } finally {
+            fs.closeSync(fd);
+        }
+        return t.buf;
+    }
+    t.indexOf = function (s, from) {
+        from = from || 0;
+        for (;;) {
+            if (from < t.at || from + s.length > t.at + t.buf.length) {
+                if (from >= t.length) {
+                    return -1;
+                }
+                t.load(from);
+            }
+            var i = t.buf.indexOf(s, from - t.at);
+            if (i >= 0) {
+                return t.at + i;
+            }
+            if (t.at + t.buf.length >= t.length) {
+                return -1;
+            }
+            from = t.at + t.buf.length - s.length + 1;
+        }
+    };
+    t.lastIndexOf = function (s, from) {
+        for (;;) {
+            if (from < t.at || from + s.length > t.at + t.buf.length) {
+                t.load(Math.max(0, from + s.length - WINDOW));
+            }
+            var i = t.buf.lastIndexOf(s, from - t.at);
+            if (i >= 0) {
+                return t.at + i;
+            }
+            if (t.at == 0) {
+                return -1;
+            }
+            from = t.at - 1;
+        }
+    };
+    t.toString = function (enc, s, e) {
+        e = Math.min(e, t.length);
+        if (s < t.at || e > t.at + t.buf.length) {
+            t.load(s);
+        }
+        return t.buf.toString(enc, s - t.at, e - t.at);
+    };
+    return t;
 }
 
 // readParts returns the body of plan pl: its head, then each part read
