@@ -44,7 +44,17 @@ type servePlan struct {
 	// chunked: feedgen serves a chunks build of the site (-layout
 	// chunks), nginx its pages build.
 	chunked bool
+	// server is what is measured against nginx on the pages build:
+	// serverFeedgen (feedgen serve) or serverNJS (a second nginx with the
+	// files of feedgen rules nginx-njs, on the chunks build: chunked).
+	server string
 }
+
+// The servers of -server.
+const (
+	serverFeedgen = "feedgen"
+	serverNJS     = "nginx-njs"
+)
 
 // wrkPlan is how the wrk runs of a benchmark go.
 type wrkPlan struct {
@@ -86,14 +96,21 @@ measures both with wrk on two workloads: one hot page, and a shuffled walk over 
 With -layout chunks, feedgen serve serves a build of the same content in the chunks
 layout (pagination.layout: chunks, max_limit 100) instead, assembling each page from
 chunks, while nginx serves the pages build: the same requests, the same bytes checked.
-Installs nginx and wrk with apt-get when they are missing.
+With -server nginx-njs (which implies -layout chunks), a second nginx (2 workers, with
+ngx_http_js_module and the files of feedgen rules nginx-njs) assembles the pages of the
+chunks build instead of feedgen serve: its req/s against plain nginx on the pages build,
+and the bytes its njs reads per page of the walk (chunk ranges, and the index read whole)
+against the page's size.
+Installs nginx, wrk (and libnginx-mod-http-js for -server nginx-njs) with apt-get when
+they are missing.
 `
 
 // parseServeFlags returns the plan the flags of "feedbench serve" ask for.
 func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
-	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-layout pages|chunks] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
+	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-layout pages|chunks] [-server feedgen|nginx-njs] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
 	articles := c.Int("articles", 10_000, "`number` of articles of the site")
 	layout := c.String("layout", listing.LayoutPages, "`layout` of the build feedgen serves: pages, or chunks (nginx serves the pages build)")
+	server := c.String("server", serverFeedgen, "`server` measured against nginx on the pages build: feedgen (feedgen serve), or nginx-njs (feedgen rules nginx-njs on the chunks build; implies -layout chunks)")
 	c.seedFlag()
 	var wrk wrkPlan
 	wrk.register(c.FlagSet)
@@ -102,11 +119,17 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 		return servePlan{}, err
 	}
 	plan := servePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, wrkPlan: wrk, quick: c.quick,
-		chunked: *layout == listing.LayoutChunks}
+		chunked: *layout == listing.LayoutChunks || *server == serverNJS, server: *server}
 	quickDefault(c, "articles", &plan.articles, 1_000)
 	plan.wrkPlan.setQuick(c)
 	if *layout != listing.LayoutPages && *layout != listing.LayoutChunks {
 		return servePlan{}, c.usageError("-layout: want %s or %s, got %q", listing.LayoutPages, listing.LayoutChunks, *layout)
+	}
+	if *server != serverFeedgen && *server != serverNJS {
+		return servePlan{}, c.usageError("-server: want %s or %s, got %q", serverFeedgen, serverNJS, *server)
+	}
+	if *server == serverNJS && c.given["layout"] && *layout != listing.LayoutChunks {
+		return servePlan{}, c.usageError("-server %s serves the chunks layout: -layout %s contradicts it", serverNJS, *layout)
 	}
 	if plan.articles < 100 || !plan.wrkPlan.ok() {
 		return servePlan{}, c.usageError("need -articles >= 100, " + wrkNeeds)
@@ -132,6 +155,11 @@ func runServe(ctx context.Context, plan servePlan, out, log io.Writer) (err erro
 	if b.nginx, b.wrk, err = ensureTools(ctx, log); err != nil {
 		return err
 	}
+	if plan.server == serverNJS {
+		if err := ensureNJS(ctx, log); err != nil {
+			return err
+		}
+	}
 	if b.root, b.feedgen, err = workspace(ctx, "serve", plan.dir, plan.feedgen); err != nil {
 		return err
 	}
@@ -144,7 +172,7 @@ func runServe(ctx context.Context, plan servePlan, out, log io.Writer) (err erro
 }
 
 // ensureTools finds nginx and wrk, installing them with apt-get when one is
-// missing (after an apt-get update when the first install fails).
+// missing (aptInstall).
 func ensureTools(ctx context.Context, log io.Writer) (nginx, wrk string, err error) {
 	find := func() (string, string) {
 		n, _ := exec.LookPath("nginx")
@@ -160,8 +188,20 @@ func ensureTools(ctx context.Context, log io.Writer) (nginx, wrk string, err err
 		return nginx, wrk, nil
 	}
 	fmt.Fprintln(log, "feedbench serve: installing nginx and wrk with apt-get")
+	if err := aptInstall(ctx, log, "nginx", "wrk"); err != nil {
+		return "", "", err
+	}
+	if nginx, wrk = find(); nginx == "" || wrk == "" {
+		return "", "", errors.New("nginx or wrk still not found after apt-get install")
+	}
+	return nginx, wrk, nil
+}
+
+// aptInstall installs packages with apt-get, after an apt-get update
+// when the first install fails.
+func aptInstall(ctx context.Context, log io.Writer, packages ...string) error {
 	install := func() error {
-		cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "nginx", "wrk")
+		cmd := exec.CommandContext(ctx, "apt-get", append([]string{"install", "-y"}, packages...)...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		cmd.Stdout, cmd.Stderr = log, log
 		return cmd.Run()
@@ -170,16 +210,13 @@ func ensureTools(ctx context.Context, log io.Writer) (nginx, wrk string, err err
 		cmd := exec.CommandContext(ctx, "apt-get", "update")
 		cmd.Stdout, cmd.Stderr = log, log
 		if err := cmd.Run(); err != nil {
-			return "", "", fmt.Errorf("apt-get update: %w", err)
+			return fmt.Errorf("apt-get update: %w", err)
 		}
 		if err := install(); err != nil {
-			return "", "", fmt.Errorf("apt-get install -y nginx wrk: %w", err)
+			return fmt.Errorf("apt-get install -y %s: %w", strings.Join(packages, " "), err)
 		}
 	}
-	if nginx, wrk = find(); nginx == "" || wrk == "" {
-		return "", "", errors.New("nginx or wrk still not found after apt-get install")
-	}
-	return nginx, wrk, nil
+	return nil
 }
 
 func (b *serveBench) run(ctx context.Context) error {
@@ -199,15 +236,20 @@ func (b *serveBench) run(ctx context.Context) error {
 	fmt.Fprintf(b.out, "feedbench serve: %d articles, limits [20], offsets all: %d pages, %s; wrk %d threads, %d connections, %s after %s warm-up\n",
 		b.plan.articles, st.files, formatBytes(st.bytes), b.plan.threads, b.plan.connections, b.plan.duration, b.plan.warmup)
 	served := public // what feedgen serves
+	var chunksConfig string
 	if b.plan.chunked {
-		if served, err = b.buildChunks(ctx, site, opt); err != nil {
+		if chunksConfig, served, err = b.buildChunks(ctx, site, opt); err != nil {
 			return err
 		}
 		// feedgen's memory is measured against what it serves.
 		if st, err = statTree(filepath.Join(served, "articles")); err != nil {
 			return err
 		}
-		fmt.Fprintf(b.out, "feedgen serve: the chunks build of the same content (max_limit 100): %d files, %s\n", st.files, formatBytes(st.bytes))
+		who := "feedgen serve"
+		if b.plan.server == serverNJS {
+			who = "nginx-njs (chunks)"
+		}
+		fmt.Fprintf(b.out, "%s: the chunks build of the same content (max_limit 100): %d files, %s\n", who, st.files, formatBytes(st.bytes))
 	}
 
 	nginx, err := b.startNginx(ctx, public)
@@ -215,6 +257,9 @@ func (b *serveBench) run(ctx context.Context) error {
 		return err
 	}
 	defer nginx.stop()
+	if b.plan.server == serverNJS {
+		return b.runEdge(ctx, nginx, public, served, chunksConfig)
+	}
 	fg, err := b.startFeedgen(ctx, served)
 	if err != nil {
 		return err
@@ -260,22 +305,23 @@ func (b *serveBench) run(ctx context.Context) error {
 
 // buildChunks builds the content of the site folder in the chunks layout,
 // with opt's pagination but max_limit 100, into site/chunks and returns
-// that folder: feedgen serve assembles from it the pages nginx serves
-// from the pages build, which checkSamePages compares byte for byte.
-func (b *serveBench) buildChunks(ctx context.Context, site string, opt corpus.Options) (string, error) {
+// its config and that folder: feedgen serve (or nginx-njs) assembles
+// from it the pages nginx serves from the pages build, which
+// checkSamePages compares byte for byte.
+func (b *serveBench) buildChunks(ctx context.Context, site string, opt corpus.Options) (config, dir string, err error) {
 	opt.Limits, opt.Offsets = scaleLimits, listing.OffsetsAll
 	data, err := layoutConfig(opt, true, "chunks")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	config := filepath.Join(site, "chunks.yaml")
+	config = filepath.Join(site, "chunks.yaml")
 	if err := os.WriteFile(config, data, 0o644); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if _, err := run(ctx, b.root, b.feedgen, "build", "--config", config, "--quiet"); err != nil {
-		return "", fmt.Errorf("build (layout: chunks): %w", err)
+		return "", "", fmt.Errorf("build (layout: chunks): %w", err)
 	}
-	return filepath.Join(site, "chunks"), nil
+	return config, filepath.Join(site, "chunks"), nil
 }
 
 // walkScript is a wrk script that requests the paths listed in the file
@@ -425,7 +471,28 @@ func (b *serveBench) startNginx(ctx context.Context, public string) (*serverProc
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(b.root, "nginx")
+	return b.startNginxConf(ctx, filepath.Join(b.root, "nginx"), addr, "", `  default_type application/json;
+  map $arg_limit $feed_limit { "" 20; default $arg_limit; }
+  map $arg_offset $feed_offset { "" 0; default $arg_offset; }
+  server {
+    listen `+addr+`;
+    root `+public+`;
+    location = /articles/ {
+      add_header Allow "GET, HEAD, OPTIONS";
+      add_header Vary Accept;
+      rewrite ^ /articles/$feed_limit/$feed_offset.json break;
+    }
+    location / { return 404 '{"detail":"Not found."}'; }
+  }
+`)
+}
+
+// startNginxConf writes dir/nginx.conf, nginx's config with 2 workers,
+// its pid, log and temporary files in dir, main (lines of the main
+// context) and http (lines of http {}, after the settings every nginx of
+// the benchmarks has), and starts nginx with prefix dir; it returns once
+// nginx accepts connections on addr, where http has a server listen.
+func (b *serveBench) startNginxConf(ctx context.Context, dir, addr, main, http string) (*serverProcess, error) {
 	for _, d := range []string{"", "tmp"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -435,7 +502,7 @@ func (b *serveBench) startNginx(ctx context.Context, public string) (*serverProc
 	if os.Geteuid() == 0 {
 		user = "user root;\n"
 	}
-	conf := user + `worker_processes 2;
+	conf := main + user + `worker_processes 2;
 daemon off;
 pid ` + dir + `/nginx.pid;
 error_log ` + dir + `/error.log warn;
@@ -454,20 +521,7 @@ http {
   fastcgi_temp_path ` + dir + `/tmp/fastcgi;
   uwsgi_temp_path ` + dir + `/tmp/uwsgi;
   scgi_temp_path ` + dir + `/tmp/scgi;
-  default_type application/json;
-  map $arg_limit $feed_limit { "" 20; default $arg_limit; }
-  map $arg_offset $feed_offset { "" 0; default $arg_offset; }
-  server {
-    listen ` + addr + `;
-    root ` + public + `;
-    location = /articles/ {
-      add_header Allow "GET, HEAD, OPTIONS";
-      add_header Vary Accept;
-      rewrite ^ /articles/$feed_limit/$feed_offset.json break;
-    }
-    location / { return 404 '{"detail":"Not found."}'; }
-  }
-}
+` + http + `}
 `
 	confPath := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"io"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/chunk"
 )
 
 func TestParseWrk(t *testing.T) {
@@ -49,25 +52,66 @@ Transfer/sec:     17.82MB
 }
 
 func TestParseServeFlags(t *testing.T) {
+	full := wrkPlan{duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}
+	quick := wrkPlan{duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1}
 	tests := []struct {
 		args    []string
 		want    servePlan
 		wantErr bool
 	}{
-		{nil, servePlan{articles: 10_000, seed: 1, wrkPlan: wrkPlan{duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}}, false},
-		{[]string{"-quick"}, servePlan{articles: 1_000, seed: 1, wrkPlan: wrkPlan{duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1}, quick: true}, false},
-		{[]string{"-quick", "-articles", "500"}, servePlan{articles: 500, seed: 1, wrkPlan: wrkPlan{duration: 2 * time.Second, warmup: time.Second, threads: 2, connections: 64, rounds: 1}, quick: true}, false},
-		{[]string{"-layout", "chunks"}, servePlan{articles: 10_000, seed: 1, wrkPlan: wrkPlan{duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}, chunked: true}, false},
-		{[]string{"-layout", "pages"}, servePlan{articles: 10_000, seed: 1, wrkPlan: wrkPlan{duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 3}}, false},
+		{nil, servePlan{articles: 10_000, seed: 1, wrkPlan: full, server: serverFeedgen}, false},
+		{[]string{"-quick"}, servePlan{articles: 1_000, seed: 1, wrkPlan: quick, quick: true, server: serverFeedgen}, false},
+		{[]string{"-quick", "-articles", "500"}, servePlan{articles: 500, seed: 1, wrkPlan: quick, quick: true, server: serverFeedgen}, false},
+		{[]string{"-layout", "chunks"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, chunked: true, server: serverFeedgen}, false},
+		{[]string{"-layout", "pages"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, server: serverFeedgen}, false},
 		{[]string{"-layout", "chunk"}, servePlan{}, true},
 		{[]string{"-articles", "5"}, servePlan{}, true},
 		{[]string{"extra"}, servePlan{}, true},
 		{[]string{"-rounds", "0"}, servePlan{}, true},
+		// -server nginx-njs implies -layout chunks, and refuses pages.
+		{[]string{"-server", "feedgen"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, server: serverFeedgen}, false},
+		{[]string{"-server", "feedgen", "-layout", "chunks"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, chunked: true, server: serverFeedgen}, false},
+		{[]string{"-server", "nginx-njs"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, chunked: true, server: serverNJS}, false},
+		{[]string{"-server", "nginx-njs", "-quick"}, servePlan{articles: 1_000, seed: 1, wrkPlan: quick, quick: true, chunked: true, server: serverNJS}, false},
+		{[]string{"-server", "nginx-njs", "-layout", "chunks"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, chunked: true, server: serverNJS}, false},
+		{[]string{"-layout", "chunks", "-server", "nginx-njs", "-rounds", "5"}, servePlan{articles: 10_000, seed: 1, wrkPlan: wrkPlan{duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 5}, chunked: true, server: serverNJS}, false},
+		{[]string{"-server", "nginx-njs", "-layout", "pages"}, servePlan{}, true},
+		{[]string{"-server", "njs"}, servePlan{}, true},
+		{[]string{"-server", ""}, servePlan{}, true},
+		{[]string{"-server"}, servePlan{}, true},
 	}
 	for _, tt := range tests {
 		got, err := parseServeFlags(tt.args, io.Discard)
 		if (err != nil) != tt.wantErr || !tt.wantErr && got != tt.want {
 			t.Errorf("%q: got %+v, %v; want %+v, error %v", tt.args, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestPageRanges(t *testing.T) {
+	// Three chunks of 3, 2 and 4 articles: 9 in all.
+	ix := &chunk.Index{Count: 9, Chunks: []chunk.Ref{
+		{Size: 13, Ends: []int{4, 8, 12}},
+		{Size: 9, Ends: []int{3, 8}},
+		{Size: 21, Ends: []int{5, 10, 15, 20}},
+	}}
+	tests := []struct {
+		off, limit int
+		want       []byteRange
+	}{
+		{0, 2, []byteRange{{0, 1, 8}}},
+		{0, 3, []byteRange{{0, 1, 12}}},
+		{1, 3, []byteRange{{0, 5, 12}, {1, 1, 3}}},
+		{2, 20, []byteRange{{0, 9, 12}, {1, 1, 8}, {2, 1, 20}}},
+		{3, 2, []byteRange{{1, 1, 8}}},
+		{4, 2, []byteRange{{1, 4, 8}, {2, 1, 5}}},
+		{8, 20, []byteRange{{2, 16, 20}}},
+		{9, 20, nil},
+		{-1, 20, nil},
+	}
+	for _, tt := range tests {
+		if got := pageRanges(ix, tt.off, tt.limit); !slices.Equal(got, tt.want) {
+			t.Errorf("offset %d, limit %d: got %v, want %v", tt.off, tt.limit, got, tt.want)
 		}
 	}
 }
