@@ -16,17 +16,17 @@ import (
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
-// assembleDriver runs assemble.js's plan on node over one index, as text,
-// as bytes (a Buffer, as nginx's njs reads an index of up to 1 MB) and
-// through nginx.js's openIndex reading windows of 512 bytes (as it reads
-// a larger one), for each [limit, offset] of its input, and valueFolder
+// assembleDriver runs assemble.js's plan on node over one index, as text
+// (as the Workers keep it), as bytes (a Buffer, as njs reads an index of
+// up to 256 kB) and through nginx.js's openIndex reading windows of 512
+// bytes (as njs reads a larger one), for each [limit, offset] of its input, and valueFolder
 // for each value: it prints the parts of each plan (null for a page past
 // the end) and the folders. It follows the nginx adapter, in a module.
 const assembleDriver = `
 import fs from "fs";
 var input = JSON.parse(fs.readFileSync(0, "utf8")), out = {text: [], bytes: [], windows: [], folders: []};
-WHOLE = 0;
 WINDOW = 512;
+WHOLE = 0;
 for (var form in out) {
     for (var i = 0; form != "folders" && i < input.cases.length; i++) {
         var t = form == "text" ? input.index : form == "bytes" ? Buffer.from(input.index) : openIndex(fs, input.file);
@@ -96,7 +96,7 @@ func TestAssembleJS(t *testing.T) {
 		t.Fatal(err)
 	}
 	input, _ := json.Marshal(map[string]any{"index": text, "file": indexFile, "cases": cases, "values": values})
-	cmd := exec.Command(node, file)
+	cmd := exec.CommandContext(t.Context(), node, file) // killed if the test times out
 	cmd.Stdin = strings.NewReader(string(input))
 	out, err := cmd.CombinedOutput()
 	if err != nil {

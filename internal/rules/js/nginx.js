@@ -6,8 +6,10 @@
 var PAGES = "/.feedgen-pages/";
 
 function handle(r) {
-    var u = r.variables.request_uri, i = u.indexOf("?");
-    var a = answer(r.method, decodePath(i < 0 ? u : u.slice(0, i)), i < 0 ? "" : u.slice(i + 1));
+    var u = r.variables.request_uri, i = u.indexOf("?"), p = i < 0 ? u : u.slice(0, i);
+    // A path without '%' is its own decoding (answer compares it with
+    // the listing's, which is ASCII).
+    var a = answer(r.method, p.indexOf("%") < 0 ? p : decodePath(p), i < 0 ? "" : u.slice(i + 1));
     if (a.f) {
         r.internalRedirect(PAGES + a.f);
         return;
@@ -45,7 +47,7 @@ function assemblePage(r, a) {
         try {
             pl = plan(a, t);
         } finally {
-            if (t != null && t.fd != null) {
+            if (t != null && t.fd != null && t.length > WHOLE) {
                 fs.closeSync(t.fd);
             }
         }
@@ -74,15 +76,17 @@ function assemblePage(r, a) {
     r.return(200, body);
 }
 
-// WINDOW is how much of a large index is read at once: more than a line
-// (256 articles at most). An index of up to WHOLE bytes (about 30,000
-// articles) is read whole: one read costs less than several.
-var WINDOW = 8192, WHOLE = 1 << 20;
+// WINDOW is how much of a large index is read at once: about 450
+// articles' lines, so that the first page's lines come with its head.
+// An index of up to WHOLE bytes (about 25,000 articles) is read whole,
+// in one read, and plan calls the Buffer's own methods: that costs less
+// in njs than windows, whose methods are JavaScript.
+var WINDOW = 4096, WHOLE = 256 << 10;
 
 // openIndex returns the index at path as plan reads it: its bytes (a
-// Buffer), or for a large one an object that has what plan calls
-// (indexOf, lastIndexOf, length, toString of a range) and reads only
-// windows of it at their offsets: a page needs its head and the lines
+// Buffer), or for a large one an object with what plan calls (indexOf,
+// lastIndexOf, length, toString of a range) that reads windows of the
+// file at their offsets: a page needs the index's head and the lines
 // plan bisects to, not the whole index (a line per 32 articles). Null
 // when there is none.
 function openIndex(fs, path) {
@@ -95,67 +99,79 @@ function openIndex(fs, path) {
         }
         throw e;
     }
-    var t = {fd: fd, length: fs.fstatSync(fd).size, at: 0, buf: Buffer.alloc(0)};
-    // load makes the window start at pos (at most WINDOW bytes, or the
-    // whole of a small index).
-    t.load = function (pos) {
-        var n = Math.max(0, Math.min(t.length <= WHOLE ? WHOLE : WINDOW, t.length - pos));
-        t.buf = Buffer.allocUnsafe(n);
-        t.at = pos;
-        if (fs.readSync(fd, t.buf, 0, n, pos) != n) {
-            throw new Error(path + ": shorter than it was");
-        }
-    };
-    if (t.length <= WHOLE) {
+    var size = fs.fstatSync(fd).size, t = {fs: fs, fd: fd, path: path, length: size, at: 0, buf: null,
+        mem: Buffer.allocUnsafe(size <= WHOLE ? size : WINDOW), indexOf: windowIndexOf, lastIndexOf: windowLastIndexOf, toString: windowString};
+    if (size <= WHOLE) {
         try {
-            t.load(0);
+            loadWindow(t, 0, size);
         } finally {
             fs.closeSync(fd);
         }
         return t.buf;
     }
-    t.indexOf = function (s, from) {
-        from = from || 0;
-        for (;;) {
-            if (from < t.at || from + s.length > t.at + t.buf.length) {
-                if (from >= t.length) {
-                    return -1;
-                }
-                t.load(from);
-            }
-            var i = t.buf.indexOf(s, from - t.at);
-            if (i >= 0) {
-                return t.at + i;
-            }
-            if (t.at + t.buf.length >= t.length) {
-                return -1;
-            }
-            from = t.at + t.buf.length - s.length + 1;
-        }
-    };
-    t.lastIndexOf = function (s, from) {
-        for (;;) {
-            if (from < t.at || from + s.length > t.at + t.buf.length) {
-                t.load(Math.max(0, from + s.length - WINDOW));
-            }
-            var i = t.buf.lastIndexOf(s, from - t.at);
-            if (i >= 0) {
-                return t.at + i;
-            }
-            if (t.at == 0) {
-                return -1;
-            }
-            from = t.at - 1;
-        }
-    };
-    t.toString = function (enc, s, e) {
-        e = Math.min(e, t.length);
-        if (s < t.at || e > t.at + t.buf.length) {
-            t.load(s);
-        }
-        return t.buf.toString(enc, s - t.at, e - t.at);
-    };
+    loadWindow(t, 0, WINDOW);
     return t;
+}
+
+// loadWindow reads n bytes of index t (fewer at its end) from pos.
+function loadWindow(t, pos, n) {
+    n = Math.max(0, Math.min(n, t.length - pos));
+    t.buf = n <= t.mem.length ? t.mem.slice(0, n) : Buffer.allocUnsafe(n);
+    t.at = pos;
+    if (t.fs.readSync(t.fd, t.buf, 0, n, pos) != n) {
+        throw new Error(t.path + ": shorter than it was");
+    }
+}
+
+// windowIndexOf is String's indexOf over an index read by windows.
+function windowIndexOf(s, from) {
+    var t = this, i;
+    from = from || 0;
+    for (;;) {
+        if (from < t.at || from + s.length > t.at + t.buf.length) {
+            if (from >= t.length) {
+                return -1;
+            }
+            loadWindow(t, from, WINDOW);
+        }
+        i = t.buf.indexOf(s, from - t.at);
+        if (i >= 0) {
+            return t.at + i;
+        }
+        if (t.at + t.buf.length >= t.length) {
+            return -1;
+        }
+        from = t.at + t.buf.length - s.length + 1;
+    }
+}
+
+// windowLastIndexOf is String's lastIndexOf over an index read by
+// windows.
+function windowLastIndexOf(s, from) {
+    var t = this, i;
+    for (;;) {
+        if (from < t.at || from + s.length > t.at + t.buf.length) {
+            loadWindow(t, Math.max(0, from + s.length - WINDOW), WINDOW);
+        }
+        i = t.buf.lastIndexOf(s, from - t.at);
+        if (i >= 0) {
+            return t.at + i;
+        }
+        if (t.at == 0) {
+            return -1;
+        }
+        from = t.at - 1;
+    }
+}
+
+// windowString returns bytes s..e of an index read by windows.
+function windowString(enc, s, e) {
+    var t = this;
+    e = Math.min(e, t.length);
+    if (s < t.at || e > t.at + t.buf.length) {
+        loadWindow(t, s, Math.max(WINDOW, e - s));
+    }
+    return t.buf.toString(enc, s - t.at, e - t.at);
 }
 
 // readParts returns the body of plan pl: its head, then each part read
