@@ -1,11 +1,13 @@
 package rules
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -277,6 +279,150 @@ func TestRefusesChunks(t *testing.T) {
 			}
 			if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("wrote %s (%v)", out, err)
+			}
+		})
+	}
+}
+
+// assetsStandIn stands in for Cloudflare's asset server in front of the
+// build's folder (DISK): the index gets an ETag (its SHA-256) and the
+// Cache-Control of the text binding CC, and If-None-Match a 304, as
+// Cloudflare's assets do (they say max-age=0); ranges pass through. It
+// counts, by path, the indexes it sent (full) and the 304s (nm), which
+// GET /__count/PATH answers.
+const assetsStandIn = `
+var counts = {};
+export default {
+    async fetch(request, env) {
+        var u = new URL(request.url);
+        if (u.pathname.startsWith("/__count/")) {
+            return Response.json(counts[u.pathname.slice(8)] || {full: 0, nm: 0});
+        }
+        var range = request.headers.get("Range");
+        var res = await env.DISK.fetch(new Request(request.url, {headers: range ? {Range: range} : {}}));
+        if (range || res.status != 200) {
+            return res;
+        }
+        var body = await res.arrayBuffer(), sum = new Uint8Array(await crypto.subtle.digest("SHA-256", body)), tag = "\"";
+        for (var i = 0; i < sum.length; i++) {
+            tag += (sum[i] < 16 ? "0" : "") + sum[i].toString(16);
+        }
+        tag += "\"";
+        var c = counts[u.pathname] = counts[u.pathname] || {full: 0, nm: 0};
+        var h = new Headers({"ETag": tag, "Cache-Control": env.CC, "Content-Type": "application/json"});
+        if (request.headers.get("If-None-Match") == tag) {
+            c.nm++;
+            return new Response(null, {status: 304, headers: h});
+        }
+        c.full++;
+        return new Response(body, {headers: h});
+    }
+};
+`
+
+// TestCloudflareKeepsIndex runs the Worker of a chunks build on workerd
+// with assets that say how long an index may be kept: with max-age=60 it
+// reads the main listing's index once for three pages; with max-age=0
+// (Cloudflare's) it asks again each time and gets 304s. Then the site is
+// built again in place, one article more: while its index is kept, the
+// Worker answers the previous build's pages whose chunks are still there,
+// whole, and a page whose chunk the build deleted from the new build's
+// index, read again: never a page of the two builds mixed.
+func TestCloudflareKeepsIndex(t *testing.T) {
+	workerd := needWorkerd(t)
+	target, err := Find("cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		maxAge   string
+		full, nm int
+		rebuild  bool
+	}{
+		{"public, max-age=60", 1, 0, true},
+		{"public, max-age=0, must-revalidate", 1, 2, false},
+	} {
+		t.Run(tc.maxAge, func(t *testing.T) {
+			site := filepath.Join(t.TempDir(), "site")
+			if err := os.CopyFS(site, os.DirFS(chunkSite)); err != nil {
+				t.Fatal(err)
+			}
+			root := filepath.Join(site, "public")
+			s, err := NewSite(chunkMan, root, "127.0.0.1:"+freePort(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := t.TempDir()
+			if _, _, err := Write(target, s, out, false); err != nil {
+				t.Fatal(err)
+			}
+			countAddr := "127.0.0.1:" + freePort(t)
+			capnp := fmt.Sprintf(`using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "feedgen", worker = (
+      modules = [(name = "worker.js", esModule = embed "worker.js")],
+      compatibilityDate = "%s",
+      bindings = [(name = "ASSETS", service = "assets")],
+    )),
+    (name = "assets", worker = (
+      modules = [(name = "assets.js", esModule = embed "assets.js")],
+      compatibilityDate = "%[1]s",
+      bindings = [(name = "DISK", service = "disk"), (name = "CC", text = %q)],
+    )),
+    (name = "disk", disk = (path = %q)),
+  ],
+  sockets = [
+    (name = "http", address = %q, http = (), service = "feedgen"),
+    (name = "count", address = %q, http = (), service = "assets"),
+  ],
+);
+`, compatibilityDate, tc.maxAge, root, s.Listen, countAddr)
+			for name, data := range map[string]string{"assets.js": assetsStandIn, "kept.capnp": capnp} {
+				if err := os.WriteFile(filepath.Join(out, name), []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			base := "http://" + s.Listen
+			startProcess(t, base, exec.Command(workerd, "serve", filepath.Join(out, "kept.capnp")))
+			// startProcess asked /articles/ once: three more.
+			for _, target := range []string{"/articles/?limit=5", "/articles/?limit=5&offset=60", "/articles/?limit=7&offset=3"} {
+				r := request{method: "GET", target: target}
+				if d := ask(t, chunkRefBase, r).diff(ask(t, base, r)); d != "" {
+					t.Errorf("%s: %s", target, d)
+				}
+			}
+			var n struct{ Full, NM int }
+			resp, err := http.Get("http://" + countAddr + "/__count/articles/chunks.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = json.NewDecoder(resp.Body).Decode(&n)
+			resp.Body.Close()
+			if err != nil || n.Full != tc.full || n.NM != tc.nm+1 && n.NM != tc.nm {
+				t.Errorf("the main index was sent %d times and 304 %d times (%v); want %d and %d or %d", n.Full, n.NM, err, tc.full, tc.nm, tc.nm+1)
+			}
+			if !tc.rebuild {
+				return
+			}
+			article := "---\nid: 9001\ntitle: One more\nannouncement: Added while the Worker keeps the index.\nauthor: ivan-petrov\npublished: 2026-10-31T10:00:00\n---\nBody.\n"
+			if err := os.WriteFile(filepath.Join(site, "content", "news", "politics", "one-more.md"), []byte(article), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := buildSite(site, func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }); err != nil {
+				t.Fatal(err)
+			}
+			ref := serveReference(t, root)
+			// The last page's chunk did not change: the kept index
+			// answers the previous build, whole.
+			r := request{method: "GET", target: "/articles/?limit=5&offset=60"}
+			if d := ask(t, chunkRefBase, r).diff(ask(t, base, r)); d != "" {
+				t.Errorf("a page of the previous build, its index kept: %s", d)
+			}
+			// The first page's chunk is gone: the index is read again.
+			r = request{method: "GET", target: "/articles/?limit=5"}
+			if d := ask(t, ref, r).diff(ask(t, base, r)); d != "" {
+				t.Errorf("a page whose chunk the build deleted: %s", d)
 			}
 		})
 	}
