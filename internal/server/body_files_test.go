@@ -30,11 +30,12 @@ import (
 // writeBuild writes into dir, as a build does (each file replaced by a
 // rename, the manifest last), the build in folder base with the pages in
 // pages (path: bytes) in place of its own, and returns the bytes of every
-// page of the new build by path.
+// page of the new build, and of its manifest, by path.
 func writeBuild(t testing.TB, dir, base string, pages map[string][]byte) map[string][]byte {
 	t.Helper()
 	files, m := writePages(t, dir, base, pages)
 	testfiles.Replace(t, filepath.Join(dir, manifest.Name), m)
+	files[manifest.Name] = m
 	return files
 }
 
@@ -65,6 +66,21 @@ func writePages(t testing.TB, dir, base string, pages map[string][]byte) (map[st
 func switchedFrom(t *testing.T, s *Server, hb *heldBuild) {
 	t.Helper()
 	waitFor(t, 5*time.Second, "the switch to the new build", func() bool { return s.cur.Load() != hb })
+}
+
+// switchedTo waits for s to hold the build whose files writeBuild
+// wrote, every page of it available. Not merely a switch: the server
+// follows the folder, and may load it while writeBuild has replaced some
+// pages but not yet the manifest (a build writes a marker, writeBuild
+// does not); that build's replaced pages are unavailable, and the test
+// would ask them.
+func switchedTo(t *testing.T, s *Server, files map[string][]byte) {
+	t.Helper()
+	want := sha256.Sum256(files[manifest.Name])
+	waitFor(t, 5*time.Second, "the switch to the build written", func() bool {
+		hb := s.cur.Load()
+		return hb.manifestSum == want && len(hb.unavailable) == 0
+	})
 }
 
 // etagOf is the ETag of a body.
@@ -156,9 +172,7 @@ func TestReplacedWhileSending(t *testing.T) {
 				}
 
 				// A new build replaces every page, and the server switches.
-				hb := s.cur.Load()
-				writeBuild(t, out, allSite.out, map[string][]byte{big: []byte(`"the new build's page"`)})
-				switchedFrom(t, s, hb)
+				switchedTo(t, s, writeBuild(t, out, allSite.out, map[string][]byte{big: []byte(`"the new build's page"`)}))
 				runtime.GC()
 				runtime.GC()
 
@@ -173,9 +187,7 @@ func TestReplacedWhileSending(t *testing.T) {
 					t.Errorf("ETag %s, want the old page's", resp.Header.Get("Etag"))
 				}
 				// Back to the old build for the next round.
-				hb = s.cur.Load()
-				writeBuild(t, out, allSite.out, map[string][]byte{big: old})
-				switchedFrom(t, s, hb)
+				switchedTo(t, s, writeBuild(t, out, allSite.out, map[string][]byte{big: old}))
 			}
 		})
 	}
