@@ -109,6 +109,7 @@ bench-serve:
 # bytes its njs reads per page (chunk ranges, and the index read whole).
 bench-edge:
 	$(GO) run ./tools/feedbench serve -server nginx-njs
+	$(GO) run ./tools/feedbench serve -server nginx-njs -cache
 
 bench-watch:
 	$(GO) run ./tools/feedbench watch

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 type rulesOptions struct {
 	*globalOptions
 	target, config, root, listen, out string
+	cache                             string
 	strict                            bool
 
 	t rules.Target // the target: set by check
@@ -35,6 +37,9 @@ func (o *rulesOptions) check() error {
 	}
 	if o.out == "" {
 		return usageError{errors.New("rules needs -o OUTDIR: the folder to write " + strings.Join(t.Files, " and ") + " to")}
+	}
+	if o.cache != "" && t.Name != "nginx-njs" {
+		return usageError{fmt.Errorf("--cache is for nginx-njs (a folder where nginx keeps the pages njs puts together), not %s", t.Name)}
 	}
 	return nil
 }
@@ -64,6 +69,11 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	s, err := rules.NewSite(m, root, o.listen)
 	if err != nil {
 		return err
+	}
+	if o.cache != "" {
+		if s.Cache, err = filepath.Abs(o.cache); err != nil {
+			return fmt.Errorf("finding --cache: %w", err)
+		}
 	}
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if err != nil {
@@ -100,9 +110,12 @@ the headers. It reads the pagination and filters of the build in --root (by
 default the config's output_dir), which must be a build of --config.
 
 A build of pagination.layout: chunks has no page files: its pages are put
-together per request. nginx, caddy, apache and cloudfront cannot do that and
-refuse it; nginx-njs, cloudflare and netlify will, and refuse it until then
-(feedgen serve assembles pages today).
+together per request, by nginx-njs, cloudflare and netlify (and feedgen
+serve), whose files then hold no counts: a build does not make them stale.
+nginx, caddy, apache and cloudfront only map a request onto a file, and
+refuse it. With --cache DIR, nginx-njs keeps each page it puts together for
+a second in DIR (which nginx must be able to write): hot pages are then
+served as files are, and a new build within a second or so.
 
 Targets, the files each writes and how they run:
 ` + about.String(),
@@ -124,6 +137,7 @@ Targets, the files each writes and how they run:
 	cmd.Flags().StringVar(&o.root, "root", "", "the build's folder, as the platform sees it (default: output_dir of the config)")
 	cmd.Flags().StringVar(&o.listen, "listen", "80", "where a server target listens: PORT or HOST:PORT")
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "the folder to write the files to (required)")
+	cmd.Flags().StringVar(&o.cache, "cache", "", "nginx-njs with a chunks build: a `folder` where nginx keeps each page njs puts together for a second")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail, writing nothing, when the files cannot answer all the build has (cloudfront: filters that do not fit)")
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,93 @@ func runChunkTarget(t *testing.T, name string, start startFunc) {
 
 func TestNginxNJSChunks(t *testing.T) {
 	runChunkTarget(t, "nginx-njs", startNginxNJS(t))
+}
+
+// TestNginxNJSChunksCached holds nginx-njs with --cache (a server that
+// keeps each page for a second in front of the one that assembles it) to
+// feedgen serve, as without it; then builds the site again in place, one
+// article more: every answer is a page of one build or the other, whole,
+// and the new build is answered within a few seconds.
+func TestNginxNJSChunksCached(t *testing.T) {
+	start := startNginxNJS(t)
+	site := filepath.Join(t.TempDir(), "site")
+	if err := os.CopyFS(site, os.DirFS(chunkSite)); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(site, "public")
+	s, err := NewSite(chunkMan, root, "127.0.0.1:"+freePort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Cache = t.TempDir()
+	base := startTarget(t, "nginx-njs", s, start)
+	checkChunkTarget(t, base)
+	checkChunkTarget(t, base) // again, from the cache
+	cached := 0
+	filepath.WalkDir(filepath.Join(s.Cache, "pages"), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			cached++
+		}
+		return nil
+	})
+	if cached == 0 {
+		t.Fatalf("nginx kept no page in %s", s.Cache)
+	}
+	r := request{method: "GET", target: "/articles/?limit=5"}
+	before := ask(t, base, r)
+	article := "---\nid: 9001\ntitle: One more\nannouncement: Added behind the cache.\nauthor: ivan-petrov\npublished: 2026-10-31T10:00:00\n---\nBody.\n"
+	if err := os.WriteFile(filepath.Join(site, "content", "news", "politics", "one-more.md"), []byte(article), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buildSite(site, func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }); err != nil {
+		t.Fatal(err)
+	}
+	after := ask(t, serveReference(t, root), r)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := ask(t, base, r)
+		if before.diff(got) != "" && after.diff(got) != "" {
+			t.Fatalf("an answer of neither build: %d %.200s", got.status, got.body)
+		}
+		if after.diff(got) == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new build is not answered 10s after it was written")
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestNginxNJSCacheRefused checks what --cache refuses: a pages build,
+// and a path nginx.conf cannot hold.
+func TestNginxNJSCacheRefused(t *testing.T) {
+	tg, err := Find("nginx-njs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		man  string
+		root string
+		dir  string
+		want string
+	}{
+		{"pages", sampleRoot, t.TempDir(), "--cache is for a build of layout: chunks"},
+		{"chunks", chunkRoot, filepath.Join(t.TempDir(), "a b"), "has a character nginx.conf cannot hold"},
+	} {
+		m := sampleMan
+		if tc.man == "chunks" {
+			m = chunkMan
+		}
+		s, err := NewSite(m, tc.root, "8080")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Cache = tc.dir
+		if _, _, err := Write(tg, s, t.TempDir(), false); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s build, cache %q: %v, want an error with %q", tc.man, tc.dir, err, tc.want)
+		}
+	}
 }
 
 func TestCloudflareWorkerdChunks(t *testing.T) {

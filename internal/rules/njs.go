@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -39,12 +40,25 @@ func njsGenerate(s *Site) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range []string{s.Root, s.OutDir} {
-		if strings.ContainsAny(p, "\"\\$;{}\n") {
+	for _, p := range []string{s.Root, s.OutDir, s.Cache} {
+		if strings.ContainsAny(p, "\"\\$;{}\n ") {
 			return nil, fmt.Errorf("nginx-njs: the path %q has a character nginx.conf cannot hold", p)
 		}
 	}
+	if s.Cache != "" && !s.Paging.Chunked() {
+		return nil, errors.New("nginx-njs: --cache is for a build of layout: chunks, whose pages njs puts together; nginx serves a pages build's files itself")
+	}
+	listen := s.Listen
+	if s.Cache != "" {
+		if len(njsSocket(s)) > 100 {
+			return nil, fmt.Errorf("nginx-njs: the socket %s is too long a path for a Unix socket: use a shorter --cache", njsSocket(s))
+		}
+		listen = "unix:" + njsSocket(s)
+	}
 	var b strings.Builder
+	if s.Cache != "" {
+		fmt.Fprintf(&b, njsCacheConf, s.Listen, s.Cache, njsSocket(s), njsCacheTime)
+	}
 	fmt.Fprintf(&b, `# feedgen rules nginx-njs: the listing /articles/ of the build in %[1]s,
 # answered as feedgen serve answers it by feedgen.js (ngx_http_js_module).
 # In nginx's http {} context: include %[2]s;
@@ -89,7 +103,53 @@ server {
         return 404 '%[9]s';
     }
 }
-`, s.Root, filepath.Join(s.OutDir, "nginx.conf"), filepath.Join(s.OutDir, "feedgen.js"), s.Listen,
+`, s.Root, filepath.Join(s.OutDir, "nginx.conf"), filepath.Join(s.OutDir, "feedgen.js"), listen,
 		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
 	return &Output{Files: map[string][]byte{"nginx.conf": []byte(b.String()), "feedgen.js": js}}, nil
 }
+
+// njsCacheTime is how long nginx keeps an assembled page with --cache:
+// a build is answered within about that long.
+const njsCacheTime = "1s"
+
+// njsSocket is the Unix socket of the server that assembles pages, behind
+// the caching one, with --cache.
+func njsSocket(s *Site) string { return filepath.Join(s.Cache, "assemble.sock") }
+
+// njsCacheConf is, with --cache, the server in front of the one that
+// assembles pages: it keeps each page answered for njsCacheTime
+// (microcaching: njs makes every page anew, at a quarter of what nginx
+// serves from files), then asks again with If-None-Match, in the
+// background, answering the page it has meanwhile. A page comes whole
+// from one build; a new build is answered within about njsCacheTime.
+// The requests that are not GET or HEAD go through, uncached.
+const njsCacheConf = `# With --cache: nginx keeps each page njs puts together for %[4]s, in %[2]s.
+proxy_cache_path "%[2]s/pages" levels=1:2 keys_zone=feedgen_pages:8m max_size=512m inactive=10m use_temp_path=off;
+
+server {
+    listen %[1]s;
+    absolute_redirect off;
+    merge_slashes off;
+    server_tokens off;
+
+    location / {
+        proxy_pass http://unix:%[3]s:;
+        proxy_cache feedgen_pages;
+        proxy_cache_key $request_uri;
+        proxy_cache_valid 200 %[4]s;
+        proxy_cache_revalidate on;
+        proxy_cache_use_stale updating;
+        proxy_cache_background_update on;
+        proxy_cache_lock on;
+        proxy_buffering on;
+    }
+
+    # TRACE, which nginx refuses before any location runs: to feedgen.js
+    # too, through the server behind.
+    error_page 405 = @feedgen_method;
+    location @feedgen_method {
+        proxy_pass http://unix:%[3]s:;
+    }
+}
+
+`

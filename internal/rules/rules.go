@@ -40,6 +40,10 @@ type Site struct {
 	// OutDir is the absolute path of the folder the files are written to
 	// (set by Write): where a file names another of its files.
 	OutDir string
+	// Cache is, for nginx-njs on a build of layout: chunks, the absolute
+	// path of a folder where nginx keeps the pages njs puts together for
+	// a second (--cache); "" for none.
+	Cache string
 }
 
 // NewSite returns the Site of the build whose manifest is m, in folder
@@ -66,7 +70,7 @@ func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
 // quote.
 func (s *Site) check() error {
 	for _, f := range []struct{ what, v string }{
-		{"the build's folder (--root)", s.Root}, {"the output folder (-o)", s.OutDir}, {"the address (--listen)", s.Listen},
+		{"the build's folder (--root)", s.Root}, {"the output folder (-o)", s.OutDir}, {"the address (--listen)", s.Listen}, {"the cache folder (--cache)", s.Cache},
 	} {
 		if !utf8.ValidString(f.v) {
 			return fmt.Errorf("%s %q is not valid UTF-8", f.what, f.v)

@@ -48,6 +48,8 @@ type servePlan struct {
 	// serverFeedgen (feedgen serve) or serverNJS (a second nginx with the
 	// files of feedgen rules nginx-njs, on the chunks build: chunked).
 	server string
+	// njsCache: nginx-njs with feedgen rules --cache (-cache).
+	njsCache bool
 }
 
 // The servers of -server.
@@ -107,10 +109,11 @@ they are missing.
 
 // parseServeFlags returns the plan the flags of "feedbench serve" ask for.
 func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
-	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-layout pages|chunks] [-server feedgen|nginx-njs] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
+	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-layout pages|chunks] [-server feedgen|nginx-njs [-cache]] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
 	articles := c.Int("articles", 10_000, "`number` of articles of the site")
 	layout := c.String("layout", listing.LayoutPages, "`layout` of the build feedgen serves: pages, or chunks (nginx serves the pages build)")
 	server := c.String("server", serverFeedgen, "`server` measured against nginx on the pages build: feedgen (feedgen serve), or nginx-njs (feedgen rules nginx-njs on the chunks build; implies -layout chunks)")
+	njsCache := c.Bool("cache", false, "with -server nginx-njs: write its files with feedgen rules --cache (nginx keeps each page njs puts together for a second)")
 	c.seedFlag()
 	var wrk wrkPlan
 	wrk.register(c.FlagSet)
@@ -119,7 +122,7 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 		return servePlan{}, err
 	}
 	plan := servePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, wrkPlan: wrk, quick: c.quick,
-		chunked: *layout == listing.LayoutChunks || *server == serverNJS, server: *server}
+		chunked: *layout == listing.LayoutChunks || *server == serverNJS, server: *server, njsCache: *njsCache}
 	quickDefault(c, "articles", &plan.articles, 1_000)
 	plan.wrkPlan.setQuick(c)
 	if *layout != listing.LayoutPages && *layout != listing.LayoutChunks {
@@ -130,6 +133,9 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 	}
 	if *server == serverNJS && c.given["layout"] && *layout != listing.LayoutChunks {
 		return servePlan{}, c.usageError("-server %s serves the chunks layout: -layout %s contradicts it", serverNJS, *layout)
+	}
+	if *njsCache && *server != serverNJS {
+		return servePlan{}, c.usageError("-cache is for -server %s", serverNJS)
 	}
 	if plan.articles < 100 || !plan.wrkPlan.ok() {
 		return servePlan{}, c.usageError("need -articles >= 100, " + wrkNeeds)

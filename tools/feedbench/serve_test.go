@@ -76,6 +76,8 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-server", "nginx-njs", "-layout", "chunks"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, chunked: true, server: serverNJS}, false},
 		{[]string{"-layout", "chunks", "-server", "nginx-njs", "-rounds", "5"}, servePlan{articles: 10_000, seed: 1, wrkPlan: wrkPlan{duration: 10 * time.Second, warmup: 2 * time.Second, threads: 2, connections: 64, rounds: 5}, chunked: true, server: serverNJS}, false},
 		{[]string{"-server", "nginx-njs", "-layout", "pages"}, servePlan{}, true},
+		{[]string{"-server", "nginx-njs", "-cache"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, chunked: true, server: serverNJS, njsCache: true}, false},
+		{[]string{"-cache"}, servePlan{}, true},
 		{[]string{"-server", "njs"}, servePlan{}, true},
 		{[]string{"-server", ""}, servePlan{}, true},
 		{[]string{"-server"}, servePlan{}, true},
