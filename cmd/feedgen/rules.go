@@ -79,6 +79,12 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	if err != nil {
 		return err
 	}
+	if s.Cache != "" {
+		// nginx makes its cache's folders, not the one of its socket.
+		if err := os.MkdirAll(s.Cache, 0o755); err != nil {
+			return fmt.Errorf("creating --cache: %w", err)
+		}
+	}
 	for _, p := range written {
 		fmt.Fprintln(o.stdout, p)
 	}

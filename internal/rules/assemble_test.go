@@ -18,14 +18,14 @@ import (
 
 // assembleDriver runs assemble.js's plan on node over one index, as text
 // (as the Workers keep it), as bytes (a Buffer, as njs reads an index of
-// up to 256 kB) and through nginx.js's openIndex reading windows of 512
-// bytes (as njs reads a larger one), for each [limit, offset] of its input, and valueFolder
+// up to 256 kB) and through nginx.js's openIndex reading windows of 64
+// bytes, shorter than most lines (as njs reads a larger one), for each [limit, offset] of its input, and valueFolder
 // for each value: it prints the parts of each plan (null for a page past
 // the end) and the folders. It follows the nginx adapter, in a module.
 const assembleDriver = `
 import fs from "fs";
 var input = JSON.parse(fs.readFileSync(0, "utf8")), out = {text: [], bytes: [], windows: [], folders: []};
-WINDOW = 512;
+WINDOW = 64;
 WHOLE = 0;
 for (var form in out) {
     for (var i = 0; form != "folders" && i < input.cases.length; i++) {

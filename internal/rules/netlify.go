@@ -85,6 +85,18 @@ func netlifyGenerate(s *Site) (*Output, error) {
 // function reads them through the same chain.
 func netlifyRedirects(s *Site) []byte {
 	var b strings.Builder
+	if s.Paging.Chunked() {
+		b.WriteString(`# feedgen rules netlify: a build of layout: chunks has no page files. The
+# edge function netlify/edge-functions/feedgen.js answers every request,
+# putting pages together from the indexes and chunks; when it does not run,
+# these rules make the listing the JSON 404 (copy this file and
+# feedgen-404.json into the published folder). A build does not make them
+# stale.
+`)
+		b.WriteString(listing.Path + "  /" + netlifyNotFound + "  404\n")
+		writeHidden(&b)
+		return []byte(b.String())
+	}
 	b.WriteString(`# feedgen rules netlify: the canonical requests of the listing, mapped onto
 # the pages of the build (copy this file and feedgen-404.json into the
 # published folder). The edge function netlify/edge-functions/feedgen.js
@@ -93,14 +105,6 @@ func netlifyRedirects(s *Site) []byte {
 # get the JSON 404. Written again after each build: it names the build's
 # collections.
 `)
-	if s.Paging.Chunked() {
-		// No page files: the edge function puts every page together.
-		// Without it, the listing is the JSON 404, not Netlify's page.
-		b.WriteString("\n# A build of layout: chunks has no page files: without the edge function,\n# the listing answers the JSON 404.\n")
-		b.WriteString(listing.Path + "  /" + netlifyNotFound + "  404\n")
-		writeHidden(&b)
-		return []byte(b.String())
-	}
 	colls := slices.Clone(s.Collections)
 	slices.SortStableFunc(colls, func(a, b manifest.Collection) int { return len(b.Params) - len(a.Params) })
 	p := s.Paging

@@ -42,16 +42,23 @@ async function respond(request, getPage, store) {
 // unavailable. The entity tag is feedgen serve's.
 async function assembled(request, a, h, store) {
     var pl = null, body = null, t;
-    for (var attempt = 0; attempt < 2 && body == null; attempt++) {
-        t = await readIndex(store, indexPath(a), attempt > 0);
-        if (t == null && a.q.p.length == 0) {
-            break;
+    try {
+        for (var attempt = 0; attempt < 2 && body == null; attempt++) {
+            t = await readIndex(store, indexPath(a), attempt > 0);
+            if (t == null && a.q.p.length == 0) {
+                break;
+            }
+            pl = plan(a, t);
+            if (pl == null) {
+                break;
+            }
+            body = pl.b != null ? new TextEncoder().encode(pl.b) : await readParts(store, pl);
         }
-        pl = plan(a, t);
-        if (pl == null) {
-            break;
-        }
-        body = pl.b != null ? new TextEncoder().encode(pl.b) : await readParts(store, pl);
+    } catch (e) {
+        // A store that failed, or an index that cannot be read as one:
+        // 503, as feedgen serve, not the platform's error page.
+        console.error("feedgen: " + e);
+        body = null;
     }
     if (body == null) {
         h.set("Retry-After", F.ra);
@@ -94,19 +101,24 @@ async function readIndex(store, path, fresh) {
         return k.t;
     }
     if (o.s == 404) {
+        if (k != null) {
+            kept.delete(path);
+            keptBytes -= k.t.length;
+        }
         return null;
     }
     if (o.s != 200) {
         throw new Error("reading " + path + ": status " + o.s);
     }
     var t = new TextDecoder().decode(o.b);
+    if (k != null) {
+        kept.delete(path);
+        keptBytes -= k.t.length;
+    }
     if (o.e != null) {
         if (keptBytes + t.length > KEPT_MAX) {
             kept.clear();
             keptBytes = 0;
-        }
-        if (k != null) {
-            keptBytes -= k.t.length;
         }
         kept.set(path, {t: t, e: o.e, x: now + o.m * 1000});
         keptBytes += t.length;

@@ -38,23 +38,20 @@ function handle(r) {
 // gone (a build replaced the folder's since the index was read) makes it
 // read the index again, once; then the page is unavailable.
 function assemblePage(r, a) {
-    var fs = require("fs"), root = r.variables.document_root + "/", pl = null, body = null, t;
-    for (var attempt = 0; attempt < 2 && body == null; attempt++) {
-        t = openIndex(fs, root + indexPath(a));
-        if (t == null && a.q.p.length == 0) {
-            break;
-        }
-        try {
-            pl = plan(a, t);
-        } finally {
-            if (t != null && t.fd != null && t.length > WHOLE) {
-                fs.closeSync(t.fd);
+    var fs = require("fs"), root = r.variables.document_root + "/", pl = null, body = null;
+    try {
+        for (var attempt = 0; attempt < 2 && body == null; attempt++) {
+            pl = planFrom(fs, root, a);
+            if (pl == null) {
+                break;
             }
+            body = pl.b != null ? Buffer.from(pl.b) : readParts(fs, root, pl);
         }
-        if (pl == null) {
-            break;
-        }
-        body = pl.b != null ? Buffer.from(pl.b) : readParts(fs, root, pl);
+    } catch (e) {
+        // An index or chunk that cannot be read as it should: the build's
+        // folder is damaged or being replaced. 503, as feedgen serve.
+        r.error("feedgen: " + e);
+        body = null;
     }
     if (body == null) {
         r.headersOut["Retry-After"] = F.ra;
@@ -99,18 +96,18 @@ function openIndex(fs, path) {
         }
         throw e;
     }
-    var size = fs.fstatSync(fd).size, t = {fs: fs, fd: fd, path: path, length: size, at: 0, buf: null,
-        mem: Buffer.allocUnsafe(size <= WHOLE ? size : WINDOW), indexOf: windowIndexOf, lastIndexOf: windowLastIndexOf, toString: windowString};
-    if (size <= WHOLE) {
-        try {
-            loadWindow(t, 0, size);
-        } finally {
+    var t = null;
+    try {
+        var size = fs.fstatSync(fd).size;
+        t = {fs: fs, fd: fd, path: path, length: size, at: 0, buf: null,
+            mem: Buffer.allocUnsafe(size <= WHOLE ? size : WINDOW), indexOf: windowIndexOf, lastIndexOf: windowLastIndexOf, toString: windowString};
+        loadWindow(t, 0, size <= WHOLE ? size : WINDOW);
+    } finally {
+        if (t == null || t.buf == null || t.length <= WHOLE) {
             fs.closeSync(fd);
         }
-        return t.buf;
     }
-    loadWindow(t, 0, WINDOW);
-    return t;
+    return t.length <= WHOLE ? t.buf : t;
 }
 
 // loadWindow reads n bytes of index t (fewer at its end) from pos.
@@ -141,7 +138,7 @@ function windowIndexOf(s, from) {
         if (t.at + t.buf.length >= t.length) {
             return -1;
         }
-        from = t.at + t.buf.length - s.length + 1;
+        from = Math.max(from + 1, t.at + t.buf.length - s.length + 1);
     }
 }
 
@@ -172,6 +169,23 @@ function windowString(enc, s, e) {
         loadWindow(t, s, Math.max(WINDOW, e - s));
     }
     return t.buf.toString(enc, s - t.at, e - t.at);
+}
+
+// planFrom returns the plan of answer a from its collection's index in
+// the build at root; null when it cannot be read as an index, or the main
+// listing has none.
+function planFrom(fs, root, a) {
+    var t = openIndex(fs, root + indexPath(a));
+    if (t == null && a.q.p.length == 0) {
+        return null;
+    }
+    try {
+        return plan(a, t);
+    } finally {
+        if (t != null && t.fd != null && t.length > WHOLE) {
+            fs.closeSync(t.fd);
+        }
+    }
 }
 
 // readParts returns the body of plan pl: its head, then each part read
