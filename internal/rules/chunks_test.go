@@ -198,15 +198,7 @@ func TestNginxNJSChunks(t *testing.T) {
 // and the new build is answered within a few seconds.
 func TestNginxNJSChunksCached(t *testing.T) {
 	start := startNginxNJS(t)
-	site := filepath.Join(t.TempDir(), "site")
-	if err := os.CopyFS(site, os.DirFS(chunkSite)); err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(site, "public")
-	s, err := NewSite(chunkMan, root, "127.0.0.1:"+freePort(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	site, s := copyChunkSite(t)
 	s.Cache = t.TempDir()
 	base := startTarget(t, "nginx-njs", s, start)
 	checkChunkTarget(t, base)
@@ -223,14 +215,8 @@ func TestNginxNJSChunksCached(t *testing.T) {
 	}
 	r := request{method: "GET", target: "/articles/?limit=5"}
 	before := ask(t, base, r)
-	article := "---\nid: 9001\ntitle: One more\nannouncement: Added behind the cache.\nauthor: ivan-petrov\npublished: 2026-10-31T10:00:00\n---\nBody.\n"
-	if err := os.WriteFile(filepath.Join(site, "content", "news", "politics", "one-more.md"), []byte(article), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := buildSite(site, func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }); err != nil {
-		t.Fatal(err)
-	}
-	after := ask(t, serveReference(t, root), r)
+	addArticle(t, site, "")
+	after := ask(t, serveReference(t, s.Root), r)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		got := ask(t, base, r)
@@ -303,26 +289,13 @@ func TestChunksAcrossBuilds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := tc.start(t)
-			site := filepath.Join(t.TempDir(), "site")
-			if err := os.CopyFS(site, os.DirFS(chunkSite)); err != nil {
-				t.Fatal(err)
-			}
-			s, err := NewSite(chunkMan, filepath.Join(site, "public"), "127.0.0.1:"+freePort(t))
-			if err != nil {
-				t.Fatal(err)
-			}
+			site, s := copyChunkSite(t)
 			base := startTarget(t, tc.name, s, start)
 			first := ask(t, base, request{method: "GET", target: "/articles/?limit=1"})
 			if first.status != 200 || !strings.HasPrefix(first.body, `{"count":66,`) {
 				t.Fatalf("before: %d %.80s", first.status, first.body)
 			}
-			article := "---\nid: 9001\ntitle: One more\nannouncement: Added after the rules were written.\nauthor: ivan-petrov\npublished: 2026-10-31T10:00:00\ntags: [API]\n---\nBody.\n"
-			if err := os.WriteFile(filepath.Join(site, "content", "news", "politics", "one-more.md"), []byte(article), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := buildSite(site, func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }); err != nil {
-				t.Fatal(err)
-			}
+			addArticle(t, site, "tags: [API]\n")
 			ref := serveReference(t, filepath.Join(site, "public"))
 			for _, target := range []string{"/articles/?limit=1", "/articles/?limit=5&offset=60", "/articles/?tag=API&limit=3", "/articles/?section=news&limit=50"} {
 				r := request{method: "GET", target: target}
@@ -376,6 +349,36 @@ func TestChunksAcrossBuilds(t *testing.T) {
 				checkUnavailable(t, base, "/articles/?limit=3&tag=API", "an index "+name)
 			}
 		})
+	}
+}
+
+// copyChunkSite copies the chunks site of the sample into a folder of the
+// test's, and returns it, with the Site of its build for a server on a
+// free port.
+func copyChunkSite(t *testing.T) (site string, s *Site) {
+	t.Helper()
+	site = filepath.Join(t.TempDir(), "site")
+	if err := os.CopyFS(site, os.DirFS(chunkSite)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSite(chunkMan, filepath.Join(site, "public"), "127.0.0.1:"+freePort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return site, s
+}
+
+// addArticle writes one more article into site, the newest (it joins
+// the main listing's first chunk, and tags if given), and builds the site
+// again in place.
+func addArticle(t *testing.T, site, tags string) {
+	t.Helper()
+	article := "---\nid: 9001\ntitle: One more\nannouncement: Added after the rules were written.\nauthor: ivan-petrov\npublished: 2026-10-31T10:00:00\n" + tags + "---\nBody.\n"
+	if err := os.WriteFile(filepath.Join(site, "content", "news", "politics", "one-more.md"), []byte(article), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buildSite(site, func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -507,15 +510,8 @@ func TestCloudflareKeepsIndex(t *testing.T) {
 		{"public, max-age=0, must-revalidate", 1, 3, false},
 	} {
 		t.Run(tc.maxAge, func(t *testing.T) {
-			site := filepath.Join(t.TempDir(), "site")
-			if err := os.CopyFS(site, os.DirFS(chunkSite)); err != nil {
-				t.Fatal(err)
-			}
-			root := filepath.Join(site, "public")
-			s, err := NewSite(chunkMan, root, "127.0.0.1:"+freePort(t))
-			if err != nil {
-				t.Fatal(err)
-			}
+			site, s := copyChunkSite(t)
+			root := s.Root
 			out := t.TempDir()
 			if _, _, err := Write(target, s, out, false); err != nil {
 				t.Fatal(err)
@@ -570,13 +566,7 @@ const config :Workerd.Config = (
 			if !tc.rebuild {
 				return
 			}
-			article := "---\nid: 9001\ntitle: One more\nannouncement: Added while the Worker keeps the index.\nauthor: ivan-petrov\npublished: 2026-10-31T10:00:00\n---\nBody.\n"
-			if err := os.WriteFile(filepath.Join(site, "content", "news", "politics", "one-more.md"), []byte(article), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := buildSite(site, func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }); err != nil {
-				t.Fatal(err)
-			}
+			addArticle(t, site, "")
 			ref := serveReference(t, root)
 			// The last page's chunk did not change: the kept index
 			// answers the previous build, whole.
