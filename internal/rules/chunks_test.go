@@ -591,18 +591,7 @@ const config :Workerd.Config = (
 func TestNetlifyRedirectsChunks(t *testing.T) {
 	node := needProgram(t, "node", "nodejs")
 	redirector := needNodeModule(t, "netlify-redirector")
-	target, err := Find("netlify")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSite(chunkMan, chunkRoot, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if _, _, err := Write(target, s, out, false); err != nil {
-		t.Fatal(err)
-	}
+	out, _ := writeTarget(t, "netlify", chunkMan, chunkRoot)
 	data, err := os.ReadFile(filepath.Join(chunkRoot, chunk.IndexPath(listing.Dir)))
 	if err != nil {
 		t.Fatal(err)

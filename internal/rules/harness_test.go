@@ -357,6 +357,25 @@ func startTarget(t *testing.T, name string, s *Site, start startFunc) string {
 	return start(t, out, s)
 }
 
+// writeTarget writes target name's files for the build of m in root
+// into a folder of the test's, and returns it and the Site.
+func writeTarget(t *testing.T, name string, m *manifest.Manifest, root string) (string, *Site) {
+	t.Helper()
+	target, err := Find(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSite(m, root, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, _, err := Write(target, s, out, false); err != nil {
+		t.Fatal(err)
+	}
+	return out, s
+}
+
 // serveReference starts feedgen serve over the build in root until the
 // test ends, and returns its base URL: the answers a target's are
 // compared with.

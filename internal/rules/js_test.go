@@ -165,18 +165,7 @@ redirector.parsePlain(fs.readFileSync(process.argv[3], "utf8"), {}).then(functio
 func TestNetlifyRedirects(t *testing.T) {
 	node := needProgram(t, "node", "nodejs")
 	redirector := needNodeModule(t, "netlify-redirector")
-	target, err := Find("netlify")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSite(sampleMan, sampleRoot, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if _, _, err := Write(target, s, out, false); err != nil {
-		t.Fatal(err)
-	}
+	out, s := writeTarget(t, "netlify", sampleMan, sampleRoot)
 	published := t.TempDir()
 	if err := os.CopyFS(published, os.DirFS(sampleRoot)); err != nil {
 		t.Fatal(err)
