@@ -65,19 +65,8 @@ func newSiteData(s *Site, filters bool) (*siteData, error) {
 	if len(p.Limits) == 0 || !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {
 		return nil, fmt.Errorf("pagination of the build: limits %v must hold the default %d and the max %d", p.Limits, p.DefaultLimit, p.MaxLimit)
 	}
-	prefix := listing.AppendString(nil, s.BaseURL+listing.Path+"?")
-	mna := string(listing.AppendMethodNotAllowed(nil, "@"))
-	at := strings.IndexByte(mna, '@')
-	d := &siteData{
-		LinkPrefix: string(prefix[1 : len(prefix)-1]),
-		Default:    p.DefaultLimit, Max: p.MaxLimit, Limits: p.Limits,
-		Kinds:       map[string]int{},
-		Collections: map[string]any{},
-		Zeros:       digitZeros(),
-		NotFound:    listing.NotFoundBody, Options: listing.OptionsBody,
-		NotAllowed:  [2]string{mna[:at], mna[at+1:]},
-		ContentType: listing.ContentType, Allow: listing.Allow, Vary: listing.Vary,
-	}
+	d := baseSiteData(s)
+	d.Limits = p.Limits
 	if p.Offsets == listing.OffsetsAligned {
 		d.Aligned = 1
 	}
@@ -127,18 +116,15 @@ func newSiteData(s *Site, filters bool) (*siteData, error) {
 	return d, nil
 }
 
-// chunkedSiteData returns the data of a site of layout: chunks, whose
-// pages assemble.js puts together: no limits (any is answered), no
-// counts nor folders (each collection's index has its count, and
-// assemble.js names its folder), so that the script holds nothing a
-// build changes: only the configuration (base URL, limits, filters).
-func chunkedSiteData(s *Site, filters bool) *siteData {
+// baseSiteData returns what every site's data holds: the link prefix,
+// the default and largest limit, the bodies and headers, no limits, kinds
+// nor collections yet.
+func baseSiteData(s *Site) *siteData {
 	p := s.Paging
 	prefix := listing.AppendString(nil, s.BaseURL+listing.Path+"?")
 	mna := string(listing.AppendMethodNotAllowed(nil, "@"))
 	at := strings.IndexByte(mna, '@')
-	d := &siteData{
-		Chunked:    1,
+	return &siteData{
 		LinkPrefix: string(prefix[1 : len(prefix)-1]),
 		Default:    p.DefaultLimit, Max: p.MaxLimit, Limits: []int{},
 		Kinds:       map[string]int{},
@@ -146,9 +132,18 @@ func chunkedSiteData(s *Site, filters bool) *siteData {
 		Zeros:       digitZeros(),
 		NotFound:    listing.NotFoundBody, Options: listing.OptionsBody,
 		NotAllowed:  [2]string{mna[:at], mna[at+1:]},
-		Unavailable: listing.UnavailableBody, RetryAfter: listing.RetryAfter,
 		ContentType: listing.ContentType, Allow: listing.Allow, Vary: listing.Vary,
 	}
+}
+
+// chunkedSiteData returns the data of a site of layout: chunks, whose
+// pages assemble.js puts together: no limits (any is answered), no
+// counts nor folders (each collection's index has its count, and
+// assemble.js names its folder), so that the script holds nothing a
+// build changes: only the configuration (base URL, limits, filters).
+func chunkedSiteData(s *Site, filters bool) *siteData {
+	d := baseSiteData(s)
+	d.Chunked, d.Unavailable, d.RetryAfter = 1, listing.UnavailableBody, listing.RetryAfter
 	if filters {
 		for _, c := range s.Collections {
 			if len(c.Params) > 0 {
