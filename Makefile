@@ -26,11 +26,22 @@ run: build
 build:
 	$(GO) build -o $(BIN) ./cmd/feedgen
 
+# gotestsum runs go test -json and prints one line per package as it
+# finishes, with its time, then the slowest tests (from .cache/test.json).
+GOTESTSUM_VERSION := v1.13.0
+GOTESTSUM := $(CURDIR)/.cache/gotestsum-$(GOTESTSUM_VERSION)/gotestsum
+
 # make test runs the rules tests against the real platforms (nginx, Caddy,
-# Apache, workerd, netlify-redirector): it installs them first when they
-# are missing, and the tests fail rather than skip when one is not found.
-test: runtimes $(VERSITYGW) $(FAKE_GCS)
-	FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" $(GO) test -race ./...
+# Apache, workerd, netlify-redirector) and the publish tests against real
+# servers (versitygw, fake-gcs-server, Azurite): it installs them first when
+# they are missing, and the tests fail rather than skip when one is not
+# found. About 4 minutes on 2 cores once they are installed.
+test: runtimes $(VERSITYGW) $(FAKE_GCS) $(GOTESTSUM)
+	@echo "go test -race ./...: a line per package as it finishes (about 4 minutes on 2 cores; the first run compiles for a few more)"
+	FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" \
+		$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(CURDIR)/.cache/test.json \
+		--raw-command -- $(GO) test -json -race ./...
+	@$(GOTESTSUM) tool slowest --jsonfile $(CURDIR)/.cache/test.json --threshold 10s | sed 's/^/slow: /'
 
 # The platforms the rules tests run: Debian packages, installed with apt-get
 # when missing (apt-get update only then; sudo when not root), and npm
@@ -82,10 +93,15 @@ runtimes:
 
 # versitygw and fake-gcs-server for the publish tests (see above).
 $(VERSITYGW):
+	@echo "installing versitygw $(VERSITYGW_VERSION) into .cache (go install: a minute or two, once)"
 	GOBIN=$(dir $(VERSITYGW)) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
 $(FAKE_GCS):
+	@echo "installing fake-gcs-server $(FAKE_GCS_VERSION) into .cache (go install: a minute, once)"
 	GOBIN=$(dir $(FAKE_GCS)) $(GO) install github.com/fsouza/fake-gcs-server@$(FAKE_GCS_VERSION)
+
+$(GOTESTSUM):
+	GOBIN=$(dir $(GOTESTSUM)) $(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
