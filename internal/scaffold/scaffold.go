@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
@@ -149,7 +151,7 @@ func Article(ctx context.Context, cfg *config.Config, spec string, now time.Time
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	author := sortedKeys(cfg.Authors)[0]
-	_, err = f.WriteString(article(id+1, "A new article", now.In(cfg.Location), author, true))
+	_, err = f.WriteString(article(id+1, TitleOf(slug), now.In(cfg.Location), author, true))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -158,6 +160,19 @@ func Article(ctx context.Context, cfg *config.Config, spec string, now time.Time
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil
+}
+
+// TitleOf returns the title of a new article from its slug, as Hugo
+// makes one, but in sentence case, as news sites write headlines: its
+// words (joined by - or _) with spaces between, the first letter upper
+// case: my-great-story is "My great story".
+func TitleOf(slug string) string {
+	t := strings.TrimSpace(strings.Join(strings.FieldsFunc(slug, func(r rune) bool { return r == '-' || r == '_' }), " "))
+	if t == "" {
+		return t
+	}
+	r, n := utf8.DecodeRuneInString(t)
+	return string(unicode.ToUpper(r)) + t[n:]
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -44,13 +44,13 @@ func TestSiteBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, slug := range []string{"second", "third"} {
+	for i, slug := range []string{"second", "third-one"} {
 		p, err := Article(context.Background(), cfg, "news/general/"+slug, now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(p)
-		for _, want := range []string{"id: " + string(rune('2'+i)) + "\n", "published: 2026-11-23T17:00:00\n", "draft: true", "author: editor\n"} {
+		for _, want := range []string{"id: " + string(rune('2'+i)) + "\n", "published: 2026-11-23T17:00:00\n", "draft: true", "author: editor\n", "title: \"" + TitleOf(slug) + "\"\n"} {
 			if !strings.Contains(string(got), want) {
 				t.Errorf("%s lacks %q:\n%s", p, want, got)
 			}
@@ -75,5 +75,22 @@ func TestSiteBuilds(t *testing.T) {
 	}
 	if res.Articles != 3 {
 		t.Errorf("with drafts %d articles, want 3", res.Articles)
+	}
+}
+
+// TestTitleOf checks the title a new article gets from its slug.
+func TestTitleOf(t *testing.T) {
+	for _, tt := range []struct{ slug, want string }{
+		{"my-great-story", "My great story"},
+		{"second", "Second"},
+		{"2026-budget-vote", "2026 budget vote"},
+		{"a_b-c", "A b c"},
+		{"x", "X"},
+		{"ёлка-новости", "Ёлка новости"},
+		{"-", ""},
+	} {
+		if got := TitleOf(tt.slug); got != tt.want {
+			t.Errorf("TitleOf(%q) = %q, want %q", tt.slug, got, tt.want)
+		}
 	}
 }
