@@ -53,6 +53,8 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	root := o.root
 	if root == "" {
 		root = cfg.OutputDir
+	} else if err := notBuild(root, "--root"); err != nil {
+		return err
 	}
 	snap, err := manifest.Read(os.DirFS(root))
 	if err != nil {
