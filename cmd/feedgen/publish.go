@@ -266,7 +266,7 @@ articles/, manifest.json and the lock is written or deleted.`,
   feedgen publish --dry-run 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dir public 's3://feed?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
   feedgen publish gs://feed-bucket
-  feedgen publish file:///srv/feed`,
+  feedgen publish file:///srv/www/feed   # a folder a web server serves`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))}

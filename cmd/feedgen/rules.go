@@ -53,6 +53,8 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	root := o.root
 	if root == "" {
 		root = cfg.OutputDir
+	} else if err := notBuild(root, "--root"); err != nil {
+		return err
 	}
 	snap, err := manifest.Read(os.DirFS(root))
 	if err != nil {
@@ -76,6 +78,9 @@ func runRules(_ context.Context, o *rulesOptions) error {
 		}
 	}
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
+	if errors.Is(err, rules.ErrChunks) {
+		return fmt.Errorf("%w\nto serve it with %s, a file per page: in %s, under pagination:, replace layout: chunks with\n  layout: pages\n  limits: [20, 50, 100]\n  offsets: aligned\nthen run feedgen build and feedgen rules %s again", err, o.t.Name, cfg.Path, o.t.Name)
+	}
 	if err != nil {
 		return err
 	}
@@ -125,8 +130,8 @@ served as files are, and a new build within a second or so.
 
 Targets, the files each writes and how they run:
 ` + about.String(),
-		Example: `  feedgen rules nginx -o deploy/                      # then: include /path/to/deploy/nginx.conf; in http {}
-  feedgen rules caddy --listen 127.0.0.1:8080 -o deploy/
+		Example: `  feedgen rules nginx-njs -o deploy/                  # then: include /path/to/deploy/nginx.conf; in http {}
+  feedgen rules netlify -o site/
   feedgen rules cloudflare --root /srv/feed/public -o worker/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
