@@ -29,9 +29,10 @@ type publishOptions struct {
 	timeout, lockWait   time.Duration
 	set                 func(flag string) bool // whether the flag was given
 
-	scheme       string // the URL's scheme: set by check
-	bucketDir    string // the folder of a file:// bucket: set by check
-	cacheControl string // from the config: set by check
+	scheme       string     // the URL's scheme: set by check
+	bucketDir    string     // the folder of a file:// bucket: set by check
+	cacheControl string     // from the config: set by check
+	pathStyle    *pathStyle // an s3:// endpoint without use_path_style: set by check
 }
 
 // check refuses a BUCKET_URL that is not one, and bad numbers; it finds
@@ -52,6 +53,12 @@ func (o *publishOptions) check() error {
 		return usageError{fmt.Errorf("BUCKET_URL %q names no folder: write file:///PATH (an absolute path)", o.url)}
 	}
 	o.scheme = u.Scheme
+	if o.pathStyle = pathStyleOf(o.url, u); o.pathStyle != nil {
+		if what := o.pathStyle.never(); what != "" {
+			return usageError{fmt.Errorf("BUCKET_URL '%s': the endpoint is %s, which cannot name the bucket as the host %s.%s (virtual-hosted style, the default): add use_path_style=true, as in '%s'",
+				o.url, what, o.pathStyle.bucket, o.pathStyle.host, o.pathStyle.fixed)}
+		}
+	}
 	if o.maxDeletes < 0 {
 		return usageError{fmt.Errorf("--max-deletes %d: give 0 or more", o.maxDeletes)}
 	}
@@ -153,6 +160,11 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 		if hint := credentialsHint(o.scheme, be.Kind); hint != "" {
 			err = fmt.Errorf("%w\n%s", err, hint)
 		}
+	}
+	if o.pathStyle != nil && o.pathStyle.virtualHost(err) {
+		p := o.pathStyle
+		err = fmt.Errorf("%w\nthe bucket was looked for at the host %s.%s (virtual-hosted style, the default); for a server that takes the bucket in the path, add use_path_style=true: '%s'",
+			err, p.bucket, p.host, p.fixed)
 	}
 	var then string
 	switch {
