@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
 	"gocloud.dev/blob"
@@ -29,10 +33,12 @@ type publishOptions struct {
 	timeout, lockWait   time.Duration
 	set                 func(flag string) bool // whether the flag was given
 
-	scheme       string     // the URL's scheme: set by check
-	bucketDir    string     // the folder of a file:// bucket: set by check
-	cacheControl string     // from the config: set by check
-	pathStyle    *pathStyle // an s3:// endpoint without use_path_style: set by check
+	scheme       string         // the URL's scheme: set by check
+	bucketDir    string         // the folder of a file:// bucket: set by check
+	cacheControl string         // from the config: set by check
+	pathStyle    *pathStyle     // an s3:// endpoint without use_path_style: set by check
+	site         *config.Config // the site whose build this is, when known: set by check
+	now          func() time.Time
 }
 
 // check refuses a BUCKET_URL that is not one, and bad numbers; it finds
@@ -92,8 +98,72 @@ func (o *publishOptions) check() error {
 			return err
 		}
 		o.cacheControl = cfg.Publish.CacheControl
+		// A build named by --dir alone may be of another site.
+		if !o.set("dir") || o.set("config") {
+			o.site = cfg
+		}
+	}
+	if o.now, err = buildTime(o.getenv); err != nil {
+		return err
 	}
 	return nil
+}
+
+// warnBehind says, on stderr, when the site changed since the build was
+// made (content, config, a scheduled article now due): publish uploads
+// the build as it is, and says nothing else of it.
+func (o *publishOptions) warnBehind(ctx context.Context, fsys fs.FS) error {
+	if o.site == nil {
+		return nil
+	}
+	data, err := fs.ReadFile(fsys, manifest.Name)
+	if err != nil {
+		return nil // publish says what is wrong with the build
+	}
+	m, err := manifest.Parse(data)
+	if err != nil {
+		return nil
+	}
+	ch, err := build.Compare(ctx, o.site.Path, m, o.now())
+	if err != nil || !ch.Any() {
+		return err
+	}
+	cwd, _ := os.Getwd()
+	var what []string
+	if ch.Content {
+		what = append(what, relTo(cwd, o.site.ContentDir)+"/")
+	}
+	if ch.Config {
+		what = append(what, relTo(cwd, o.site.Path))
+	}
+	var why string
+	if len(what) > 0 {
+		why = strings.Join(what, " and ") + " changed"
+	}
+	if !ch.Due.IsZero() {
+		if why != "" {
+			why += ", and "
+		}
+		why += "an article scheduled for " + ch.Due.UTC().Format("2006-01-02 15:04:05 UTC") + " came due"
+	}
+	cmd := "feedgen build"
+	if o.set("config") {
+		cmd += " --config " + o.config
+	}
+	if o.set("dir") {
+		cmd += " --out " + o.dir
+	}
+	fmt.Fprintf(o.stderr, "warning: %s since %s/ was built (%s): this publishes the old build; run %s first, then publish\n",
+		why, relTo(cwd, o.dir), m.BuildTime.UTC().Format("2006-01-02 15:04:05 UTC"), cmd)
+	return nil
+}
+
+// relTo returns path p relative to dir when it is under it, else p.
+func relTo(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(r) {
+		return r
+	}
+	return p
 }
 
 // runPublish uploads the build in the folder to the bucket.
@@ -103,6 +173,9 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 		return fmt.Errorf("opening output folder: %w", err)
 	}
 	defer root.Close()
+	if err := o.warnBehind(ctx, root.FS()); err != nil {
+		return err
+	}
 	bucket, err := blob.OpenBucket(ctx, o.url)
 	if err != nil {
 		err = fmt.Errorf("opening %s: %w", o.url, err)
