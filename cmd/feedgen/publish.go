@@ -320,6 +320,11 @@ gocloud.dev opens it:
   azblob://CONTAINER                         Azure Blob Storage
   file:///PATH                               a folder
 
+It uploads that build as it is: in a site whose content or config changed
+since the build (or with a scheduled article now due), it says so on stderr,
+and that feedgen build comes first. An S3-compatible server at an IP address
+or localhost needs use_path_style=true.
+
 Credentials are found as each cloud's SDK finds them (AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT
 and AZURE_STORAGE_KEY, ...).
