@@ -304,9 +304,10 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	m := &manifest.Manifest{
 		Format: manifest.Format, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
 		BaseURL: baseURL, Articles: len(site.Articles),
-		Pagination:   cfg.Pagination,
-		Filters:      cfg.Filters,
-		ConfigSHA256: b.cfgSum,
+		Pagination:    cfg.Pagination,
+		Filters:       cfg.Filters,
+		ConfigSHA256:  b.cfgSum,
+		ContentSHA256: hex.EncodeToString(site.Digest[:]),
 	}
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
