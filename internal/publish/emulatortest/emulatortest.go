@@ -88,7 +88,7 @@ func moduleRoot() string {
 }
 
 // Start runs the server cmd that args makes for a free port until the
-// test ends, waits until that port answers HTTP, and returns its
+// test ends (then kills it), waits until that port answers HTTP, and returns its
 // 127.0.0.1:PORT and process. A port taken meanwhile is tried again.
 func Start(t *testing.T, name string, args func(port string) *exec.Cmd) (string, *os.Process) {
 	t.Helper()
@@ -117,15 +117,13 @@ func Start(t *testing.T, name string, args func(port string) *exec.Cmd) (string,
 			}
 			t.Fatalf("starting %s: %v\n%s", name, err, logs.String())
 		}
+		// Killed, not interrupted: what it holds is the test's and goes
+		// with it, and Azurite, asked to stop, waits 5 s for the idle
+		// connections of the clients (a second of make test in 5).
 		t.Cleanup(func() {
 			resume(cmd.Process) // one a test stopped
-			cmd.Process.Signal(os.Interrupt)
-			select {
-			case <-exited:
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-exited
-			}
+			cmd.Process.Kill()
+			<-exited
 		})
 		return endpoint, cmd.Process
 	}
