@@ -13,11 +13,12 @@ import (
 // the page, which Apache serves; ErrorDocument writes the other bodies.
 func apacheTarget() Target {
 	return Target{
-		Name:     "apache",
-		Files:    []string{"apache.conf"},
-		Run:      "Include OUTDIR/apache.conf in httpd.conf, with mod_rewrite and mod_headers (a2enmod rewrite headers), then apachectl graceful",
-		Counts:   true,
-		Generate: apacheGenerate,
+		Name:       "apache",
+		Files:      []string{"apache.conf"},
+		Run:        "Include OUTDIR/apache.conf in httpd.conf, with mod_rewrite and mod_headers (a2enmod rewrite headers), then apachectl graceful",
+		Counts:     true,
+		Standalone: true,
+		Generate:   apacheGenerate,
 	}
 }
 
@@ -147,6 +148,13 @@ func apacheGenerate(s *Site) (*Output, error) {
 		"<<page>>", apacheRewriteArg(s.Root+"/%{ENV:FG_PAGE}"),
 		"<<past lookups>>", past.String(),
 	).Replace(apacheConf)
+	if s.Standalone {
+		main, err := apacheStandalone(s, []byte(conf))
+		if err != nil {
+			return nil, err
+		}
+		conf = string(main)
+	}
 	return &Output{Files: map[string][]byte{"apache.conf": []byte(conf)}}, nil
 }
 

@@ -12,11 +12,12 @@ import (
 // choose the page, which nginx serves from the build's folder.
 func nginxTarget() Target {
 	return Target{
-		Name:     "nginx",
-		Files:    []string{"nginx.conf"},
-		Run:      "include OUTDIR/nginx.conf; in http {}, then nginx -s reload",
-		Counts:   true,
-		Generate: nginxGenerate,
+		Name:       "nginx",
+		Files:      []string{"nginx.conf"},
+		Run:        "include OUTDIR/nginx.conf; in http {}, then nginx -s reload",
+		Counts:     true,
+		Standalone: true,
+		Generate:   nginxGenerate,
 	}
 }
 
@@ -135,6 +136,13 @@ func nginxGenerate(s *Site) (*Output, error) {
 		"<<empty>>", nginxQuote(rxEmptyPage(s)),
 		"<<past>>", rxPast,
 	).Replace(nginxConf)
+	if s.Standalone {
+		main, err := nginxStandalone(s, []byte(conf), "")
+		if err != nil {
+			return nil, err
+		}
+		conf = string(main)
+	}
 	return &Output{Files: map[string][]byte{"nginx.conf": []byte(conf)}}, nil
 }
 

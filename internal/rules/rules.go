@@ -44,6 +44,14 @@ type Site struct {
 	// path of a folder where nginx keeps the pages njs puts together for
 	// a second (--cache); "" for none.
 	Cache string
+	// Standalone makes a server target's main file a complete config,
+	// which the server runs with no system config of its own, keeping
+	// its pid, logs and temporary files in OutDir (--standalone; see
+	// Target.Standalone).
+	Standalone bool
+	// Modules is the folder a standalone config loads the server's
+	// modules from; "" for Debian's (see ModulesDir).
+	Modules string
 }
 
 // NewSite returns the Site of the build whose manifest is m, in folder
@@ -112,6 +120,10 @@ type Target struct {
 	// (docs/contract.md §12). The others only map a request onto a file,
 	// and refuse such a build (see checkLayout).
 	Assembles bool
+	// Standalone says that the target can write a complete config of
+	// its server (Site.Standalone): nginx, nginx-njs and apache, whose
+	// files are otherwise included in the server's own config.
+	Standalone bool
 	// Generate returns the content of each file of Files.
 	Generate func(s *Site) (*Output, error)
 }
