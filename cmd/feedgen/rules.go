@@ -19,8 +19,8 @@ import (
 type rulesOptions struct {
 	*globalOptions
 	target, config, root, listen, out string
-	cache                             string
-	strict                            bool
+	cache, modules                    string
+	strict, standalone                bool
 
 	t rules.Target // the target: set by check
 }
@@ -37,6 +37,12 @@ func (o *rulesOptions) check() error {
 	}
 	if o.out == "" {
 		return usageError{errors.New("rules needs -o OUTDIR: the folder to write " + strings.Join(t.Files, " and ") + " to")}
+	}
+	if o.standalone && !t.Standalone {
+		return usageError{fmt.Errorf("--standalone is for %s, whose files are otherwise included in the server's config; %s's are complete as they are", strings.Join(standaloneTargets(), ", "), t.Name)}
+	}
+	if o.modules != "" && (!o.standalone || t.Name == "nginx") {
+		return usageError{errors.New("--modules is for --standalone with nginx-njs or apache: the folder their modules are loaded from")}
 	}
 	if o.cache != "" && t.Name != "nginx-njs" {
 		return usageError{fmt.Errorf("--cache is for nginx-njs (a folder where nginx keeps the pages njs puts together), not %s", t.Name)}
@@ -70,6 +76,12 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	if err != nil {
 		return err
 	}
+	s.Standalone = o.standalone
+	if o.modules != "" {
+		if s.Modules, err = filepath.Abs(o.modules); err != nil {
+			return fmt.Errorf("finding --modules: %w", err)
+		}
+	}
 	if o.cache != "" {
 		if s.Cache, err = filepath.Abs(o.cache); err != nil {
 			return fmt.Errorf("finding --cache: %w", err)
@@ -90,6 +102,14 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(o.stderr, "warning: %s: %s (--strict makes this an error)\n", o.t.Name, w)
+	}
+	if o.standalone {
+		for _, m := range rules.StandaloneModules(o.t, s) {
+			if _, err := os.Stat(m); err != nil {
+				fmt.Fprintf(o.stderr, "warning: %s: no module %s here: install it, or name its folder with --modules\n", o.t.Name, m)
+			}
+		}
+		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s\n", o.t.Name, standaloneRun(o.t.Name, o.out))
 	}
 	switch {
 	case m.Pagination.Chunked():
@@ -123,9 +143,16 @@ refuse it. With --cache DIR, nginx-njs keeps each page it puts together for
 a second in DIR (which nginx must be able to write): hot pages are then
 served as files are, and a new build within a second or so.
 
+With --standalone, nginx, nginx-njs and apache write a complete config of
+their server instead of one to include: it needs no system config, keeps
+the server's pid, logs and temporary files in OUTDIR, and runs as any user
+on a port above 1024 (nginx -p OUTDIR -c nginx.conf; apache2 -d OUTDIR -f
+apache.conf -k start).
+
 Targets, the files each writes and how they run:
 ` + about.String(),
 		Example: `  feedgen rules nginx -o deploy/                      # then: include /path/to/deploy/nginx.conf; in http {}
+  feedgen rules nginx --standalone --listen 8080 -o nginx   # then: nginx -p nginx -c nginx.conf
   feedgen rules caddy --listen 127.0.0.1:8080 -o deploy/
   feedgen rules cloudflare --root /srv/feed/public -o worker/`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -144,8 +171,30 @@ Targets, the files each writes and how they run:
 	cmd.Flags().StringVar(&o.listen, "listen", "80", "where a server target listens: PORT or HOST:PORT")
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "the folder to write the files to (required)")
 	cmd.Flags().StringVar(&o.cache, "cache", "", "nginx-njs with a chunks build: a `folder` where nginx keeps each page njs puts together for a second")
+	cmd.Flags().BoolVar(&o.standalone, "standalone", false, "nginx, nginx-njs, apache: write a complete config of the server, which keeps its pid, logs and temporary files in OUTDIR (no system config needed)")
+	cmd.Flags().StringVar(&o.modules, "modules", "", "with --standalone, nginx-njs or apache: the `folder` of the server's modules (default: Debian's)")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail, writing nothing, when the files cannot answer all the build has (cloudfront: filters that do not fit)")
 	return cmd
+}
+
+// standaloneTargets are the targets that can write a complete config.
+func standaloneTargets() []string {
+	var names []string
+	for _, t := range rules.Targets() {
+		if t.Standalone {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// standaloneRun is the command that runs the standalone config of
+// target in dir, and the one that stops it.
+func standaloneRun(target, dir string) string {
+	if target == "apache" {
+		return fmt.Sprintf("apache2 -d %[1]s -f apache.conf -k start, stop it with apache2 -d %[1]s -f apache.conf -k stop", dir)
+	}
+	return fmt.Sprintf("nginx -p %[1]s -c nginx.conf, stop it with nginx -p %[1]s -c nginx.conf -s stop", dir)
 }
 
 // checkListen refuses a --listen that is neither a port nor host:port
