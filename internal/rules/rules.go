@@ -209,21 +209,9 @@ func andList(names []string) string {
 // and returns their paths and the target's warnings. Strict makes a
 // warning a *StrictError, and then nothing is written.
 func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []string, err error) {
-	abs, err := filepath.Abs(outDir)
+	out, _, err := generate(t, s, outDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("finding %s: %w", outDir, err)
-	}
-	withOut := *s
-	withOut.OutDir = abs
-	if err := withOut.check(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
-	}
-	if err := checkLayout(t, &withOut); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
-	}
-	out, err := t.Generate(&withOut)
-	if err != nil {
-		return nil, nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
+		return nil, nil, err
 	}
 	if strict && len(out.Warnings) > 0 {
 		return nil, out.Warnings, &StrictError{Target: t.Name, Warnings: out.Warnings}
@@ -246,4 +234,26 @@ func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []s
 		written = append(written, p)
 	}
 	return written, out.Warnings, nil
+}
+
+// generate makes target t's files for s, to be written into outDir, and
+// returns them and the Site they were made for.
+func generate(t Target, s *Site, outDir string) (*Output, *Site, error) {
+	abs, err := filepath.Abs(outDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("finding %s: %w", outDir, err)
+	}
+	withOut := *s
+	withOut.OutDir = abs
+	if err := withOut.check(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	if err := checkLayout(t, &withOut); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	out, err := t.Generate(&withOut)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
+	}
+	return out, &withOut, nil
 }
