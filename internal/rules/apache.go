@@ -34,7 +34,8 @@ const apacheConf = `# feedgen rules apache: the listing <<path>> of the build in
 # an empty Allow field, and makes the Location of the 301 for <<bare>>
 # absolute. What its rules cannot read is the JSON 404: digits of other
 # scripts, an offset with escaped digits. It holds the build's filter values
-# and counts: write it again after each build, then apachectl graceful.
+# and counts: write it again when feedgen build says a build made it stale
+# (feedgen rules --check tells too), then apachectl graceful.
 
 Listen <<listen>>
 
