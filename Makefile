@@ -15,7 +15,7 @@ FAKE_GCS_VERSION := v1.56.1
 FAKE_GCS := $(CURDIR)/.cache/fake-gcs-server-$(FAKE_GCS_VERSION)/fake-gcs-server
 export FEEDGEN_FAKE_GCS_SERVER := $(FAKE_GCS)
 
-.PHONY: run build test runtimes lint bench bench-serve bench-edge bench-watch bench-bundle bench-chunks bench-publish fuzz clean
+.PHONY: run build test runtimes lint bench bench-serve bench-edge bench-watch bench-bundle bench-chunks bench-publish bench-publish-vs fuzz clean
 
 # Build the sample site into public/, then serve it as a live preview that
 # rebuilds on every change under content/ (Ctrl-C stops it).
@@ -26,11 +26,22 @@ run: build
 build:
 	$(GO) build -o $(BIN) ./cmd/feedgen
 
+# gotestsum runs go test -json and prints one line per package as it
+# finishes, with its time, then the slowest tests (from .cache/test.json).
+GOTESTSUM_VERSION := v1.13.0
+GOTESTSUM := $(CURDIR)/.cache/gotestsum-$(GOTESTSUM_VERSION)/gotestsum
+
 # make test runs the rules tests against the real platforms (nginx, Caddy,
-# Apache, workerd, netlify-redirector): it installs them first when they
-# are missing, and the tests fail rather than skip when one is not found.
-test: runtimes $(VERSITYGW) $(FAKE_GCS)
-	FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" $(GO) test -race ./...
+# Apache, workerd, netlify-redirector) and the publish tests against real
+# servers (versitygw, fake-gcs-server, Azurite): it installs them first when
+# they are missing, and the tests fail rather than skip when one is not
+# found. About 4 minutes on 2 cores once they are installed.
+test: runtimes $(VERSITYGW) $(FAKE_GCS) $(GOTESTSUM)
+	@echo "go test -race ./...: a line per package as it finishes (about 4 minutes on 2 cores; the first run compiles for a few more)"
+	FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" \
+		$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(CURDIR)/.cache/test.json \
+		--raw-command -- $(GO) test -json -race ./...
+	@$(GOTESTSUM) tool slowest --jsonfile $(CURDIR)/.cache/test.json --threshold 10s | sed 's/^/slow: /'
 
 # The platforms the rules tests run: Debian packages, installed with apt-get
 # when missing (apt-get update only then; sudo when not root), and npm
@@ -45,12 +56,14 @@ test: runtimes $(VERSITYGW) $(FAKE_GCS)
 NPM_DIR      := $(CURDIR)/.cache/npm
 RUNTIME_DEBS := nginx libnginx-mod-http-js caddy apache2
 RUNTIME_NPM  := workerd@1.20261117.1 netlify-redirector@0.5.0 azurite@3.37.0
-runtimes:
+# install_debs installs the Debian packages of $(1) that are missing (and
+# nodejs and npm when $(2), a shell test, fails), as described above.
+define install_debs
 	@missing=; \
-	for p in $(RUNTIME_DEBS); do \
+	for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
-	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	$(2); \
 	if [ -n "$$missing" ]; then \
 		command -v apt-get >/dev/null || { echo "runtimes: no apt-get here: install$$missing yourself"; exit 1; }; \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -73,6 +86,10 @@ runtimes:
 		fi; \
 		[ $$status = 0 ] || exit $$status; \
 	fi
+endef
+
+runtimes:
+	$(call install_debs,$(RUNTIME_DEBS),command -v npm >/dev/null || missing="$$missing nodejs npm")
 	@for p in $(RUNTIME_NPM); do \
 		[ -f $(NPM_DIR)/node_modules/$${p%@*}/package.json ] || { \
 			echo "installing $(RUNTIME_NPM) into $(NPM_DIR)"; \
@@ -82,10 +99,15 @@ runtimes:
 
 # versitygw and fake-gcs-server for the publish tests (see above).
 $(VERSITYGW):
+	@echo "installing versitygw $(VERSITYGW_VERSION) into .cache (go install: a minute or two, once)"
 	GOBIN=$(dir $(VERSITYGW)) $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
 $(FAKE_GCS):
+	@echo "installing fake-gcs-server $(FAKE_GCS_VERSION) into .cache (go install: a minute, once)"
 	GOBIN=$(dir $(FAKE_GCS)) $(GO) install github.com/fsouza/fake-gcs-server@$(FAKE_GCS_VERSION)
+
+$(GOTESTSUM):
+	GOBIN=$(dir $(GOTESTSUM)) $(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -133,6 +155,15 @@ bench-scale:
 # offset): the first publish, an unchanged one, one after an edit.
 bench-publish: $(VERSITYGW)
 	FEEDGEN_BENCH_PUBLISH=10000 $(GO) test -run '^TestPublishBench$$' -count=1 -v -timeout 30m ./internal/publish/
+
+# The same site published with feedgen publish, aws s3 sync --delete and
+# rclone sync --checksum (Debian's awscli and rclone, installed as the
+# runtimes are when missing) to one versitygw, in one run: objects, bytes
+# (counted by a proxy in front of the server) and time for a first,
+# unchanged, one-edit and new-article publish.
+bench-publish-vs: $(VERSITYGW)
+	$(call install_debs,awscli rclone,true)
+	$(GO) run ./tools/feedbench publish -versitygw $(VERSITYGW)
 
 # Run each fuzz test for a while (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s

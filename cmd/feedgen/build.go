@@ -206,7 +206,7 @@ output_dir/articles/ refuses, naming them, unless --clean deletes them. Nothing
 outside articles/ and manifest.json is touched. SOURCE_DATE_EPOCH, when set,
 is the build time.`,
 		Example: `  feedgen build
-  feedgen build --config site/config.yaml --out /tmp/public
+  feedgen build --config /srv/feed/config.yaml --out /tmp/public
   SOURCE_DATE_EPOCH=1796083200 feedgen build --quiet`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

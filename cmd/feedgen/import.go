@@ -175,9 +175,8 @@ as for feedgen build.
 The listing does not show bodies, drafts, scheduled articles, the service's
 time zone, filters, or page sizes besides the default and the largest: add
 them after (--limits adds page sizes).`,
-		Example: `  feedgen import https://api.example.com/articles/ -o site
-  feedgen build --config site/config.yaml
-  feedgen import http://127.0.0.1:8080/articles/ -o site --timezone Europe/Moscow --limits 50
+		Example: `  feedgen import https://api.example.com/articles/ -o site && cd site && feedgen build
+  feedgen import http://127.0.0.1:8080/articles/ -o copy --timezone Europe/Moscow --limits 50   # a feedgen serve
   feedgen import https://api.example.com/articles/ -o site --delay 200ms --workers 1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {

@@ -68,8 +68,8 @@ func newNewCmd(g *globalOptions) *cobra.Command {
 		Long: `New starts what you then edit: a site (config.yaml, one section, one
 article, a .gitignore for the build), or an article of the site, as a draft
 with the next free id and published now.`,
-		Example: `  feedgen new site mysite
-  feedgen new article news/politics/budget-vote`,
+		Example: `  feedgen new site mysite && cd mysite
+  feedgen new article news/general/budget-vote`,
 		Args: noArgs,
 	}
 	one := func(what string) cobra.PositionalArgs {
@@ -97,9 +97,10 @@ with the next free id and published now.`,
 		Short: "Write a new draft article, with the next free id, published now",
 		Long: `Article writes content/SECTION/CATEGORY/SLUG.md in the site: a draft (left
 out of builds until you remove draft: true; feedgen build -D and serve --watch
--D show it), with the next free id and published now in the site's time zone
-(SOURCE_DATE_EPOCH sets now). It prints the file's path and opens nothing.`,
-		Example: "  feedgen new article news/politics/budget-vote",
+-D show it), with the next free id, published now in the site's time zone
+(SOURCE_DATE_EPOCH sets now), and its title from the slug, as Hugo does
+(my-great-story: My great story). It prints the file's path and opens nothing.`,
+		Example: "  feedgen new article news/general/budget-vote   # title: Budget vote",
 		Args:    one("SECTION/CATEGORY/SLUG"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			art.arg, art.set = args[0], cmd.Flags().Changed

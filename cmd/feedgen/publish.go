@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
 	"gocloud.dev/blob"
@@ -29,9 +33,12 @@ type publishOptions struct {
 	timeout, lockWait   time.Duration
 	set                 func(flag string) bool // whether the flag was given
 
-	scheme       string // the URL's scheme: set by check
-	bucketDir    string // the folder of a file:// bucket: set by check
-	cacheControl string // from the config: set by check
+	scheme       string         // the URL's scheme: set by check
+	bucketDir    string         // the folder of a file:// bucket: set by check
+	cacheControl string         // from the config: set by check
+	pathStyle    *pathStyle     // an s3:// endpoint without use_path_style: set by check
+	site         *config.Config // the site whose build this is, when known: set by check
+	now          func() time.Time
 }
 
 // check refuses a BUCKET_URL that is not one, and bad numbers; it finds
@@ -52,6 +59,12 @@ func (o *publishOptions) check() error {
 		return usageError{fmt.Errorf("BUCKET_URL %q names no folder: write file:///PATH (an absolute path)", o.url)}
 	}
 	o.scheme = u.Scheme
+	if o.pathStyle = pathStyleOf(o.url, u); o.pathStyle != nil {
+		if what := o.pathStyle.never(); what != "" {
+			return usageError{fmt.Errorf("BUCKET_URL '%s': the endpoint is %s, which cannot name the bucket as the host %s.%s (virtual-hosted style, the default): add use_path_style=true, as in '%s'",
+				o.url, what, o.pathStyle.bucket, o.pathStyle.host, o.pathStyle.fixed)}
+		}
+	}
 	if o.maxDeletes < 0 {
 		return usageError{fmt.Errorf("--max-deletes %d: give 0 or more", o.maxDeletes)}
 	}
@@ -85,8 +98,72 @@ func (o *publishOptions) check() error {
 			return err
 		}
 		o.cacheControl = cfg.Publish.CacheControl
+		// A build named by --dir alone may be of another site.
+		if !o.set("dir") || o.set("config") {
+			o.site = cfg
+		}
+	}
+	if o.now, err = buildTime(o.getenv); err != nil {
+		return err
 	}
 	return nil
+}
+
+// warnBehind says, on stderr, when the site changed since the build was
+// made (content, config, a scheduled article now due): publish uploads
+// the build as it is, and says nothing else of it.
+func (o *publishOptions) warnBehind(ctx context.Context, fsys fs.FS) error {
+	if o.site == nil {
+		return nil
+	}
+	data, err := fs.ReadFile(fsys, manifest.Name)
+	if err != nil {
+		return nil // publish says what is wrong with the build
+	}
+	m, err := manifest.Parse(data)
+	if err != nil {
+		return nil
+	}
+	ch, err := build.Compare(ctx, o.site.Path, m, o.now())
+	if err != nil || !ch.Any() {
+		return err
+	}
+	cwd, _ := os.Getwd()
+	var what []string
+	if ch.Content {
+		what = append(what, relTo(cwd, o.site.ContentDir)+"/")
+	}
+	if ch.Config {
+		what = append(what, relTo(cwd, o.site.Path))
+	}
+	var why string
+	if len(what) > 0 {
+		why = strings.Join(what, " and ") + " changed"
+	}
+	if !ch.Due.IsZero() {
+		if why != "" {
+			why += ", and "
+		}
+		why += "an article scheduled for " + ch.Due.UTC().Format("2006-01-02 15:04:05 UTC") + " came due"
+	}
+	cmd := "feedgen build"
+	if o.set("config") {
+		cmd += " --config " + o.config
+	}
+	if o.set("dir") {
+		cmd += " --out " + o.dir
+	}
+	fmt.Fprintf(o.stderr, "warning: %s since %s/ was built (%s): this publishes the old build; run %s first, then publish\n",
+		why, relTo(cwd, o.dir), m.BuildTime.UTC().Format("2006-01-02 15:04:05 UTC"), cmd)
+	return nil
+}
+
+// relTo returns path p relative to dir when it is under it, else p.
+func relTo(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(r) {
+		return r
+	}
+	return p
 }
 
 // runPublish uploads the build in the folder to the bucket.
@@ -96,6 +173,9 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 		return fmt.Errorf("opening output folder: %w", err)
 	}
 	defer root.Close()
+	if err := o.warnBehind(ctx, root.FS()); err != nil {
+		return err
+	}
 	bucket, err := blob.OpenBucket(ctx, o.url)
 	if err != nil {
 		err = fmt.Errorf("opening %s: %w", o.url, err)
@@ -153,6 +233,11 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 		if hint := credentialsHint(o.scheme, be.Kind); hint != "" {
 			err = fmt.Errorf("%w\n%s", err, hint)
 		}
+	}
+	if o.pathStyle != nil && o.pathStyle.virtualHost(err) {
+		p := o.pathStyle
+		err = fmt.Errorf("%w\nthe bucket was looked for at the host %s.%s (virtual-hosted style, the default); for a server that takes the bucket in the path, add use_path_style=true: '%s'",
+			err, p.bucket, p.host, p.fixed)
 	}
 	var then string
 	switch {
@@ -235,6 +320,11 @@ gocloud.dev opens it:
   azblob://CONTAINER                         Azure Blob Storage
   file:///PATH                               a folder
 
+It uploads that build as it is: in a site whose content or config changed
+since the build (or with a scheduled article now due), it says so on stderr,
+and that feedgen build comes first. An S3-compatible server at an IP address
+or localhost needs use_path_style=true.
+
 Credentials are found as each cloud's SDK finds them (AWS_ACCESS_KEY_ID and
 AWS_SECRET_ACCESS_KEY, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT
 and AZURE_STORAGE_KEY, ...).
@@ -266,7 +356,7 @@ articles/, manifest.json and the lock is written or deleted.`,
   feedgen publish --dry-run 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dir public 's3://feed?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
   feedgen publish gs://feed-bucket
-  feedgen publish file:///srv/feed`,
+  feedgen publish file:///srv/www/feed   # a folder a web server serves`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))}

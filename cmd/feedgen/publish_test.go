@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
@@ -18,6 +19,11 @@ func TestPublishS3(t *testing.T) {
 	v := versitytest.Start(t)
 	v.AddUser(t, "reader", "readersecret")
 	url, store := v.NewBucket(t)
+	// Without use_path_style, the endpoint at 127.0.0.1 is refused before
+	// anything is sent, with the URL that works, which the first publish
+	// then uses.
+	noPathStyle := strings.Replace(url, "&use_path_style=true", "", 1)
+	url = noPathStyle + "&use_path_style=true"
 	dir := t.TempDir()
 	bundleSite(t, dir)
 
@@ -31,6 +37,8 @@ func TestPublishS3(t *testing.T) {
 		stderr       string
 		bucketChange bool
 	}{
+		{"no use_path_style", nil, noPathStyle, 2, `\A\z`,
+			`\Afeedgen: BUCKET_URL '` + regexp.QuoteMeta(noPathStyle) + `': the endpoint is an IP address, which cannot name the bucket as the host feed-1\.127\.0\.0\.1 \(virtual-hosted style, the default\): add use_path_style=true, as in '` + regexp.QuoteMeta(url) + `'\n`, false},
 		{"first", nil, url, 0, `\Auploaded 5 files \(\d+\.\d kB\), unchanged 0, deleted 0, in [0-9.]+m?s\n\z`, `\A\z`, true},
 		{"unchanged", nil, url, 0, `\Auploaded 0 files \(0 B\), unchanged 5, deleted 0, in `, `\A\z`, false},
 		{"missing bucket", nil, v.BucketURL("no-such-bucket"), 1, `\A\z`,

@@ -31,6 +31,7 @@ type globalOptions struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	version        string
+	args           []string // the command line, for the hint of a flag error
 }
 
 // usageError is a bad command line: exit code 2.
@@ -43,7 +44,7 @@ func (e usageError) Unwrap() error { return e.err }
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := &globalOptions{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, version: version()}
+	opts := &globalOptions{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, version: version(), args: args}
 	cmd := newRootCmd(opts)
 	cmd.SetArgs(args)
 	c, err := cmd.ExecuteContextC(ctx)
@@ -103,7 +104,7 @@ files, and serves them exactly as the original dynamic service answered.`,
 	cmd.SetOut(opts.stdout)
 	cmd.SetErr(opts.stderr)
 	cmd.SetIn(opts.stdin)
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagHint(c, err, opts.args)} })
 	cmd.SetVersionTemplate("feedgen {{.Version}}\n")
 	cmd.SuggestionsMinimumDistance = 2
 	cmd.AddCommand(

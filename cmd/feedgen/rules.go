@@ -81,6 +81,8 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	root := o.root
 	if root == "" {
 		root = cfg.OutputDir
+	} else if err := notBuild(root, "--root"); err != nil {
+		return err
 	}
 	snap, err := manifest.Read(os.DirFS(root))
 	if err != nil {
@@ -119,6 +121,9 @@ func runRules(_ context.Context, o *rulesOptions) error {
 		return o.report(s, old, rec, cfg.Path)
 	}
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
+	if errors.Is(err, rules.ErrChunks) {
+		return fmt.Errorf("%w\nto serve it with %s, a file per page: in %s, under pagination:, replace layout: chunks with\n  layout: pages\n  limits: [20, 50, 100]\n  offsets: aligned\nthen run feedgen build and feedgen rules %s again", err, o.t.Name, cfg.Path, o.t.Name)
+	}
 	if err != nil {
 		return err
 	}
@@ -312,17 +317,6 @@ func defaultRoot(cfgPath string) string {
 	return abs
 }
 
-// relTo is path relative to dir when it is inside it, else path.
-func relTo(dir, path string) string {
-	if path == "" || dir == "" {
-		return path
-	}
-	if rel, err := filepath.Rel(dir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return rel
-	}
-	return path
-}
-
 func newRulesCmd(g *globalOptions) *cobra.Command {
 	o := &rulesOptions{globalOptions: g}
 	var about strings.Builder
@@ -361,10 +355,10 @@ apache.conf -k start).
 
 Targets, the files each writes and how they run:
 ` + about.String(),
-		Example: `  feedgen rules nginx -o deploy/                      # then: include /path/to/deploy/nginx.conf; in http {}
-  feedgen rules nginx --standalone --listen 8080 -o nginx   # then: nginx -p nginx -c nginx.conf
-  feedgen rules caddy --listen 127.0.0.1:8080 -o deploy/
-  feedgen rules nginx --check -o nginx                  # exit 1 when a build made them stale
+		Example: `  feedgen rules nginx-njs -o deploy/                  # then: include /path/to/deploy/nginx.conf; in http {}
+  feedgen rules nginx-njs --standalone --listen 8080 -o nginx-njs   # then: nginx -p nginx-njs -c nginx.conf
+  feedgen rules nginx-njs --check -o nginx-njs          # exit 1 when a build made them stale
+  feedgen rules netlify -o site/
   feedgen rules cloudflare --root /srv/feed/public -o worker/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {

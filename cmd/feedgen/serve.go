@@ -248,11 +248,11 @@ served.
 
 SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 		Example: `  feedgen serve
-  feedgen serve --dir /srv/public --addr 127.0.0.1:9000 --log access.log
+  feedgen serve --dir /srv/feed/public --addr 127.0.0.1:9000 --log access.log
   feedgen serve --addr 127.0.0.1:0 --log -    # any free port, access log on stderr
   feedgen serve --bundle feed-2026-11-23.zip  # serve a bundle without extracting it
   feedgen serve --watch                       # live preview of ./config.yaml's site
-  feedgen serve --watch --config site/config.yaml --addr 127.0.0.1:8081`,
+  feedgen serve --watch --config /srv/feed/config.yaml --addr 127.0.0.1:8081`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, set := cmd.Context(), cmd.Flags().Changed

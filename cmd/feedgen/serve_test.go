@@ -62,7 +62,7 @@ func (p *servedProcess) waitStderr(t *testing.T, s string) {
 }
 
 // startServe starts the binary with args in dir and waits for it to say
-// where it listens.
+// where it listens (serve --watch says it as "previewing on").
 func startServe(t *testing.T, dir string, args ...string) *servedProcess {
 	t.Helper()
 	p := &servedProcess{cmd: exec.Command(binary(t), args...), more: make(chan struct{}), done: make(chan struct{})}
@@ -81,7 +81,7 @@ func startServe(t *testing.T, dir string, args ...string) *servedProcess {
 			p.cmd.Wait()
 		}
 	})
-	re := regexp.MustCompile(`^serving .* on (http://127\.0\.0\.1:\d+)/articles/$`)
+	re := regexp.MustCompile(`^(?:serving .*|previewing) on (http://127\.0\.0\.1:\d+)/articles/(?:$|:)`)
 	found := make(chan string, 1)
 	go func() {
 		defer close(p.done)

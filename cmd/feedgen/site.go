@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // ConfigName is the file that makes a folder a site.
@@ -67,10 +68,16 @@ func emptyFolder(dir string) bool {
 }
 
 // outputDir returns the build folder a reader command (serve, bundle,
-// rules, publish) works on: --dir when given; else the output_dir of
-// the site's config (found as findConfig finds it); else "public". It also
-// returns the config's path, "" when there is none.
+// rules, publish) works on: --dir when given (refused when it is a site's
+// folder, see notBuild); else the output_dir of the site's config (found
+// as findConfig finds it); else "public". It also returns the config's
+// path, "" when there is none.
 func outputDir(dir string, dirGiven bool, configFlag string, configGiven bool, cwd string) (out, cfgPath string, err error) {
+	if dirGiven {
+		if err := notBuild(dir, "--dir"); err != nil {
+			return "", "", err
+		}
+	}
 	cfgPath, found, err := findConfig(configFlag, configGiven, cwd)
 	if err != nil || !found {
 		if dirGiven {
@@ -86,6 +93,40 @@ func outputDir(dir string, dirGiven bool, configFlag string, configGiven bool, c
 		return "", "", err
 	}
 	return cfg.OutputDir, cfgPath, nil
+}
+
+// siteBuild returns, when dir is the folder of a site (it holds
+// config.yaml) and not a build (no manifest.json), the folder its builds
+// go to: the output_dir of its config, or public when the config cannot
+// be read. ok is false for any other folder.
+func siteBuild(dir string) (out string, ok bool) {
+	if _, err := os.Stat(filepath.Join(dir, manifest.Name)); err == nil {
+		return "", false
+	}
+	cfgPath := filepath.Join(dir, configName)
+	if info, err := os.Stat(cfgPath); err != nil || !info.Mode().IsRegular() {
+		return "", false
+	}
+	if cfg, err := readConfig(cfgPath); err == nil {
+		return cfg.OutputDir, true
+	}
+	return filepath.Join(dir, "public"), true
+}
+
+// notBuild refuses dir, given with flag as the folder of a build, when it
+// is the folder of a site: it says where the site's build is, or that
+// there is none yet. Every command that reads a build from a folder
+// (serve --dir, bundle --dir, publish --dir, rules --root) asks it first;
+// openBundle asks siteBuild about a folder given for a bundle.
+func notBuild(dir, flag string) error {
+	out, ok := siteBuild(dir)
+	if !ok {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(out, manifest.Name)); err != nil {
+		return fmt.Errorf("%s is a site's folder (it has %s), not a build: its build goes to %s (output_dir), and there is none there yet: run feedgen build in %s, then pass %s %s", dir, configName, out, dir, flag, out)
+	}
+	return fmt.Errorf("%s is a site's folder (it has %s), not a build: its build is in %s (output_dir): pass %s %s", dir, configName, out, flag, out)
 }
 
 // readConfig reads and checks the config file at path.

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/spf13/cobra"
 )
 
@@ -68,6 +71,9 @@ func oneBundle(cmd *cobra.Command, args []string) error {
 // returns an error that says how many. Every page verified is handed to
 // keep, when not nil (see bundle.KeepFunc).
 func openBundle(ctx context.Context, name string, stderr io.Writer, keep bundle.KeepFunc) (*bundle.Bundle, error) {
+	if err := notBundle(name); err != nil {
+		return nil, err
+	}
 	b, err := bundle.OpenWith(ctx, name, keep)
 	var ps diag.List
 	if errors.As(err, &ps) {
@@ -80,4 +86,26 @@ func openBundle(ctx context.Context, name string, stderr io.Writer, keep bundle.
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return b, nil
+}
+
+// notBundle refuses name, given as a bundle, when it is a folder: a
+// build's, which feedgen serve --dir serves and feedgen bundle archives,
+// or a site's, whose build is in its output_dir.
+func notBundle(name string) error {
+	info, err := os.Stat(name)
+	if err != nil || !info.IsDir() {
+		return nil // opening it says what is wrong
+	}
+	const what = "a bundle is the .zip that feedgen bundle writes"
+	if out, ok := siteBuild(name); ok {
+		first := ""
+		if _, err := os.Stat(filepath.Join(out, manifest.Name)); err != nil {
+			first = fmt.Sprintf(" (there is none yet: run feedgen build in %s first)", name)
+		}
+		return fmt.Errorf("%s is a site's folder, not a bundle (%s): its build is in %s%s: feedgen serve --dir %s serves it, feedgen bundle --dir %s -o FILE.zip archives it", name, what, out, first, out, out)
+	}
+	if _, err := os.Stat(filepath.Join(name, manifest.Name)); err == nil {
+		return fmt.Errorf("%s is the folder of a build, not a bundle (%s): feedgen serve --dir %s serves it, feedgen bundle --dir %s -o FILE.zip archives it", name, what, name, name)
+	}
+	return fmt.Errorf("%s is a folder, not a bundle (%s)", name, what)
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
@@ -291,6 +292,9 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w := SizeWarning(cfg, len(site.Articles), estimate); w != "" {
+		fmt.Fprintf(b.opt.Log, "warning: %s\n", w)
+	}
 
 	res := &Result{
 		OutDir: outDir, Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
@@ -300,9 +304,10 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	m := &manifest.Manifest{
 		Format: manifest.Format, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
 		BaseURL: baseURL, Articles: len(site.Articles),
-		Pagination:   cfg.Pagination,
-		Filters:      cfg.Filters,
-		ConfigSHA256: b.cfgSum,
+		Pagination:    cfg.Pagination,
+		Filters:       cfg.Filters,
+		ConfigSHA256:  b.cfgSum,
+		ContentSHA256: hex.EncodeToString(site.Digest[:]),
 	}
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
@@ -363,31 +368,77 @@ func (b *Builder) contentFS(cfg *config.Config) (fs.FS, error) {
 	return fsys, nil
 }
 
-// checkSize returns the size of pages, computed without rendering them,
-// or an error when it is more than the config allows. In the chunks
-// layout (no pages), it is the size of the chunks, as if none were
-// shared by two collections.
-func checkSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (int64, error) {
-	var estimate int64
+// OutputSize returns the bytes and files of the output of the listing l
+// with pages, computed without rendering them: the pages' sizes, and in
+// the chunks layout (no pages) the chunks', as if none were shared by two
+// collections, and a file per chunk and per collection's index.
+func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes int64, files int) {
 	var scratch []byte
 	for _, pg := range pages {
 		var n int
 		n, scratch = l.PageSize(pg, scratch)
-		estimate += int64(n)
+		bytes += int64(n)
 	}
-	files := len(pages)
+	files = len(pages)
 	if cfg.Pagination.Chunked() {
 		for _, cs := range l.Chunks() {
 			for _, ch := range cs {
-				estimate += int64(ch.Size())
+				bytes += int64(ch.Size())
 			}
 			files += len(cs) + 1
 		}
 	}
+	return bytes, files
+}
+
+// SizeWarning returns, when estimate, the size of the output of articles
+// under cfg, is more than half of pagination.max_output_bytes, what to
+// know before a build is refused: the size and the limit, the number of
+// articles at which a build will be refused, and what to change in the
+// config; "" otherwise.
+//
+// The output grows about linearly with the articles in every layout (a
+// page file per offset of every limit: the articles times the sum of the
+// limits; per multiple of a limit: times the number of limits; chunks:
+// each article once per listing it is in), so the refusal is projected
+// at the size per article now. With offsets: all, a site smaller than its
+// largest limit grows faster than that, so the projection is an upper
+// bound there.
+func SizeWarning(cfg *config.Config, articles int, estimate int64) string {
+	max := cfg.MaxOutputBytes
+	if estimate <= max/2 || articles == 0 {
+		return ""
+	}
+	perArticle := float64(estimate) / float64(articles)
+	refusedAt := int(float64(max)/perArticle) + 1
+	return fmt.Sprintf("the output is %s, more than half of pagination.max_output_bytes (%s): at %s per article, a build of about %d articles (%d now) will be refused; %s",
+		human.Bytes(estimate), human.Bytes(max), human.Bytes(int64(perArticle)), refusedAt, articles, sizeChange(cfg))
+}
+
+// sizeChange says what in cfg makes its output smaller, for its layout
+// and offsets.
+func sizeChange(cfg *config.Config) string {
+	const chunks = "layout: chunks (every limit up to max_limit at every offset, each article stored once per listing)"
+	var change string
+	switch pg := cfg.Pagination; {
+	case pg.Chunked():
+		change = "list fewer filters (each stores its articles once more)"
+	case pg.Offsets == listing.OffsetsAll:
+		change = "under pagination:, set " + chunks + " or offsets: aligned (a page per multiple of each limit, not per offset)"
+	default:
+		change = "under pagination:, set " + chunks + " or list fewer limits (each is a copy of every listing); or list fewer filters"
+	}
+	return "in " + cfg.Path + ", " + change + "; or raise max_output_bytes"
+}
+
+// checkSize returns the size of pages (OutputSize), or an error when it
+// is more than the config allows.
+func checkSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (int64, error) {
+	estimate, files := OutputSize(cfg, l, pages)
 	if max := cfg.MaxOutputBytes; estimate > max {
 		return 0, diag.List{{Path: cfg.Path, Msg: fmt.Sprintf(
-			"the output would be %s in %d files, more than pagination.max_output_bytes (%s): use offsets: aligned, fewer limits, or raise max_output_bytes",
-			human.Bytes(estimate), files, human.Bytes(max))}}
+			"the output would be %s in %d files, more than pagination.max_output_bytes (%s): %s",
+			human.Bytes(estimate), files, human.Bytes(max), sizeChange(cfg))}}
 	}
 	return estimate, nil
 }

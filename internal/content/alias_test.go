@@ -38,7 +38,7 @@ func TestAliasErrors(t *testing.T) {
 		{"list for a bool", fm("x: &s [a, b]", id, title, pub, author, "draft: *s"),
 			p + `7: draft: want true or false, got a list (through *s, written at line 2)`},
 		{"bad date", fm("x: &d 2025-13-01T00:00:00", id, title, author, "published: *d"),
-			p + `6: published: "2025-13-01T00:00:00" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight) (through *d, written at line 2)`},
+			p + `6: published: "2025-13-01T00:00:00": month 13 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean 2025-01-13T00:00:00? (through *d, written at line 2)`},
 		{"negative counter", fm("x: &n -3", id, title, pub, author, "pageviews: *n"),
 			p + `7: pageviews: -3 is negative: counters are 0 or more (through *n, written at line 2)`},
 		{"empty title", fm(`x: &e " "`, id, pub, author, "title: *e"),

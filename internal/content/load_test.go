@@ -85,11 +85,11 @@ func TestLoadErrors(t *testing.T) {
 		{"empty title", "---\nid: 1\ntitle: \"  \"\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
 			p + ":3: title is empty: give the article a headline"},
 		{"bad date", "---\nid: 1\ntitle: x\npublished: 2025-13-02T10:00:00\nauthor: ivan\n---\n",
-			p + `:4: published: "2025-13-02T10:00:00" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
+			p + `:4: published: "2025-13-02T10:00:00": month 13 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean 2025-02-13T10:00:00?`},
 		{"quoted as written", "---\nid: 1\ntitle: x\npublished: \" 2025-01-02 25:00\"\nauthor: ivan\n---\n",
-			p + `:4: published: " 2025-01-02 25:00" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
+			p + `:4: published: " 2025-01-02 25:00": hour 25 is out of range: hours are 00 to 23 (midnight is 00:00:00 of the next day)`},
 		{"date only, no such day", "---\nid: 1\ntitle: x\npublished: 2025-02-30\nauthor: ivan\n---\n",
-			p + `:4: published: "2025-02-30" is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)`},
+			p + `:4: published: "2025-02-30": day 30 is out of range: the days of February 2025 are 01 to 28`},
 		{"unknown author", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\nauthor: nobody\n---\n",
 			p + `:5: unknown author "nobody": add it to authors in config.yaml, or use author_name and author_url`},
 		{"no author", "---\nid: 1\ntitle: x\npublished: 2025-01-02T10:00:00\n---\n",
@@ -122,6 +122,92 @@ func TestLoadErrors(t *testing.T) {
 			_, err := load(t, map[string]string{"news/politics/a.md": tt.file})
 			if got := errString(err); got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPublishedOutOfRange checks that a published time of the right
+// shape with a number out of range says which number, its range, and
+// (for a month that is a day) the date meant; other shapes get the
+// general message.
+func TestPublishedOutOfRange(t *testing.T) {
+	const general = "is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)"
+	tests := []struct{ published, want string }{
+		{"2026-13-01T10:00:00", "month 13 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean 2026-01-13T10:00:00?"},
+		{"2026-13-20T10:00:00", "month 13 is out of range: months are 01 to 12 (YYYY-MM-DD)"},
+		{"2026-31-12", "month 31 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean 2026-12-31?"},
+		{"2026-31-11", "month 31 is out of range: months are 01 to 12 (YYYY-MM-DD)"}, // no November 31st
+		{"2026-00-10T10:00:00", "month 00 is out of range: months are 01 to 12 (YYYY-MM-DD)"},
+		{"2026-04-31T10:00:00", "day 31 is out of range: the days of April 2026 are 01 to 30"},
+		{"2026-04-00", "day 00 is out of range: the days of April 2026 are 01 to 30"},
+		{"2025-02-29T10:00:00", "day 29 is out of range: the days of February 2025 are 01 to 28"},
+		{"2100-02-29T10:00:00", "day 29 is out of range: the days of February 2100 are 01 to 28"},
+		{"2026-01-31T24:00:00", "hour 24 is out of range: hours are 00 to 23 (midnight is 00:00:00 of the next day)"},
+		{"2026-01-31 10:60:00", "minute 60 is out of range: minutes are 00 to 59"},
+		{"2026-01-31T10:59:60", "second 60 is out of range: seconds are 00 to 59"},
+		{"2026-01-31T10:59:99+03:00", "second 99 is out of range: seconds are 00 to 59"},
+		{"2026-01-31T10:30", "no seconds: write HH:MM:SS, e.g. 10:30:00"},
+		{"31.01.2026", general},
+		{"2026-1-31", general},
+		{"2026-01-31T10:00:00 tomorrow", general},
+	}
+	const p = "content/news/politics/a.md"
+	for _, tt := range tests {
+		t.Run(tt.published, func(t *testing.T) {
+			_, err := load(t, map[string]string{"news/politics/a.md": "---\nid: 1\ntitle: x\nauthor: ivan\npublished: " + tt.published + "\n---\n"})
+			sep := ": "
+			if tt.want == general {
+				sep = " "
+			}
+			if got, want := errString(err), fmt.Sprintf("%s:5: published: %q%s%s", p, tt.published, sep, tt.want); got != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+	// Leap years: February 29th is a day of 2024 and 2000.
+	for _, d := range []string{"2024-02-29T10:00:00", "2000-02-29"} {
+		if _, err := load(t, map[string]string{"news/politics/a.md": "---\nid: 1\ntitle: x\nauthor: ivan\npublished: " + d + "\n---\n"}); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+}
+
+// TestForeignKeys checks the front matter keys of Hugo and other
+// generators that have an equivalent here: each warning says what to
+// write; a date: without published: is the error of the missing key, at
+// the date: line, saying to rename it.
+func TestForeignKeys(t *testing.T) {
+	const p = "content/news/politics/a.md"
+	base := "---\nid: 1\ntitle: x\nauthor: ivan\n"
+	tests := []struct{ front, warning, err string }{
+		{"published: 2025-01-02T10:00:00\ndate: 2025-01-02\n", `:6: unknown front matter key "date" is ignored: write published: (the publication time, YYYY-MM-DDTHH:MM:SS in the site's timezone)`, ""},
+		{"date: 2025-01-02\n", `:5: unknown front matter key "date" is ignored: write published: (the publication time, YYYY-MM-DDTHH:MM:SS in the site's timezone)`,
+			`:5: missing required key published: rename date: to published: (date is what Hugo calls it; feedgen reads published)`},
+		{"publishDate: 2025-01-02\n", `:5: unknown front matter key "publishDate" is ignored: write published: (the publication time, YYYY-MM-DDTHH:MM:SS in the site's timezone)`,
+			`:5: missing required key published: rename publishDate: to published: (publishDate is what Hugo calls it; feedgen reads published)`},
+		{"published: 2025-01-02\ndescription: Lead\n", `:6: unknown front matter key "description" is ignored: write announcement: (the text under the title in the listing; without it, the body's first paragraph)`, ""},
+		{"published: 2025-01-02\nSummary: Lead\n", `:6: unknown front matter key "Summary" is ignored: write announcement: (the text under the title in the listing; without it, the body's first paragraph)`, ""},
+		{"published: 2025-01-02\nslug: other\n", `:6: unknown front matter key "slug" is ignored: an article's slug is its file name: rename the file to SLUG.md`, ""},
+		{"published: 2025-01-02\ncategories: [politics]\n", `:6: unknown front matter key "categories" is ignored: an article's category is its folder: move the file to content/SECTION/CATEGORY/, with CATEGORY one of sections in config.yaml`, ""},
+		{"published: 2025-01-02\nauthors: [ivan]\n", `:6: unknown front matter key "authors" is ignored: write author: KEY (one key of authors in config.yaml), or author_name: and author_url:`, ""},
+		{"published: 2025-01-02\nimages: [/a.jpg]\n", `:6: unknown front matter key "images" is ignored: write img_big: (one URL; and img_small: for the small picture)`, ""},
+		{"published: 2025-01-02\nlastmod: 2025-01-03\n", `:6: unknown front matter key "lastmod" is ignored`, ""},
+		{"published: 2025-01-02\ntag: [a]\n", `:6: unknown front matter key "tag" is ignored: did you mean "tags"?`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.front, func(t *testing.T) {
+			fp := &fileParser{cfg: testCfg(t), md: newMarkdownParser()}
+			r := fp.parse(p, "news", "politics", "a", []byte(base+tt.front+"---\n"))
+			if got, want := errString(r.warnings.Err()), p+tt.warning; got != want {
+				t.Errorf("warning:\ngot  %s\nwant %s", got, want)
+			}
+			want := "<nil>"
+			if tt.err != "" {
+				want = p + tt.err
+			}
+			if got := errString(r.errs.Err()); got != want {
+				t.Errorf("error:\ngot  %s\nwant %s", got, want)
 			}
 		})
 	}

@@ -21,6 +21,37 @@ var frontMatterKeys = []string{"id", "title", "published", "announcement", "tags
 	"comments_count", "author", "author_name", "author_url", "img_big", "img_big_2x", "img_small",
 	"img_small_2x", "draft"}
 
+// foreignKeys are the front matter keys of Hugo (and of Jekyll and
+// other generators) that have an equivalent here, lowercased, as Hugo
+// reads keys in any case: what to write instead. Hugo keys with no
+// equivalent (lastmod, weight, aliases, expirydate...) get only the
+// warning of an unknown key.
+var foreignKeys = map[string]string{
+	"date":         publishedHint,
+	"publishdate":  publishedHint,
+	"pubdate":      publishedHint,
+	"published_at": publishedHint,
+	"description":  "write announcement: (the text under the title in the listing; without it, the body's first paragraph)",
+	"summary":      "write announcement: (the text under the title in the listing; without it, the body's first paragraph)",
+	"slug":         "an article's slug is its file name: rename the file to SLUG.md",
+	"url":          "an article's URL is {site_url}/SECTION/CATEGORY/SLUG/, from where its file is: move or rename the file",
+	"categories":   categoryHint,
+	"category":     categoryHint,
+	"section":      "an article's section is its folder: move the file to content/SECTION/CATEGORY/",
+	"authors":      "write author: KEY (one key of authors in config.yaml), or author_name: and author_url:",
+	"image":        "write img_big: (and img_small: for the small picture)",
+	"images":       "write img_big: (one URL; and img_small: for the small picture)",
+}
+
+const (
+	publishedHint = "write published: (the publication time, YYYY-MM-DDTHH:MM:SS in the site's timezone)"
+	categoryHint  = "an article's category is its folder: move the file to content/SECTION/CATEGORY/, with CATEGORY one of sections in config.yaml"
+)
+
+// isDateKey reports whether key is another generator's name for
+// published.
+func isDateKey(key string) bool { return foreignKeys[strings.ToLower(key)] == publishedHint }
+
 // parsed is the outcome of reading one file: an article when it is valid,
 // and its errors and warnings.
 type parsed struct {
@@ -128,7 +159,8 @@ type fileCheck struct {
 		author, authorName, authorURL      bool
 		imgSmall, imgSmall2x               bool
 	}
-	author field // the author key, when seen.author
+	author  field // the author key, when seen.author
+	dateKey field // a key of another generator for published (date:), if any
 }
 
 // fail records an error at line.
@@ -302,8 +334,13 @@ func (c *fileCheck) decode(a *Article, pairs []field) {
 			a.Draft = v
 		default:
 			msg := fmt.Sprintf("unknown front matter key %q is ignored", kv.key)
-			if s := config.Suggest(kv.key, frontMatterKeys); s != "" {
+			if h, ok := foreignKeys[strings.ToLower(kv.key)]; ok {
+				msg += ": " + h
+			} else if s := config.Suggest(kv.key, frontMatterKeys); s != "" {
 				msg += fmt.Sprintf(": did you mean %q?", s)
+			}
+			if isDateKey(kv.key) {
+				c.dateKey = kv
 			}
 			c.r.warnings.Add(c.p, kv.keyLine, msg+kv.keyNote)
 		}
@@ -322,7 +359,11 @@ func (c *fileCheck) required() {
 		{c.seen.title, "title", "title: Your headline"},
 		{c.seen.published, "published", "published: 2025-01-31T09:30:00"},
 	} {
-		if !req.have {
+		switch {
+		case req.have:
+		case req.key == "published" && c.dateKey.key != "":
+			c.r.errs.Add(c.p, c.dateKey.keyLine, fmt.Sprintf("missing required key published: rename %s: to published: (%s is what Hugo calls it; feedgen reads published)", c.dateKey.key, c.dateKey.key))
+		default:
 			c.r.errs.Add(c.p, c.open, fmt.Sprintf("missing required key %s: add e.g. %s", req.key, req.hint))
 		}
 	}
@@ -440,7 +481,75 @@ func parseTime(written string, loc *time.Location) (wall, instant time.Time, err
 		t = t.In(loc)
 		return wallClock(t), t, nil
 	}
+	if p := dateRange(s); p != "" {
+		return time.Time{}, time.Time{}, fmt.Errorf("%q: %s", written, p)
+	}
 	return time.Time{}, time.Time{}, fmt.Errorf("%q is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)", written)
+}
+
+// dateRange returns what is out of range in s, a time written in the
+// shape of published (YYYY-MM-DD, then maybe THH:MM:SS and a zone) whose
+// numbers time.Parse refused: "month 13 is out of range: months are 01 to
+// 12", the days of the month (leap years counted), hours, minutes,
+// seconds. It returns "" when s is not of that shape, or nothing in it is
+// out of range.
+func dateRange(s string) string {
+	num := func(i, n int) (int, bool) {
+		if i+n > len(s) {
+			return 0, false
+		}
+		v := 0
+		for _, c := range s[i : i+n] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 2)
+	d, ok3 := num(8, 2)
+	if !ok1 || !ok2 || !ok3 || s[4] != '-' || s[7] != '-' {
+		return ""
+	}
+	switch {
+	case mo > 12 && d >= 1 && d <= 12 && mo <= daysIn(y, time.Month(d)):
+		return fmt.Sprintf("month %02d is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean %s-%02d-%02d%s?", mo, s[:4], d, mo, s[10:])
+	case mo < 1 || mo > 12:
+		return fmt.Sprintf("month %02d is out of range: months are 01 to 12 (YYYY-MM-DD)", mo)
+	case d < 1 || d > daysIn(y, time.Month(mo)):
+		return fmt.Sprintf("day %02d is out of range: the days of %s %d are 01 to %d", d, time.Month(mo), y, daysIn(y, time.Month(mo)))
+	case len(s) == 10:
+		return ""
+	}
+	h, ok1 := num(11, 2)
+	mi, ok2 := num(14, 2)
+	if !ok1 || !ok2 || s[10] != 'T' || s[13] != ':' {
+		return ""
+	}
+	switch {
+	case h > 23:
+		return fmt.Sprintf("hour %02d is out of range: hours are 00 to 23 (midnight is 00:00:00 of the next day)", h)
+	case mi > 59:
+		return fmt.Sprintf("minute %02d is out of range: minutes are 00 to 59", mi)
+	}
+	if len(s) == 16 {
+		return "no seconds: write HH:MM:SS, e.g. " + s[11:16] + ":00"
+	}
+	sec, ok := num(17, 2)
+	if !ok || s[16] != ':' {
+		return ""
+	}
+	if sec > 59 {
+		return fmt.Sprintf("second %02d is out of range: seconds are 00 to 59", sec)
+	}
+	return ""
+}
+
+// daysIn returns the number of days of month m of year y.
+func daysIn(y int, m time.Month) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // wallClock keeps t's wall clock, dropping its zone, so that times compare

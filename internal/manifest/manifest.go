@@ -45,8 +45,13 @@ type Manifest struct {
 	Filters []string `json:"filters,omitempty"`
 	// ConfigSHA256 is the hex SHA-256 of the config file's bytes the
 	// build read: a bundle holds that config, and no other.
-	ConfigSHA256 string       `json:"config_sha256,omitempty"`
-	Collections  []Collection `json:"collections"`
+	ConfigSHA256 string `json:"config_sha256,omitempty"`
+	// ContentSHA256 is the hex digest of the content the build read (the
+	// path, length and xxhash64 of every article file, drafts and
+	// scheduled ones included; content.Site.Digest): publish compares it
+	// with the site's content to say that the build is behind it.
+	ContentSHA256 string       `json:"content_sha256,omitempty"`
+	Collections   []Collection `json:"collections"`
 	// Source, when set, says what the pages were made of; absent when
 	// the build had warnings (a build that skips loading could not
 	// repeat them) or the program cannot name its code (Options.Code).

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
@@ -38,16 +40,21 @@ sections:
 authors:
   editor: {name: The Editor, url: /authors/editor/}
 
-# Filtered listings to pre-render: any of section, category, tag, author.
+# Filtered listings: any of section, category, tag, author.
 filters: [section, category, tag, author]
 
+# Chunks: each article stored once per listing, every limit up to max_limit
+# answered at every offset, put together per request by feedgen serve, or by
+# nginx with njs, Cloudflare or Netlify (feedgen rules nginx-njs|cloudflare|netlify).
+# The output grows with the articles: about 0.9 GB at 100,000, and one new
+# article publishes a few chunks. For a plain file server (feedgen rules
+# nginx|caddy|apache|cloudfront), a file per page instead:
+#   layout: pages, limits: [20, 50, 100] and offsets: aligned (2.8 GB at
+#   100,000 articles; offsets: all is 13 GB at 10,000), see docs/configuration.md
 pagination:
   default_limit: 20
   max_limit: 100
-  limits: [20, 50, 100]
-  offsets: all
-  # layout: chunks   # instead of a file per page: every limit up to max_limit at
-  #                  # every offset, put together by feedgen serve (docs/configuration.md)
+  layout: chunks
 
 content_dir: content
 output_dir: public
@@ -149,7 +156,7 @@ func Article(ctx context.Context, cfg *config.Config, spec string, now time.Time
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	author := sortedKeys(cfg.Authors)[0]
-	_, err = f.WriteString(article(id+1, "A new article", now.In(cfg.Location), author, true))
+	_, err = f.WriteString(article(id+1, TitleOf(slug), now.In(cfg.Location), author, true))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -158,6 +165,19 @@ func Article(ctx context.Context, cfg *config.Config, spec string, now time.Time
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil
+}
+
+// TitleOf returns the title of a new article from its slug, as Hugo
+// makes one, but in sentence case, as news sites write headlines: its
+// words (joined by - or _) with spaces between, the first letter upper
+// case: my-great-story is "My great story".
+func TitleOf(slug string) string {
+	t := strings.TrimSpace(strings.Join(strings.FieldsFunc(slug, func(r rune) bool { return r == '-' || r == '_' }), " "))
+	if t == "" {
+		return t
+	}
+	r, n := utf8.DecodeRuneInString(t)
+	return string(unicode.ToUpper(r)) + t[n:]
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,13 +45,13 @@ func TestSiteBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, slug := range []string{"second", "third"} {
+	for i, slug := range []string{"second", "third-one"} {
 		p, err := Article(context.Background(), cfg, "news/general/"+slug, now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(p)
-		for _, want := range []string{"id: " + string(rune('2'+i)) + "\n", "published: 2026-11-23T17:00:00\n", "draft: true", "author: editor\n"} {
+		for _, want := range []string{"id: " + string(rune('2'+i)) + "\n", "published: 2026-11-23T17:00:00\n", "draft: true", "author: editor\n", "title: \"" + TitleOf(slug) + "\"\n"} {
 			if !strings.Contains(string(got), want) {
 				t.Errorf("%s lacks %q:\n%s", p, want, got)
 			}
@@ -75,5 +76,83 @@ func TestSiteBuilds(t *testing.T) {
 	}
 	if res.Articles != 3 {
 		t.Errorf("with drafts %d articles, want 3", res.Articles)
+	}
+}
+
+// TestTitleOf checks the title a new article gets from its slug.
+func TestTitleOf(t *testing.T) {
+	for _, tt := range []struct{ slug, want string }{
+		{"my-great-story", "My great story"},
+		{"second", "Second"},
+		{"2026-budget-vote", "2026 budget vote"},
+		{"a_b-c", "A b c"},
+		{"x", "X"},
+		{"ёлка-новости", "Ёлка новости"},
+		{"-", ""},
+	} {
+		if got := TitleOf(tt.slug); got != tt.want {
+			t.Errorf("TitleOf(%q) = %q, want %q", tt.slug, got, tt.want)
+		}
+	}
+}
+
+// TestSiteKeepsGrowing builds the config feedgen new site writes with
+// 10,000 articles of a news site's size (a headline, a lead of about 250
+// characters, three tags): its output, projected linearly to 100,000
+// articles, stays under half of max_output_bytes (no size warning),
+// where the defaults it wrote before (pages, every offset of [20, 50,
+// 100], four filters) refuse the 10,000.
+func TestSiteKeepsGrowing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 10,000 articles")
+	}
+	dir := filepath.Join(t.TempDir(), "mysite")
+	if _, err := Site(dir, now); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10_000
+	lead := strings.Repeat("The council voted on the budget after a long debate. ", 5)
+	for i := range n {
+		p := filepath.Join(dir, "content", "news", "general", fmt.Sprintf("story-%d.md", i))
+		data := fmt.Sprintf("---\nid: %d\ntitle: \"Council votes on the budget of district %d after a long debate\"\npublished: %s\nauthor: editor\ntags: [budget, council, district-%d]\n---\n%s\n",
+			i+2, i, now.Add(-time.Duration(i)*time.Minute).Format("2006-01-02T15:04:05"), i%50, lead)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build1 := func() (*build.Result, error) {
+		var log strings.Builder
+		res, err := build.New(build.Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: func() time.Time { return now }, Memory: true, Quiet: true, Log: &log}).Build(context.Background())
+		if err == nil && strings.Contains(log.String(), "max_output_bytes") {
+			t.Errorf("a size warning at %d articles:\n%s", n, log.String())
+		}
+		return res, err
+	}
+	res, err := build1()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Articles != n+1 {
+		t.Fatalf("%d articles, want %d", res.Articles, n+1)
+	}
+	if at100k := res.Estimate * 100_000 / int64(res.Articles); at100k > config.DefaultMaxOutputBytes/2 {
+		t.Errorf("%d bytes at %d articles: %d projected at 100,000, over half of max_output_bytes (%d)", res.Estimate, res.Articles, at100k, int64(config.DefaultMaxOutputBytes))
+	}
+	t.Logf("%d articles: %d bytes; 100,000 projected: %d", res.Articles, res.Estimate, res.Estimate*100_000/int64(res.Articles))
+
+	name := filepath.Join(dir, "config.yaml")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := strings.Replace(string(data), "  layout: chunks\n", "  limits: [20, 50, 100]\n  offsets: all\n", 1)
+	if before == string(data) {
+		t.Fatal("config.yaml of a new site has no layout: chunks")
+	}
+	if err := os.WriteFile(name, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := build1(); err == nil || !strings.Contains(err.Error(), "more than pagination.max_output_bytes") {
+		t.Errorf("the defaults of before at %d articles: got %v, want a refusal", n, err)
 	}
 }
