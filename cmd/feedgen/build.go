@@ -131,6 +131,9 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	if err != nil {
 		return err
 	}
+	if !o.sample {
+		o.warnStaleRules(res)
+	}
 	switch {
 	case o.json:
 		return writeSummaryJSON(o.stdout, res)
@@ -138,6 +141,24 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
 	return nil
+}
+
+// warnStaleRules prints a warning for each folder of rules written for
+// this output (recorded beside the config by feedgen rules) that the
+// build made stale, with the command that writes them again.
+func (o *buildOptions) warnStaleRules(res *build.Result) {
+	config := ""
+	if o.set("config") {
+		config = o.site.config
+	}
+	cwd, _ := os.Getwd()
+	warnings, err := staleRules(o.site.config, res.OutDir, res.Manifest, config, cwd)
+	if err != nil {
+		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(o.stderr, "warning: %s\n", w)
+	}
 }
 
 // summaryJSON is the summary of a build for scripts (build --json).

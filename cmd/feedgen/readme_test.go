@@ -38,8 +38,8 @@ const scriptAddr = " --addr 127.0.0.1:$PORT"
 // script, in the same order (the script checks what each one does between
 // them), so an example cannot change, or stop working, without a test
 // failing. A script runs a document's command with exec when it is not
-// feedgen, and with a trailing & when it runs in the background; commands
-// joined by && are commands of their own.
+// feedgen, and with a trailing & when it runs in the background (as the
+// document may); commands joined by && are commands of their own.
 func TestDocsExamplesRun(t *testing.T) {
 	for _, doc := range readmeDocs {
 		t.Run(doc, func(t *testing.T) {
@@ -98,7 +98,9 @@ func docBlocks(name string) ([]docBlock, error) {
 			}
 			line, cont = cont+stripComment(line), ""
 			for c := range strings.SplitSeq(line, " && ") {
-				if c = strings.TrimSpace(c); c != "" {
+				// A server the document starts in the background, as
+				// the script does.
+				if c = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(c), "&")); c != "" {
 					in.commands = append(in.commands, c)
 				}
 			}

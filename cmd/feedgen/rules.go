@@ -19,8 +19,10 @@ import (
 type rulesOptions struct {
 	*globalOptions
 	target, config, root, listen, out string
-	cache                             string
-	strict                            bool
+	cache, modules                    string
+	strict, standalone, checkFiles    bool
+
+	set func(flag string) bool // whether the flag was given
 
 	t rules.Target // the target: set by check
 }
@@ -38,17 +40,43 @@ func (o *rulesOptions) check() error {
 	if o.out == "" {
 		return usageError{errors.New("rules needs -o OUTDIR: the folder to write " + strings.Join(t.Files, " and ") + " to")}
 	}
+	if o.standalone && !t.Standalone {
+		return usageError{fmt.Errorf("--standalone is for %s, whose files are otherwise included in the server's config; %s's are complete as they are", strings.Join(standaloneTargets(), ", "), t.Name)}
+	}
+	if o.modules != "" && (!o.standalone || t.Name == "nginx") {
+		return usageError{errors.New("--modules is for --standalone with nginx-njs or apache: the folder their modules are loaded from")}
+	}
 	if o.cache != "" && t.Name != "nginx-njs" {
 		return usageError{fmt.Errorf("--cache is for nginx-njs (a folder where nginx keeps the pages njs puts together), not %s", t.Name)}
 	}
 	return nil
 }
 
-// runRules writes the target's files for the build of the config.
+// runRules writes the target's files for the build of the config, or
+// with --check compares them with what it would write.
 func runRules(_ context.Context, o *rulesOptions) error {
 	cfg, err := loadSite(o.config, o.config != "")
 	if err != nil {
 		return err
+	}
+	records := filepath.Join(filepath.Dir(cfg.Path), rules.RecordsName)
+	out, err := filepath.Abs(o.out)
+	if err != nil {
+		return fmt.Errorf("finding -o: %w", err)
+	}
+	var old map[string]int
+	if o.checkFiles {
+		// The flags the files were written with, but those given.
+		rs, err := rules.ReadRecords(records)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.Out == out && r.Target == o.t.Name {
+				o.fromRecord(r)
+				old = r.Counts
+			}
+		}
 	}
 	root := o.root
 	if root == "" {
@@ -68,14 +96,29 @@ func runRules(_ context.Context, o *rulesOptions) error {
 		p.MaxLimit != cfg.Pagination.MaxLimit || p.Offsets != cfg.Pagination.Offsets || p.Layout != cfg.Pagination.Layout || !slices.Equal(m.Filters, cfg.Filters) {
 		return fmt.Errorf("the build in %s is not of %s (its pagination, layout or filters differ): run feedgen build, then feedgen rules", root, cfg.Path)
 	}
-	s, err := rules.NewSite(m, root, o.listen)
+	rec := rules.Record{Target: o.t.Name, Out: out, Listen: o.listen, Standalone: o.standalone}
+	if rec.Config, err = filepath.Abs(cfg.Path); err != nil {
+		return fmt.Errorf("finding the config: %w", err)
+	}
+	if rec.Root, err = filepath.Abs(root); err != nil {
+		return fmt.Errorf("finding the build folder: %w", err)
+	}
+	if o.modules != "" {
+		if rec.Modules, err = filepath.Abs(o.modules); err != nil {
+			return fmt.Errorf("finding --modules: %w", err)
+		}
+	}
+	if o.cache != "" {
+		if rec.Cache, err = filepath.Abs(o.cache); err != nil {
+			return fmt.Errorf("finding --cache: %w", err)
+		}
+	}
+	s, err := recordSite(rec, m)
 	if err != nil {
 		return err
 	}
-	if o.cache != "" {
-		if s.Cache, err = filepath.Abs(o.cache); err != nil {
-			return fmt.Errorf("finding --cache: %w", err)
-		}
+	if o.checkFiles {
+		return o.report(s, old, rec, cfg.Path)
 	}
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if errors.Is(err, rules.ErrChunks) {
@@ -96,13 +139,182 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	for _, w := range warnings {
 		fmt.Fprintf(o.stderr, "warning: %s: %s (--strict makes this an error)\n", o.t.Name, w)
 	}
+	if o.standalone {
+		for _, m := range rules.StandaloneModules(o.t, s) {
+			if _, err := os.Stat(m); err != nil {
+				fmt.Fprintf(o.stderr, "warning: %s: no module %s here: install it, or name its folder with --modules\n", o.t.Name, m)
+			}
+		}
+		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s\n", o.t.Name, standaloneRun(o.t.Name, o.out))
+	}
+	if o.t.Counts && !m.Pagination.Chunked() {
+		rec.Counts = rules.Counts(m.Collections)
+	}
+	if err := rules.SaveRecord(records, rec); err != nil {
+		// The files are written; only build's check of them is lost.
+		fmt.Fprintf(o.stderr, "warning: recording the rules in %s: %v (feedgen build cannot tell when they are stale)\n", records, err)
+	}
 	switch {
 	case m.Pagination.Chunked():
 		fmt.Fprintf(o.stderr, "these %s files read each collection's index per request: a build does not make them stale (write them again when config.yaml's base_url, pagination or filters change)\n", o.t.Name)
 	case o.t.Counts:
-		fmt.Fprintf(o.stderr, "these %s files hold the build's counts: write them again after each build\n", o.t.Name)
+		fmt.Fprintf(o.stderr, "these %s files hold the build's counts: feedgen build says when a build makes them stale, feedgen rules %s --check -o %s checks them\n", o.t.Name, o.t.Name, o.out)
 	}
 	return nil
+}
+
+// fromRecord takes the flags not given from r, the record of how the
+// files were written.
+func (o *rulesOptions) fromRecord(r rules.Record) {
+	if !o.set("root") {
+		o.root = r.Root
+	}
+	if !o.set("listen") {
+		o.listen = r.Listen
+	}
+	if !o.set("standalone") {
+		o.standalone = r.Standalone
+	}
+	if !o.set("cache") {
+		o.cache = r.Cache
+	}
+	if !o.set("modules") {
+		o.modules = r.Modules
+	}
+}
+
+// report prints whether the files in -o are what rules would write for
+// s: a line per stale file, then an error with the command that writes
+// them again.
+func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record, cfgPath string) error {
+	stale, err := rules.Check(o.t, s, o.out, old)
+	if err != nil {
+		return err
+	}
+	if len(stale) == 0 {
+		fmt.Fprintf(o.stdout, "the %s rules in %s are up to date\n", o.t.Name, o.out)
+		return nil
+	}
+	for _, f := range stale {
+		fmt.Fprintf(o.stdout, "%s: stale: %s\n", f.File, f.Why)
+	}
+	cwd, _ := os.Getwd()
+	return fmt.Errorf("the %s rules in %s are stale: run %s", o.t.Name, o.out, refreshCommand(shown(r, cfgPath, cwd), o.config))
+}
+
+// shown is r with its paths as a command run in dir shows them: relative
+// to dir when inside it, and no --root when it is the config's
+// output_dir.
+func shown(r rules.Record, cfgPath, dir string) rules.Record {
+	show := r
+	show.Out, show.Root = relTo(dir, r.Out), ""
+	if r.Root != defaultRoot(cfgPath) {
+		show.Root = relTo(dir, r.Root)
+	}
+	show.Cache, show.Modules = relTo(dir, r.Cache), relTo(dir, r.Modules)
+	return show
+}
+
+// recordSite is the Site of the build whose manifest is m, for files
+// written as r says.
+func recordSite(r rules.Record, m *manifest.Manifest) (*rules.Site, error) {
+	s, err := rules.NewSite(m, r.Root, r.Listen)
+	if err != nil {
+		return nil, err
+	}
+	s.Standalone, s.Cache, s.Modules = r.Standalone, r.Cache, r.Modules
+	return s, nil
+}
+
+// refreshCommand is the feedgen rules command that writes the files of r
+// again: its flags, but those that are the defaults (--root is left out
+// when it is empty, --config when config is).
+func refreshCommand(r rules.Record, config string) string {
+	args := []string{"feedgen", "rules", r.Target}
+	add := func(flag, v string) {
+		if v != "" {
+			args = append(args, flag, shellQuote(v))
+		}
+	}
+	add("--config", config)
+	add("--root", r.Root)
+	if r.Standalone {
+		args = append(args, "--standalone")
+	}
+	if r.Listen != "80" {
+		add("--listen", r.Listen)
+	}
+	add("--cache", r.Cache)
+	add("--modules", r.Modules)
+	add("-o", r.Out)
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// staleRules checks the rules recorded beside the config at cfgPath as
+// written for the build in root (whose manifest is m), and returns a
+// warning for each folder whose files the build made stale, with the
+// command that writes them again. dir is the folder paths are shown
+// relative to (the current one).
+func staleRules(cfgPath, root string, m *manifest.Manifest, config, dir string) ([]string, error) {
+	rs, err := rules.ReadRecords(filepath.Join(filepath.Dir(cfgPath), rules.RecordsName))
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []string
+	for _, r := range rs {
+		if r.Root != abs {
+			continue // rules for another build
+		}
+		t, err := rules.Find(r.Target)
+		if err != nil {
+			continue // a target this feedgen does not have
+		}
+		s, err := recordSite(r, m)
+		if err != nil {
+			return nil, err
+		}
+		stale, err := rules.Check(t, s, r.Out, r.Counts)
+		if errors.Is(err, rules.ErrChunks) {
+			warnings = append(warnings, fmt.Sprintf("the %s rules in %s cannot serve this build: %v", r.Target, relTo(dir, r.Out), err))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(stale) == 0 {
+			continue
+		}
+		show := shown(r, cfgPath, dir)
+		warnings = append(warnings, fmt.Sprintf("the %s rules in %s are stale (%s): run %s",
+			r.Target, show.Out, stale[0].Why, refreshCommand(show, config)))
+	}
+	return warnings, nil
+}
+
+// defaultRoot is the absolute output_dir of the config at cfgPath, as
+// rules finds it without --root; "" when it cannot be read.
+func defaultRoot(cfgPath string) string {
+	cfg, err := readConfig(cfgPath)
+	if err != nil {
+		return ""
+	}
+	abs, err := filepath.Abs(cfg.OutputDir)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 func newRulesCmd(g *globalOptions) *cobra.Command {
@@ -128,9 +340,24 @@ refuse it. With --cache DIR, nginx-njs keeps each page it puts together for
 a second in DIR (which nginx must be able to write): hot pages are then
 served as files are, and a new build within a second or so.
 
+The files of a pages build hold its counts and filter values: a build
+that changes them makes them stale. rules records each folder it writes
+(in .feedgen-rules.json beside the config), and feedgen build warns of the
+folders written for its output that it made stale, with the command that
+writes them again. --check writes nothing, and exits 1 naming each stale
+file of OUTDIR and what differs.
+
+With --standalone, nginx, nginx-njs and apache write a complete config of
+their server instead of one to include: it needs no system config, keeps
+the server's pid, logs and temporary files in OUTDIR, and runs as any user
+on a port above 1024 (nginx -p OUTDIR -c nginx.conf; apache2 -d OUTDIR -f
+apache.conf -k start).
+
 Targets, the files each writes and how they run:
 ` + about.String(),
 		Example: `  feedgen rules nginx-njs -o deploy/                  # then: include /path/to/deploy/nginx.conf; in http {}
+  feedgen rules nginx-njs --standalone --listen 8080 -o nginx-njs   # then: nginx -p nginx-njs -c nginx.conf
+  feedgen rules nginx-njs --check -o nginx-njs          # exit 1 when a build made them stale
   feedgen rules netlify -o site/
   feedgen rules cloudflare --root /srv/feed/public -o worker/`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -141,6 +368,7 @@ Targets, the files each writes and how they run:
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.target = args[0]
+			o.set = cmd.Flags().Changed
 			return checkRun(cmd.Context(), o, runRules)
 		},
 	}
@@ -149,8 +377,31 @@ Targets, the files each writes and how they run:
 	cmd.Flags().StringVar(&o.listen, "listen", "80", "where a server target listens: PORT or HOST:PORT")
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "the folder to write the files to (required)")
 	cmd.Flags().StringVar(&o.cache, "cache", "", "nginx-njs with a chunks build: a `folder` where nginx keeps each page njs puts together for a second")
+	cmd.Flags().BoolVar(&o.standalone, "standalone", false, "nginx, nginx-njs, apache: write a complete config of the server, which keeps its pid, logs and temporary files in OUTDIR (no system config needed)")
+	cmd.Flags().StringVar(&o.modules, "modules", "", "with --standalone, nginx-njs or apache: the `folder` of the server's modules (default: Debian's)")
+	cmd.Flags().BoolVar(&o.checkFiles, "check", false, "write nothing: compare the files in OUTDIR with those the build needs now (exit 1 when stale), with the flags they were written with")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail, writing nothing, when the files cannot answer all the build has (cloudfront: filters that do not fit)")
 	return cmd
+}
+
+// standaloneTargets are the targets that can write a complete config.
+func standaloneTargets() []string {
+	var names []string
+	for _, t := range rules.Targets() {
+		if t.Standalone {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// standaloneRun is the command that runs the standalone config of
+// target in dir, and the one that stops it.
+func standaloneRun(target, dir string) string {
+	if target == "apache" {
+		return fmt.Sprintf("apache2 -d %[1]s -f apache.conf -k start, stop it with apache2 -d %[1]s -f apache.conf -k stop", dir)
+	}
+	return fmt.Sprintf("nginx -p %[1]s -c nginx.conf, stop it with nginx -p %[1]s -c nginx.conf -s stop", dir)
 }
 
 // checkListen refuses a --listen that is neither a port nor host:port

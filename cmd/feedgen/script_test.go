@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,9 +58,15 @@ func TestMain(m *testing.M) {
 //	             10 seconds, for a server the script started just before;
 //	             $VAR in URL is expanded, quoted or not
 //
-// $PORT is a free port on 127.0.0.1, for a server the script starts; $REPO
-// is the repository's root, whose sample site a script may copy (never
-// write there).
+// [runtime:NAME] is true when the program NAME is installed (see
+// runtimeCondition).
+//
+// $PORT is a free port on 127.0.0.1, for a server the script starts, and
+// $PORT2 another, for the feedgen serve whose answers it compares the
+// server's with; $REPO is the repository's root, whose sample site a
+// script may copy (never write there). A server that a script started as
+// a daemon, as the documents do (nginx, Apache), is stopped when the
+// script ends, if it left one running by failing before it stopped it.
 //
 // go test -update rewrites the expected files that a cmp finds different.
 func TestScript(t *testing.T) {
@@ -75,7 +83,20 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Setenv("PORT", port)
+			if port, err = freePort(); err != nil {
+				return err
+			}
+			env.Setenv("PORT2", port)
 			env.Setenv("REPO", repo)
+			// Started by root, nginx's and Apache's workers run as
+			// nobody, and must be able to reach the script's build, in
+			// $WORK, whose parent os.MkdirTemp made for the owner only.
+			if os.Geteuid() == 0 {
+				if err := os.Chmod(filepath.Dir(env.WorkDir), 0o755); err != nil {
+					return err
+				}
+			}
+			env.Defer(func() { stopDaemons(env.WorkDir) })
 			if os.Getenv("GORACE") == "" {
 				// Under -race, feedgen would otherwise sleep 1s on every exit.
 				env.Setenv("GORACE", "atexit_sleep_ms=0")
@@ -87,8 +108,53 @@ func TestScript(t *testing.T) {
 			"nextsecond": cmdNextSecond,
 			"curl":       cmdCurl,
 		},
+		Condition:          runtimeCondition,
 		RequireUniqueNames: true,
 		UpdateScripts:      *update,
+	})
+}
+
+// runtimeCondition is the condition [runtime:NAME]: the program NAME, a
+// platform the documents' examples run (nginx, apache2, caddy, workerd),
+// is installed. When it is not, the condition is false, so that a script
+// can skip, unless FEEDGEN_RUNTIMES=required (make test, which installs
+// them, sets it): then the script fails, as the rules tests do.
+func runtimeCondition(cond string) (bool, error) {
+	name, ok := strings.CutPrefix(cond, "runtime:")
+	if !ok {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	if _, err := exec.LookPath(name); err == nil {
+		return true, nil
+	}
+	if os.Getenv("FEEDGEN_RUNTIMES") == "required" {
+		return false, fmt.Errorf("%s not found: make test installs it (make runtimes)", name)
+	}
+	return false, nil
+}
+
+// daemonPIDFiles are the pid files of the servers a script may start as
+// daemons with the documents' commands: nginx and apache --standalone
+// configs keep them in their folder.
+var daemonPIDFiles = []string{"nginx.pid", "httpd.pid"}
+
+// stopDaemons stops the daemons whose pid files are in dir or the
+// folders in it: those a script started and left running.
+func stopDaemons(dir string) {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !slices.Contains(daemonPIDFiles, d.Name()) {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Signal(syscall.SIGTERM)
+			}
+		}
+		return nil
 	})
 }
 

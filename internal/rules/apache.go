@@ -13,11 +13,12 @@ import (
 // the page, which Apache serves; ErrorDocument writes the other bodies.
 func apacheTarget() Target {
 	return Target{
-		Name:     "apache",
-		Files:    []string{"apache.conf"},
-		Run:      "Include OUTDIR/apache.conf in httpd.conf, with mod_rewrite and mod_headers (a2enmod rewrite headers), then apachectl graceful",
-		Counts:   true,
-		Generate: apacheGenerate,
+		Name:       "apache",
+		Files:      []string{"apache.conf"},
+		Run:        "Include OUTDIR/apache.conf in httpd.conf, with mod_rewrite and mod_headers (a2enmod rewrite headers), then apachectl graceful",
+		Counts:     true,
+		Standalone: true,
+		Generate:   apacheGenerate,
 	}
 }
 
@@ -33,7 +34,8 @@ const apacheConf = `# feedgen rules apache: the listing <<path>> of the build in
 # an empty Allow field, and makes the Location of the 301 for <<bare>>
 # absolute. What its rules cannot read is the JSON 404: digits of other
 # scripts, an offset with escaped digits. It holds the build's filter values
-# and counts: write it again after each build, then apachectl graceful.
+# and counts: write it again when feedgen build says a build made it stale
+# (feedgen rules --check tells too), then apachectl graceful.
 
 Listen <<listen>>
 
@@ -147,6 +149,13 @@ func apacheGenerate(s *Site) (*Output, error) {
 		"<<page>>", apacheRewriteArg(s.Root+"/%{ENV:FG_PAGE}"),
 		"<<past lookups>>", past.String(),
 	).Replace(apacheConf)
+	if s.Standalone {
+		main, err := apacheStandalone(s, []byte(conf))
+		if err != nil {
+			return nil, err
+		}
+		conf = string(main)
+	}
 	return &Output{Files: map[string][]byte{"apache.conf": []byte(conf)}}, nil
 }
 

@@ -1,16 +1,16 @@
 package rules
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 )
 
-// TestApache runs Apache in the foreground (-X) with a main config of its
-// own, in a temporary folder, that loads the modules apache.conf needs
-// from Debian's folder and includes it.
+// TestApache runs Apache in the foreground (-X) on the complete config
+// feedgen rules apache --standalone writes for the sample build, with no
+// system config: it loads the modules apache.conf needs from Debian's
+// folder.
 func TestApache(t *testing.T) {
 	base := runTarget(t, "apache", startApache(t))
 	checkPlain(t, base, false)
@@ -22,32 +22,18 @@ func TestApache(t *testing.T) {
 func startApache(t *testing.T) startFunc {
 	t.Helper()
 	apache := needProgram(t, "apache2", "/usr/sbin/apache2", "httpd")
-	const modules = "/usr/lib/apache2/modules"
 	return func(t *testing.T, out string, s *Site) string {
-		dir := t.TempDir()
-		conf := fmt.Sprintf(`ServerRoot %[1]s
-PidFile %[1]s/httpd.pid
-ErrorLog %[1]s/error.log
-DefaultRuntimeDir %[1]s
-Mutex file:%[1]s default
-ServerName localhost
-LoadModule mpm_event_module %[2]s/mod_mpm_event.so
-LoadModule authz_core_module %[2]s/mod_authz_core.so
-LoadModule rewrite_module %[2]s/mod_rewrite.so
-LoadModule headers_module %[2]s/mod_headers.so
-LoadModule setenvif_module %[2]s/mod_setenvif.so
-Include %[3]s
-`, dir, modules, filepath.Join(out, "apache.conf"))
-		main := filepath.Join(dir, "httpd.conf")
-		if err := os.WriteFile(main, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
+		for _, m := range StandaloneModules(apacheTarget(), s) {
+			if _, err := os.Stat(m); err != nil {
+				missingRuntime(t, m+" (apache2)")
+			}
 		}
-		cmd := exec.Command(apache, "-X", "-f", main)
+		cmd := exec.Command(apache, "-X", "-d", out, "-f", "apache.conf")
 		base := "http://" + s.Listen
 		startProcess(t, base, cmd)
 		t.Cleanup(func() {
 			if t.Failed() {
-				log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+				log, _ := os.ReadFile(filepath.Join(out, "error.log"))
 				t.Logf("error.log:\n%s", log)
 			}
 		})

@@ -31,7 +31,8 @@ const caddyfile = `# feedgen rules caddy: the listing <<path>> of the build in <
 # filters, the pages past the end, OPTIONS, 405, HEAD and the 301 for
 # <<bare>>. What its maps cannot read is the JSON 404: digits of other
 # scripts, an offset with escaped digits. It holds the build's filter values
-# and counts: write it again after each build and restart Caddy. Its admin
+# and counts: write it again when feedgen build says a build made it stale
+# (feedgen rules --check tells too), and restart Caddy. Its admin
 # endpoint is off, so that it never takes the port of another Caddy.
 {
 	admin off

@@ -343,13 +343,17 @@ func runTarget(t *testing.T, name string, start startFunc) string {
 }
 
 // startTarget writes target name's files for s and starts its platform
-// with start: it returns the base URL.
+// with start: it returns the base URL. A server target that can write a
+// complete config of its server writes it (--standalone), which the
+// platform then runs as it is: the tests keep no main config of their
+// own.
 func startTarget(t *testing.T, name string, s *Site, start startFunc) string {
 	t.Helper()
 	target, err := Find(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Standalone = target.Standalone
 	out := t.TempDir()
 	if _, _, err := Write(target, s, out, false); err != nil {
 		t.Fatal(err)

@@ -36,25 +36,13 @@ func TestNginxNJS(t *testing.T) {
 func startNginxNJS(t *testing.T) startFunc {
 	t.Helper()
 	nginx := needProgram(t, "nginx")
-	module := "/usr/lib/nginx/modules/ngx_http_js_module.so"
-	if _, err := os.Stat(module); err != nil {
-		missingRuntime(t, module+" (libnginx-mod-http-js)")
-	}
 	return func(t *testing.T, out string, s *Site) string {
-		dir := t.TempDir()
-		conf := filepath.Join(dir, "nginx.conf")
-		var temps strings.Builder
-		for _, k := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
-			fmt.Fprintf(&temps, "    %s_temp_path %s;\n", k, filepath.Join(dir, k))
-		}
-		main := fmt.Sprintf("load_module %s;\nworker_processes 1;\nmaster_process off;\nevents { worker_connections 64; }\nhttp {\n    access_log off;\n%s    include %s;\n}\n",
-			module, temps.String(), filepath.Join(out, "nginx.conf"))
-		if err := os.WriteFile(conf, []byte(main), 0o644); err != nil {
-			t.Fatal(err)
+		module := StandaloneModules(njsTarget(), s)[0]
+		if _, err := os.Stat(module); err != nil {
+			missingRuntime(t, module+" (libnginx-mod-http-js)")
 		}
 		base := "http://" + s.Listen
-		startProcess(t, base, exec.Command(nginx, "-p", dir, "-e", "stderr", "-c", conf,
-			"-g", "daemon off; pid "+filepath.Join(dir, "nginx.pid")+";"))
+		startProcess(t, base, nginxCommand(nginx, out))
 		return base
 	}
 }

@@ -12,11 +12,12 @@ import (
 // choose the page, which nginx serves from the build's folder.
 func nginxTarget() Target {
 	return Target{
-		Name:     "nginx",
-		Files:    []string{"nginx.conf"},
-		Run:      "include OUTDIR/nginx.conf; in http {}, then nginx -s reload",
-		Counts:   true,
-		Generate: nginxGenerate,
+		Name:       "nginx",
+		Files:      []string{"nginx.conf"},
+		Run:        "include OUTDIR/nginx.conf; in http {}, then nginx -s reload",
+		Counts:     true,
+		Standalone: true,
+		Generate:   nginxGenerate,
 	}
 }
 
@@ -28,7 +29,8 @@ const nginxConf = `# feedgen rules nginx: the listing <<path>> of the build in <
 # filters, the pages past the end, OPTIONS, 405, HEAD and the 301 for
 # <<bare>>. What its maps cannot read is the JSON 404: digits of other
 # scripts, an offset with escaped digits. It holds the build's filter values
-# and counts: write it again after each build, then nginx -s reload. Its
+# and counts: write it again when feedgen build says a build made it stale
+# (feedgen rules --check tells too), then nginx -s reload. Its
 # variables start with $feedgen_: include it once in an http {}.
 <<maps>>
 map $request_method $feedgen_method {
@@ -135,6 +137,13 @@ func nginxGenerate(s *Site) (*Output, error) {
 		"<<empty>>", nginxQuote(rxEmptyPage(s)),
 		"<<past>>", rxPast,
 	).Replace(nginxConf)
+	if s.Standalone {
+		main, err := nginxStandalone(s, []byte(conf), "")
+		if err != nil {
+			return nil, err
+		}
+		conf = string(main)
+	}
 	return &Output{Files: map[string][]byte{"nginx.conf": []byte(conf)}}, nil
 }
 

@@ -1,15 +1,13 @@
 package rules
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 )
 
-// TestNginx runs nginx with a main config of its own, in a temporary
-// folder, that includes the nginx.conf of the sample build in http {}.
+// TestNginx runs nginx on the complete config feedgen rules nginx
+// --standalone writes for the sample build, with no system config.
 func TestNginx(t *testing.T) {
 	base := runTarget(t, "nginx", startNginx(t))
 	checkPlain(t, base, true)
@@ -22,30 +20,17 @@ func startNginx(t *testing.T) startFunc {
 	t.Helper()
 	nginx := needProgram(t, "nginx", "/usr/sbin/nginx")
 	return func(t *testing.T, out string, s *Site) string {
-		dir := t.TempDir()
-		// One process, which keeps the user it runs as (nginx's workers
-		// switch to nobody when run as root, and could not read the build).
-		conf := fmt.Sprintf(`master_process off;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events {}
-http {
-    access_log off;
-    client_body_temp_path %[1]s/body;
-    proxy_temp_path %[1]s/proxy;
-    fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    include %[2]s;
-}
-`, dir, filepath.Join(out, "nginx.conf"))
-		main := filepath.Join(dir, "main.conf")
-		if err := os.WriteFile(main, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", main, "-g", "daemon off;")
 		base := "http://" + s.Listen
-		startProcess(t, base, cmd)
+		startProcess(t, base, nginxCommand(nginx, out))
 		return base
 	}
+}
+
+// nginxCommand runs nginx in the foreground on the standalone nginx.conf
+// in out, as docs/deploying.md does but for -g: in one process, which
+// keeps the user it runs as (started by root, nginx's workers run as
+// nobody, who could not read the tests' folders), and with what nginx
+// says before it reads its config on stderr, not in the system's log.
+func nginxCommand(nginx, out string) *exec.Cmd {
+	return exec.Command(nginx, "-p", out, "-c", "nginx.conf", "-e", filepath.Join(out, "error.log"), "-g", "daemon off; master_process off;")
 }

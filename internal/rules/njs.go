@@ -13,12 +13,13 @@ import (
 // request of the server, a page by an internal redirect to the file.
 func njsTarget() Target {
 	return Target{
-		Name:      "nginx-njs",
-		Files:     []string{"nginx.conf", "feedgen.js"},
-		Run:       "include OUTDIR/nginx.conf; in http {}, load_module modules/ngx_http_js_module.so; in main (Debian: libnginx-mod-http-js)",
-		Counts:    true,
-		Assembles: true,
-		Generate:  njsGenerate,
+		Name:       "nginx-njs",
+		Files:      []string{"nginx.conf", "feedgen.js"},
+		Run:        "include OUTDIR/nginx.conf; in http {}, load_module modules/ngx_http_js_module.so; in main (Debian: libnginx-mod-http-js)",
+		Counts:     true,
+		Assembles:  true,
+		Standalone: true,
+		Generate:   njsGenerate,
 	}
 }
 
@@ -105,7 +106,13 @@ server {
 }
 `, s.Root, filepath.Join(s.OutDir, "nginx.conf"), filepath.Join(s.OutDir, "feedgen.js"), listen,
 		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
-	return &Output{Files: map[string][]byte{"nginx.conf": []byte(b.String()), "feedgen.js": js}}, nil
+	conf := []byte(b.String())
+	if s.Standalone {
+		if conf, err = nginxStandalone(s, conf, StandaloneModules(njsTarget(), s)[0]); err != nil {
+			return nil, err
+		}
+	}
+	return &Output{Files: map[string][]byte{"nginx.conf": conf, "feedgen.js": js}}, nil
 }
 
 // njsCacheTime is how long nginx keeps an assembled page with --cache:

@@ -44,6 +44,14 @@ type Site struct {
 	// path of a folder where nginx keeps the pages njs puts together for
 	// a second (--cache); "" for none.
 	Cache string
+	// Standalone makes a server target's main file a complete config,
+	// which the server runs with no system config of its own, keeping
+	// its pid, logs and temporary files in OutDir (--standalone; see
+	// Target.Standalone).
+	Standalone bool
+	// Modules is the folder a standalone config loads the server's
+	// modules from; "" for Debian's (see ModulesDir).
+	Modules string
 }
 
 // NewSite returns the Site of the build whose manifest is m, in folder
@@ -112,6 +120,10 @@ type Target struct {
 	// (docs/contract.md §12). The others only map a request onto a file,
 	// and refuse such a build (see checkLayout).
 	Assembles bool
+	// Standalone says that the target can write a complete config of
+	// its server (Site.Standalone): nginx, nginx-njs and apache, whose
+	// files are otherwise included in the server's own config.
+	Standalone bool
 	// Generate returns the content of each file of Files.
 	Generate func(s *Site) (*Output, error)
 }
@@ -197,21 +209,9 @@ func andList(names []string) string {
 // and returns their paths and the target's warnings. Strict makes a
 // warning a *StrictError, and then nothing is written.
 func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []string, err error) {
-	abs, err := filepath.Abs(outDir)
+	out, _, err := generate(t, s, outDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("finding %s: %w", outDir, err)
-	}
-	withOut := *s
-	withOut.OutDir = abs
-	if err := withOut.check(); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
-	}
-	if err := checkLayout(t, &withOut); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
-	}
-	out, err := t.Generate(&withOut)
-	if err != nil {
-		return nil, nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
+		return nil, nil, err
 	}
 	if strict && len(out.Warnings) > 0 {
 		return nil, out.Warnings, &StrictError{Target: t.Name, Warnings: out.Warnings}
@@ -234,4 +234,26 @@ func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []s
 		written = append(written, p)
 	}
 	return written, out.Warnings, nil
+}
+
+// generate makes target t's files for s, to be written into outDir, and
+// returns them and the Site they were made for.
+func generate(t Target, s *Site, outDir string) (*Output, *Site, error) {
+	abs, err := filepath.Abs(outDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("finding %s: %w", outDir, err)
+	}
+	withOut := *s
+	withOut.OutDir = abs
+	if err := withOut.check(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	if err := checkLayout(t, &withOut); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	out, err := t.Generate(&withOut)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
+	}
+	return out, &withOut, nil
 }

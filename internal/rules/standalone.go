@@ -1,0 +1,169 @@
+package rules
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// The modules folders of Debian's packages, where --standalone's configs
+// load modules from unless --modules names another.
+const (
+	nginxModules  = "/usr/lib/nginx/modules"
+	apacheModules = "/usr/lib/apache2/modules"
+)
+
+// ModulesDir returns the folder the standalone config of target t loads
+// its modules from: s.Modules, or the one of Debian's packages; "" for a
+// target that loads none.
+func (s *Site) ModulesDir(t Target) string {
+	switch {
+	case !t.Standalone || t.Name == "nginx":
+		return ""
+	case s.Modules != "":
+		return s.Modules
+	case t.Name == "apache":
+		return apacheModules
+	default:
+		return nginxModules
+	}
+}
+
+// StandaloneModules returns the module files the standalone config of
+// target t loads, by absolute path: the files a machine must have to run
+// it.
+func StandaloneModules(t Target, s *Site) []string {
+	dir := s.ModulesDir(t)
+	var files []string
+	switch t.Name {
+	case "nginx-njs":
+		files = []string{"ngx_http_js_module.so"}
+	case "apache":
+		for _, m := range apacheLoads {
+			if m.always {
+				files = append(files, m.file)
+			}
+		}
+	}
+	for i, f := range files {
+		files[i] = filepath.Join(dir, f)
+	}
+	return files
+}
+
+// nginxStandalone wraps conf, what nginx's http {} includes, in a complete
+// main config whose every file (pid, logs, temporary files) is in
+// s.OutDir, for nginx -p OUTDIR -c nginx.conf, as any user for a port
+// above 1024. It sets neither daemon nor master_process, which -g can
+// then set (nginx refuses a directive given twice).
+func nginxStandalone(s *Site, conf []byte, module string) ([]byte, error) {
+	if strings.ContainsAny(s.OutDir+module, "\"\\$;{}\n\r") {
+		return nil, fmt.Errorf("the output folder %q has a character nginx.conf cannot hold", s.OutDir)
+	}
+	dir := s.OutDir
+	var b strings.Builder
+	fmt.Fprintf(&b, `# A complete nginx config, written by feedgen rules --standalone: it needs
+# no system config, and nginx keeps its pid, logs and temporary files in
+# %[1]s, so any user can run it on a port above 1024:
+#
+#   start:  nginx -p %[1]s -c nginx.conf
+#   reload: nginx -p %[1]s -c nginx.conf -s reload
+#   stop:   nginx -p %[1]s -c nginx.conf -s stop
+#
+# In the foreground: -g 'daemon off;'. Started by root, its workers run as
+# nobody, who must be able to read the build (or add user NAME;).
+`, dir)
+	if module != "" {
+		fmt.Fprintf(&b, "load_module %s;\n", nginxQuote(module))
+	}
+	fmt.Fprintf(&b, `pid %s;
+error_log %s;
+worker_processes auto;
+
+events {
+    worker_connections 1024;
+}
+
+http {
+    access_log %s;
+    sendfile on;
+`, nginxQuote(filepath.Join(dir, "nginx.pid")), nginxQuote(filepath.Join(dir, "error.log")), nginxQuote(filepath.Join(dir, "access.log")))
+	for _, k := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
+		fmt.Fprintf(&b, "    %s_temp_path %s;\n", k, nginxQuote(filepath.Join(dir, k+"_temp")))
+	}
+	b.WriteString("\n")
+	b.Write(conf)
+	b.WriteString("}\n")
+	return []byte(b.String()), nil
+}
+
+// apacheLoad is a module the standalone apache.conf loads.
+type apacheLoad struct {
+	name, file string
+	// always: the module is always loaded; otherwise only when the
+	// server has not got it built in (Debian builds in unixd and
+	// log_config, other systems load them).
+	always bool
+}
+
+var apacheLoads = []apacheLoad{
+	{"mpm_event_module", "mod_mpm_event.so", true},
+	{"authz_core_module", "mod_authz_core.so", true},
+	{"rewrite_module", "mod_rewrite.so", true},
+	{"headers_module", "mod_headers.so", true},
+	{"setenvif_module", "mod_setenvif.so", true},
+	{"unixd_module", "mod_unixd.so", false},
+	{"log_config_module", "mod_log_config.so", false},
+}
+
+// apacheStandalone puts before conf, the listing's Listen and VirtualHost,
+// a complete main config whose every file (pid, logs, mutexes) is in
+// s.OutDir, with the modules conf needs loaded from s.ModulesDir, for
+// apache2 -d OUTDIR -f apache.conf -k start, as any user for a port above
+// 1024.
+func apacheStandalone(s *Site, conf []byte) ([]byte, error) {
+	dir := s.OutDir
+	modules := s.ModulesDir(apacheTarget())
+	if strings.ContainsAny(dir+modules, "\"'\\%$\n\r\t") {
+		return nil, fmt.Errorf("the output folder %q or modules folder %q has a character apache.conf cannot hold", dir, modules)
+	}
+	host := s.Host()
+	if host == "" || host == "0.0.0.0" || host == "[::]" {
+		host = "localhost"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `# A complete Apache httpd config, written by feedgen rules --standalone:
+# it needs no system config, and Apache keeps its pid, logs and mutexes in
+# %[1]s, so any user can run it on a port above 1024 (Debian's
+# apache2; httpd elsewhere, with --modules naming its modules folder):
+#
+#   start:  apache2 -d %[1]s -f apache.conf -k start
+#   reload: apache2 -d %[1]s -f apache.conf -k graceful
+#   stop:   apache2 -d %[1]s -f apache.conf -k stop
+#
+# In the foreground: -X instead of -k start. Started by root, Apache runs
+# its workers as User and Group, which must be able to read the build:
+# User www-data
+# Group www-data
+
+ServerRoot %[2]s
+PidFile %[3]s
+ErrorLog %[4]s
+DefaultRuntimeDir %[2]s
+Mutex %[5]s default
+ServerName %[6]s
+`, dir, apacheQuote(dir), apacheQuote(filepath.Join(dir, "httpd.pid")), apacheQuote(filepath.Join(dir, "error.log")), apacheQuote("file:"+dir), host)
+	for _, m := range apacheLoads {
+		load := fmt.Sprintf("LoadModule %s %s\n", m.name, apacheQuote(filepath.Join(modules, m.file)))
+		if !m.always {
+			load = fmt.Sprintf("<IfModule !%s>\n    %s</IfModule>\n", m.name, load)
+		}
+		b.WriteString(load)
+	}
+	fmt.Fprintf(&b, `LogFormat "%%h %%l %%u %%t \"%%r\" %%>s %%O \"%%{Referer}i\" \"%%{User-Agent}i\"" combined
+CustomLog %s combined
+
+`, apacheQuote(filepath.Join(dir, "access.log")))
+	b.Write(conf)
+	return []byte(b.String()), nil
+}
