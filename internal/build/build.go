@@ -370,8 +370,12 @@ func (b *Builder) contentFS(cfg *config.Config) (fs.FS, error) {
 
 // OutputSize returns the bytes and files of the output of the listing l
 // with pages, computed without rendering them: the pages' sizes, and in
-// the chunks layout (no pages) the chunks', as if none were shared by two
-// collections, and a file per chunk and per collection's index.
+// the chunks layout (no pages) the chunks' and a file per chunk and per
+// collection's index (whose bytes, a few per article, are not counted). A
+// chunk is counted once however many collections share it, as it is
+// written once (chunks of the same input are the same bytes, and a
+// chunk's file is named by them): a new site's main, section and
+// category listings hold the same articles, so the same chunks.
 func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes int64, files int) {
 	var scratch []byte
 	for _, pg := range pages {
@@ -381,11 +385,18 @@ func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes i
 	}
 	files = len(pages)
 	if cfg.Pagination.Chunked() {
+		seen := map[[sha256.Size]byte]bool{}
 		for _, cs := range l.Chunks() {
 			for _, ch := range cs {
-				bytes += int64(ch.Size())
+				var in [sha256.Size]byte
+				in, scratch = feed.ChunkInput(ch, scratch)
+				if !seen[in] {
+					seen[in] = true
+					bytes += int64(ch.Size())
+					files++
+				}
 			}
-			files += len(cs) + 1
+			files++ // the index
 		}
 	}
 	return bytes, files
@@ -400,10 +411,10 @@ func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes i
 // The output grows about linearly with the articles in every layout (a
 // page file per offset of every limit: the articles times the sum of the
 // limits; per multiple of a limit: times the number of limits; chunks:
-// each article once per listing it is in), so the refusal is projected
-// at the size per article now. With offsets: all, a site smaller than its
-// largest limit grows faster than that, so the projection is an upper
-// bound there.
+// each article once per listing it is in, a chunk once however many
+// listings share it), so the refusal is projected at the size per article
+// now. With offsets: all, a site smaller than its largest limit grows
+// faster than that, so the projection is an upper bound there.
 func SizeWarning(cfg *config.Config, articles int, estimate int64) string {
 	max := cfg.MaxOutputBytes
 	if estimate <= max/2 || articles == 0 {
