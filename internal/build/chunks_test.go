@@ -276,7 +276,7 @@ func TestChunksOnceSameOutput(t *testing.T) {
 
 // TestChunksEstimate checks that the size a chunks build is checked
 // against max_output_bytes with (and warns with) is the bytes of the
-// chunks it writes: a chunk shared by collections of the same articles
+// chunks and indexes it writes: a chunk shared by collections of the same articles
 // (here the main listing, tag t1 and author ivan) is counted once, as it
 // is written once; and that a build whose chunks fit max_output_bytes is
 // not refused.
@@ -286,20 +286,20 @@ func TestChunksEstimate(t *testing.T) {
 	res := mustBuild(t, dir)
 	chunks, indexes := chunkFiles(t, out)
 	var written int64
-	for _, f := range chunks {
+	for _, f := range append(chunks, indexes...) {
 		written += f.Size
 	}
-	if res.Estimate != written {
-		t.Errorf("estimate %d, want the %d bytes of the %d chunks written", res.Estimate, written, len(chunks))
+	if res.Estimate != written || res.Bytes != written {
+		t.Errorf("estimate %d, bytes %d; want the %d bytes of the %d chunks and %d indexes written", res.Estimate, res.Bytes, written, len(chunks), len(indexes))
 	}
-	// max_output_bytes at the chunks' size: built; a byte less: refused,
+	// max_output_bytes at that size: built; a byte less: refused,
 	// saying the size and the files (the chunks and the indexes).
 	limit := func(n int64) {
 		testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(chunkConfig, "  layout: chunks\n", "  layout: chunks\n  max_output_bytes: "+strconv.FormatInt(n, 10)+"\n", 1))
 	}
 	limit(written)
 	if _, err := builder(dir).Build(context.Background()); err != nil {
-		t.Fatalf("a build of %d bytes of chunks at max_output_bytes %d: %v", written, written, err)
+		t.Fatalf("a build of %d bytes at max_output_bytes %d: %v", written, written, err)
 	}
 	limit(written - 1)
 	_, err := builder(dir).Build(context.Background())
