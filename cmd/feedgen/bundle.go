@@ -83,8 +83,8 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 		return fmt.Errorf("%s: %w", o.dir, err)
 	}
 	if !o.quiet {
-		fmt.Fprintf(o.stdout, "%s: the build of %s (%d articles, %d pages, %s) in %s (%.2f), %s\n",
-			o.file, res.Info.BuildTime.Format(time.RFC3339), res.Info.Articles, res.Pages,
+		fmt.Fprintf(o.stdout, "%s: the build of %s (%s, %s, %s) in %s (%.2f), %s\n",
+			o.file, res.Info.BuildTime.Format(time.RFC3339), human.Plural(res.Info.Articles, "article"), human.Plural(res.Pages, "page"),
 			human.Bytes(res.Info.Bytes), human.Bytes(res.Size),
 			float64(res.Size)/float64(max(1, res.Info.Bytes)), time.Since(start).Round(time.Millisecond))
 	}

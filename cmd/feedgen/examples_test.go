@@ -31,7 +31,7 @@ var exampleSetup = map[string][]string{
 	"feedgen bundle":  {"feedgen build"},
 	"feedgen verify":  {"feedgen build", "feedgen bundle -o feed-2026-11-23.zip"},
 	"feedgen rules":   {"feedgen build"},
-	"feedgen publish": {"feedgen build", "mkdir -p /srv/www/feed"},
+	"feedgen publish": {"feedgen build"}, // file:///srv/www/feed is created
 	"feedgen import":  {"feedgen build"}, // its http://127.0.0.1:8080 is a feedgen serve of it
 }
 

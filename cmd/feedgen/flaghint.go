@@ -17,7 +17,7 @@ import (
 // is the value the user gave (or VALUE).
 type flagHabit struct {
 	flag string // as typed, with its dashes; long names compare in any case
-	ours string // the long name of feedgen's flag
+	ours string // the long name of feedgen's flag; "" for an argument (then on is set)
 	how  string
 	on   []string // the commands (by name) it is for, where it means something else elsewhere; nil: any
 }
@@ -39,6 +39,8 @@ var flagHabits = []flagHabit{
 
 	// Where the build goes, or is: Hugo's --destination (-d).
 	{"--destination", "dir", "--dir %[1]s (the build's folder)", []string{"serve"}},
+	{"--destination", "output", "--output %[1]s (-o: the archive to write)", []string{"bundle"}},
+	{"--destination", "", "the bucket as its argument, feedgen publish BUCKET_URL (and the build's folder as --dir)", []string{"publish"}},
 	{"--destination", "out", "--out %[1]s (-o)", nil},
 	{"-d", "out", "--out %[1]s (-o; Hugo's -d is --destination, feedgen's -D is --drafts)", nil},
 	{"--destination", "root", "--root %[1]s (the build's folder, as the platform sees it)", nil},
@@ -46,7 +48,7 @@ var flagHabits = []flagHabit{
 	{"--dir", "root", "--root %[1]s (the build's folder, as the platform sees it)", nil},
 	{"--output", "out", "--out %[1]s (-o)", nil},
 	{"--out", "output", "--output %[1]s (-o)", nil},
-	{"--renderToDisk", "out", "--out DIR (with --watch: the preview's pages are written there too)", nil},
+	{"--renderToDisk", "out", "--out DIR (with --watch: the preview's pages are written there too)", []string{"serve"}},
 
 	// The site: Hugo's --source (-s), a folder; what bundle and publish
 	// read is the build's.
@@ -70,11 +72,11 @@ var flagHabits = []flagHabit{
 // an equivalent of, else a flag of c's whose name is close to the one
 // given. Other errors come back as they are.
 func flagHint(c *cobra.Command, err error, args []string) error {
-	typed, ok := unknownFlag(err.Error())
+	typed, in, ok := unknownFlag(err.Error())
 	if !ok {
 		return err
 	}
-	if h := habitHint(c, typed, args); h != "" {
+	if h := habitHint(c, typed, in, args); h != "" {
 		return fmt.Errorf("%w: %s takes %s", err, c.CommandPath(), h)
 	}
 	if name := closeFlag(c, typed); name != "" {
@@ -84,30 +86,31 @@ func flagHint(c *cobra.Command, err error, args []string) error {
 }
 
 // unknownFlag returns the flag that pflag's error message msg says is
-// unknown, as typed (--name or -x), and whether msg is one.
-func unknownFlag(msg string) (string, bool) {
+// unknown, as typed (--name or -x), the argument it is in for a
+// shorthand (-x, -x9000, -Dx), and whether msg is one.
+func unknownFlag(msg string) (flag, in string, ok bool) {
 	if name, ok := strings.CutPrefix(msg, "unknown flag: "); ok {
-		return name, true
+		return name, "", true
 	}
 	// unknown shorthand flag: 'd' in -d
 	if rest, ok := strings.CutPrefix(msg, "unknown shorthand flag: '"); ok && len(rest) > 1 {
-		short, _, _ := strings.Cut(rest, "'")
-		return "-" + short, true
+		short, in, _ := strings.Cut(rest, "' in ")
+		return "-" + short, in, true
 	}
-	return "", false
+	return "", "", false
 }
 
-// habitHint returns how to write in c the habit flag typed, with the
-// value given after it in args, or "".
-func habitHint(c *cobra.Command, typed string, args []string) string {
+// habitHint returns how to write in c the habit flag typed (a shorthand
+// in the argument in), with the value given to it in args, or "".
+func habitHint(c *cobra.Command, typed, in string, args []string) string {
 	for _, h := range flagHabits {
-		if !sameFlag(h.flag, typed) || c.Flags().Lookup(h.ours) == nil || h.on != nil && !slices.Contains(h.on, c.Name()) {
+		if !sameFlag(h.flag, typed) || h.ours != "" && c.Flags().Lookup(h.ours) == nil || h.on != nil && !slices.Contains(h.on, c.Name()) {
 			continue
 		}
 		if !strings.Contains(h.how, "%[1]s") {
 			return h.how
 		}
-		return fmt.Sprintf(h.how, flagValue(typed, args))
+		return fmt.Sprintf(h.how, flagValue(typed, in, args))
 	}
 	return ""
 }
@@ -122,24 +125,40 @@ func sameFlag(h, typed string) bool {
 }
 
 // flagValue returns the value given to flag in args (--flag VALUE,
-// --flag=VALUE), or "VALUE".
-func flagValue(flag string, args []string) string {
+// --flag=VALUE), or "VALUE". A shorthand -x comes with in, the rest of
+// its argument from it on, as pflag names it: -x9000 (or -x=9000) when
+// the value is attached, -x when it is the next argument (-x 9000, and
+// after other shorthands, -Dx 9000).
+func flagValue(flag, in string, args []string) string {
+	short := !strings.HasPrefix(flag, "--")
+	if short {
+		if v := strings.TrimPrefix(strings.TrimPrefix(in, flag), "="); v != "" && strings.HasPrefix(in, flag) {
+			return v
+		}
+	}
 	for i, a := range args {
 		if a == "--" {
 			break
 		}
-		if v, ok := strings.CutPrefix(a, flag+"="); ok && v != "" {
-			return v
+		if !short {
+			if v, ok := strings.CutPrefix(a, flag+"="); ok && v != "" {
+				return v
+			}
 		}
-		if sameFlag(flag, a) && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			return args[i+1]
+		if short && in == flag && strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.HasSuffix(a, flag[1:]) ||
+			!short && sameFlag(flag, a) {
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				return args[i+1]
+			}
+			break
 		}
 	}
 	return "VALUE"
 }
 
 // closeFlag returns the long name of a flag of c close to the long flag
-// typed: one or two letters apart, or one name the start of the other
+// typed: one or two letters apart (one for a name of four letters or
+// fewer: --port is not --out), or one name the start of the other
 // (--out, --output), or "".
 func closeFlag(c *cobra.Command, typed string) string {
 	name, ok := strings.CutPrefix(typed, "--")
@@ -153,7 +172,11 @@ func closeFlag(c *cobra.Command, typed string) string {
 		}
 	})
 	slices.Sort(names)
-	if s := config.Suggest(strings.ToLower(name), names); s != "" {
+	edits := 2
+	if len(name) <= 4 {
+		edits = 1
+	}
+	if s := config.SuggestWithin(strings.ToLower(name), names, edits); s != "" {
 		return s
 	}
 	if len(name) >= 3 {

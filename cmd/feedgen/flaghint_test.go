@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -26,41 +25,117 @@ func commands() []*cobra.Command {
 	return all
 }
 
-// TestFlagHabits runs every habit of flagHabits on every command of the
-// tree that has the flag it means and not the one typed: a bad command
-// line (exit 2) whose message says how to write it. Every habit must
-// apply to some command, and the first habit of a flag that applies is
-// the one shown.
+// TestFlagHabits checks, command by command, what each habit of
+// flagHabits says where it applies, and that a habit says nothing where
+// the command has no flag it means (or the habit is for other commands):
+// a bad command line (exit 2) with that message. Every habit must be
+// shown by some case.
 func TestFlagHabits(t *testing.T) {
-	used := make([]bool, len(flagHabits))
-	for _, c := range commands() {
-		path := strings.Fields(c.CommandPath())[1:]
-		shown := map[string]bool{}
+	const (
+		addr   = "--addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"
+		listen = "--listen 9000 (a port, or host:port)"
+		root   = "--root 9000 (the build's folder, as the platform sees it)"
+		config = "--config 9000 (the site's folder, or its config.yaml)"
+		out    = "--out 9000 (-o)"
+	)
+	tests := []struct {
+		cmd  string // the command and its arguments; the flag and 9000 go after it
+		flag string
+		how  string // what the command takes; "" for no hint
+	}{
+		{"build", "--destination", out},
+		{"build", "-d", "--out 9000 (-o; Hugo's -d is --destination, feedgen's -D is --drafts)"},
+		{"build", "--output", out},
+		{"build", "--source", config},
+		{"build", "-s", config},
+		{"build", "--buildDrafts", "--drafts (-D)"},
+		{"build", "--buildFuture", "--future"},
+		{"build", "-F", "--future"},
+		{"build", "--baseURL", "--base-url 9000"},
+		{"build", "--baseurl", "--base-url 9000"},
+		{"build", "--cleanDestinationDir", "--clean"},
+		{"build", "--port", ""},
+		{"build", "--renderToDisk", ""},
+		{"build", "--dryrun", ""},
+
+		{"serve", "--port", addr},
+		{"serve", "-p", addr},
+		{"serve", "--bind", "--addr 9000:8080 (host and port in one flag)"},
+		{"serve", "--host", "--addr 9000:8080 (host and port in one flag)"},
+		{"serve", "--listen", "--addr 9000 (host:port)"},
+		{"serve", "--destination", "--dir 9000 (the build's folder)"},
+		{"serve", "--output", out},
+		{"serve", "--renderToDisk", "--out DIR (with --watch: the preview's pages are written there too)"},
+		{"serve", "--source", config},
+		{"serve", "-s", config},
+		{"serve", "--buildDrafts", "--drafts (-D)"},
+		{"serve", "--buildFuture", "--future"},
+		{"serve", "-F", "--future"},
+
+		{"bundle", "--destination", "--output 9000 (-o: the archive to write)"},
+		{"bundle", "--out", "--output 9000 (-o)"},
+		{"bundle", "--source", "--dir 9000 (the build's folder)"},
+		{"bundle", "-s", config},
+		{"bundle", "--port", ""},
+
+		{"publish s3://b", "--destination", "the bucket as its argument, feedgen publish BUCKET_URL (and the build's folder as --dir)"},
+		{"publish s3://b", "--source", "--dir 9000 (the build's folder)"},
+		{"publish s3://b", "-s", config},
+		{"publish s3://b", "--dryrun", "--dry-run (-n)"},
+		{"publish s3://b", "--output", ""},
+
+		{"rules nginx", "--port", listen},
+		{"rules nginx", "-p", listen},
+		{"rules nginx", "--addr", "--listen 9000"},
+		{"rules nginx", "--bind", "--listen 9000:80 (a port, or host:port)"},
+		{"rules nginx", "--destination", root},
+		{"rules nginx", "-d", root},
+		{"rules nginx", "--dir", root},
+		{"rules nginx", "--out", "--output 9000 (-o)"},
+		{"rules nginx", "--source", config},
+		{"rules nginx", "-s", config},
+
+		{"import http://x/", "--destination", out},
+		{"import http://x/", "-d", "--out 9000 (-o; Hugo's -d is --destination, feedgen's -D is --drafts)"},
+		{"import http://x/", "--output", out},
+		{"import http://x/", "--source", ""},
+
+		{"new article news/general/x", "--source", config},
+		{"new site x", "--destination", ""},
+		{"verify f.zip", "--port", ""},
+	}
+	shown := make([]bool, len(flagHabits))
+	for _, tt := range tests {
+		args := append(strings.Fields(tt.cmd), tt.flag, "9000")
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			code := run(args, nil, io.Discard, &stderr, func(string) string { return "" })
+			path := "feedgen " + strings.Join(strings.Fields(tt.cmd)[:1], " ")
+			if strings.HasPrefix(tt.cmd, "new ") {
+				path = "feedgen " + strings.Join(strings.Fields(tt.cmd)[:2], " ")
+			}
+			want := "feedgen: " + unknownMsg(tt.flag)
+			if tt.how != "" {
+				want += ": " + path + " takes " + tt.how
+			}
+			first, _, _ := strings.Cut(stderr.String(), "\n")
+			if code != exitUsage || first != want {
+				t.Errorf("exit %d, %s\nwant exit 2, %s", code, first, want)
+			}
+		})
 		for i, h := range flagHabits {
-			if c.Flags().Lookup(h.ours) == nil || shown[strings.ToLower(h.flag)] || h.on != nil && !slices.Contains(h.on, c.Name()) {
-				continue
+			how := h.how
+			if strings.Contains(how, "%[1]s") {
+				how = fmt.Sprintf(how, "9000")
 			}
-			if c.Flags().Lookup(strings.TrimLeft(h.flag, "-")) != nil || len(h.flag) == 2 && c.Flags().ShorthandLookup(h.flag[1:]) != nil {
-				continue // the command has the flag: no habit to correct
+			if sameFlag(h.flag, tt.flag) && how == tt.how {
+				shown[i] = true
 			}
-			shown[strings.ToLower(h.flag)], used[i] = true, true
-			t.Run(c.CommandPath()+" "+h.flag, func(t *testing.T) {
-				var stderr bytes.Buffer
-				code := run(append(append(path, h.flag, "9000"), "x"), nil, io.Discard, &stderr, func(string) string { return "" })
-				how := h.how
-				if strings.Contains(how, "%[1]s") {
-					how = fmt.Sprintf(how, "9000")
-				}
-				want := fmt.Sprintf("feedgen: %s: %s takes %s\n", unknownMsg(h.flag), c.CommandPath(), how)
-				if code != exitUsage || !strings.HasPrefix(stderr.String(), want) {
-					t.Errorf("exit %d, stderr:\n%s\nwant exit 2 and\n%s", code, stderr.String(), want)
-				}
-			})
 		}
 	}
 	for i, h := range flagHabits {
-		if !used[i] {
-			t.Errorf("flagHabits: %s meaning --%s applies to no command (none has --%s without %s, or an earlier habit of %s does)", h.flag, h.ours, h.ours, h.flag, h.flag)
+		if !shown[i] {
+			t.Errorf("flagHabits: %s meaning --%s is shown by no case", h.flag, h.ours)
 		}
 	}
 }
@@ -85,6 +160,12 @@ func TestFlagHints(t *testing.T) {
 		{[]string{"serve", "--port=9001"}, "unknown flag: --port: feedgen serve takes --addr 127.0.0.1:9001 (host and port in one flag; --addr :9001 listens on every interface)"},
 		{[]string{"serve", "--port"}, "unknown flag: --port: feedgen serve takes --addr 127.0.0.1:VALUE (host and port in one flag; --addr :VALUE listens on every interface)"},
 		{[]string{"rules", "nginx", "-p", "8080"}, "unknown shorthand flag: 'p' in -p: feedgen rules takes --listen 8080 (a port, or host:port)"},
+		{[]string{"serve", "-p9000"}, "unknown shorthand flag: 'p' in -p9000: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
+		{[]string{"serve", "-p=9000"}, "unknown shorthand flag: 'p' in -p=9000: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
+		{[]string{"serve", "-Dp", "9000"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
+		{[]string{"serve", "-Dp9000"}, "unknown shorthand flag: 'p' in -p9000: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
+		{[]string{"serve", "-d", "public", "-wp", "9000"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
+		{[]string{"serve", "-p"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr 127.0.0.1:VALUE (host and port in one flag; --addr :VALUE listens on every interface)"},
 		{[]string{"build", "--destination", "/srv/www"}, "unknown flag: --destination: feedgen build takes --out /srv/www (-o)"},
 		{[]string{"build", "-d", "dist"}, "unknown shorthand flag: 'd' in -d: feedgen build takes --out dist (-o; Hugo's -d is --destination, feedgen's -D is --drafts)"},
 		{[]string{"serve", "--destination", "dist"}, "unknown flag: --destination: feedgen serve takes --dir dist (the build's folder)"},
@@ -98,6 +179,9 @@ func TestFlagHints(t *testing.T) {
 		{[]string{"build", "--frobnicate"}, "unknown flag: --frobnicate"},
 		{[]string{"build", "-x"}, "unknown shorthand flag: 'x' in -x"},
 		{[]string{"verify", "--port", "1", "f.zip"}, "unknown flag: --port"},
+		{[]string{"build", "--port", "1"}, "unknown flag: --port"}, // not --out: two edits, in four letters
+		{[]string{"build", "--sampel"}, "unknown flag: --sampel: did you mean --sample?"},
+		{[]string{"publish", "--fll", "s3://b"}, "unknown flag: --fll: did you mean --full?"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -22,6 +23,7 @@ type importOptions struct {
 	workers   int
 	retries   int
 	timezone  string
+	layout    string
 	limits    []int
 	offsets   string
 	keepGoing bool
@@ -30,8 +32,9 @@ type importOptions struct {
 	maxReqs   int
 	maxBytes  string
 
-	now   func() time.Time // the build time: set by check
-	bytes int64            // --max-bytes: set by check
+	set   func(flag string) bool // whether the flag was given
+	now   func() time.Time       // the build time: set by check
+	bytes int64                  // --max-bytes: set by check
 }
 
 // check refuses a URL that is not a listing's, flags out of range, and a
@@ -53,6 +56,10 @@ func (o *importOptions) check() error {
 		return usageError{fmt.Errorf("--max-requests %d: give 1 or more", o.maxReqs)}
 	case o.offsets != listing.OffsetsAll && o.offsets != listing.OffsetsAligned:
 		return usageError{fmt.Errorf("--offsets %q: want %q or %q", o.offsets, listing.OffsetsAll, listing.OffsetsAligned)}
+	case o.layout != listing.LayoutChunks && o.layout != listing.LayoutPages:
+		return usageError{fmt.Errorf("--layout %q: want %q or %q", o.layout, listing.LayoutChunks, listing.LayoutPages)}
+	case o.layout == listing.LayoutChunks && (o.set("limits") || o.set("offsets")):
+		return usageError{errors.New("--limits and --offsets are of --layout pages (a file per page): the default, chunks, answers every page size up to the service's largest at every offset")}
 	}
 	for _, l := range o.limits {
 		if l <= 0 {
@@ -91,6 +98,7 @@ func runImport(ctx context.Context, o *importOptions) error {
 		Delay:       o.delay,
 		Retries:     retries,
 		Timezone:    o.timezone,
+		Layout:      o.layout,
 		Limits:      o.limits,
 		Offsets:     o.offsets,
 		KeepGoing:   o.keepGoing,
@@ -128,8 +136,12 @@ func runImport(ctx context.Context, o *importOptions) error {
 		filepath.Join(o.out, "config.yaml"), human.Plural(s.Sections, "section"), categories(s.Categories),
 		human.Plural(s.Authors, "author"), human.Plural(s.Articles, "article file"), filepath.Join(o.out, "content"), inline)
 	if s.Pages > 0 {
-		fmt.Fprintf(o.stdout, "checked: the site gives the %s read, byte for byte (limits %d and %d; about %s of pages to build)\n",
-			human.Plural(s.Pages, "page"), s.DefaultLimit, s.MaxLimit, human.Bytes(s.Estimate))
+		what := "pages"
+		if s.Layout == listing.LayoutChunks {
+			what = "chunks"
+		}
+		fmt.Fprintf(o.stdout, "checked: the site gives the %s read, byte for byte (limits %d and %d; about %s of %s to build)\n",
+			human.Plural(s.Pages, "page"), s.DefaultLimit, s.MaxLimit, human.Bytes(s.Estimate), what)
 	}
 	return nil
 }
@@ -172,17 +184,24 @@ later than now there would be left out of a build as scheduled, and is
 refused; pass the service's time zone. SOURCE_DATE_EPOCH, when set, is now,
 as for feedgen build.
 
+The site's pagination is that of feedgen new site, layout: chunks: every page
+size up to the service's largest at every offset, as the service answers, put
+together per request (feedgen serve, feedgen rules nginx-njs, cloudflare,
+netlify). --layout pages writes a file per page instead, for a plain file
+server: the default and largest page sizes, --limits adds others, and
+--offsets aligned keeps only the offsets next links reach.
+
 The listing does not show bodies, drafts, scheduled articles, the service's
-time zone, filters, or page sizes besides the default and the largest: add
-them after (--limits adds page sizes).`,
+time zone or filters: add them after.`,
 		Example: `  feedgen import https://api.example.com/articles/ -o site && cd site && feedgen build
-  feedgen import http://127.0.0.1:8080/articles/ -o copy --timezone Europe/Moscow --limits 50   # a feedgen serve
+  feedgen import http://127.0.0.1:8080/articles/ -o copy --timezone Europe/Moscow   # a feedgen serve
+  feedgen import https://api.example.com/articles/ -o site --layout pages --limits 50 --offsets aligned
   feedgen import https://api.example.com/articles/ -o site --delay 200ms --workers 1`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("%s takes one URL, the listing's (e.g. https://api.example.com/articles/), got %q", cmd.CommandPath(), args)}
 			}
-			o.url = args[0]
+			o.url, o.set = args[0], cmd.Flags().Changed
 			return checkRun(cmd.Context(), o, runImport)
 		},
 	}
@@ -192,8 +211,9 @@ them after (--limits adds page sizes).`,
 	f.IntVar(&o.workers, "workers", importer.DefaultWorkers, "pages read at once")
 	f.IntVar(&o.retries, "retries", importer.DefaultRetries, "times a failed request (network error, 5xx, 408, 429) is tried again")
 	f.StringVar(&o.timezone, "timezone", importer.DefaultTimezone, "the time zone to write in config.yaml: the service's, if known")
-	f.IntSliceVar(&o.limits, "limits", nil, "page sizes to pre-render besides the default and the largest, e.g. 50")
-	f.StringVar(&o.offsets, "offsets", listing.OffsetsAll, `offsets to pre-render: "all" (as the service answers) or "aligned"`)
+	f.StringVar(&o.layout, "layout", listing.LayoutChunks, `pagination.layout to write: "chunks" (every page size at every offset, put together per request) or "pages" (a file per page)`)
+	f.IntSliceVar(&o.limits, "limits", nil, "with --layout pages: page sizes to pre-render besides the default and the largest, e.g. 50")
+	f.StringVar(&o.offsets, "offsets", listing.OffsetsAll, `with --layout pages: offsets to pre-render, "all" (as the service answers) or "aligned"`)
 	f.BoolVar(&o.keepGoing, "keep-going", false, "leave out what cannot be kept exact, and write the rest")
 	f.DurationVar(&o.timeout, "timeout", importer.DefaultTimeout, "how long a request may go without an answer before it is tried again")
 	f.IntVar(&o.maxReqs, "max-requests", importer.DefaultMaxRequests, "the most requests the import may make, retries included")

@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob://
-	_ "gocloud.dev/blob/fileblob"  // file://
+	"gocloud.dev/blob/fileblob"    // file://
 	_ "gocloud.dev/blob/gcsblob"   // gs://
 	_ "gocloud.dev/blob/s3blob"    // s3://
 )
@@ -167,7 +167,7 @@ func relTo(dir, p string) string {
 }
 
 // runPublish uploads the build in the folder to the bucket.
-func runPublish(ctx context.Context, o *publishOptions) error {
+func runPublish(ctx context.Context, o *publishOptions) (err error) {
 	root, err := os.OpenRoot(o.dir)
 	if err != nil {
 		return fmt.Errorf("opening output folder: %w", err)
@@ -176,7 +176,46 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 	if err := o.warnBehind(ctx, root.FS()); err != nil {
 		return err
 	}
-	bucket, err := blob.OpenBucket(ctx, o.url)
+	var empty *blob.Bucket // for a dry run, a bucket folder that does not exist
+	lockDir := o.bucketDir
+	if o.bucketDir != "" {
+		if _, statErr := os.Stat(o.bucketDir); errors.Is(statErr, fs.ErrNotExist) {
+			// A bucket folder that does not exist yet is made, as aws
+			// s3 sync and rclone make a local destination; a dry run,
+			// which changes nothing, sees it empty.
+			if o.dryRun {
+				tmp, err := os.MkdirTemp("", "feedgen-dry-run-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				if empty, err = fileblob.OpenBucket(tmp, nil); err != nil {
+					return err
+				}
+				lockDir = tmp
+				fmt.Fprintf(o.stderr, "%s does not exist: publish will create it\n", o.bucketDir)
+			} else {
+				created, mkErr := mkdirAll(o.bucketDir)
+				if mkErr != nil {
+					return fmt.Errorf("creating the bucket folder: %w", mkErr)
+				}
+				// A publish that fails (as one of a folder that is not a
+				// build does before it writes) leaves no folder it made
+				// empty.
+				defer func() {
+					if err != nil {
+						removeEmpty(created)
+					} else if !o.quiet {
+						fmt.Fprintf(o.stderr, "created %s\n", o.bucketDir)
+					}
+				}()
+			}
+		}
+	}
+	bucket := empty
+	if bucket == nil {
+		bucket, err = blob.OpenBucket(ctx, o.url)
+	}
 	if err != nil {
 		err = fmt.Errorf("opening %s: %w", o.url, err)
 		if msg := err.Error(); strings.Contains(msg, "unknown query parameter") || strings.Contains(msg, "invalid value for") {
@@ -195,7 +234,7 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 		Log:          o.stdout,
 		Timeout:      o.timeout,
 		LockWait:     o.lockWait,
-		LockDir:      o.bucketDir,
+		LockDir:      lockDir,
 	}
 	if po.LockWait == 0 {
 		po.LockWait = -1 // not at all: the library's 0 is its default
@@ -219,6 +258,32 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
 	return nil
+}
+
+// mkdirAll makes dir and the folders above it that do not exist, and
+// returns those it made, dir first.
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return missing, os.MkdirAll(dir, 0o755)
+}
+
+// removeEmpty removes the folders dirs, the innermost first, each only
+// when it is empty: those mkdirAll made, that nothing was put in.
+func removeEmpty(dirs []string) {
+	for _, d := range dirs {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // explain adds to a failed publish what the person can do about it.
@@ -318,7 +383,7 @@ gocloud.dev opens it:
                                              an S3-compatible server
   gs://BUCKET                                Google Cloud Storage
   azblob://CONTAINER                         Azure Blob Storage
-  file:///PATH                               a folder
+  file:///PATH                               a folder (created if it is not there)
 
 It uploads that build as it is: in a site whose content or config changed
 since the build (or with a scheduled article now due), it says so on stderr,

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
@@ -55,6 +56,13 @@ func (o *rulesOptions) check() error {
 // runRules writes the target's files for the build of the config, or
 // with --check compares them with what it would write.
 func runRules(_ context.Context, o *rulesOptions) error {
+	// A site's folder given as --root says where its build is before
+	// the config is looked for: run outside a site, there is none here.
+	if o.root != "" {
+		if err := notBuild(o.root, "--root"); err != nil {
+			return err
+		}
+	}
 	cfg, err := loadSite(o.config, o.config != "")
 	if err != nil {
 		return err
@@ -81,8 +89,6 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	root := o.root
 	if root == "" {
 		root = cfg.OutputDir
-	} else if err := notBuild(root, "--root"); err != nil {
-		return err
 	}
 	snap, err := manifest.Read(os.DirFS(root))
 	if err != nil {
@@ -122,7 +128,7 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	}
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if errors.Is(err, rules.ErrChunks) {
-		return fmt.Errorf("%w\nto serve it with %s, a file per page: in %s, under pagination:, replace layout: chunks with\n  layout: pages\n  limits: [20, 50, 100]\n  offsets: aligned\nthen run feedgen build and feedgen rules %s again", err, o.t.Name, cfg.Path, o.t.Name)
+		return fmt.Errorf("%w\n%s", err, o.pagesAdvice(cfg.Path, cfg.Pagination))
 	}
 	if err != nil {
 		return err
@@ -315,6 +321,42 @@ func defaultRoot(cfgPath string) string {
 		return ""
 	}
 	return abs
+}
+
+// pagesAdvice says what to set in the config at path, of pagination p
+// (layout: chunks), for a build a file server takes: the keys, whatever
+// style the file writes pagination in, and the commands to run after.
+// It is the one place that says it: the config of a new site and
+// docs/configuration.md send the reader to feedgen rules.
+func (o *rulesOptions) pagesAdvice(path string, p listing.Pagination) string {
+	var build, rules strings.Builder
+	build.WriteString("feedgen build")
+	fmt.Fprintf(&rules, "feedgen rules %s", o.t.Name)
+	if o.config != "" {
+		fmt.Fprintf(&build, " --config %s", o.config)
+		fmt.Fprintf(&rules, " --config %s", o.config)
+	}
+	if o.root != "" {
+		fmt.Fprintf(&build, " --out %s", o.root)
+		fmt.Fprintf(&rules, " --root %s", o.root)
+	}
+	fmt.Fprintf(&rules, " -o %s", o.out)
+	limits := make([]string, 0, 5)
+	for _, l := range pagesLimits(p) {
+		limits = append(limits, strconv.Itoa(l))
+	}
+	return fmt.Sprintf("for pagination.layout: pages, in %s also set pagination.limits: %s (the page sizes a request may ask for: default_limit %d among them, none above max_limit %d) and pagination.offsets: aligned (a page per multiple of each limit; all, a page per offset, is far larger); then run %s and %s again",
+		path, "["+strings.Join(limits, ", ")+"]", p.DefaultLimit, p.MaxLimit, build.String(), rules.String())
+}
+
+// pagesLimits are the limits of layout: pages for the pagination p of
+// a chunks build: its default_limit and max_limit, its limits and the
+// usual 20, 50 and 100, none above max_limit.
+func pagesLimits(p listing.Pagination) []int {
+	limits := append([]int{p.DefaultLimit, p.MaxLimit, 20, 50, 100}, p.Limits...)
+	limits = slices.DeleteFunc(limits, func(l int) bool { return l <= 0 || l > p.MaxLimit })
+	slices.Sort(limits)
+	return slices.Compact(limits)
 }
 
 func newRulesCmd(g *globalOptions) *cobra.Command {

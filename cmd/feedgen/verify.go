@@ -31,8 +31,8 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		return err
 	}
 	defer b.Close()
-	_, err = fmt.Fprintf(o.stdout, "%s: ok: the build of %s (%d articles, %d pages, %s) in %s, verified in %s\n",
-		o.file, b.Info.BuildTime.Format(time.RFC3339), b.Info.Articles, len(b.Manifest.Files),
+	_, err = fmt.Fprintf(o.stdout, "%s: ok: the build of %s (%s, %s, %s) in %s, verified in %s\n",
+		o.file, b.Info.BuildTime.Format(time.RFC3339), human.Plural(b.Info.Articles, "article"), human.Plural(len(b.Manifest.Files), "page"),
 		human.Bytes(b.Info.Bytes), human.Bytes(b.Size), time.Since(start).Round(time.Millisecond))
 	return err
 }

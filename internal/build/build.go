@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
@@ -370,8 +371,11 @@ func (b *Builder) contentFS(cfg *config.Config) (fs.FS, error) {
 
 // OutputSize returns the bytes and files of the output of the listing l
 // with pages, computed without rendering them: the pages' sizes, and in
-// the chunks layout (no pages) the chunks', as if none were shared by two
-// collections, and a file per chunk and per collection's index.
+// the chunks layout (no pages) those of the chunks and of each
+// collection's index. A chunk is counted once however many collections
+// share it, as it is written once (chunks of the same input are the same
+// bytes, and a chunk's file is named by them): a new site's main, section
+// and category listings hold the same articles, so the same chunks.
 func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes int64, files int) {
 	var scratch []byte
 	for _, pg := range pages {
@@ -381,11 +385,23 @@ func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes i
 	}
 	files = len(pages)
 	if cfg.Pagination.Chunked() {
-		for _, cs := range l.Chunks() {
+		seen := map[[sha256.Size]byte]bool{}
+		path := chunk.ChunkPath([sha256.Size]byte{}) // every chunk's is as long
+		for i, cs := range l.Chunks() {
+			ix := chunk.Index{Count: l.Collections[i].Count(), Chunks: make([]chunk.Ref, 0, len(cs))}
 			for _, ch := range cs {
-				bytes += int64(ch.Size())
+				var in [sha256.Size]byte
+				in, scratch = feed.ChunkInput(ch, scratch)
+				if !seen[in] {
+					seen[in] = true
+					bytes += int64(ch.Size())
+					files++
+				}
+				ix.Chunks = append(ix.Chunks, chunk.Ref{Path: path, Size: ch.Size(), Ends: ch.Ends()})
 			}
-			files += len(cs) + 1
+			scratch = chunk.AppendIndex(scratch[:0], &ix)
+			bytes += int64(len(scratch))
+			files++
 		}
 	}
 	return bytes, files
@@ -400,10 +416,10 @@ func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes i
 // The output grows about linearly with the articles in every layout (a
 // page file per offset of every limit: the articles times the sum of the
 // limits; per multiple of a limit: times the number of limits; chunks:
-// each article once per listing it is in), so the refusal is projected
-// at the size per article now. With offsets: all, a site smaller than its
-// largest limit grows faster than that, so the projection is an upper
-// bound there.
+// each article once per listing it is in, a chunk once however many
+// listings share it), so the refusal is projected at the size per article
+// now. With offsets: all, a site smaller than its largest limit grows
+// faster than that, so the projection is an upper bound there.
 func SizeWarning(cfg *config.Config, articles int, estimate int64) string {
 	max := cfg.MaxOutputBytes
 	if estimate <= max/2 || articles == 0 {
@@ -411,8 +427,8 @@ func SizeWarning(cfg *config.Config, articles int, estimate int64) string {
 	}
 	perArticle := float64(estimate) / float64(articles)
 	refusedAt := int(float64(max)/perArticle) + 1
-	return fmt.Sprintf("the output is %s, more than half of pagination.max_output_bytes (%s): at %s per article, a build of about %d articles (%d now) will be refused; %s",
-		human.Bytes(estimate), human.Bytes(max), human.Bytes(int64(perArticle)), refusedAt, articles, sizeChange(cfg))
+	return fmt.Sprintf("the output is %s, more than half of pagination.max_output_bytes (%s): at %s per article, a build of about %s (%d now) will be refused; %s",
+		human.Bytes(estimate), human.Bytes(max), human.Bytes(int64(perArticle)), human.Plural(refusedAt, "article"), articles, sizeChange(cfg))
 }
 
 // sizeChange says what in cfg makes its output smaller, for its layout
@@ -437,8 +453,8 @@ func checkSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (int64, e
 	estimate, files := OutputSize(cfg, l, pages)
 	if max := cfg.MaxOutputBytes; estimate > max {
 		return 0, diag.List{{Path: cfg.Path, Msg: fmt.Sprintf(
-			"the output would be %s in %d files, more than pagination.max_output_bytes (%s): %s",
-			human.Bytes(estimate), files, human.Bytes(max), sizeChange(cfg))}}
+			"the output would be %s in %s, more than pagination.max_output_bytes (%s): %s",
+			human.Bytes(estimate), human.Plural(files, "file"), human.Bytes(max), sizeChange(cfg))}}
 	}
 	return estimate, nil
 }

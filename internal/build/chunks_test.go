@@ -2,13 +2,16 @@ package build
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
@@ -268,5 +271,40 @@ func TestChunksOnceSameOutput(t *testing.T) {
 			t.Fatalf("%d chunks", res.Chunks)
 		}
 		sameData(t, snap(t, out), snap(t, kept))
+	}
+}
+
+// TestChunksEstimate checks that the size a chunks build is checked
+// against max_output_bytes with (and warns with) is the bytes of the
+// chunks and indexes it writes: a chunk shared by collections of the same articles
+// (here the main listing, tag t1 and author ivan) is counted once, as it
+// is written once; and that a build whose chunks fit max_output_bytes is
+// not refused.
+func TestChunksEstimate(t *testing.T) {
+	dir := chunkSite(t, 300)
+	out := filepath.Join(dir, "public")
+	res := mustBuild(t, dir)
+	chunks, indexes := chunkFiles(t, out)
+	var written int64
+	for _, f := range append(chunks, indexes...) {
+		written += f.Size
+	}
+	if res.Estimate != written || res.Bytes != written {
+		t.Errorf("estimate %d, bytes %d; want the %d bytes of the %d chunks and %d indexes written", res.Estimate, res.Bytes, written, len(chunks), len(indexes))
+	}
+	// max_output_bytes at that size: built; a byte less: refused,
+	// saying the size and the files (the chunks and the indexes).
+	limit := func(n int64) {
+		testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(chunkConfig, "  layout: chunks\n", "  layout: chunks\n  max_output_bytes: "+strconv.FormatInt(n, 10)+"\n", 1))
+	}
+	limit(written)
+	if _, err := builder(dir).Build(context.Background()); err != nil {
+		t.Fatalf("a build of %d bytes at max_output_bytes %d: %v", written, written, err)
+	}
+	limit(written - 1)
+	_, err := builder(dir).Build(context.Background())
+	want := fmt.Sprintf("the output would be %s in %d files, more than", human.Bytes(written), len(chunks)+len(indexes))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("at max_output_bytes %d: %v, want an error saying %q", written-1, err, want)
 	}
 }

@@ -57,7 +57,7 @@ func (r *Result) Summary() string {
 	if len(left) > 0 {
 		fmt.Fprintf(&b, " (%s left out)", strings.Join(left, ", "))
 	}
-	files := strconv.Itoa(r.Pages) + " pages"
+	files := human.Plural(r.Pages, "page")
 	if r.Chunked {
 		indexes := strconv.Itoa(r.Pages-r.Chunks) + " indexes"
 		if r.Pages-r.Chunks == 1 {

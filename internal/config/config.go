@@ -566,9 +566,13 @@ func ParseSize(s string) (int64, error) {
 	return n * m, nil
 }
 
-// Suggest returns the entry of known closest to s when it is a likely typo.
-func Suggest(s string, known []string) string {
-	best, bestD := "", 3
+// Suggest returns the entry of known closest to s when it is a likely
+// typo: at most two edits apart.
+func Suggest(s string, known []string) string { return SuggestWithin(s, known, 2) }
+
+// SuggestWithin is Suggest for names at most edits apart.
+func SuggestWithin(s string, known []string, edits int) string {
+	best, bestD := "", edits+1
 	for _, k := range known {
 		if d := distance(s, k); d < bestD {
 			best, bestD = k, d

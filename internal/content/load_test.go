@@ -135,6 +135,9 @@ func TestPublishedOutOfRange(t *testing.T) {
 	const general = "is not a date and time: write YYYY-MM-DDTHH:MM:SS, e.g. 2025-01-31T09:30:00, or a date alone, 2025-01-31 (midnight)"
 	tests := []struct{ published, want string }{
 		{"2026-13-01T10:00:00", "month 13 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean 2026-01-13T10:00:00?"},
+		{"2026-13-01T10:00", "month 13 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean 2026-01-13T10:00:00?"},
+		{"2026-13-01T10:00+02:00", "month 13 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean 2026-01-13T10:00:00+02:00?"},
+		{"2026-13-01T10:00:00 tomorrow", "month 13 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD)"},
 		{"2026-13-20T10:00:00", "month 13 is out of range: months are 01 to 12 (YYYY-MM-DD)"},
 		{"2026-31-12", "month 31 is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean 2026-12-31?"},
 		{"2026-31-11", "month 31 is out of range: months are 01 to 12 (YYYY-MM-DD)"}, // no November 31st
@@ -148,6 +151,10 @@ func TestPublishedOutOfRange(t *testing.T) {
 		{"2026-01-31T10:59:60", "second 60 is out of range: seconds are 00 to 59"},
 		{"2026-01-31T10:59:99+03:00", "second 99 is out of range: seconds are 00 to 59"},
 		{"2026-01-31T10:30", "no seconds: write HH:MM:SS, e.g. 10:30:00"},
+		{"2026-01-10T10:00Z", "no seconds: write HH:MM:SS, e.g. 10:00:00Z"},
+		{"2026-01-10T10:00+02:00", "no seconds: write HH:MM:SS, e.g. 10:00:00+02:00"},
+		{"2026-01-10T10:00-05:30", "no seconds: write HH:MM:SS, e.g. 10:00:00-05:30"},
+		{"2026-01-10T10:00+2", general},
 		{"31.01.2026", general},
 		{"2026-1-31", general},
 		{"2026-01-31T10:00:00 tomorrow", general},
@@ -176,16 +183,18 @@ func TestPublishedOutOfRange(t *testing.T) {
 // TestForeignKeys checks the front matter keys of Hugo and other
 // generators that have an equivalent here: each warning says what to
 // write; a date: without published: is the error of the missing key, at
-// the date: line, saying to rename it.
+// the date: line, saying to rename it, and only that (one message a
+// line); a second such key gets its warning.
 func TestForeignKeys(t *testing.T) {
 	const p = "content/news/politics/a.md"
 	base := "---\nid: 1\ntitle: x\nauthor: ivan\n"
 	tests := []struct{ front, warning, err string }{
 		{"published: 2025-01-02T10:00:00\ndate: 2025-01-02\n", `:6: unknown front matter key "date" is ignored: write published: (the publication time, YYYY-MM-DDTHH:MM:SS in the site's timezone)`, ""},
-		{"date: 2025-01-02\n", `:5: unknown front matter key "date" is ignored: write published: (the publication time, YYYY-MM-DDTHH:MM:SS in the site's timezone)`,
-			`:5: missing required key published: rename date: to published: (date is what Hugo calls it; feedgen reads published)`},
-		{"publishDate: 2025-01-02\n", `:5: unknown front matter key "publishDate" is ignored: write published: (the publication time, YYYY-MM-DDTHH:MM:SS in the site's timezone)`,
-			`:5: missing required key published: rename publishDate: to published: (publishDate is what Hugo calls it; feedgen reads published)`},
+		{"date: 2025-01-02\n", "", `:5: missing required key published: rename date: to published: (feedgen's name for the publication time)`},
+		{"publishDate: 2025-01-02\n", "", `:5: missing required key published: rename publishDate: to published: (feedgen's name for the publication time)`},
+		{"published_at: 2025-01-02\n", "", `:5: missing required key published: rename published_at: to published: (feedgen's name for the publication time)`},
+		{"date: 2025-01-02\nlastmod: 2025-01-03\npubdate: 2025-01-02\n", `:6: unknown front matter key "lastmod" is ignored` + "\n" + p + `:7: unknown front matter key "pubdate" is ignored: write published: (the publication time, YYYY-MM-DDTHH:MM:SS in the site's timezone)`,
+			`:5: missing required key published: rename date: to published: (feedgen's name for the publication time)`},
 		{"published: 2025-01-02\ndescription: Lead\n", `:6: unknown front matter key "description" is ignored: write announcement: (the text under the title in the listing; without it, the body's first paragraph)`, ""},
 		{"published: 2025-01-02\nSummary: Lead\n", `:6: unknown front matter key "Summary" is ignored: write announcement: (the text under the title in the listing; without it, the body's first paragraph)`, ""},
 		{"published: 2025-01-02\nslug: other\n", `:6: unknown front matter key "slug" is ignored: an article's slug is its file name: rename the file to SLUG.md`, ""},
@@ -199,15 +208,47 @@ func TestForeignKeys(t *testing.T) {
 		t.Run(tt.front, func(t *testing.T) {
 			fp := &fileParser{cfg: testCfg(t), md: newMarkdownParser()}
 			r := fp.parse(p, "news", "politics", "a", []byte(base+tt.front+"---\n"))
-			if got, want := errString(r.warnings.Err()), p+tt.warning; got != want {
+			r.warnings.Sort()
+			want := "<nil>"
+			if tt.warning != "" {
+				want = p + tt.warning
+			}
+			if got := errString(r.warnings.Err()); got != want {
 				t.Errorf("warning:\ngot  %s\nwant %s", got, want)
 			}
-			want := "<nil>"
+			want = "<nil>"
 			if tt.err != "" {
 				want = p + tt.err
 			}
 			if got := errString(r.errs.Err()); got != want {
 				t.Errorf("error:\ngot  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// TestCasedKeys checks that a key of feedgen's written in another case,
+// as Hugo takes it (Draft:, Tags:), is an error saying to write it in
+// lowercase: ignored, the draft would be published, the tags dropped.
+// A required key so written gets that error only, not the missing key's.
+func TestCasedKeys(t *testing.T) {
+	const p = "content/news/politics/a.md"
+	const base = "---\nid: 1\nauthor: ivan\npublished: 2025-01-02T10:00:00\n"
+	tests := []struct{ front, err string }{
+		{"title: x\nDraft: true\n", `:6: front matter key "Draft" is draft in another case: write draft: (keys are lowercase; Hugo reads them in any case, feedgen does not)`},
+		{"title: x\nTAGS: [a]\n", `:6: front matter key "TAGS" is tags in another case: write tags: (keys are lowercase; Hugo reads them in any case, feedgen does not)`},
+		{"Title: x\n", `:5: front matter key "Title" is title in another case: write title: (keys are lowercase; Hugo reads them in any case, feedgen does not)`},
+		{"title: x\ndraft: false\nDraft: true\n", `:7: front matter key "Draft" is draft in another case: write draft: (keys are lowercase; Hugo reads them in any case, feedgen does not)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.front, func(t *testing.T) {
+			fp := &fileParser{cfg: testCfg(t), md: newMarkdownParser()}
+			r := fp.parse(p, "news", "politics", "a", []byte(base+tt.front+"---\n"))
+			if got, want := errString(r.errs.Err()), p+tt.err; got != want {
+				t.Errorf("error:\ngot  %s\nwant %s", got, want)
+			}
+			if r.article != nil || len(r.warnings) > 0 {
+				t.Errorf("an article (%v) or warnings: %v", r.article != nil, r.warnings)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -159,8 +160,19 @@ type fileCheck struct {
 		author, authorName, authorURL      bool
 		imgSmall, imgSmall2x               bool
 	}
-	author  field // the author key, when seen.author
-	dateKey field // a key of another generator for published (date:), if any
+	author field // the author key, when seen.author
+	// dateKeys are the keys of other generators for published (date:),
+	// with the warning each gets when published: is there too.
+	dateKeys []dateKey
+	// cased are the keys of feedgen's written in another case (Draft:),
+	// lowercased.
+	cased []string
+}
+
+// dateKey is a key of another generator for published, and its warning.
+type dateKey struct {
+	f   field
+	msg string
 }
 
 // fail records an error at line.
@@ -333,6 +345,14 @@ func (c *fileCheck) decode(a *Article, pairs []field) {
 			}
 			a.Draft = v
 		default:
+			// A key of feedgen's in another case (Hugo's Draft: or Tags:)
+			// is an error, not the warning of an unknown key: ignored, it
+			// would publish a draft or drop the tags without a word.
+			if lower := strings.ToLower(kv.key); slices.Contains(frontMatterKeys, lower) {
+				c.cased = append(c.cased, lower)
+				c.r.errs.Add(c.p, kv.keyLine, fmt.Sprintf("front matter key %q is %s in another case: write %s: (keys are lowercase; Hugo reads them in any case, feedgen does not)", kv.key, lower, lower)+kv.keyNote)
+				break
+			}
 			msg := fmt.Sprintf("unknown front matter key %q is ignored", kv.key)
 			if h, ok := foreignKeys[strings.ToLower(kv.key)]; ok {
 				msg += ": " + h
@@ -340,7 +360,10 @@ func (c *fileCheck) decode(a *Article, pairs []field) {
 				msg += fmt.Sprintf(": did you mean %q?", s)
 			}
 			if isDateKey(kv.key) {
-				c.dateKey = kv
+				// Its warning waits for required: without published:,
+				// the first is the error of the missing key instead.
+				c.dateKeys = append(c.dateKeys, dateKey{kv, msg + kv.keyNote})
+				break
 			}
 			c.r.warnings.Add(c.p, kv.keyLine, msg+kv.keyNote)
 		}
@@ -348,8 +371,17 @@ func (c *fileCheck) decode(a *Article, pairs []field) {
 }
 
 // required reports the keys every article must have that the front
-// matter lacks.
+// matter lacks: one message a line, so a date: standing for a missing
+// published: gets the error saying to rename it, not its warning too;
+// and a key written in another case (Title:) its error only.
 func (c *fileCheck) required() {
+	for i, d := range c.dateKeys {
+		if i == 0 && !c.seen.published {
+			c.r.errs.Add(c.p, d.f.keyLine, fmt.Sprintf("missing required key published: rename %s: to published: (feedgen's name for the publication time)", d.f.key)+d.f.keyNote)
+			continue
+		}
+		c.r.warnings.Add(c.p, d.f.keyLine, d.msg)
+	}
 	for _, req := range []struct {
 		have bool
 		key  string
@@ -360,9 +392,8 @@ func (c *fileCheck) required() {
 		{c.seen.published, "published", "published: 2025-01-31T09:30:00"},
 	} {
 		switch {
-		case req.have:
-		case req.key == "published" && c.dateKey.key != "":
-			c.r.errs.Add(c.p, c.dateKey.keyLine, fmt.Sprintf("missing required key published: rename %s: to published: (%s is what Hugo calls it; feedgen reads published)", c.dateKey.key, c.dateKey.key))
+		case req.have, slices.Contains(c.cased, req.key):
+		case req.key == "published" && len(c.dateKeys) > 0:
 		default:
 			c.r.errs.Add(c.p, c.open, fmt.Sprintf("missing required key %s: add e.g. %s", req.key, req.hint))
 		}
@@ -515,7 +546,17 @@ func dateRange(s string) string {
 	}
 	switch {
 	case mo > 12 && d >= 1 && d <= 12 && mo <= daysIn(y, time.Month(d)):
-		return fmt.Sprintf("month %02d is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD): did you mean %s-%02d-%02d%s?", mo, s[:4], d, mo, s[10:])
+		const swapped = "month %02d is out of range: months are 01 to 12, and come before the day (YYYY-MM-DD)"
+		// The value meant, when it is one: with the seconds a time
+		// without them lacks.
+		meant := fmt.Sprintf("%s-%02d-%02d%s", s[:4], d, mo, s[10:])
+		if _, ok := withSeconds(meant); ok {
+			meant = meant[:16] + ":00" + meant[16:]
+		}
+		if _, _, err := parseTime(meant, time.UTC); err != nil {
+			return fmt.Sprintf(swapped, mo)
+		}
+		return fmt.Sprintf(swapped+": did you mean %s?", mo, meant)
 	case mo < 1 || mo > 12:
 		return fmt.Sprintf("month %02d is out of range: months are 01 to 12 (YYYY-MM-DD)", mo)
 	case d < 1 || d > daysIn(y, time.Month(mo)):
@@ -534,8 +575,8 @@ func dateRange(s string) string {
 	case mi > 59:
 		return fmt.Sprintf("minute %02d is out of range: minutes are 00 to 59", mi)
 	}
-	if len(s) == 16 {
-		return "no seconds: write HH:MM:SS, e.g. " + s[11:16] + ":00"
+	if t, ok := withSeconds(s); ok {
+		return "no seconds: write HH:MM:SS, e.g. " + t
 	}
 	sec, ok := num(17, 2)
 	if !ok || s[16] != ':' {
@@ -545,6 +586,21 @@ func dateRange(s string) string {
 		return fmt.Sprintf("second %02d is out of range: seconds are 00 to 59", sec)
 	}
 	return ""
+}
+
+// withSeconds returns, for s a date and time without seconds
+// (YYYY-MM-DDTHH:MM, maybe with a zone: Z or +02:00), its time with them
+// and the zone: "10:00:00+02:00"; ok is false for any other s, and when
+// the seconds do not make s a valid time.
+func withSeconds(s string) (string, bool) {
+	if len(s) < 16 || s[10] != 'T' || s[13] != ':' || len(s) > 16 && !strings.ContainsRune("Z+-", rune(s[16])) {
+		return "", false
+	}
+	full := s[:16] + ":00" + s[16:]
+	if _, _, err := parseTime(full, time.UTC); err != nil {
+		return "", false
+	}
+	return full[11:], true
 }
 
 // daysIn returns the number of days of month m of year y.

@@ -54,6 +54,12 @@ func convert(ctx context.Context, r *listingRead, opt Options) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q: %w", opt.Timezone, err)
 	}
+	switch {
+	case opt.Layout != listing.LayoutChunks && opt.Layout != listing.LayoutPages:
+		return nil, fmt.Errorf("layout %q: want %q or %q", opt.Layout, listing.LayoutChunks, listing.LayoutPages)
+	case opt.Layout == listing.LayoutChunks && (len(opt.Limits) > 0 || opt.Offsets == listing.OffsetsAligned):
+		return nil, fmt.Errorf("page sizes and aligned offsets are of layout %q: layout %q answers every page size up to the max limit at every offset", listing.LayoutPages, listing.LayoutChunks)
+	}
 	for _, l := range opt.Limits {
 		if l <= 0 || l > r.maxLimit {
 			return nil, fmt.Errorf("page size %d: the service answers page sizes 1 to %d", l, r.maxLimit)
@@ -79,6 +85,7 @@ func convert(ctx context.Context, r *listingRead, opt Options) (*Site, error) {
 		max:      r.maxLimit,
 		limits:   slices.Compact(slices.Sorted(slices.Values(append([]int{r.defaultLimit, r.maxLimit}, opt.Limits...)))),
 		aligned:  opt.Offsets == listing.OffsetsAligned,
+		chunked:  opt.Layout == listing.LayoutChunks,
 	}
 	s := &Site{
 		Files:        make(map[string][]byte, len(kept)+1),
@@ -86,6 +93,7 @@ func convert(ctx context.Context, r *listingRead, opt Options) (*Site, error) {
 		BaseURL:      r.baseURL,
 		DefaultLimit: r.defaultLimit,
 		MaxLimit:     r.maxLimit,
+		Layout:       opt.Layout,
 		Count:        r.count,
 		Authors:      len(authors),
 	}

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // Defaults of Options.
@@ -93,11 +94,18 @@ type Options struct {
 	// are kept as written and must be valid, and not in the future, in it.
 	// "" is DefaultTimezone.
 	Timezone string
+	// Layout is pagination.layout written in config.yaml: "chunks" (the
+	// default, as feedgen new site writes: every page size up to the
+	// service's max limit at every offset, as the service answers, put
+	// together per request) or "pages" (a file per page).
+	Layout string
 	// Limits are page sizes to pre-render besides the service's default
-	// and max limit (the listing cannot show which others a site uses).
+	// and max limit (the listing cannot show which others a site uses),
+	// with Layout "pages".
 	Limits []int
-	// Offsets is the offsets mode written in config.yaml: "all" (every
-	// offset, as the service answers; the default) or "aligned".
+	// Offsets is the offsets mode written in config.yaml with Layout
+	// "pages": "all" (every offset, as the service answers; the default)
+	// or "aligned".
 	Offsets string
 	// KeepGoing leaves out what cannot be kept exact, reported in
 	// Site.Refused, instead of failing.
@@ -136,6 +144,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = "feedgen-import"
+	}
+	if o.Layout == "" {
+		o.Layout = listing.LayoutChunks
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
@@ -185,8 +196,10 @@ type Site struct {
 	// Refused is what was left out with KeepGoing: one diagnostic per
 	// article (Path "article ID") or page (Path its URL).
 	Refused diag.List
-	// Estimate is the size of the build's pages, with the offsets mode
-	// written in config.yaml.
+	// Layout is pagination.layout written in config.yaml.
+	Layout string
+	// Estimate is the size of the build's pages (layout: pages, with the
+	// offsets mode written in config.yaml) or chunks (layout: chunks).
 	Estimate int64
 }
 

@@ -1,20 +1,27 @@
 package importer
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // roundTrip imports the listing at url, writes the site, builds it at now
 // and compares every page of the main listing with those of the build in
-// orig, byte for byte.
+// orig, byte for byte: the rebuilt page files (layout: pages), or the
+// answers of the real server to the same requests (layout: chunks, the
+// default, whose pages it puts together).
 func roundTrip(t *testing.T, url, orig string, now time.Time, opt Options) *Site {
 	t.Helper()
 	opt.URL, opt.Log = url, testLog{t}
@@ -27,13 +34,50 @@ func roundTrip(t *testing.T, url, orig string, now time.Time, opt Options) *Site
 	if err := s.Write(dir); err != nil {
 		t.Fatal(err)
 	}
+	wantLayout := opt.Layout
+	if wantLayout == "" {
+		wantLayout = listing.LayoutChunks
+	}
+	if s.Layout != wantLayout || !bytes.Contains(s.Files[configName], []byte("\n  layout: chunks\n")) != (wantLayout == listing.LayoutPages) {
+		t.Errorf("layout %s, want %s; config.yaml:\n%s", s.Layout, wantLayout, s.Files[configName])
+	}
 	out := filepath.Join(t.TempDir(), "public")
 	buildSite(t, os.DirFS(dir), dir, out, now)
 	want := mainPages(t, orig)
-	same := comparePages(t, want, mainPages(t, out))
-	t.Logf("%d articles imported in %d requests (%d pages checked); %d of %d pages of the rebuilt site byte-identical",
-		s.Articles, s.Requests, s.Pages, same, len(want))
+	got := mainPages(t, out)
+	if s.Layout == listing.LayoutChunks {
+		got = servedPages(t, serve(t, out), want)
+	}
+	same := comparePages(t, want, got)
+	t.Logf("%d articles imported in %d requests (%d pages checked); %d of %d pages of the rebuilt site (%s) byte-identical",
+		s.Articles, s.Requests, s.Pages, same, len(want), s.Layout)
 	return s
+}
+
+// servedPages returns the answers of the listing at url to the requests
+// of the pages of pages (by path, as mainPages): /articles/ for the
+// index, ?limit=L&offset=O for the others.
+func servedPages(t *testing.T, url string, pages map[string][]byte) map[string][]byte {
+	t.Helper()
+	got := map[string][]byte{}
+	for p := range pages {
+		k, _ := listing.ParsePageKey(p)
+		u := url
+		if !k.Index {
+			u += "?limit=" + strconv.Itoa(k.Limit) + "&offset=" + strconv.Itoa(k.Offset)
+		}
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", u, resp.StatusCode, err)
+		}
+		got[p] = body
+	}
+	return got
 }
 
 // TestRoundTripSample imports the sample site, served by the real server,
@@ -43,7 +87,9 @@ func TestRoundTripSample(t *testing.T) {
 	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	orig := t.TempDir()
 	res := buildSite(t, feedgen.Sample(), "", orig, now)
-	s := roundTrip(t, serve(t, orig), orig, now, Options{Limits: []int{50}})
+	url := serve(t, orig)
+	roundTrip(t, url, orig, now, Options{Layout: listing.LayoutPages, Limits: []int{50}})
+	s := roundTrip(t, url, orig, now, Options{})
 	if s.Articles != res.Articles || s.Count != res.Articles {
 		t.Errorf("got %d articles of count %d, want %d", s.Articles, s.Count, res.Articles)
 	}
@@ -74,7 +120,9 @@ func TestRoundTripHard(t *testing.T) {
 			}
 			orig := t.TempDir()
 			buildSite(t, os.DirFS(src), src, orig, corpus.HardNow)
-			roundTrip(t, serve(t, orig), orig, corpus.HardNow, Options{Offsets: tt.offsets})
+			url := serve(t, orig)
+			roundTrip(t, url, orig, corpus.HardNow, Options{Layout: listing.LayoutPages, Offsets: tt.offsets})
+			roundTrip(t, url, orig, corpus.HardNow, Options{})
 		})
 	}
 }

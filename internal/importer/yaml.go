@@ -32,10 +32,11 @@ type siteConfig struct {
 	authors                    []author
 	def, max                   int
 	limits                     []int
-	aligned                    bool
+	aligned, chunked           bool
 	articles                   int
 
 	all, alignedSize int64 // estimated size of the pages, each offsets mode
+	chunks           int64 // estimated size of the chunks
 }
 
 // write puts config.yaml for the articles into the site, with its
@@ -43,9 +44,13 @@ type siteConfig struct {
 func (sc *siteConfig) write(s *Site, articles []*article) error {
 	sc.articles = len(articles)
 	sc.estimate(articles)
-	s.Estimate = sc.all
-	if sc.aligned {
+	switch {
+	case sc.chunked:
+		s.Estimate = sc.chunks
+	case sc.aligned:
 		s.Estimate = sc.alignedSize
+	default:
+		s.Estimate = sc.all
 	}
 	data, err := sc.yaml()
 	if err != nil {
@@ -61,9 +66,13 @@ const pageHead = 200
 // estimate computes the size of the pages of the articles, with every
 // offset and with aligned ones: a page of limit L at offset O holds the
 // articles O to O+L-1, so article i is on min(i+1, L) pages of L with
-// every offset, and on one with aligned offsets.
+// every offset, and on one with aligned offsets; and of the chunks, that
+// hold each article once (a collection, the listing: no filters).
 func (sc *siteConfig) estimate(articles []*article) {
-	sc.all, sc.alignedSize = 0, 0
+	sc.all, sc.alignedSize, sc.chunks = 0, 0, 0
+	for _, a := range articles {
+		sc.chunks += int64(len(a.raw) + 1)
+	}
 	for _, l := range sc.limits {
 		pages := max(1, (len(articles)+l-1)/l)
 		sc.alignedSize += int64(pages * pageHead)
@@ -153,26 +162,7 @@ func (sc *siteConfig) yaml() ([]byte, error) {
 	add(m, "authors", authors, "Keyed by the last segment of the profile URL; articles whose author has no",
 		"such key keep author_name and author_url.")
 
-	pg := mappingNode(0)
-	add(pg, "default_limit", intNode(int64(sc.def)))
-	add(pg, "max_limit", intNode(int64(sc.max)))
-	limits := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
-	for _, l := range sc.limits {
-		limits.Content = append(limits.Content, intNode(int64(l)))
-	}
-	add(pg, "limits", limits)
-	offsets, size := listing.OffsetsAll, sc.all
-	if sc.aligned {
-		offsets, size = listing.OffsetsAligned, sc.alignedSize
-	}
-	add(pg, "offsets", plainNode(offsets),
-		fmt.Sprintf("all: every offset, as the service answers any (about %s of pages here);", human.Bytes(sc.all)),
-		fmt.Sprintf("aligned: only the offsets next links reach (about %s).", human.Bytes(sc.alignedSize)))
-	if size > config.DefaultMaxOutputBytes*9/10 {
-		gib := (size*5/4 + 1<<30 - 1) >> 30
-		add(pg, "max_output_bytes", plainNode(strconv.FormatInt(gib, 10)+"GiB"), "The estimate above, and a quarter more.")
-	}
-	add(m, "pagination", pg)
+	add(m, "pagination", sc.pagination())
 	add(m, "content_dir", plainNode("content"))
 	add(m, "output_dir", plainNode("public"))
 
@@ -181,6 +171,42 @@ func (sc *siteConfig) yaml() ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// pagination returns config.yaml's pagination: layout: chunks, or a
+// file per page with the limits and the offsets mode; and
+// max_output_bytes when the estimate comes near its default.
+func (sc *siteConfig) pagination() *yaml.Node {
+	pg := mappingNode(0)
+	add(pg, "default_limit", intNode(int64(sc.def)))
+	add(pg, "max_limit", intNode(int64(sc.max)))
+	size := sc.chunks
+	if sc.chunked {
+		add(pg, "layout", plainNode(listing.LayoutChunks),
+			"chunks: every page size up to max_limit at every offset, as the service answers",
+			fmt.Sprintf("(about %s of chunks here), put together per request by feedgen serve, or by", human.Bytes(sc.chunks)),
+			"nginx with njs, Cloudflare or Netlify. A plain file server needs layout: pages",
+			"(feedgen import --layout pages; or feedgen rules says which keys to set).")
+	} else {
+		limits := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+		for _, l := range sc.limits {
+			limits.Content = append(limits.Content, intNode(int64(l)))
+		}
+		add(pg, "limits", limits)
+		offsets := listing.OffsetsAll
+		size = sc.all
+		if sc.aligned {
+			offsets, size = listing.OffsetsAligned, sc.alignedSize
+		}
+		add(pg, "offsets", plainNode(offsets),
+			fmt.Sprintf("all: every offset, as the service answers any (about %s of pages here);", human.Bytes(sc.all)),
+			fmt.Sprintf("aligned: only the offsets next links reach (about %s).", human.Bytes(sc.alignedSize)))
+	}
+	if size > config.DefaultMaxOutputBytes*9/10 {
+		gib := (size*5/4 + 1<<30 - 1) >> 30
+		add(pg, "max_output_bytes", plainNode(strconv.FormatInt(gib, 10)+"GiB"), "The estimate above, and a quarter more.")
+	}
+	return pg
 }
 
 // frontMatter returns the file of an article: its front matter alone, every

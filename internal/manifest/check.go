@@ -15,6 +15,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -98,7 +99,7 @@ func (m *Manifest) Validate() diag.List {
 	if pagingOK && len(ps) == 0 {
 		for _, c := range m.Collections {
 			if path, n := missingPage(c, p, seen); path != "" {
-				add("collection %q of %d articles: page %s is not listed (%d pages missing)", c.Dir, c.Count, path, n)
+				add("collection %q of %s: page %s is not listed (%s missing)", c.Dir, human.Plural(c.Count, "article"), path, human.Plural(n, "page"))
 			}
 		}
 	}

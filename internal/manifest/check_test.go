@@ -62,7 +62,7 @@ func TestValidate(t *testing.T) {
 		{"valid", func(m *Manifest) {}, ""},
 		{"aligned needs fewer pages", func(m *Manifest) { m.Pagination.Offsets = "aligned"; m.Files = append(m.Files[:2], m.Files[3]) }, ""},
 		{"count one more than the pages", func(m *Manifest) { m.Collections[0].Count, m.Articles = 4, 4 },
-			`manifest.json: collection "articles" of 4 articles: page articles/2/3.json is not listed (1 pages missing)`},
+			`manifest.json: collection "articles" of 4 articles: page articles/2/3.json is not listed (1 page missing)`},
 		{"huge count", func(m *Manifest) { m.Collections[0].Count, m.Articles = 1<<40, 1<<40 },
 			`manifest.json: collection "articles" of 1099511627776 articles: page articles/2/3.json is not listed`},
 		{"articles differ from the count", func(m *Manifest) { m.Articles = 2 },

@@ -207,21 +207,21 @@ func (p *session) summary(res *build.Result, changed []string, start time.Time) 
 	if changed != nil {
 		what = "rebuilt after " + describe(changed)
 	}
-	line := fmt.Sprintf("%s in %s: %s, %d %s written, %d deleted",
-		what, time.Since(start).Round(time.Millisecond), human.Plural(res.Articles, "article"), res.Written, files(res), res.Deleted)
+	line := fmt.Sprintf("%s in %s: %s, %s written, %d deleted",
+		what, time.Since(start).Round(time.Millisecond), human.Plural(res.Articles, "article"), human.Plural(res.Written, file(res)), res.Deleted)
 	if res.Drafts > 0 {
 		line += fmt.Sprintf(", %s left out (-D shows drafts)", human.Plural(res.Drafts, "draft"))
 	}
 	return line
 }
 
-// files names what a build writes: pages, or files of chunks and
+// file names what a build writes: a page, or a file of chunks and
 // indexes.
-func files(res *build.Result) string {
+func file(res *build.Result) string {
 	if res.Chunked {
-		return "files"
+		return "file"
 	}
-	return "pages"
+	return "page"
 }
 
 // schedule builds again when the next scheduled article of res is due,

@@ -47,10 +47,9 @@ filters: [section, category, tag, author]
 # answered at every offset, put together per request by feedgen serve, or by
 # nginx with njs, Cloudflare or Netlify (feedgen rules nginx-njs|cloudflare|netlify).
 # The output grows with the articles: about 0.9 GB at 100,000, and one new
-# article publishes a few chunks. For a plain file server (feedgen rules
-# nginx|caddy|apache|cloudfront), a file per page instead:
-#   layout: pages, limits: [20, 50, 100] and offsets: aligned (2.8 GB at
-#   100,000 articles; offsets: all is 13 GB at 10,000), see docs/configuration.md
+# article publishes a few chunks. A plain file server (feedgen rules
+# nginx|caddy|apache|cloudfront) needs layout: pages, a file per page:
+# feedgen rules says which keys to set for it.
 pagination:
   default_limit: 20
   max_limit: 100

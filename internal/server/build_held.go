@@ -239,8 +239,8 @@ func (hb *heldBuild) describe() string {
 	if hb.chunked {
 		files = human.Plural(hb.pages, "file") + " of chunks and indexes"
 	}
-	return fmt.Sprintf("build of %s (%d articles, %s, %s)",
-		hb.buildTime.UTC().Format(time.RFC3339), hb.main.count, files, human.Bytes(hb.bytes))
+	return fmt.Sprintf("build of %s (%s, %s, %s)",
+		hb.buildTime.UTC().Format(time.RFC3339), human.Plural(hb.main.count, "article"), files, human.Bytes(hb.bytes))
 }
 
 // unavailableLine is the line of the log about the pages of hb that did
