@@ -25,6 +25,10 @@ var (
 	notRunRE = regexp.MustCompile(`^<!-- not run: .+ -->$`)
 )
 
+// backgroundRE is the end of a script line that runs it in the
+// background: & or &NAME&.
+var backgroundRE = regexp.MustCompile(`\s&(\w+&)?$`)
+
 // scriptValues are the values a script uses where a document shows a fixed
 // one: a script cannot listen on port 8080, which a reader's own server may
 // hold, so it listens on $PORT, a free port. A feedgen serve the document
@@ -38,7 +42,7 @@ const scriptAddr = " --addr 127.0.0.1:$PORT"
 // script, in the same order (the script checks what each one does between
 // them), so an example cannot change, or stop working, without a test
 // failing. A script runs a document's command with exec when it is not
-// feedgen, and with a trailing & when it runs in the background (as the
+// feedgen, and with a trailing & or &NAME& when it runs in the background (as the
 // document may); commands joined by && are commands of their own.
 func TestDocsExamplesRun(t *testing.T) {
 	for _, doc := range readmeDocs {
@@ -148,7 +152,7 @@ func quotes(script string, commands []string) error {
 	for l := range strings.SplitSeq(string(a.Comment), "\n") {
 		l = strings.TrimSpace(l)
 		l = strings.TrimPrefix(l, "exec ")
-		l = strings.TrimSpace(strings.TrimSuffix(l, "&"))
+		l = strings.TrimSpace(backgroundRE.ReplaceAllString(l, ""))
 		if strings.HasPrefix(l, "feedgen serve") {
 			l = strings.TrimSuffix(l, scriptAddr)
 		}
