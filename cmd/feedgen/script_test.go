@@ -57,6 +57,11 @@ func TestMain(m *testing.M) {
 //	             first); a refused connection is tried again for up to
 //	             10 seconds, for a server the script started just before;
 //	             $VAR in URL is expanded, quoted or not
+//	[!] waitfile PATH
+//	             wait until the file exists (10 s at most): after a
+//	             daemon's start, its pid file, so that the daemon is
+//	             stopped even if the script fails next; with !, until it
+//	             is gone: after a stop, the pid file, which says it stopped
 //
 // [runtime:NAME] is true when the program NAME is installed (see
 // runtimeCondition).
@@ -107,6 +112,7 @@ func TestScript(t *testing.T) {
 			"status":     cmdStatus,
 			"nextsecond": cmdNextSecond,
 			"curl":       cmdCurl,
+			"waitfile":   cmdWaitFile,
 		},
 		Condition:          runtimeCondition,
 		RequireUniqueNames: true,
@@ -139,8 +145,13 @@ func runtimeCondition(cond string) (bool, error) {
 var daemonPIDFiles = []string{"nginx.pid", "httpd.pid"}
 
 // stopDaemons stops the daemons whose pid files are in dir or the
-// folders in it: those a script started and left running.
+// folders in it: those a script started and left running. Each is sent
+// SIGTERM and waited for, and killed if it has not exited in 10 s: none
+// is left running, as root, after the test. A daemon writes its pid file
+// after the command that starts it returns: a script waits for it
+// (waitfile) before anything that may fail.
 func stopDaemons(dir string) {
+	var pids []int
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !slices.Contains(daemonPIDFiles, d.Name()) {
 			return nil
@@ -149,13 +160,62 @@ func stopDaemons(dir string) {
 		if err != nil {
 			return nil
 		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
-			if p, err := os.FindProcess(pid); err == nil {
-				p.Signal(syscall.SIGTERM)
-			}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 && syscall.Kill(pid, syscall.SIGTERM) == nil {
+			pids = append(pids, pid)
 		}
 		return nil
 	})
+	for _, pid := range pids {
+		// Not a child of the test's: nothing announces its exit.
+		deadline := time.Now().Add(10 * time.Second)
+		for running(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if running(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// running says whether the process pid is running: it exists and is not
+// a zombie (exited, waiting for a parent that may never reap it).
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		if _, perr := os.Stat("/proc/self/stat"); perr == nil {
+			return false // gone
+		}
+		return syscall.Kill(pid, 0) == nil // no /proc to tell a zombie by
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// cmdWaitFile waits until the file exists (! waitfile: until it is
+// gone), for up to 10 s: the pid file a daemon writes after the command
+// that started it returned (apache2 -k start), which is what stopDaemons
+// finds it by, and removes once stopped. A file appearing is announced by
+// nothing a script can wait on: it is looked for every 20 ms.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: [!] waitfile PATH")
+	}
+	name := ts.MkAbs(args[0])
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(name)
+		if (err == nil) != neg {
+			return
+		}
+		if time.Now().After(deadline) {
+			if neg {
+				ts.Fatalf("waitfile: %s still there after 10s", args[0])
+			}
+			ts.Fatalf("waitfile: no %s after 10s", args[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // cmdStatus checks the exit code of the feedgen run just before it.
