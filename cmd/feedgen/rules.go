@@ -394,7 +394,7 @@ that changes them makes them stale. rules records each folder it writes
 (in .feedgen-rules.json beside the config), and feedgen build warns of the
 folders written for its output that it made stale, with the command that
 writes them again. --check writes nothing, and exits 1 naming each stale
-file of OUTDIR and what differs.
+file of OUTDIR and what differs, 2 when it cannot check.
 
 With --standalone, nginx, nginx-njs and apache write a complete config of
 their server instead of one to include: it needs no system config, keeps
@@ -428,7 +428,7 @@ Targets, the files each writes and how they run:
 	cmd.Flags().StringVar(&o.cache, "cache", "", "nginx-njs with a chunks build: a `folder` where nginx keeps each page njs puts together for a second")
 	cmd.Flags().BoolVar(&o.standalone, "standalone", false, "nginx, nginx-njs, apache: write a complete config of the server, which keeps its pid, logs and temporary files in OUTDIR (no system config needed)")
 	cmd.Flags().StringVar(&o.modules, "modules", "", "with --standalone, nginx-njs or apache: the `folder` of the server's modules (default: Debian's)")
-	cmd.Flags().BoolVar(&o.checkFiles, "check", false, "write nothing: compare the files in OUTDIR with those the build needs now (exit 1 when stale), with the flags they were written with")
+	cmd.Flags().BoolVar(&o.checkFiles, "check", false, "write nothing: compare the files in OUTDIR with those the build needs now (exit 1 when stale, 2 when it cannot check), with the flags they were written with")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail, writing nothing, when the files cannot answer all the build has (cloudfront: filters that do not fit)")
 	return cmd
 }
