@@ -93,6 +93,9 @@ func TestScript(t *testing.T) {
 			}
 			env.Setenv("PORT2", port)
 			env.Setenv("REPO", repo)
+			if !slices.Contains(filepath.SplitList(env.Getenv("PATH")), sbin) {
+				env.Setenv("PATH", env.Getenv("PATH")+string(filepath.ListSeparator)+sbin)
+			}
 			// Started by root, nginx's and Apache's workers run as
 			// nobody, and must be able to reach the script's build, in
 			// $WORK, whose parent os.MkdirTemp made for the owner only.
@@ -122,22 +125,30 @@ func TestScript(t *testing.T) {
 
 // runtimeCondition is the condition [runtime:NAME]: the program NAME, a
 // platform the documents' examples run (nginx, apache2, caddy, workerd),
-// is installed. When it is not, the condition is false, so that a script
-// can skip, unless FEEDGEN_RUNTIMES=required (make test, which installs
-// them, sets it): then the script fails, as the rules tests do.
+// is installed: in $PATH or in /usr/sbin, which Setup adds to the
+// scripts' PATH (Debian keeps nginx and apache2 there, out of a user's
+// PATH), as the rules tests find them (needProgram). When it is not, the
+// condition is false, so that a script can skip, unless
+// FEEDGEN_RUNTIMES=required (make test, which installs them, sets it):
+// then the script fails, as the rules tests do.
 func runtimeCondition(cond string) (bool, error) {
 	name, ok := strings.CutPrefix(cond, "runtime:")
 	if !ok {
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
-	if _, err := exec.LookPath(name); err == nil {
-		return true, nil
+	for _, p := range []string{name, filepath.Join(sbin, name)} {
+		if _, err := exec.LookPath(p); err == nil {
+			return true, nil
+		}
 	}
 	if os.Getenv("FEEDGEN_RUNTIMES") == "required" {
 		return false, fmt.Errorf("%s not found: make test installs it (make runtimes)", name)
 	}
 	return false, nil
 }
+
+// sbin is where Debian keeps the servers, out of a user's PATH.
+const sbin = "/usr/sbin"
 
 // daemonPIDFiles are the pid files of the servers a script may start as
 // daemons with the documents' commands: nginx and apache --standalone

@@ -22,7 +22,7 @@ func TestApache(t *testing.T) {
 // returns.
 func startApache(t *testing.T) startFunc {
 	t.Helper()
-	apache := needProgram(t, "apache2", "/usr/sbin/apache2", "httpd")
+	apache := needProgram(t, "apache2", "httpd")
 	return func(t *testing.T, out string, s *Site) string {
 		for _, m := range StandaloneModules(apacheTarget(), s) {
 			if _, err := os.Stat(m); err != nil {

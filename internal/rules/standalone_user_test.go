@@ -27,11 +27,11 @@ func TestStandaloneWorkersNotRoot(t *testing.T) {
 		command func(out string) *exec.Cmd
 	}{
 		{"nginx", func(out string) *exec.Cmd {
-			nginx := needProgram(t, "nginx", "/usr/sbin/nginx")
+			nginx := needProgram(t, "nginx")
 			return exec.Command(nginx, "-p", out, "-c", "nginx.conf", "-e", filepath.Join(out, "error.log"), "-g", "daemon off;")
 		}},
 		{"apache", func(out string) *exec.Cmd {
-			apache := needProgram(t, "apache2", "/usr/sbin/apache2", "httpd")
+			apache := needProgram(t, "apache2", "httpd")
 			return exec.Command(apache, "-d", out, "-f", "apache.conf", "-DFOREGROUND")
 		}},
 	} {
