@@ -171,8 +171,10 @@ func stopDaemons(dir string) {
 		if err != nil {
 			return nil
 		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 && syscall.Kill(pid, syscall.SIGTERM) == nil {
-			pids = append(pids, pid)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+			if p, err := os.FindProcess(pid); err == nil && p.Signal(syscall.SIGTERM) == nil {
+				pids = append(pids, pid)
+			}
 		}
 		return nil
 	})
@@ -182,8 +184,8 @@ func stopDaemons(dir string) {
 		for running(pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if running(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
+		if p, err := os.FindProcess(pid); err == nil && running(pid) {
+			p.Kill()
 		}
 	}
 }
@@ -196,7 +198,8 @@ func running(pid int) bool {
 		if _, perr := os.Stat("/proc/self/stat"); perr == nil {
 			return false // gone
 		}
-		return syscall.Kill(pid, 0) == nil // no /proc to tell a zombie by
+		p, err := os.FindProcess(pid) // no /proc to tell a zombie by
+		return err == nil && p.Signal(syscall.Signal(0)) == nil
 	}
 	// pid (comm) state ...: comm may hold spaces and parentheses.
 	i := strings.LastIndexByte(string(stat), ')')
