@@ -15,6 +15,7 @@ import (
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
 )
 
@@ -145,18 +146,30 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 
 // warnStaleRules prints a warning for each folder of rules written for
 // this output (recorded beside the config by feedgen rules) that the
-// build made stale, with the command that writes them again.
+// build made stale, with the command that writes them again, and for
+// each such folder that is gone, whose record it forgets.
 func (o *buildOptions) warnStaleRules(res *build.Result) {
-	config := ""
-	if o.set("config") {
-		config = o.site.config
-	}
-	cwd, _ := os.Getwd()
-	warnings, err := staleRules(o.site.config, res.OutDir, res.Manifest, config, cwd)
+	records := filepath.Join(filepath.Dir(o.site.config), rules.RecordsName)
+	checks, err := rules.CheckRecords(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0)
 	if err != nil {
 		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
 	}
-	for _, w := range warnings {
+	if len(checks) == 0 {
+		return
+	}
+	config, outputDir := "", res.OutDir
+	if o.set("config") {
+		config = o.site.config
+	}
+	if o.site.out != "" {
+		// Built elsewhere than output_dir: the command needs --root
+		// unless the record's is output_dir.
+		if cfg, err := readConfig(o.site.config); err == nil {
+			outputDir = cfg.OutputDir
+		}
+	}
+	cwd, _ := os.Getwd()
+	for _, w := range staleWarnings(checks, outputDir, config, cwd) {
 		fmt.Fprintf(o.stderr, "warning: %s\n", w)
 	}
 }

@@ -21,7 +21,7 @@ import (
 const (
 	exitOK      = 0
 	exitContent = 1 // content or config errors, or a failed run
-	exitUsage   = 2 // bad command line
+	exitUsage   = 2 // bad command line; rules --check: could not check
 )
 
 // globalOptions are what every command shares: where to write and how to
@@ -63,7 +63,12 @@ func report(stderr io.Writer, err error, path string) int {
 	}
 	var dl diag.List
 	var ue usageError
+	var cf checkFailed
 	switch {
+	case errors.As(err, &cf):
+		// rules --check could not check: 2, so that 1 says stale.
+		report(stderr, cf.err, path)
+		return exitUsage
 	case errors.As(err, &dl):
 		dl.Print(stderr, "feedgen: %s, nothing written")
 		return exitContent

@@ -41,21 +41,55 @@ func (o *rulesOptions) check() error {
 	if o.out == "" {
 		return usageError{errors.New("rules needs -o OUTDIR: the folder to write " + strings.Join(t.Files, " and ") + " to")}
 	}
-	if o.standalone && !t.Standalone {
-		return usageError{fmt.Errorf("--standalone is for %s, whose files are otherwise included in the server's config; %s's are complete as they are", strings.Join(standaloneTargets(), ", "), t.Name)}
-	}
-	if o.modules != "" && (!o.standalone || t.Name == "nginx") {
-		return usageError{errors.New("--modules is for --standalone with nginx-njs or apache: the folder their modules are loaded from")}
-	}
 	if o.cache != "" && t.Name != "nginx-njs" {
 		return usageError{fmt.Errorf("--cache is for nginx-njs (a folder where nginx keeps the pages njs puts together), not %s", t.Name)}
+	}
+	if o.checkFiles {
+		return nil // --standalone and --modules may come from the record: see checkStandalone
+	}
+	return o.checkStandalone()
+}
+
+// checkStandalone refuses --standalone for a target without it, and
+// --modules without --standalone: for --check, once the record has given
+// the flags not given.
+func (o *rulesOptions) checkStandalone() error {
+	if o.standalone && !o.t.Standalone {
+		return usageError{fmt.Errorf("--standalone is for %s, whose files are otherwise included in the server's config; %s's are complete as they are", strings.Join(standaloneTargets(), ", "), o.t.Name)}
+	}
+	if o.modules != "" && (!o.standalone || o.t.Name == "nginx") {
+		return usageError{errors.New("--modules is for --standalone with nginx-njs or apache: the folder their modules are loaded from")}
 	}
 	return nil
 }
 
+// checkFailed is an error of rules --check that is not stale files: the
+// check could not be made. It exits 2, as diff and cmp do, so that exit 1
+// says stale and nothing else.
+type checkFailed struct{ err error }
+
+func (e checkFailed) Error() string { return e.err.Error() }
+func (e checkFailed) Unwrap() error { return e.err }
+
 // runRules writes the target's files for the build of the config, or
 // with --check compares them with what it would write.
-func runRules(_ context.Context, o *rulesOptions) error {
+func runRules(ctx context.Context, o *rulesOptions) error {
+	err := writeRules(ctx, o)
+	var stale staleFiles
+	var ue usageError
+	if o.checkFiles && err != nil && !errors.As(err, &stale) && !errors.As(err, &ue) {
+		return checkFailed{err}
+	}
+	return err
+}
+
+// staleFiles is rules --check's answer when files are stale: exit 1.
+type staleFiles struct{ msg string }
+
+func (e staleFiles) Error() string { return e.msg }
+
+// writeRules is runRules.
+func writeRules(_ context.Context, o *rulesOptions) error {
 	// A site's folder given as --root says where its build is before
 	// the config is looked for: run outside a site, there is none here.
 	if o.root != "" {
@@ -73,17 +107,21 @@ func runRules(_ context.Context, o *rulesOptions) error {
 		return fmt.Errorf("finding -o: %w", err)
 	}
 	var old map[string]int
+	recorded := false
 	if o.checkFiles {
 		// The flags the files were written with, but those given.
 		rs, err := rules.ReadRecords(records)
 		if err != nil {
 			return err
 		}
-		for _, r := range rs {
-			if r.Out == out && r.Target == o.t.Name {
-				o.fromRecord(r)
-				old = r.Counts
-			}
+		if r, ok := rules.FindRecord(rs, out, o.t.Name); ok {
+			o.fromRecord(r)
+			old, recorded = r.Counts, true
+		} else {
+			fmt.Fprintf(o.stderr, "no record of how %s was written; compared with the defaults and the flags given\n", o.out)
+		}
+		if err := o.checkStandalone(); err != nil {
+			return err
 		}
 	}
 	root := o.root
@@ -103,9 +141,6 @@ func runRules(_ context.Context, o *rulesOptions) error {
 		return fmt.Errorf("the build in %s is not of %s (its pagination, layout or filters differ): run feedgen build, then feedgen rules", root, cfg.Path)
 	}
 	rec := rules.Record{Target: o.t.Name, Out: out, Listen: o.listen, Standalone: o.standalone}
-	if rec.Config, err = filepath.Abs(cfg.Path); err != nil {
-		return fmt.Errorf("finding the config: %w", err)
-	}
 	if rec.Root, err = filepath.Abs(root); err != nil {
 		return fmt.Errorf("finding the build folder: %w", err)
 	}
@@ -119,12 +154,12 @@ func runRules(_ context.Context, o *rulesOptions) error {
 			return fmt.Errorf("finding --cache: %w", err)
 		}
 	}
-	s, err := recordSite(rec, m)
+	s, err := rec.Site(m)
 	if err != nil {
 		return err
 	}
 	if o.checkFiles {
-		return o.report(s, old, rec, cfg.Path)
+		return o.report(s, old, rec, cfg.OutputDir, recorded)
 	}
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if errors.Is(err, rules.ErrChunks) {
@@ -156,7 +191,11 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	if o.t.Counts && !m.Pagination.Chunked() {
 		rec.Counts = rules.Counts(m.Collections)
 	}
-	if err := rules.SaveRecord(records, rec); err != nil {
+	dropped, err := rules.SaveRecord(records, rec)
+	if dropped != nil {
+		fmt.Fprintf(o.stderr, "warning: %v: written again\n", dropped)
+	}
+	if err != nil {
 		// The files are written; only build's check of them is lost.
 		fmt.Fprintf(o.stderr, "warning: recording the rules in %s: %v (feedgen build cannot tell when they are stale)\n", records, err)
 	}
@@ -164,9 +203,19 @@ func runRules(_ context.Context, o *rulesOptions) error {
 	case m.Pagination.Chunked():
 		fmt.Fprintf(o.stderr, "these %s files read each collection's index per request: a build does not make them stale (write them again when config.yaml's base_url, pagination or filters change)\n", o.t.Name)
 	case o.t.Counts:
-		fmt.Fprintf(o.stderr, "these %s files hold the build's counts: feedgen build says when a build makes them stale, feedgen rules %s --check -o %s checks them\n", o.t.Name, o.t.Name, o.out)
+		fmt.Fprintf(o.stderr, "these %s files hold the build's counts: feedgen build says when a build makes them stale, %s checks them\n", o.t.Name, checkCommand(o.t.Name, o.config, o.out))
 	}
 	return nil
+}
+
+// checkCommand is the feedgen rules --check command for target's files
+// in out.
+func checkCommand(target, config, out string) string {
+	args := []string{"feedgen", "rules", target}
+	if config != "" {
+		args = append(args, "--config", shellQuote(config))
+	}
+	return strings.Join(append(args, "--check", "-o", shellQuote(out)), " ")
 }
 
 // fromRecord takes the flags not given from r, the record of how the
@@ -191,8 +240,9 @@ func (o *rulesOptions) fromRecord(r rules.Record) {
 
 // report prints whether the files in -o are what rules would write for
 // s: a line per stale file, then an error with the command that writes
-// them again.
-func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record, cfgPath string) error {
+// them again (when recorded: with no record, the flags they need are
+// not known). outputDir is the config's output_dir.
+func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record, outputDir string, recorded bool) error {
 	stale, err := rules.Check(o.t, s, o.out, old)
 	if err != nil {
 		return err
@@ -205,31 +255,24 @@ func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record,
 		fmt.Fprintf(o.stdout, "%s: stale: %s\n", f.File, f.Why)
 	}
 	cwd, _ := os.Getwd()
-	return fmt.Errorf("the %s rules in %s are stale: run %s", o.t.Name, o.out, refreshCommand(shown(r, cfgPath, cwd), o.config))
+	cmd := refreshCommand(shown(r, outputDir, cwd), o.config)
+	if !recorded {
+		return staleFiles{fmt.Sprintf("the %s rules in %s are not those %s writes (with no record, the flags they were written with are not known)", o.t.Name, o.out, cmd)}
+	}
+	return staleFiles{fmt.Sprintf("the %s rules in %s are stale: run %s", o.t.Name, o.out, cmd)}
 }
 
 // shown is r with its paths as a command run in dir shows them: relative
-// to dir when inside it, and no --root when it is the config's
-// output_dir.
-func shown(r rules.Record, cfgPath, dir string) rules.Record {
+// to dir when inside it, and no --root when it is outputDir, the
+// config's output_dir.
+func shown(r rules.Record, outputDir, dir string) rules.Record {
 	show := r
 	show.Out, show.Root = relTo(dir, r.Out), ""
-	if r.Root != defaultRoot(cfgPath) {
+	if abs, err := filepath.Abs(outputDir); err != nil || r.Root != abs {
 		show.Root = relTo(dir, r.Root)
 	}
 	show.Cache, show.Modules = relTo(dir, r.Cache), relTo(dir, r.Modules)
 	return show
-}
-
-// recordSite is the Site of the build whose manifest is m, for files
-// written as r says.
-func recordSite(r rules.Record, m *manifest.Manifest) (*rules.Site, error) {
-	s, err := rules.NewSite(m, r.Root, r.Listen)
-	if err != nil {
-		return nil, err
-	}
-	s.Standalone, s.Cache, s.Modules = r.Standalone, r.Cache, r.Modules
-	return s, nil
 }
 
 // refreshCommand is the feedgen rules command that writes the files of r
@@ -264,63 +307,27 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// staleRules checks the rules recorded beside the config at cfgPath as
-// written for the build in root (whose manifest is m), and returns a
-// warning for each folder whose files the build made stale, with the
-// command that writes them again. dir is the folder paths are shown
-// relative to (the current one).
-func staleRules(cfgPath, root string, m *manifest.Manifest, config, dir string) ([]string, error) {
-	rs, err := rules.ReadRecords(filepath.Join(filepath.Dir(cfgPath), rules.RecordsName))
-	if err != nil {
-		return nil, err
-	}
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return nil, err
-	}
+// staleWarnings are the warnings of a build for the checks of the rules
+// recorded for its output (rules.CheckRecords), with the paths as a
+// command run in dir shows them and the command that writes stale files
+// again; outputDir is the config's output_dir, config its --config, if
+// given.
+func staleWarnings(checks []rules.RecordCheck, outputDir, config, dir string) []string {
 	var warnings []string
-	for _, r := range rs {
-		if r.Root != abs {
-			continue // rules for another build
+	for _, c := range checks {
+		r := c.Record
+		switch {
+		case c.Gone:
+			warnings = append(warnings, fmt.Sprintf("forgot the %s rules of %s: the folder is gone", r.Target, relTo(dir, r.Out)))
+		case c.Err != nil:
+			warnings = append(warnings, fmt.Sprintf("the %s rules in %s cannot serve this build: %v", r.Target, relTo(dir, r.Out), c.Err))
+		case len(c.Stale) > 0:
+			show := shown(r, outputDir, dir)
+			warnings = append(warnings, fmt.Sprintf("the %s rules in %s are stale (%s): run %s",
+				r.Target, show.Out, c.Stale[0].Why, refreshCommand(show, config)))
 		}
-		t, err := rules.Find(r.Target)
-		if err != nil {
-			continue // a target this feedgen does not have
-		}
-		s, err := recordSite(r, m)
-		if err != nil {
-			return nil, err
-		}
-		stale, err := rules.Check(t, s, r.Out, r.Counts)
-		if errors.Is(err, rules.ErrChunks) {
-			warnings = append(warnings, fmt.Sprintf("the %s rules in %s cannot serve this build: %v", r.Target, relTo(dir, r.Out), err))
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(stale) == 0 {
-			continue
-		}
-		show := shown(r, cfgPath, dir)
-		warnings = append(warnings, fmt.Sprintf("the %s rules in %s are stale (%s): run %s",
-			r.Target, show.Out, stale[0].Why, refreshCommand(show, config)))
 	}
-	return warnings, nil
-}
-
-// defaultRoot is the absolute output_dir of the config at cfgPath, as
-// rules finds it without --root; "" when it cannot be read.
-func defaultRoot(cfgPath string) string {
-	cfg, err := readConfig(cfgPath)
-	if err != nil {
-		return ""
-	}
-	abs, err := filepath.Abs(cfg.OutputDir)
-	if err != nil {
-		return ""
-	}
-	return abs
+	return warnings
 }
 
 // pagesAdvice says what to set in the config at path, of pagination p
@@ -387,7 +394,7 @@ that changes them makes them stale. rules records each folder it writes
 (in .feedgen-rules.json beside the config), and feedgen build warns of the
 folders written for its output that it made stale, with the command that
 writes them again. --check writes nothing, and exits 1 naming each stale
-file of OUTDIR and what differs.
+file of OUTDIR and what differs, 2 when it cannot check.
 
 With --standalone, nginx, nginx-njs and apache write a complete config of
 their server instead of one to include: it needs no system config, keeps
@@ -421,7 +428,7 @@ Targets, the files each writes and how they run:
 	cmd.Flags().StringVar(&o.cache, "cache", "", "nginx-njs with a chunks build: a `folder` where nginx keeps each page njs puts together for a second")
 	cmd.Flags().BoolVar(&o.standalone, "standalone", false, "nginx, nginx-njs, apache: write a complete config of the server, which keeps its pid, logs and temporary files in OUTDIR (no system config needed)")
 	cmd.Flags().StringVar(&o.modules, "modules", "", "with --standalone, nginx-njs or apache: the `folder` of the server's modules (default: Debian's)")
-	cmd.Flags().BoolVar(&o.checkFiles, "check", false, "write nothing: compare the files in OUTDIR with those the build needs now (exit 1 when stale), with the flags they were written with")
+	cmd.Flags().BoolVar(&o.checkFiles, "check", false, "write nothing: compare the files in OUTDIR with those the build needs now (exit 1 when stale, 2 when it cannot check), with the flags they were written with")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail, writing nothing, when the files cannot answer all the build has (cloudfront: filters that do not fit)")
 	return cmd
 }
@@ -440,6 +447,7 @@ func standaloneTargets() []string {
 // standaloneRun is the command that runs the standalone config of
 // target in dir, and the one that stops it.
 func standaloneRun(target, dir string) string {
+	dir = shellQuote(dir)
 	if target == "apache" {
 		return fmt.Sprintf("apache2 -d %[1]s -f apache.conf -k start, stop it with apache2 -d %[1]s -f apache.conf -k stop", dir)
 	}

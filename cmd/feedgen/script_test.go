@@ -57,6 +57,11 @@ func TestMain(m *testing.M) {
 //	             first); a refused connection is tried again for up to
 //	             10 seconds, for a server the script started just before;
 //	             $VAR in URL is expanded, quoted or not
+//	[!] waitfile PATH
+//	             wait until the file exists (10 s at most): after a
+//	             daemon's start, its pid file, so that the daemon is
+//	             stopped even if the script fails next; with !, until it
+//	             is gone: after a stop, the pid file, which says it stopped
 //
 // [runtime:NAME] is true when the program NAME is installed (see
 // runtimeCondition).
@@ -88,6 +93,9 @@ func TestScript(t *testing.T) {
 			}
 			env.Setenv("PORT2", port)
 			env.Setenv("REPO", repo)
+			if !slices.Contains(filepath.SplitList(env.Getenv("PATH")), sbin) {
+				env.Setenv("PATH", env.Getenv("PATH")+string(filepath.ListSeparator)+sbin)
+			}
 			// Started by root, nginx's and Apache's workers run as
 			// nobody, and must be able to reach the script's build, in
 			// $WORK, whose parent os.MkdirTemp made for the owner only.
@@ -107,6 +115,7 @@ func TestScript(t *testing.T) {
 			"status":     cmdStatus,
 			"nextsecond": cmdNextSecond,
 			"curl":       cmdCurl,
+			"waitfile":   cmdWaitFile,
 		},
 		Condition:          runtimeCondition,
 		RequireUniqueNames: true,
@@ -116,16 +125,21 @@ func TestScript(t *testing.T) {
 
 // runtimeCondition is the condition [runtime:NAME]: the program NAME, a
 // platform the documents' examples run (nginx, apache2, caddy, workerd),
-// is installed. When it is not, the condition is false, so that a script
-// can skip, unless FEEDGEN_RUNTIMES=required (make test, which installs
-// them, sets it): then the script fails, as the rules tests do.
+// is installed: in $PATH or in /usr/sbin, which Setup adds to the
+// scripts' PATH (Debian keeps nginx and apache2 there, out of a user's
+// PATH), as the rules tests find them (needProgram). When it is not, the
+// condition is false, so that a script can skip, unless
+// FEEDGEN_RUNTIMES=required (make test, which installs them, sets it):
+// then the script fails, as the rules tests do.
 func runtimeCondition(cond string) (bool, error) {
 	name, ok := strings.CutPrefix(cond, "runtime:")
 	if !ok {
 		return false, fmt.Errorf("unknown condition %q", cond)
 	}
-	if _, err := exec.LookPath(name); err == nil {
-		return true, nil
+	for _, p := range []string{name, filepath.Join(sbin, name)} {
+		if _, err := exec.LookPath(p); err == nil {
+			return true, nil
+		}
 	}
 	if os.Getenv("FEEDGEN_RUNTIMES") == "required" {
 		return false, fmt.Errorf("%s not found: make test installs it (make runtimes)", name)
@@ -133,14 +147,22 @@ func runtimeCondition(cond string) (bool, error) {
 	return false, nil
 }
 
+// sbin is where Debian keeps the servers, out of a user's PATH.
+const sbin = "/usr/sbin"
+
 // daemonPIDFiles are the pid files of the servers a script may start as
 // daemons with the documents' commands: nginx and apache --standalone
 // configs keep them in their folder.
 var daemonPIDFiles = []string{"nginx.pid", "httpd.pid"}
 
 // stopDaemons stops the daemons whose pid files are in dir or the
-// folders in it: those a script started and left running.
+// folders in it: those a script started and left running. Each is sent
+// SIGTERM and waited for, and killed if it has not exited in 10 s: none
+// is left running, as root, after the test. A daemon writes its pid file
+// after the command that starts it returns: a script waits for it
+// (waitfile) before anything that may fail.
 func stopDaemons(dir string) {
+	var pids []int
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !slices.Contains(daemonPIDFiles, d.Name()) {
 			return nil
@@ -150,12 +172,64 @@ func stopDaemons(dir string) {
 			return nil
 		}
 		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
-			if p, err := os.FindProcess(pid); err == nil {
-				p.Signal(syscall.SIGTERM)
+			if p, err := os.FindProcess(pid); err == nil && p.Signal(syscall.SIGTERM) == nil {
+				pids = append(pids, pid)
 			}
 		}
 		return nil
 	})
+	for _, pid := range pids {
+		// Not a child of the test's: nothing announces its exit.
+		deadline := time.Now().Add(10 * time.Second)
+		for running(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if p, err := os.FindProcess(pid); err == nil && running(pid) {
+			p.Kill()
+		}
+	}
+}
+
+// running says whether the process pid is running: it exists and is not
+// a zombie (exited, waiting for a parent that may never reap it).
+func running(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		if _, perr := os.Stat("/proc/self/stat"); perr == nil {
+			return false // gone
+		}
+		p, err := os.FindProcess(pid) // no /proc to tell a zombie by
+		return err == nil && p.Signal(syscall.Signal(0)) == nil
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// cmdWaitFile waits until the file exists (! waitfile: until it is
+// gone), for up to 10 s: the pid file a daemon writes after the command
+// that started it returned (apache2 -k start), which is what stopDaemons
+// finds it by, and removes once stopped. A file appearing is announced by
+// nothing a script can wait on: it is looked for every 20 ms.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: [!] waitfile PATH")
+	}
+	name := ts.MkAbs(args[0])
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(name)
+		if (err == nil) != neg {
+			return
+		}
+		if time.Now().After(deadline) {
+			if neg {
+				ts.Fatalf("waitfile: %s still there after 10s", args[0])
+			}
+			ts.Fatalf("waitfile: no %s after 10s", args[0])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // cmdStatus checks the exit code of the feedgen run just before it.

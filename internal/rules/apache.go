@@ -23,10 +23,7 @@ func apacheTarget() Target {
 }
 
 const apacheConf = `# feedgen rules apache: the listing <<path>> of the build in <<root>>,
-# for Apache httpd 2.4.13 or later: Include <<file>>
-# in its main config. It needs these modules, which it does not load:
-# mod_rewrite, mod_headers, mod_setenvif and mod_authz_core (Debian: a2enmod
-# rewrite headers; setenvif and authz_core are on by default).
+<<use>>
 #
 # It answers as feedgen serve does <<path>> with limit and offset (leading
 # zeros, '_', white space, clamping and invalid values included), the
@@ -98,6 +95,20 @@ Listen <<listen>>
 </VirtualHost>
 `
 
+// apacheUse says, in the header of apache.conf, how Apache takes it:
+// included in its main config, with the modules it needs, or as it is
+// (--standalone), which loads them.
+func apacheUse(s *Site) string {
+	if s.Standalone {
+		return `# for Apache httpd 2.4.13 or later, in this complete config, which loads
+# the modules it needs above.`
+	}
+	return `# for Apache httpd 2.4.13 or later: Include ` + filepath.Join(s.OutDir, "apache.conf") + `
+# in its main config. It needs these modules, which it does not load:
+# mod_rewrite, mod_headers, mod_setenvif and mod_authz_core (Debian: a2enmod
+# rewrite headers; setenvif and authz_core are on by default).`
+}
+
 func apacheGenerate(s *Site) (*Output, error) {
 	if strings.ContainsAny(s.Root, "\"'\\%$\n\r\t") {
 		return nil, fmt.Errorf("apache: the path %q has a character apache.conf cannot hold", s.Root)
@@ -129,7 +140,7 @@ func apacheGenerate(s *Site) (*Output, error) {
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
 		"<<root>>", s.Root,
 		"<<qroot>>", apacheQuote(s.Root),
-		"<<file>>", filepath.Join(s.OutDir, "apache.conf"),
+		"<<use>>", apacheUse(s),
 		"<<listen>>", s.Listen,
 		"<<vhost>>", vhost,
 		"<<type>>", listing.ContentType,

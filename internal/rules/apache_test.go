@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,13 +22,15 @@ func TestApache(t *testing.T) {
 // returns.
 func startApache(t *testing.T) startFunc {
 	t.Helper()
-	apache := needProgram(t, "apache2", "/usr/sbin/apache2", "httpd")
+	apache := needProgram(t, "apache2", "httpd")
 	return func(t *testing.T, out string, s *Site) string {
 		for _, m := range StandaloneModules(apacheTarget(), s) {
 			if _, err := os.Stat(m); err != nil {
 				missingRuntime(t, m+" (apache2)")
 			}
 		}
+		// Started by root, Apache serves as nobody (User), even with -X.
+		reachable(t, s.Root)
 		cmd := exec.Command(apache, "-X", "-d", out, "-f", "apache.conf")
 		base := "http://" + s.Listen
 		startProcess(t, base, cmd)
@@ -38,5 +41,22 @@ func startApache(t *testing.T) startFunc {
 			}
 		})
 		return base
+	}
+}
+
+// reachable lets any user reach the folder dir, made by a test: it adds
+// o+x to each of its folders inside the system's temporary folder, which
+// os.MkdirTemp (and so t.TempDir) makes for their owner only.
+func reachable(t *testing.T, dir string) {
+	t.Helper()
+	tmp := filepath.Clean(os.TempDir())
+	for d := filepath.Clean(dir); strings.HasPrefix(d, tmp+string(filepath.Separator)); d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, fi.Mode().Perm()|0o001); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,75 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
-
-// RecordsName is the file, beside a site's config, where feedgen rules
-// records each folder it wrote a target's files to, and how (see Record):
-// so that feedgen build, after a build, can tell which of them the build
-// made stale, and feedgen rules --check can write them again in memory
-// with the flags they were written with. It is not in the output folder,
-// which is published and served as it is, and it names the machine's
-// folders.
-const RecordsName = ".feedgen-rules.json"
-
-// Record is how feedgen rules wrote a target's files into a folder.
-type Record struct {
-	Target string `json:"target"`
-	// Out, Root and Config are absolute: the folder written, the build
-	// it was written for (--root), and the config of the site.
-	Out        string `json:"out"`
-	Root       string `json:"root"`
-	Config     string `json:"config"`
-	Listen     string `json:"listen"`
-	Standalone bool   `json:"standalone,omitempty"`
-	Cache      string `json:"cache,omitempty"`
-	Modules    string `json:"modules,omitempty"`
-	// Counts are the count of each of the build's collections (by
-	// CollectionName), for a target whose files hold them: what says
-	// which counts a later build changed.
-	Counts map[string]int `json:"counts,omitempty"`
-}
-
-// recordsFile is the content of RecordsName.
-type recordsFile struct {
-	Rules []Record `json:"rules"`
-}
-
-// ReadRecords reads the records of the file name; none when it does not
-// exist.
-func ReadRecords(name string) ([]Record, error) {
-	data, err := os.ReadFile(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var f recordsFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("%s: %w (delete it: feedgen rules writes it again)", name, err)
-	}
-	return f.Rules, nil
-}
-
-// SaveRecord adds r to the records of the file name, in place of one of
-// the same folder.
-func SaveRecord(name string, r Record) error {
-	rs, err := ReadRecords(name)
-	if err != nil {
-		return err
-	}
-	rs = slices.DeleteFunc(rs, func(o Record) bool { return o.Out == r.Out })
-	rs = append(rs, r)
-	slices.SortFunc(rs, func(a, b Record) int { return strings.Compare(a.Out, b.Out) })
-	data, err := json.MarshalIndent(recordsFile{Rules: rs}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(name, append(data, '\n'), 0o644)
-}
 
 // Stale is a file of a target's folder that is not what feedgen rules
 // would write now.

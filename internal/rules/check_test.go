@@ -95,20 +95,3 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
-
-// TestSaveRecord keeps one record per folder.
-func TestSaveRecord(t *testing.T) {
-	name := filepath.Join(t.TempDir(), RecordsName)
-	for _, r := range []Record{{Target: "nginx", Out: "/b", Listen: "80"}, {Target: "caddy", Out: "/a"}, {Target: "apache", Out: "/b", Listen: "8080"}} {
-		if err := SaveRecord(name, r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rs, err := ReadRecords(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rs) != 2 || rs[0].Out != "/a" || rs[1].Target != "apache" || rs[1].Listen != "8080" {
-		t.Errorf("records %+v", rs)
-	}
-}

@@ -411,14 +411,19 @@ func freePort(t *testing.T) string {
 	return port
 }
 
-// needProgram returns the path of the program a platform runs on. When
-// it is missing the test is skipped, unless FEEDGEN_RUNTIMES=required
-// (make test sets it, having installed them): then it fails.
+// needProgram returns the path of the program a platform runs on: the
+// first of name and also in $PATH or, as the documents' examples and the
+// scripts' [runtime:NAME] find it, in /usr/sbin (where Debian keeps
+// nginx and apache2, which a user's PATH may lack). When it is missing the
+// test is skipped, unless FEEDGEN_RUNTIMES=required (make test sets it,
+// having installed them): then it fails.
 func needProgram(t *testing.T, name string, also ...string) string {
 	t.Helper()
 	for _, n := range append([]string{name}, also...) {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
+		for _, p := range []string{n, filepath.Join(sbin, n)} {
+			if p, err := exec.LookPath(p); err == nil {
+				return p
+			}
 		}
 	}
 	if os.Getenv("FEEDGEN_RUNTIMES") == "required" {
@@ -427,6 +432,9 @@ func needProgram(t *testing.T, name string, also ...string) string {
 	t.Skipf("%s not found: make runtimes installs it", name)
 	return ""
 }
+
+// sbin is where Debian keeps the servers, out of a user's PATH.
+const sbin = "/usr/sbin"
 
 // startProcess starts a platform's server and stops it when the test
 // ends; it waits until base answers. Its output is shown when the test

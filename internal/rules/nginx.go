@@ -22,7 +22,7 @@ func nginxTarget() Target {
 }
 
 const nginxConf = `# feedgen rules nginx: the listing <<path>> of the build in <<root>>,
-# for nginx's http {} context: include <<file>>;
+<<use>>
 #
 # It answers as feedgen serve does <<path>> with limit and offset (leading
 # zeros, '_', white space, clamping and invalid values included), the
@@ -107,6 +107,15 @@ server {
 }
 `
 
+// nginxUse says, in the header of nginx.conf, how nginx takes it: in
+// its http {}, or as it is (--standalone).
+func nginxUse(s *Site) string {
+	if s.Standalone {
+		return "# in the http {} of this complete config (see its first lines)."
+	}
+	return "# for nginx's http {} context: include " + filepath.Join(s.OutDir, "nginx.conf") + ";"
+}
+
 func nginxGenerate(s *Site) (*Output, error) {
 	if strings.ContainsAny(s.Root, "\"\\$;{}\n\r") {
 		return nil, fmt.Errorf("nginx: the path %q has a character nginx.conf cannot hold", s.Root)
@@ -124,7 +133,7 @@ func nginxGenerate(s *Site) (*Output, error) {
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
 		"<<root>>", s.Root,
 		"<<qroot>>", nginxQuote(s.Root),
-		"<<file>>", filepath.Join(s.OutDir, "nginx.conf"),
+		"<<use>>", nginxUse(s),
 		"<<maps>>", maps.String(),
 		"<<listen>>", s.Listen,
 		"<<type>>", listing.ContentType,

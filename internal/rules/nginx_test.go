@@ -18,7 +18,7 @@ func TestNginx(t *testing.T) {
 // returns.
 func startNginx(t *testing.T) startFunc {
 	t.Helper()
-	nginx := needProgram(t, "nginx", "/usr/sbin/nginx")
+	nginx := needProgram(t, "nginx")
 	return func(t *testing.T, out string, s *Site) string {
 		base := "http://" + s.Listen
 		startProcess(t, base, nginxCommand(nginx, out))

@@ -62,10 +62,7 @@ func njsGenerate(s *Site) (*Output, error) {
 	}
 	fmt.Fprintf(&b, `# feedgen rules nginx-njs: the listing /articles/ of the build in %[1]s,
 # answered as feedgen serve answers it by feedgen.js (ngx_http_js_module).
-# In nginx's http {} context: include %[2]s;
-# and in its main context: load_module modules/ngx_http_js_module.so;
-# (Debian: apt-get install libnginx-mod-http-js). Written again after each
-# build: it holds the build's counts.
+%[2]s
 
 js_import feedgen from "%[3]s";
 
@@ -104,7 +101,7 @@ server {
         return 404 '%[9]s';
     }
 }
-`, s.Root, filepath.Join(s.OutDir, "nginx.conf"), filepath.Join(s.OutDir, "feedgen.js"), listen,
+`, s.Root, njsUse(s), filepath.Join(s.OutDir, "feedgen.js"), listen,
 		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
 	conf := []byte(b.String())
 	if s.Standalone {
@@ -160,3 +157,24 @@ server {
 }
 
 `
+
+// njsUse says, in the header of nginx-njs's nginx.conf, how nginx takes
+// it (in its http {}, with the module loaded; or as it is, with
+// --standalone, which loads it) and when to write it again.
+func njsUse(s *Site) string {
+	use := `# In the http {} of this complete config, which loads ngx_http_js_module
+# above (Debian: apt-get install libnginx-mod-http-js).`
+	if !s.Standalone {
+		use = `# In nginx's http {} context: include ` + filepath.Join(s.OutDir, "nginx.conf") + `;
+# and in its main context: load_module modules/ngx_http_js_module.so;
+# (Debian: apt-get install libnginx-mod-http-js).`
+	}
+	if s.Paging.Chunked() {
+		return use + `
+# It reads each collection's index per request: a build does not make it
+# stale.`
+	}
+	return use + `
+# It holds the build's counts: write it again when feedgen build says a
+# build made it stale.`
+}

@@ -141,10 +141,9 @@ func apacheStandalone(s *Site, conf []byte) ([]byte, error) {
 #   reload: apache2 -d %[1]s -f apache.conf -k graceful
 #   stop:   apache2 -d %[1]s -f apache.conf -k stop
 #
-# In the foreground: -X instead of -k start. Started by root, Apache runs
-# its workers as User and Group, which must be able to read the build:
-# User www-data
-# Group www-data
+# In the foreground: -DFOREGROUND instead of -k start. Started by root,
+# Apache runs its workers as User and Group (nobody), who must be able to
+# read the build; started by any other user, it ignores them.
 
 ServerRoot %[2]s
 PidFile %[3]s
@@ -160,6 +159,8 @@ ServerName %[6]s
 		}
 		b.WriteString(load)
 	}
+	// After mod_unixd, whose directives they are.
+	b.WriteString("User nobody\nGroup #65534\n")
 	fmt.Fprintf(&b, `LogFormat "%%h %%l %%u %%t \"%%r\" %%>s %%O \"%%{Referer}i\" \"%%{User-Agent}i\"" combined
 CustomLog %s combined
 

@@ -59,8 +59,10 @@ content_dir: content
 output_dir: public
 `
 
-// gitignore keeps the build out of version control.
-const gitignore = "/public/\n"
+// gitignore keeps out of version control the build and the record of
+// the folders feedgen rules wrote (rules.RecordsName), which names this
+// machine's folders.
+const gitignore = "/public/\n/.feedgen-rules.json\n"
 
 // Site writes a new site into dir, which must be empty or not exist:
 // config.yaml, .gitignore and one article published at now. It returns

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/rules"
 )
 
 var now = time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC)
@@ -25,6 +27,15 @@ func TestSiteBuilds(t *testing.T) {
 	}
 	if len(files) != 3 {
 		t.Errorf("wrote %q, want config.yaml, .gitignore and an article", files)
+	}
+	ignore, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/public/", "/" + rules.RecordsName} {
+		if !slices.Contains(strings.Split(string(ignore), "\n"), want) {
+			t.Errorf(".gitignore has no line %s:\n%s", want, ignore)
+		}
 	}
 	res, err := build.New(build.Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: func() time.Time { return now }}).Build(context.Background())
 	if err != nil {
