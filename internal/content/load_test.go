@@ -64,6 +64,8 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"malformed yaml", "---\nid: 1\ntitle: [unclosed\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
 			p + ":3: invalid YAML: did not find expected ',' or ']'"},
+		{"colon in the title", "---\nid: 1\ntitle: Election: night\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + `:3: the value of title has a colon followed by a space; quote it: title: "Election: night"`},
 		{"no front matter", "Just a body.\n", p + ":1: no front matter: start the file with a line ---, the keys id, title and published, then a line ---"},
 		{"no closing", "---\nid: 1\ntitle: x\n", p + ":1: front matter is not closed: add a line --- after its last key"},
 		{"empty file", "", p + ": file is empty: start it with front matter between --- lines (id, title, published)"},
