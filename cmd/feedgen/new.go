@@ -70,7 +70,13 @@ article, a .gitignore for the build), or an article of the site, as a draft
 with the next free id and published now.`,
 		Example: `  feedgen new site mysite && cd mysite
   feedgen new article news/general/budget-vote`,
-		Args: noArgs,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(cmd, args)
+			}
+			return cmd.Help()
+		},
 	}
 	one := func(what string) cobra.PositionalArgs {
 		return func(cmd *cobra.Command, args []string) error {

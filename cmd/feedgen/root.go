@@ -98,10 +98,7 @@ files, and serves them exactly as the original dynamic service answered.`,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-					return usageError{fmt.Errorf("unknown command %q for %q: did you mean %q?", args[0], cmd.CommandPath(), s[0])}
-				}
-				return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+				return unknownCommand(cmd, args)
 			}
 			return cmd.Help()
 		},
@@ -109,7 +106,12 @@ files, and serves them exactly as the original dynamic service answered.`,
 	cmd.SetOut(opts.stdout)
 	cmd.SetErr(opts.stderr)
 	cmd.SetIn(opts.stdin)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagHint(c, err, opts.args)} })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if args, ok := commandWords(c, opts.args); ok {
+			return unknownCommand(c, args)
+		}
+		return usageError{flagHint(c, err, opts.args)}
+	})
 	cmd.SetVersionTemplate("feedgen {{.Version}}\n")
 	cmd.SuggestionsMinimumDistance = 2
 	cmd.AddCommand(
