@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/scaffold"
@@ -17,6 +20,10 @@ type newOptions struct {
 	arg    string // the folder of the site, or SECTION/CATEGORY/SLUG
 	config string // new article: the site's config, or its folder
 	set    func(flag string) bool
+
+	// new article's front matter: "" and none for the defaults.
+	title, author string
+	tags          []string
 }
 
 func (o *newOptions) check() error { return nil }
@@ -48,16 +55,25 @@ func runNewArticle(ctx context.Context, o *newOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := scaffold.Article(ctx, cfg, o.arg, now())
+	w, err := scaffold.Article(ctx, cfg, scaffold.NewArticle{Path: o.arg, Title: o.title, Author: o.author, Tags: o.tags}, now())
 	if err != nil {
 		return err
 	}
+	p := w.Path
 	if abs, err := filepath.Abs(p); err == nil {
 		if rel, err := filepath.Rel(cwd, abs); err == nil {
 			p = rel
 		}
 	}
 	fmt.Fprintln(o.stdout, p)
+	if w.Chosen {
+		keys := slices.Sorted(maps.Keys(cfg.Authors))
+		how := fmt.Sprintf("for another, feedgen new article --author KEY (%s)", strings.Join(slices.DeleteFunc(keys, func(k string) bool { return k == w.Author }), ", "))
+		if len(cfg.Authors) == 1 {
+			how = fmt.Sprintf("add others under authors in %s to choose one with --author KEY", cfg.Path)
+		}
+		fmt.Fprintf(o.stderr, "author: %s (%s), the first of the authors in %s: %s\n", w.Author, cfg.Authors[w.Author].Name, cfg.Path, how)
+	}
 	return nil
 }
 
@@ -105,14 +121,20 @@ with the next free id and published now.`,
 out of builds until you remove draft: true; feedgen build -D and serve --watch
 -D show it), with the next free id, published now in the site's time zone
 (SOURCE_DATE_EPOCH sets now), and its title from the slug, as Hugo does
-(my-great-story: My great story). It prints the file's path and opens nothing.`,
-		Example: "  feedgen new article news/general/budget-vote   # title: Budget vote",
+(my-great-story: My great story), or --title. Its author is --author, or the
+first of config.yaml's authors by key, which it names. It prints the file's
+path and opens nothing.`,
+		Example: `  feedgen new article news/general/budget-vote   # title: Budget vote
+  feedgen new article news/politics/election-night --title "Election: night" --author ivan --tags elections,city`,
 		Args:    one("SECTION/CATEGORY/SLUG"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			art.arg, art.set = args[0], cmd.Flags().Changed
 			return checkRun(cmd.Context(), art, runNewArticle)
 		},
 	}
+	articleCmd.Flags().StringVar(&art.title, "title", "", "the article's title (default: from the slug)")
+	articleCmd.Flags().StringVar(&art.author, "author", "", "the `key` of its author in config.yaml's authors (default: the first by key)")
+	articleCmd.Flags().StringSliceVar(&art.tags, "tags", nil, "its tags, separated by commas")
 	articleCmd.Flags().StringVarP(&art.config, "config", "c", "", "the site's config file, or its folder (default: config.yaml here or in the nearest folder above)")
 	cmd.AddCommand(siteCmd, articleCmd)
 	return cmd
