@@ -23,8 +23,10 @@ run: build
 	./$(BIN) build
 	./$(BIN) serve --watch --addr $(ADDR)
 
+# -buildvcs=auto: feedgen version names the commit, even where GOFLAGS
+# says -buildvcs=false.
 build:
-	$(GO) build -o $(BIN) ./cmd/feedgen
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/feedgen
 
 # gotestsum runs go test -json and prints one line per package as it
 # finishes, with its time, then the slowest tests (from .cache/test.json).

@@ -165,46 +165,79 @@ func runVersion(g *globalOptions) error {
 	return err
 }
 
+// buildVersion, when set at link time (go build -ldflags "-X
+// main.buildVersion=v1.2.3"), is the version feedgen says it is, whatever
+// the build information says: for packagers who build from a tarball.
+var buildVersion string
+
 // versionLine is what feedgen version and --version print after
-// "feedgen": the release (v1.2.3), or for a build from source "dev" and,
-// when the Go toolchain stamped it, the commit, its time, and whether the
-// tree had changes: "dev (commit 0123456789ab, 2026-11-23T17:00:00Z,
-// modified)".
+// "feedgen", from the build information the Go toolchain stamped into the
+// binary (runtime/debug.ReadBuildInfo).
 func versionLine(v string) string {
-	if v != "dev" {
-		return v
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	var rev, at string
-	modified := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value[:min(12, len(s.Value))]
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return v
-	}
-	line := v + " (commit " + rev
-	if at != "" {
-		line += ", " + at
-	}
-	if modified {
-		line += ", modified"
-	}
-	return line + ")"
+	info, _ := debug.ReadBuildInfo()
+	return describeVersion(v, info)
 }
 
-// version is the module version feedgen was built as, or "dev".
+// describeVersion is versionLine for the version v (a release, or "dev")
+// and the build information info (nil when there is none): the release,
+// or for a build from source "dev" and the commit (from the VCS stamp, or
+// a pseudo-version's), its time and whether the tree had changes; then
+// the Go version: "v1.2.3 (go1.26.8)", "dev (commit 0123456789ab,
+// 2026-11-23T17:00:00Z, modified, go1.26.8)". A build with no commit
+// recorded (go run, or -buildvcs=false, which GOFLAGS may set) says how
+// to get one.
+func describeVersion(v string, info *debug.BuildInfo) string {
+	if info == nil {
+		return v
+	}
+	var details []string
+	note := ""
+	if v == "dev" {
+		var rev, at string
+		modified := false
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(12, len(s.Value))]
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if rev == "" && pseudoVersion(info.Main.Version) {
+			// go install of a commit: the module's pseudo-version names it.
+			base, dirty := strings.CutSuffix(info.Main.Version, "+dirty")
+			rev, modified = base[len(base)-12:], dirty
+		}
+		switch {
+		case rev != "":
+			details = append(details, "commit "+rev)
+			if at != "" {
+				details = append(details, at)
+			}
+			if modified {
+				details = append(details, "modified")
+			}
+		default:
+			note = "; no commit recorded: make build, or go build -buildvcs=auto ./cmd/feedgen, in a clone records it"
+		}
+	}
+	if info.GoVersion != "" {
+		details = append(details, info.GoVersion)
+	}
+	if len(details) == 0 {
+		return v
+	}
+	return v + " (" + strings.Join(details, ", ") + note + ")"
+}
+
+// version is the version feedgen was built as: buildVersion, or the
+// module's version, or "dev".
 func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" || pseudoVersion(info.Main.Version) {
 		return "dev"
