@@ -163,6 +163,10 @@ func writeRules(_ context.Context, o *rulesOptions) error {
 	}
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if errors.Is(err, rules.ErrChunks) {
+		if o.t.Name == "nginx" {
+			return fmt.Errorf("%w\nto keep layout: chunks, nginx puts its pages together with its JavaScript module (Debian: libnginx-mod-http-js): run %s\n%s",
+				err, o.typedCommand("nginx-njs"), o.pagesAdvice(cfg.Path, cfg.Pagination))
+		}
 		return fmt.Errorf("%w\n%s", err, o.pagesAdvice(cfg.Path, cfg.Pagination))
 	}
 	if err != nil {
@@ -259,7 +263,33 @@ func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record,
 	if !recorded {
 		return staleFiles{fmt.Sprintf("the %s rules in %s are not those %s writes (with no record, the flags they were written with are not known)", o.t.Name, o.out, cmd)}
 	}
-	return staleFiles{fmt.Sprintf("the %s rules in %s are stale: run %s", o.t.Name, o.out, cmd)}
+	return staleFiles{fmt.Sprintf("the %s rules in %s are stale: run %s%s", o.t.Name, o.out, cmd, reloadHint(shown(r, outputDir, cwd)))}
+}
+
+// reloadHint says how the platform of r, files written again, takes them:
+// ", then reload nginx: nginx -s reload"; "" when there is nothing to say.
+// r's paths are as the reader's commands name them (shown).
+func reloadHint(r rules.Record) string {
+	dir := shellQuote(r.Out)
+	switch r.Target {
+	case "nginx", "nginx-njs":
+		if r.Standalone {
+			return fmt.Sprintf(", then reload nginx: nginx -p %s -c nginx.conf -s reload", dir)
+		}
+		return ", then reload nginx: nginx -s reload"
+	case "apache":
+		if r.Standalone {
+			return fmt.Sprintf(", then reload Apache: apache2 -d %s -f apache.conf -k graceful", dir)
+		}
+		return ", then reload Apache: apachectl graceful"
+	case "caddy":
+		return fmt.Sprintf(", then restart Caddy (its admin endpoint is off): stop it, and run caddy run --config %s --adapter caddyfile", shellQuote(filepath.Join(r.Out, "Caddyfile")))
+	case "cloudflare":
+		return fmt.Sprintf(", then deploy the Worker: cd %s && npx wrangler deploy", dir)
+	case "netlify":
+		return ", then deploy them with the build: netlify deploy"
+	}
+	return ""
 }
 
 // shown is r with its paths as a command run in dir shows them: relative
@@ -323,8 +353,8 @@ func staleWarnings(checks []rules.RecordCheck, outputDir, config, dir string) []
 			warnings = append(warnings, fmt.Sprintf("the %s rules in %s cannot serve this build: %v", r.Target, relTo(dir, r.Out), c.Err))
 		case len(c.Stale) > 0:
 			show := shown(r, outputDir, dir)
-			warnings = append(warnings, fmt.Sprintf("the %s rules in %s are stale (%s): run %s",
-				r.Target, show.Out, c.Stale[0].Why, refreshCommand(show, config)))
+			warnings = append(warnings, fmt.Sprintf("the %s rules in %s are stale (%s): run %s%s",
+				r.Target, show.Out, c.Stale[0].Why, refreshCommand(show, config), reloadHint(show)))
 		}
 	}
 	return warnings
@@ -336,24 +366,31 @@ func staleWarnings(checks []rules.RecordCheck, outputDir, config, dir string) []
 // It is the one place that says it: the config of a new site and
 // docs/configuration.md send the reader to feedgen rules.
 func (o *rulesOptions) pagesAdvice(path string, p listing.Pagination) string {
-	var build, rules strings.Builder
+	var build strings.Builder
 	build.WriteString("feedgen build")
-	fmt.Fprintf(&rules, "feedgen rules %s", o.t.Name)
 	if o.config != "" {
-		fmt.Fprintf(&build, " --config %s", o.config)
-		fmt.Fprintf(&rules, " --config %s", o.config)
+		fmt.Fprintf(&build, " --config %s", shellQuote(o.config))
 	}
 	if o.root != "" {
-		fmt.Fprintf(&build, " --out %s", o.root)
-		fmt.Fprintf(&rules, " --root %s", o.root)
+		fmt.Fprintf(&build, " --out %s", shellQuote(o.root))
 	}
-	fmt.Fprintf(&rules, " -o %s", o.out)
 	limits := make([]string, 0, 5)
 	for _, l := range pagesLimits(p) {
 		limits = append(limits, strconv.Itoa(l))
 	}
 	return fmt.Sprintf("for pagination.layout: pages, in %s also set pagination.limits: %s (the page sizes a request may ask for: default_limit %d among them, none above max_limit %d) and pagination.offsets: aligned (a page per multiple of each limit; all, a page per offset, is far larger); then run %s and %s again",
-		path, "["+strings.Join(limits, ", ")+"]", p.DefaultLimit, p.MaxLimit, build.String(), rules.String())
+		path, "["+strings.Join(limits, ", ")+"]", p.DefaultLimit, p.MaxLimit, build.String(), o.typedCommand(o.t.Name))
+}
+
+// typedCommand is the feedgen rules command of target with the flags of
+// the command line, as typed: the user's own --standalone, --listen,
+// --root, -o... (--cache only for nginx-njs, which alone takes it).
+func (o *rulesOptions) typedCommand(target string) string {
+	r := rules.Record{Target: target, Root: o.root, Listen: o.listen, Standalone: o.standalone, Modules: o.modules, Out: o.out}
+	if target == "nginx-njs" {
+		r.Cache = o.cache
+	}
+	return refreshCommand(r, o.config)
 }
 
 // pagesLimits are the limits of layout: pages for the pagination p of

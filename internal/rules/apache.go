@@ -109,9 +109,13 @@ func apacheUse(s *Site) string {
 # rewrite headers; setenvif and authz_core are on by default).`
 }
 
+// apacheUnquotable are the characters apache.conf cannot hold in a
+// quoted path.
+const apacheUnquotable = "\"'\\%$\n\r\t"
+
 func apacheGenerate(s *Site) (*Output, error) {
-	if strings.ContainsAny(s.Root, "\"'\\%$\n\r\t") {
-		return nil, fmt.Errorf("apache: the path %q has a character apache.conf cannot hold", s.Root)
+	if err := unholdable("apache.conf", rootLabel, s.Root, apacheUnquotable); err != nil {
+		return nil, fmt.Errorf("apache: %w", err)
 	}
 	if strings.ContainsAny(s.BaseURL, `$\`) {
 		return nil, fmt.Errorf("apache: the base_url %q has a character apache.conf cannot hold in a value", s.BaseURL)

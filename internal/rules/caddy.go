@@ -88,8 +88,8 @@ http://:<<port>> {
 `
 
 func caddyGenerate(s *Site) (*Output, error) {
-	if strings.ContainsAny(s.Root, "`\n\r") {
-		return nil, fmt.Errorf("caddy: the path %q has a character the Caddyfile cannot hold", s.Root)
+	if err := unholdable("the Caddyfile", rootLabel, s.Root, "`\n\r"); err != nil {
+		return nil, fmt.Errorf("caddy: %w", err)
 	}
 	var maps strings.Builder
 	for _, l := range append(append(rxLookups(s), rxPastLookups(s)...), rxBodyLookup(s), rxLocation()) {

@@ -240,6 +240,7 @@ func TestNginxNJSCacheRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tmp := t.TempDir()
 	for _, tc := range []struct {
 		man  string
 		root string
@@ -247,7 +248,7 @@ func TestNginxNJSCacheRefused(t *testing.T) {
 		want string
 	}{
 		{"pages", sampleRoot, t.TempDir(), "--cache is for a build of layout: chunks"},
-		{"chunks", chunkRoot, filepath.Join(t.TempDir(), "a b"), "has a character nginx.conf cannot hold"},
+		{"chunks", chunkRoot, filepath.Join(tmp, "a b"), "nginx-njs: the cache folder (--cache) \"" + filepath.Join(tmp, "a b") + "\" has ' ', which nginx.conf cannot hold: use a folder without it"},
 	} {
 		m := sampleMan
 		if tc.man == "chunks" {

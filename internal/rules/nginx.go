@@ -116,9 +116,13 @@ func nginxUse(s *Site) string {
 	return "# for nginx's http {} context: include " + filepath.Join(s.OutDir, "nginx.conf") + ";"
 }
 
+// nginxUnquotable are the characters nginx.conf cannot hold in a quoted
+// path.
+const nginxUnquotable = "\"\\$;{}\n\r"
+
 func nginxGenerate(s *Site) (*Output, error) {
-	if strings.ContainsAny(s.Root, "\"\\$;{}\n\r") {
-		return nil, fmt.Errorf("nginx: the path %q has a character nginx.conf cannot hold", s.Root)
+	if err := unholdable("nginx.conf", rootLabel, s.Root, nginxUnquotable); err != nil {
+		return nil, fmt.Errorf("nginx: %w", err)
 	}
 	if strings.Contains(s.BaseURL, "$") {
 		return nil, fmt.Errorf("nginx: the base_url %q has a $, which nginx.conf cannot hold in a value", s.BaseURL)

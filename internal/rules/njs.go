@@ -41,9 +41,9 @@ func njsGenerate(s *Site) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range []string{s.Root, s.OutDir, s.Cache} {
-		if strings.ContainsAny(p, "\"\\$;{}\n ") {
-			return nil, fmt.Errorf("nginx-njs: the path %q has a character nginx.conf cannot hold", p)
+	for _, p := range []struct{ label, path string }{{rootLabel, s.Root}, {outLabel, s.OutDir}, {cacheLabel, s.Cache}} {
+		if err := unholdable("nginx.conf", p.label, p.path, nginxUnquotable+" "); err != nil {
+			return nil, fmt.Errorf("nginx-njs: %w", err)
 		}
 	}
 	if s.Cache != "" && !s.Paging.Chunked() {

@@ -78,7 +78,7 @@ func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
 // quote.
 func (s *Site) check() error {
 	for _, f := range []struct{ what, v string }{
-		{"the build's folder (--root)", s.Root}, {"the output folder (-o)", s.OutDir}, {"the address (--listen)", s.Listen}, {"the cache folder (--cache)", s.Cache},
+		{rootLabel, s.Root}, {outLabel, s.OutDir}, {"the address (--listen)", s.Listen}, {cacheLabel, s.Cache}, {modulesLabel, s.Modules},
 	} {
 		if !utf8.ValidString(f.v) {
 			return fmt.Errorf("%s %q is not valid UTF-8", f.what, f.v)
@@ -89,6 +89,27 @@ func (s *Site) check() error {
 		}
 	}
 	return nil
+}
+
+// Labels of the paths of a Site in messages: what each is, and the flag
+// that gives it.
+const (
+	rootLabel    = "the build's folder (--root)"
+	outLabel     = "the output folder (-o)"
+	cacheLabel   = "the cache folder (--cache)"
+	modulesLabel = "the modules folder (--modules)"
+)
+
+// unholdable returns an error when the path p, the one of label, has one
+// of chars, which file cannot hold: it names the path, by label, and the
+// character. It returns nil for "" and for a path without them.
+func unholdable(file, label, p, chars string) error {
+	i := strings.IndexAny(p, chars)
+	if i < 0 {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(p[i:])
+	return fmt.Errorf("%s %q has %q, which %s cannot hold: use a folder without it", label, p, r, file)
 }
 
 // Host and Port split Listen: Host is "" when it names a port only.

@@ -57,8 +57,13 @@ func StandaloneModules(t Target, s *Site) []string {
 // above 1024. It sets neither daemon nor master_process, which -g can
 // then set (nginx refuses a directive given twice).
 func nginxStandalone(s *Site, conf []byte, module string) ([]byte, error) {
-	if strings.ContainsAny(s.OutDir+module, "\"\\$;{}\n\r") {
-		return nil, fmt.Errorf("the output folder %q has a character nginx.conf cannot hold", s.OutDir)
+	if err := unholdable("nginx.conf", outLabel, s.OutDir, nginxUnquotable); err != nil {
+		return nil, err
+	}
+	if module != "" {
+		if err := unholdable("nginx.conf", modulesLabel, filepath.Dir(module), nginxUnquotable); err != nil {
+			return nil, err
+		}
 	}
 	dir := s.OutDir
 	var b strings.Builder
@@ -124,8 +129,11 @@ var apacheLoads = []apacheLoad{
 func apacheStandalone(s *Site, conf []byte) ([]byte, error) {
 	dir := s.OutDir
 	modules := s.ModulesDir(apacheTarget())
-	if strings.ContainsAny(dir+modules, "\"'\\%$\n\r\t") {
-		return nil, fmt.Errorf("the output folder %q or modules folder %q has a character apache.conf cannot hold", dir, modules)
+	if err := unholdable("apache.conf", outLabel, dir, apacheUnquotable); err != nil {
+		return nil, err
+	}
+	if err := unholdable("apache.conf", modulesLabel, modules, apacheUnquotable); err != nil {
+		return nil, err
 	}
 	host := s.Host()
 	if host == "" || host == "0.0.0.0" || host == "[::]" {
