@@ -101,7 +101,7 @@ server {
         return 404 '%[9]s';
     }
 }
-`, s.Root, njsUse(s), filepath.Join(s.OutDir, "feedgen.js"), listen,
+`, s.Root, njsUse(s), njsImport(s), listen,
 		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
 	conf := []byte(b.String())
 	if s.Standalone {
@@ -110,6 +110,17 @@ server {
 		}
 	}
 	return &Output{Files: map[string][]byte{"nginx.conf": conf, "feedgen.js": js}}, nil
+}
+
+// njsImport is the path of feedgen.js that nginx.conf imports: in a
+// standalone config, relative to nginx's prefix, the output folder (nginx
+// -p OUTDIR), so that the folder names no folder of this machine; in a
+// file the system's nginx includes, whose prefix is its own, absolute.
+func njsImport(s *Site) string {
+	if s.Standalone {
+		return "feedgen.js"
+	}
+	return filepath.Join(s.OutDir, "feedgen.js")
 }
 
 // njsCacheTime is how long nginx keeps an assembled page with --cache:

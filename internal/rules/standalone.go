@@ -53,7 +53,8 @@ func StandaloneModules(t Target, s *Site) []string {
 
 // nginxStandalone wraps conf, what nginx's http {} includes, in a complete
 // main config whose every file (pid, logs, temporary files) is in
-// s.OutDir, for nginx -p OUTDIR -c nginx.conf, as any user for a port
+// s.OutDir, for nginx -p OUTDIR -c nginx.conf, named relative to that
+// prefix, as any user for a port
 // above 1024. It sets neither daemon nor master_process, which -g can
 // then set (nginx refuses a directive given twice).
 func nginxStandalone(s *Site, conf []byte, module string) ([]byte, error) {
@@ -65,19 +66,19 @@ func nginxStandalone(s *Site, conf []byte, module string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	dir := s.OutDir
 	var b strings.Builder
-	fmt.Fprintf(&b, `# A complete nginx config, written by feedgen rules --standalone: it needs
+	b.WriteString(`# A complete nginx config, written by feedgen rules --standalone: it needs
 # no system config, and nginx keeps its pid, logs and temporary files in
-# %[1]s, so any user can run it on a port above 1024:
+# DIR, this file's folder (its paths are relative to it), so any user can
+# run it on a port above 1024:
 #
-#   start:  nginx -p %[1]s -c nginx.conf
-#   reload: nginx -p %[1]s -c nginx.conf -s reload
-#   stop:   nginx -p %[1]s -c nginx.conf -s stop
+#   start:  nginx -p DIR -c nginx.conf
+#   reload: nginx -p DIR -c nginx.conf -s reload
+#   stop:   nginx -p DIR -c nginx.conf -s stop
 #
 # In the foreground: -g 'daemon off;'. Started by root, its workers run as
 # nobody, who must be able to read the build (or add user NAME;).
-`, dir)
+`)
 	if module != "" {
 		fmt.Fprintf(&b, "load_module %s;\n", nginxQuote(module))
 	}
@@ -92,9 +93,9 @@ events {
 http {
     access_log %s;
     sendfile on;
-`, nginxQuote(filepath.Join(dir, "nginx.pid")), nginxQuote(filepath.Join(dir, "error.log")), nginxQuote(filepath.Join(dir, "access.log")))
+`, nginxQuote("nginx.pid"), nginxQuote("error.log"), nginxQuote("access.log"))
 	for _, k := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
-		fmt.Fprintf(&b, "    %s_temp_path %s;\n", k, nginxQuote(filepath.Join(dir, k+"_temp")))
+		fmt.Fprintf(&b, "    %s_temp_path %s;\n", k, nginxQuote(k+"_temp"))
 	}
 	b.WriteString("\n")
 	b.Write(conf)

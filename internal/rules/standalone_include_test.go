@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 )
 
@@ -39,6 +40,10 @@ func TestStandaloneHoldsInclude(t *testing.T) {
 				t.Fatal(err)
 			}
 			inc, full := include.Files[tc.file], standalone.Files[tc.file]
+			// One line differs: the standalone config imports feedgen.js
+			// relative to its prefix, OUTDIR, the included one by its
+			// absolute path (the system's nginx has its own prefix).
+			inc = bytes.Replace(inc, []byte(`js_import feedgen from "`+filepath.Join(out, "feedgen.js")+`";`), []byte(`js_import feedgen from "feedgen.js";`), 1)
 			body := afterHeader(inc)
 			if len(body) < len(inc)/2 {
 				t.Fatalf("the include file's body is %d of its %d bytes", len(body), len(inc))

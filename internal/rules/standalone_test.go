@@ -9,7 +9,8 @@ import (
 
 // TestStandaloneInOutDir checks that a standalone config names no file
 // outside OUTDIR that its server would write (pid, logs, temporary files,
-// mutexes): so that any user can run it, with no system folder. The
+// mutexes), by its absolute path or relative to the server's prefix,
+// OUTDIR: so that any user can run it, with no system folder. The
 // tests that run the servers (TestNginx, TestNginxNJS, TestApache) run
 // them as root, who could write anywhere.
 func TestStandaloneInOutDir(t *testing.T) {
@@ -47,6 +48,11 @@ func TestStandaloneInOutDir(t *testing.T) {
 			}
 			for _, m := range ms {
 				p := strings.TrimPrefix(m[2], "file:")
+				if !filepath.IsAbs(p) {
+					// Relative to the server's prefix, OUTDIR (nginx -p,
+					// Apache's ServerRoot).
+					p = filepath.Join(out, p)
+				}
 				if p != out && !strings.HasPrefix(p, out+string(filepath.Separator)) {
 					t.Errorf("%s %s is not in %s", m[1], m[2], out)
 				}
