@@ -126,7 +126,8 @@ first of config.yaml's authors by key, which it names. It prints the file's
 path and opens nothing.`,
 		Example: `  feedgen new article news/general/budget-vote   # title: Budget vote
   feedgen new article news/politics/election-night --title "Election: night" --author ivan --tags elections,city`,
-		Args:    one("SECTION/CATEGORY/SLUG"),
+		Args:              one("SECTION/CATEGORY/SLUG"),
+		ValidArgsFunction: completeArticle(art),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			art.arg, art.set = args[0], cmd.Flags().Changed
 			return checkRun(cmd.Context(), art, runNewArticle)

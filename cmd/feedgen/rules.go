@@ -452,6 +452,7 @@ Targets, the files each writes and how they run:
 			}
 			return nil
 		},
+		ValidArgsFunction: completeTarget,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.target = args[0]
 			o.set = cmd.Flags().Changed

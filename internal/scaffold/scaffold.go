@@ -230,3 +230,34 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// A Completion is a value the shell may complete an argument to, and
+// what it is.
+type Completion struct {
+	Value, About string
+}
+
+// ArticlePaths completes typed, the start of new article's
+// SECTION/CATEGORY/SLUG, from the sections of cfg: a section ("news/"),
+// then a category of it ("news/general/"), each as far as the next /;
+// nothing once the slug is being typed, which is new.
+func ArticlePaths(cfg *config.Config, typed string) []Completion {
+	var out []Completion
+	section, category, inSection := strings.Cut(typed, "/")
+	switch {
+	case !inSection:
+		for _, s := range sortedKeys(cfg.Sections) {
+			if strings.HasPrefix(s, typed) {
+				out = append(out, Completion{s + "/", "categories: " + strings.Join(sortedKeys(cfg.Sections[s]), ", ")})
+			}
+		}
+	case !strings.Contains(category, "/"):
+		cats := cfg.Sections[section]
+		for _, c := range sortedKeys(cats) {
+			if strings.HasPrefix(c, category) {
+				out = append(out, Completion{section + "/" + c + "/", cats[c]})
+			}
+		}
+	}
+	return out
+}
