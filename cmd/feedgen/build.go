@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -192,16 +191,11 @@ type summaryJSON struct {
 
 // writeSummaryJSON prints the summary of res as one JSON object on a line.
 func writeSummaryJSON(w io.Writer, res *build.Result) error {
-	data, err := json.Marshal(summaryJSON{
+	return writeJSON(w, summaryJSON{
 		Articles: res.Articles, Drafts: res.Drafts, Scheduled: res.Scheduled, Pages: res.Pages,
 		Written: res.Written, Unchanged: res.Unchanged, Deleted: res.Deleted, Bytes: res.Bytes,
-		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: res.Duration.Round(time.Millisecond).Seconds(), OutDir: res.OutDir,
+		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: seconds(res.Duration), OutDir: res.OutDir,
 	})
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", data)
-	return err
 }
 
 func newBuildCmd(g *globalOptions) *cobra.Command {

@@ -21,6 +21,7 @@ type bundleOptions struct {
 	*globalOptions
 	dir, file, config string
 	quiet, force      bool
+	json              bool                   // the summary as JSON (jsonout.go)
 	set               func(flag string) bool // whether the flag was given
 
 	cfg []byte // the config's bytes: read by check
@@ -68,7 +69,7 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 
 	start := time.Now()
 	bo := bundle.Options{Config: o.cfg, BundledBy: "feedgen " + o.version}
-	if !o.quiet {
+	if !o.quiet && !o.json {
 		bar := newProgress(o.stderr)
 		defer bar.Close()
 		bo.Progress = bar.Set
@@ -81,6 +82,9 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.dir, err)
+	}
+	if o.json {
+		return writeJSON(o.stdout, newBundleJSON(o.file, res, time.Since(start)))
 	}
 	if !o.quiet {
 		fmt.Fprintf(o.stdout, "%s: the build of %s (%s, %s, %s) in %s (%.2f), %s\n",
@@ -120,6 +124,7 @@ end: a failed bundle leaves nothing behind.`,
 	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the config.yaml the output was built with, stored in the bundle (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "replace the archive if it exists")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (file, build_time, articles, pages, bytes, size, seconds)")
 	return cmd
 }
 

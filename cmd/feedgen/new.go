@@ -125,7 +125,7 @@ out of builds until you remove draft: true; feedgen build -D and serve --watch
 first of config.yaml's authors by key, which it names. It prints the file's
 path and opens nothing.`,
 		Example: `  feedgen new article news/general/budget-vote   # title: Budget vote
-  feedgen new article news/politics/election-night --title "Election: night" --author ivan --tags elections,city`,
+  feedgen new article news/general/election-night --title "Election: night" --author editor --tags elections,city`,
 		Args:              one("SECTION/CATEGORY/SLUG"),
 		ValidArgsFunction: completeArticle(art),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -29,6 +29,7 @@ type publishOptions struct {
 	*globalOptions
 	url, dir, config    string
 	dryRun, full, quiet bool
+	json                bool // the summary as JSON (jsonout.go)
 	maxDeletes, workers int
 	timeout, lockWait   time.Duration
 	set                 func(flag string) bool // whether the flag was given
@@ -236,13 +237,16 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 		LockWait:     o.lockWait,
 		LockDir:      lockDir,
 	}
+	if o.json {
+		po.Log = o.stderr // stdout holds the JSON alone
+	}
 	if po.LockWait == 0 {
 		po.LockWait = -1 // not at all: the library's 0 is its default
 	}
-	if !o.quiet {
+	if !o.quiet && !o.json {
 		po.Notices = o.stderr
 	}
-	if !o.quiet && !o.dryRun {
+	if !o.quiet && !o.json && !o.dryRun {
 		bar := newProgressOf(o.stderr, "publishing pages")
 		defer bar.Close()
 		po.Progress = bar.Set
@@ -253,6 +257,9 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 	}
 	if err != nil {
 		return o.explain(err, res)
+	}
+	if o.json {
+		return writeJSON(o.stdout, newPublishJSON(o.url, res))
 	}
 	if !o.quiet || o.dryRun {
 		fmt.Fprintln(o.stdout, res.Summary())
@@ -443,5 +450,6 @@ articles/, manifest.json and the lock is written or deleted.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without an answer before it is tried again (an upload: a second more per 64 kB)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (bucket, dry_run, uploaded, uploaded_bytes, unchanged, deleted, kept, seconds)")
 	return cmd
 }

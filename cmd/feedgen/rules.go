@@ -22,6 +22,7 @@ type rulesOptions struct {
 	target, config, root, listen, out string
 	cache, modules                    string
 	strict, standalone, checkFiles    bool
+	json                              bool // --check's answer as JSON (jsonout.go)
 
 	set func(flag string) bool // whether the flag was given
 
@@ -43,6 +44,9 @@ func (o *rulesOptions) check() error {
 	}
 	if o.cache != "" && t.Name != "nginx-njs" {
 		return usageError{fmt.Errorf("--cache is for nginx-njs (a folder where nginx keeps the pages njs puts together), not %s", t.Name)}
+	}
+	if o.json && !o.checkFiles {
+		return usageError{errors.New("--json is for --check: rules prints the paths of the files it writes, one a line")}
 	}
 	if o.checkFiles {
 		return nil // --standalone and --modules may come from the record: see checkStandalone
@@ -251,15 +255,22 @@ func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record,
 	if err != nil {
 		return err
 	}
+	cwd, _ := os.Getwd()
+	cmd := refreshCommand(shown(r, outputDir, cwd), o.config)
+	if o.json {
+		if err := writeJSON(o.stdout, newRulesCheckJSON(o.t.Name, o.out, stale, recorded, cmd)); err != nil || len(stale) == 0 {
+			return err
+		}
+	}
 	if len(stale) == 0 {
 		fmt.Fprintf(o.stdout, "the %s rules in %s are up to date\n", o.t.Name, o.out)
 		return nil
 	}
-	for _, f := range stale {
-		fmt.Fprintf(o.stdout, "%s: stale: %s\n", f.File, f.Why)
+	if !o.json {
+		for _, f := range stale {
+			fmt.Fprintf(o.stdout, "%s: stale: %s\n", f.File, f.Why)
+		}
 	}
-	cwd, _ := os.Getwd()
-	cmd := refreshCommand(shown(r, outputDir, cwd), o.config)
 	if !recorded {
 		return staleFiles{fmt.Sprintf("the %s rules in %s are not those %s writes (with no record, the flags they were written with are not known)", o.t.Name, o.out, cmd)}
 	}
@@ -467,6 +478,7 @@ Targets, the files each writes and how they run:
 	cmd.Flags().BoolVar(&o.standalone, "standalone", false, "nginx, nginx-njs, apache: write a complete config of the server, which keeps its pid, logs and temporary files in OUTDIR (no system config needed)")
 	cmd.Flags().StringVar(&o.modules, "modules", "", "with --standalone, nginx-njs or apache: the `folder` of the server's modules (default: Debian's)")
 	cmd.Flags().BoolVar(&o.checkFiles, "check", false, "write nothing: compare the files in OUTDIR with those the build needs now (exit 1 when stale, 2 when it cannot check), with the flags they were written with")
+	cmd.Flags().BoolVar(&o.json, "json", false, "with --check: print the answer as one JSON object (target, output, up_to_date, recorded, stale files and why, command)")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail, writing nothing, when the files cannot answer all the build has (cloudfront: filters that do not fit)")
 	return cmd
 }

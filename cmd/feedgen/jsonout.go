@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/bundle"
+	"github.com/feedgen/feedgen/internal/publish"
+	"github.com/feedgen/feedgen/internal/rules"
+)
+
+// The summaries that build, bundle, verify, publish and rules --check
+// print with --json, for scripts and CI: one JSON object on one line of
+// stdout, written once at the end through writeJSON, in place of the
+// summary line; warnings and errors still go to stderr, and the exit code
+// is the same as without --json. docs/configuration.md#building lists them.
+
+// writeJSON prints v, a command's summary, as one JSON object on a line.
+func writeJSON(w io.Writer, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
+}
+
+// seconds is d as the summaries give durations.
+func seconds(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds() }
+
+// bundleJSON is the summary of feedgen bundle --json.
+type bundleJSON struct {
+	File      string  `json:"file"`
+	BuildTime string  `json:"build_time"`
+	Articles  int     `json:"articles"`
+	Pages     int     `json:"pages"`
+	Bytes     int64   `json:"bytes"` // the build's pages
+	Size      int64   `json:"size"`  // the archive
+	Seconds   float64 `json:"seconds"`
+}
+
+func newBundleJSON(file string, res *bundle.Result, d time.Duration) bundleJSON {
+	return bundleJSON{File: file, BuildTime: res.Info.BuildTime.Format(time.RFC3339), Articles: res.Info.Articles,
+		Pages: res.Pages, Bytes: res.Info.Bytes, Size: res.Size, Seconds: seconds(d)}
+}
+
+// verifyJSON is the summary of feedgen verify --json: ok, with what the
+// bundle holds, or not ok, with the error (the problems are on stderr).
+type verifyJSON struct {
+	File      string  `json:"file"`
+	OK        bool    `json:"ok"`
+	Error     string  `json:"error,omitempty"`
+	BuildTime string  `json:"build_time,omitempty"`
+	Articles  int     `json:"articles"`
+	Pages     int     `json:"pages"`
+	Bytes     int64   `json:"bytes"`
+	Size      int64   `json:"size"`
+	Seconds   float64 `json:"seconds"`
+}
+
+func newVerifyJSON(file string, b *bundle.Bundle, err error, d time.Duration) verifyJSON {
+	if err != nil {
+		return verifyJSON{File: file, Error: err.Error(), Seconds: seconds(d)}
+	}
+	return verifyJSON{File: file, OK: true, BuildTime: b.Info.BuildTime.Format(time.RFC3339), Articles: b.Info.Articles,
+		Pages: len(b.Manifest.Files), Bytes: b.Info.Bytes, Size: b.Size, Seconds: seconds(d)}
+}
+
+// publishJSON is the summary of feedgen publish --json.
+type publishJSON struct {
+	Bucket        string  `json:"bucket"`
+	DryRun        bool    `json:"dry_run"`
+	Uploaded      int     `json:"uploaded"`
+	UploadedBytes int64   `json:"uploaded_bytes"`
+	Unchanged     int     `json:"unchanged"`
+	Deleted       int     `json:"deleted"`
+	Kept          int     `json:"kept"`
+	Seconds       float64 `json:"seconds"`
+}
+
+func newPublishJSON(bucket string, res *publish.Result) publishJSON {
+	return publishJSON{Bucket: bucket, DryRun: res.DryRun, Uploaded: res.Uploaded, UploadedBytes: res.UploadedBytes,
+		Unchanged: res.Unchanged, Deleted: res.Deleted, Kept: res.Kept, Seconds: seconds(res.Duration)}
+}
+
+// rulesCheckJSON is the summary of feedgen rules --check --json: up to
+// date, or the stale files, what differs in each, and the command that
+// writes them again (when the record says with which flags).
+type rulesCheckJSON struct {
+	Target   string      `json:"target"`
+	Output   string      `json:"output"`
+	UpToDate bool        `json:"up_to_date"`
+	Recorded bool        `json:"recorded"`
+	Stale    []staleJSON `json:"stale"`
+	Command  string      `json:"command,omitempty"`
+}
+
+type staleJSON struct {
+	File string `json:"file"`
+	Why  string `json:"why"`
+}
+
+func newRulesCheckJSON(target, out string, stale []rules.Stale, recorded bool, command string) rulesCheckJSON {
+	s := rulesCheckJSON{Target: target, Output: out, UpToDate: len(stale) == 0, Recorded: recorded, Stale: []staleJSON{}}
+	for _, f := range stale {
+		s.Stale = append(s.Stale, staleJSON{File: f.File, Why: f.Why})
+	}
+	if len(stale) > 0 && recorded {
+		s.Command = command
+	}
+	return s
+}
