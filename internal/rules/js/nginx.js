@@ -6,7 +6,7 @@
 var PAGES = "/.feedgen-pages/";
 
 function handle(r) {
-    var u = r.variables.request_uri, i = u.indexOf("?"), p = i < 0 ? u : u.slice(0, i);
+    var u = requestURI(r), i = u.indexOf("?"), p = i < 0 ? u : u.slice(0, i);
     // A path without '%' is its own decoding (answer compares it with
     // the listing's, which is ASCII).
     var a = answer(r.method, p.indexOf("%") < 0 ? p : decodePath(p), i < 0 ? "" : u.slice(i + 1));
@@ -28,6 +28,23 @@ function handle(r) {
         return;
     }
     r.return(a.s, a.b);
+}
+
+// requestURI returns the request's target as the client sent it, each
+// byte past ASCII percent-encoded: a byte sent raw and its escape decode
+// to the same byte (then UTF-8, invalid bytes U+FFFD), as feedgen serve
+// reads them. r.variables would give the raw bytes as characters (njs
+// before 0.8: one a byte) or decoded (later), which answer takes for
+// characters; r.rawVariables gives the bytes.
+function requestURI(r) {
+    var b = r.rawVariables.request_uri, s = "", from = 0;
+    for (var i = 0; i < b.length; i++) {
+        if (b[i] >= 128) {
+            s += b.toString("utf8", from, i) + "%" + hex2(b[i], HEX);
+            from = i + 1;
+        }
+    }
+    return from == 0 ? b.toString("utf8") : s + b.toString("utf8", from, b.length);
 }
 
 // assemblePage answers the page of answer a from the build in the
