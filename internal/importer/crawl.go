@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -309,7 +310,7 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 		return nil, fmt.Errorf("%s: the listing has %s: an import of them holds about %s (%s an article), more than the %s it may (--max-bytes): pass --max-bytes %s to import it",
 			huge.url, human.Plural(r.count, "article"), human.Bytes(need), human.Bytes(need/int64(r.count)), human.Bytes(opt.MaxBytes), sizeFlag(need+need/10))
 	}
-	for _, p := range append(r.pages, huge, probe) {
+	for _, p := range append(slices.Clone(r.pages), huge, probe) {
 		if p == nil {
 			continue
 		}
