@@ -168,7 +168,15 @@ func runChunkTarget(t *testing.T, name string, start startFunc) {
 
 func TestNginxNJSChunks(t *testing.T) {
 	start := startNginxNJS(t)
-	t.Run("whole", func(t *testing.T) { runChunkTarget(t, "nginx-njs", start) })
+	t.Run("whole", func(t *testing.T) {
+		s, err := NewSite(chunkMan, chunkRoot, "127.0.0.1:"+freePort(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := startTarget(t, "nginx-njs", s, start)
+		checkChunkTarget(t, base)
+		checkRaw(t, base, chunkRefBase, rawUTF8, false)
+	})
 	// The sample's indexes are read whole (up to 256 kB); a larger index
 	// is read by windows: the same script with windows of 64 bytes,
 	// shorter than a line, on real njs.

@@ -88,6 +88,9 @@ server {
     location ^~ %[5]s {
         internal;
         alias "%[1]s/";
+        # A page is a file of the build: none through a symbolic link
+        # (its 403 is the JSON 404).
+        disable_symlinks on from=$document_root;
         types { }
         default_type %[6]s;
         charset off;
