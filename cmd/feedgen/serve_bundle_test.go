@@ -119,9 +119,10 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 		name string
 		data []byte
 		line string // the start of stderr
+		err  string // after the file's name
 	}{
-		{"flipped.zip", flipped, "flipped.zip: articles/20/1.json: corrupted: "},
-		{"cut.zip", good[:len(good)-100], "cut.zip: truncated: the archive stops before its end"},
+		{"flipped.zip", flipped, "flipped.zip: articles/20/1.json: corrupted: ", ": damaged: restore it from a copy, or write it again from its build with feedgen bundle"},
+		{"cut.zip", good[:len(good)-100], "cut.zip: truncated: the archive stops before its end", ": 1 problem: the bundle is damaged or not a feedgen bundle"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +135,7 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 				b.Close()
 				t.Fatal("got no error, want the bundle refused")
 			}
-			if want := name + ": 1 problem: the bundle is damaged or not a feedgen bundle"; err.Error() != want {
+			if want := name + tt.err; err.Error() != want {
 				t.Errorf("got error %q, want %q", err, want)
 			}
 			if got := strings.TrimPrefix(stderr.String(), dir+string(filepath.Separator)); !strings.HasPrefix(got, tt.line) {
