@@ -275,6 +275,7 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 	}
 	res := w.res
 	res.Written = int(w.written.Load())
+	res.Repaired = int(w.repaired.Load())
 	res.Rendered = int(w.rendered.Load())
 	res.Pages = len(w.files)
 	res.Unchanged = res.Pages - res.Written
@@ -294,7 +295,9 @@ func (w *pageWriter) put(f manifest.File, data []byte) error {
 	o, known := w.old[f.Path]
 	var err error
 	switch {
-	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(f):
+	case known && w.repairs(o, f):
+		err = w.out.rewrite(f.Path, data)
+	case known && o.SHA256 == f.SHA256 && o.Size == f.Size:
 		return nil
 	case known:
 		err = w.out.rewrite(f.Path, data)

@@ -280,7 +280,7 @@ func TestWriteRefuses(t *testing.T) {
 			data, _ := os.ReadFile(p)
 			data[10] ^= 1
 			os.WriteFile(p, data, 0o644)
-		}, "articles/5/3.json: its SHA-256 differs from the manifest: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, "articles/5/3.json: its SHA-256 differs from the manifest: the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"another config", func(*testing.T, string) {},
 			"the config given is not the one the build used (its SHA-256 differs from the manifest's config_sha256): pass the config.yaml of the build's site, or build again"},
 		{"build unfinished", func(t *testing.T, out string) {
@@ -288,17 +288,17 @@ func TestWriteRefuses(t *testing.T) {
 		}, "a build of the output folder is running or did not finish (it left .feedgen-unfinished): run feedgen build, and bundle once it is done"},
 		{"page missing", func(t *testing.T, out string) {
 			os.Remove(filepath.Join(out, "articles", "10", "11.json"))
-		}, "articles/10/11.json: missing: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, "articles/10/11.json: missing: the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"page longer", func(t *testing.T, out string) {
 			p := filepath.Join(out, "articles", "index.json")
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, append(data, ' '), 0o644)
-		}, "articles/index.json: longer than the manifest says: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, "articles/index.json: longer than the manifest says: the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"page shorter", func(t *testing.T, out string) {
 			p := filepath.Join(out, "articles", "index.json")
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, data[:len(data)-1], 0o644)
-		}, "articles/index.json: shorter than the manifest says: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, "articles/index.json: shorter than the manifest says: the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"manifest lists a path outside", func(t *testing.T, out string) {
 			m := readManifest(t, out)
 			m.Files[3].Path = "../secret.json"

@@ -307,7 +307,7 @@ func packEntry(output fs.FS, m *manifest.Manifest, ix *manifest.Indexes, e *entr
 
 // changedAdvice ends the error of a bundle of an output that is not what
 // its manifest says.
-const changedAdvice = "the output changed since its manifest was written; run feedgen build again, and bundle once it is done"
+const changedAdvice = "the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"
 
 // readPage reads the page file f into *buf and checks it against its size
 // and SHA-256 in the manifest.
