@@ -58,9 +58,11 @@ type output interface {
 	// removeStale deletes the pages of the last build (prev) that are not
 	// in keep, and returns how many there were.
 	removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error)
-	// writeManifest stores the manifest of the build, as data; finish
+	// writeManifest stores the manifest of the build, as data, even when
+	// the folder holds these bytes if again is set (files were repaired:
+	// a server that follows the folder loads the build again); finish
 	// then says that the output is what it describes.
-	writeManifest(data []byte) error
+	writeManifest(data []byte, again bool) error
 	finish() error
 }
 
@@ -374,10 +376,11 @@ func (d *disk) clean(pages map[string]bool) error {
 	return nil
 }
 
-// writeManifest writes the manifest unless the folder holds these bytes.
-func (d *disk) writeManifest(data []byte) error {
+// writeManifest writes the manifest unless the folder holds these bytes
+// and again is not set.
+func (d *disk) writeManifest(data []byte, again bool) error {
 	name := filepath.Join(d.fs, manifest.Name)
-	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) {
+	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) && !again {
 		return nil
 	}
 	return writeAtomic(name, data)
@@ -421,12 +424,12 @@ func (memory) byInput() bool { return false }
 
 // intact and has are true: memory holds no file that could have
 // changed since.
-func (memory) intact() bool                 { return true }
-func (memory) has(manifest.File) bool       { return true }
-func (memory) create(string, []byte) error  { return nil }
-func (memory) rewrite(string, []byte) error { return nil }
-func (memory) writeManifest([]byte) error   { return nil }
-func (memory) finish() error                { return nil }
+func (memory) intact() bool                     { return true }
+func (memory) has(manifest.File) bool           { return true }
+func (memory) create(string, []byte) error      { return nil }
+func (memory) rewrite(string, []byte) error     { return nil }
+func (memory) writeManifest([]byte, bool) error { return nil }
+func (memory) finish() error                    { return nil }
 
 func (memory) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	deleted := 0

@@ -95,6 +95,11 @@ func TestRepairDamaged(t *testing.T) {
 			if tt.edit {
 				testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a1.md"), strings.Replace(article(1, "2025-01-01T10:00:00"), "Body 1", "Body I", 1))
 			}
+			mpath := filepath.Join(out, "manifest.json")
+			before, err := os.Stat(mpath)
+			if err != nil {
+				t.Fatal(err)
+			}
 			b2 := builder(dir)
 			b2.opt.Clean = tt.clean && !tt.found
 			res, err := b2.Build(context.Background())
@@ -103,6 +108,11 @@ func TestRepairDamaged(t *testing.T) {
 			}
 			if res.Repaired != 1 {
 				t.Errorf("%d files repaired, want 1: %s", res.Repaired, res.Summary())
+			}
+			// A new manifest file, of the same bytes when only a file was
+			// repaired: a server that follows the folder loads it.
+			if now, err := os.Stat(mpath); err != nil || os.SameFile(before, now) {
+				t.Errorf("the manifest is the same file after a repair (%v): a server would not see the repair", err)
 			}
 			identical(t, snap(t, out), cleanBuild(t, dir))
 		})

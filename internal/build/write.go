@@ -342,5 +342,5 @@ func (w *pageWriter) writeManifest() ([]byte, error) {
 		m.BuildTime = w.prev.BuildTime
 	}
 	data := m.Marshal()
-	return data, w.out.writeManifest(data)
+	return data, w.out.writeManifest(data, res.Repaired > 0)
 }
