@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/bundle"
-	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/spf13/cobra"
@@ -88,12 +87,15 @@ func openBundle(ctx context.Context, name string, stderr io.Writer, keep bundle.
 		return nil, err
 	}
 	b, err := bundle.OpenWith(ctx, name, keep)
-	var ps diag.List
+	var ps *bundle.Problems
 	if errors.As(err, &ps) {
-		for _, p := range ps {
+		for _, p := range ps.Report() {
 			fmt.Fprintf(stderr, "%s: %s\n", name, p)
 		}
-		return nil, fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, human.Plural(len(ps), "problem"))
+		if len(ps.Damage) > 0 {
+			return nil, fmt.Errorf("%s: damaged: restore it from a copy, or write it again from its build with feedgen bundle", name)
+		}
+		return nil, fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, human.Plural(len(ps.Other), "problem"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -17,13 +17,6 @@ func exists(name string) bool {
 	return err == nil
 }
 
-// sizeIs reports whether name is a regular file of size bytes: how a
-// build checks that a page a manifest lists is still there, whole.
-func sizeIs(name string, size int64) bool {
-	info, err := os.Stat(name)
-	return err == nil && info.Mode().IsRegular() && info.Size() == size
-}
-
 // makeDirs creates the folders of pages under outDir.
 func makeDirs(outDir string, paths []string) error {
 	dirs := map[string]bool{}

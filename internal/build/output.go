@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -46,7 +47,9 @@ type output interface {
 	intact() bool
 	// has reports whether the page f.Path (a path in the folder, with
 	// slashes) is still as the last build left it: f.Size bytes and, when
-	// the output is not intact, f.SHA256.
+	// the output is not intact, when the file changed since the last
+	// manifest was written, or with Options.Clean, f.SHA256 (see
+	// disk.has).
 	has(f manifest.File) bool
 	// create puts a page the last build did not have; rewrite one whose
 	// bytes changed.
@@ -55,9 +58,11 @@ type output interface {
 	// removeStale deletes the pages of the last build (prev) that are not
 	// in keep, and returns how many there were.
 	removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error)
-	// writeManifest stores the manifest of the build, as data; finish
+	// writeManifest stores the manifest of the build, as data, even when
+	// the folder holds these bytes if again is set (files were repaired:
+	// a server that follows the folder loads the build again); finish
 	// then says that the output is what it describes.
-	writeManifest(data []byte) error
+	writeManifest(data []byte, again bool) error
 	finish() error
 }
 
@@ -109,6 +114,12 @@ type disk struct {
 	unfinished bool
 	// mark creates the marker, once, before the first change to the folder.
 	mark func() error
+	// since is the stat of the last build's manifest (nil: none), set
+	// by open: a page changed after it was not written by a build.
+	since fs.FileInfo
+	// unmatched are the indexes that do not match the last build's
+	// manifest (manifest.Snapshot.Unmatched), set by open.
+	unmatched []string
 	// found is what open found under articles/ when this Builder did not
 	// write the folder last: what may be deleted (see owned). cleaned
 	// counts the strays it deleted (Options.Clean).
@@ -139,11 +150,12 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 		return nil, nil, err
 	}
 	prev, why := b.prev, ""
+	d.unmatched = nil
 	if prev == nil || b.prevDir != d.path {
 		r, err := b.lastManifest(d.fs, d.read)
 		switch {
 		case r != nil:
-			prev = r.Manifest
+			prev, d.unmatched = r.Manifest, r.Unmatched
 		case err != nil:
 			why = filepath.Join(d.path, manifest.Name) + " cannot be read"
 		default:
@@ -151,9 +163,16 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 		}
 	}
 	d.unfinished = exists(filepath.Join(d.fs, unfinishedName))
+	d.since, _ = os.Stat(filepath.Join(d.fs, manifest.Name))
 	var pending []string
 	if d.unfinished {
 		pending = readPending(d.fs)
+	}
+	if len(d.unmatched) > 0 {
+		// An index changed since its manifest was written (damaged): the
+		// chunks it named are not known, and any chunk in their folder
+		// may be a build's, as after a build that did not finish.
+		pending = append(pending, chunk.Dir)
 	}
 	paths, err := pathsOf(prev)
 	if err != nil {
@@ -236,12 +255,26 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	return prev, release, nil
 }
 
+// has checks a page's size, and reads it to check its SHA-256 when it
+// may differ at the same size: after a build that did not finish; when
+// it changed after the last manifest was written (by hand, a copy over
+// it, a tool: a build writes every page before its manifest), which its
+// status change time says at no cost; and with Options.Clean, whatever
+// its times (a failing disk changes bytes and no time): a normal build
+// reads only the pages that changed since, a clean one every page.
 func (d *disk) has(f manifest.File) bool {
 	name := d.fs + "/" + f.Path
-	if d.unfinished {
+	if d.unfinished || d.b.opt.Clean || slices.Contains(d.unmatched, f.Path) {
 		return hashIs(name, f.Size, f.SHA256)
 	}
-	return sizeIs(name, f.Size)
+	info, err := os.Stat(name)
+	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
+		return false
+	}
+	if d.since != nil && changedSince(info, d.since) {
+		return hashIs(name, f.Size, f.SHA256)
+	}
+	return true
 }
 
 func (d *disk) create(p string, data []byte) error {
@@ -343,10 +376,11 @@ func (d *disk) clean(pages map[string]bool) error {
 	return nil
 }
 
-// writeManifest writes the manifest unless the folder holds these bytes.
-func (d *disk) writeManifest(data []byte) error {
+// writeManifest writes the manifest unless the folder holds these bytes
+// and again is not set.
+func (d *disk) writeManifest(data []byte, again bool) error {
 	name := filepath.Join(d.fs, manifest.Name)
-	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) {
+	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) && !again {
 		return nil
 	}
 	return writeAtomic(name, data)
@@ -390,12 +424,12 @@ func (memory) byInput() bool { return false }
 
 // intact and has are true: memory holds no file that could have
 // changed since.
-func (memory) intact() bool                 { return true }
-func (memory) has(manifest.File) bool       { return true }
-func (memory) create(string, []byte) error  { return nil }
-func (memory) rewrite(string, []byte) error { return nil }
-func (memory) writeManifest([]byte) error   { return nil }
-func (memory) finish() error                { return nil }
+func (memory) intact() bool                     { return true }
+func (memory) has(manifest.File) bool           { return true }
+func (memory) create(string, []byte) error      { return nil }
+func (memory) rewrite(string, []byte) error     { return nil }
+func (memory) writeManifest([]byte, bool) error { return nil }
+func (memory) finish() error                    { return nil }
 
 func (memory) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	deleted := 0

@@ -82,7 +82,8 @@ func (b *Builder) source(baseURL string, site *content.Site, files []manifest.Fi
 // unchanged finishes a build whose inputs are those the manifest of outDir
 // records: with the lock held, it checks that the manifest is still one of
 // a build of those inputs, that every page it lists is there with its size
-// and that no other page is, deletes the temporary files of an interrupted
+// (and its SHA-256, when it changed since the manifest was written, or
+// with --clean) and that no other page is, deletes the temporary files of an interrupted
 // build, and reports every page unchanged. It returns nil, and no error,
 // when the folder does not hold what the manifest says, for a full build
 // to mend.
@@ -108,10 +109,20 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	if m.Source.Until != nil {
 		res.NextScheduled = *m.Source.Until
 	}
+	if len(r.Unmatched) > 0 {
+		return nil, nil // an index changed since: its chunks are not known
+	}
 	keep := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
-		if !sizeIs(filepath.Join(fsDir, filepath.FromSlash(f.Path)), f.Size) {
+		// As disk.has checks them: a page changed since the manifest
+		// was written, and with --clean every page, is read.
+		name := filepath.Join(fsDir, filepath.FromSlash(f.Path))
+		info, err := os.Stat(name)
+		if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
 			return nil, nil
+		}
+		if (b.opt.Clean || r.Info != nil && changedSince(info, r.Info)) && !hashIs(name, f.Size, f.SHA256) {
+			return nil, nil // damaged since: a full build rewrites it
 		}
 		keep[f.Path] = true
 		res.Bytes += f.Size

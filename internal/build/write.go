@@ -39,6 +39,7 @@ type pageWriter struct {
 
 	files                               []manifest.File // what pages[i] became
 	next, done, written, rendered, size atomic.Int64
+	repaired                            atomic.Int64 // of written: the same bytes as the last build's (see repairs)
 
 	// The pages are done in order (see feed.Listing.Order): pages[order[k]]
 	// is the k-th; the first low of them, and those marked finished, are
@@ -176,6 +177,7 @@ func (w *pageWriter) run(ctx context.Context) error {
 	}
 	res := w.res
 	res.Written = int(w.written.Load())
+	res.Repaired = int(w.repaired.Load())
 	res.Rendered = int(w.rendered.Load())
 	res.Unchanged = len(w.pages) - res.Written
 	res.Bytes = w.size.Load()
@@ -278,12 +280,26 @@ func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step, erro
 	}
 	f := manifest.File{Path: pg.Path, Size: int64(len(s.page)), SHA256: hex.EncodeToString(sum[:]), Input: input}
 	switch {
-	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(f):
+	case known && w.repairs(o, f):
+		return f, rewrite, nil
+	case known && o.SHA256 == f.SHA256 && o.Size == f.Size:
 		return f, unchanged, nil
 	case known:
 		return f, rewrite, nil
 	}
 	return f, create, nil
+}
+
+// repairs reports whether f, the bytes the last build wrote as o, is to
+// be written again because the file is not as that build left it
+// (changed or damaged since, at the same size or not: see output.has),
+// and counts it.
+func (w *pageWriter) repairs(o, f manifest.File) bool {
+	if o.SHA256 != f.SHA256 || o.Size != f.Size || w.out.has(f) {
+		return false
+	}
+	w.repaired.Add(1)
+	return true
 }
 
 // counted reports whether the watcher's change counts say that none of
@@ -319,11 +335,12 @@ func (w *pageWriter) writeManifest() ([]byte, error) {
 	if w.b.opt.Code != "" && len(res.Warnings) == 0 {
 		m.Source = w.b.source(w.l.BaseURL, w.site, m.Files)
 	}
-	if w.prev != nil && res.Written == 0 && res.Deleted == 0 {
-		// Same pages: keep the manifest (and its build time) unless
-		// something else in it changed.
+	if w.prev != nil && res.Written == res.Repaired && res.Deleted == 0 {
+		// Same pages (some written again as they were): keep the
+		// manifest (and its build time) unless something else in it
+		// changed.
 		m.BuildTime = w.prev.BuildTime
 	}
 	data := m.Marshal()
-	return data, w.out.writeManifest(data)
+	return data, w.out.writeManifest(data, res.Repaired > 0)
 }

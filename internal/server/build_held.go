@@ -251,7 +251,7 @@ func (hb *heldBuild) unavailableLine() string {
 	if len(hb.unavailable) > named {
 		paths += ", ..."
 	}
-	return fmt.Sprintf("%s of the build of %s do not match its manifest (a build died or is being written): %s; answering 503 for them until the next build",
+	return fmt.Sprintf("%s of the build of %s do not match its manifest (a build died or is being written, or they changed since): %s; answering 503 for them until a build rewrites them (feedgen build; --clean checks every file's bytes)",
 		human.Plural(len(hb.unavailable), "page"), hb.buildTime.UTC().Format(time.RFC3339), paths)
 }
 
