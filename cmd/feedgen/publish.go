@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,10 +17,7 @@ import (
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/azureblob" // azblob://
-	"gocloud.dev/blob/fileblob"    // file://
-	_ "gocloud.dev/blob/gcsblob"   // gs://
-	_ "gocloud.dev/blob/s3blob"    // s3://
+	"gocloud.dev/blob/fileblob"
 )
 
 // publishOptions are the options of feedgen publish.
@@ -33,11 +29,10 @@ type publishOptions struct {
 	timeout, lockWait   time.Duration
 	set                 func(flag string) bool // whether the flag was given
 
-	scheme       string         // the URL's scheme: set by check
-	bucketDir    string         // the folder of a file:// bucket: set by check
-	cacheControl string         // from the config: set by check
-	pathStyle    *pathStyle     // an s3:// endpoint without use_path_style: set by check
-	site         *config.Config // the site whose build this is, when known: set by check
+	bucket       *publish.Bucket // where BUCKET_URL says: set by check
+	bucketDir    string          // the folder of a file:// bucket: set by check
+	cacheControl string          // from the config: set by check
+	site         *config.Config  // the site whose build this is, when known: set by check
 	now          func() time.Time
 }
 
@@ -45,26 +40,11 @@ type publishOptions struct {
 // the site's config (publish.cache_control) and, without --dir, the
 // output folder in it (see outputDir).
 func (o *publishOptions) check() error {
-	u, err := url.Parse(o.url)
-	switch {
-	case err != nil:
-		return usageError{fmt.Errorf("BUCKET_URL %q is not a URL: %v", o.url, unwrapURLError(err))}
-	case u.Scheme == "":
-		return usageError{fmt.Errorf("BUCKET_URL %q has no scheme: write s3://BUCKET?region=REGION, gs://BUCKET, azblob://CONTAINER or file:///PATH", o.url)}
-	case !blob.DefaultURLMux().ValidBucketScheme(u.Scheme):
-		return usageError{fmt.Errorf("BUCKET_URL %q: unknown scheme %q: feedgen publishes to %s", o.url, u.Scheme, schemes())}
-	case u.Scheme != "file" && u.Host == "":
-		return usageError{fmt.Errorf("BUCKET_URL %q names no bucket: write %s://BUCKET", o.url, u.Scheme)}
-	case u.Scheme == "file" && u.Path == "":
-		return usageError{fmt.Errorf("BUCKET_URL %q names no folder: write file:///PATH (an absolute path)", o.url)}
+	b, err := publish.ParseBucketURL(o.url)
+	if err != nil {
+		return usageError{err}
 	}
-	o.scheme = u.Scheme
-	if o.pathStyle = pathStyleOf(o.url, u); o.pathStyle != nil {
-		if what := o.pathStyle.never(); what != "" {
-			return usageError{fmt.Errorf("BUCKET_URL '%s': the endpoint is %s, which cannot name the bucket as the host %s.%s (virtual-hosted style, the default): add use_path_style=true, as in '%s'",
-				o.url, what, o.pathStyle.bucket, o.pathStyle.host, o.pathStyle.fixed)}
-		}
-	}
+	o.bucket = b
 	if o.maxDeletes < 0 {
 		return usageError{fmt.Errorf("--max-deletes %d: give 0 or more", o.maxDeletes)}
 	}
@@ -85,8 +65,8 @@ func (o *publishOptions) check() error {
 	if err != nil {
 		return err
 	}
-	if u.Scheme == "file" {
-		o.bucketDir = publish.BucketFolder(u)
+	if b.Scheme == "file" {
+		o.bucketDir = b.Name
 		if err := publish.CheckBucketFolder(o.bucketDir, dir); err != nil {
 			return usageError{err}
 		}
@@ -212,18 +192,26 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 			}
 		}
 	}
+	if !o.quiet {
+		for _, note := range o.bucket.Notes {
+			fmt.Fprintln(o.stderr, note)
+		}
+	}
 	bucket := empty
 	if bucket == nil {
-		bucket, err = blob.OpenBucket(ctx, o.url)
+		bucket, err = o.bucket.Open(ctx, publish.OpenOptions{Getenv: o.getenv})
+	}
+	var ue *publish.URLError
+	if errors.As(err, &ue) {
+		return usageError{err}
 	}
 	if err != nil {
-		err = fmt.Errorf("opening %s: %w", o.url, err)
-		if msg := err.Error(); strings.Contains(msg, "unknown query parameter") || strings.Contains(msg, "invalid value for") {
-			return usageError{err}
-		}
-		return err
+		return o.explain(err, nil)
 	}
 	defer bucket.Close()
+	if o.dryRun {
+		fmt.Fprintln(o.stdout, o.bucket)
+	}
 
 	po := publish.Options{
 		CacheControl: o.cacheControl,
@@ -293,16 +281,8 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 		return fmt.Errorf("publishing %s would delete %s from the bucket, more than --max-deletes %d: nothing was changed; check the build, or pass --max-deletes %d",
 			o.dir, human.Plural(tm.Deletes, tm.Noun), tm.Max, tm.Deletes)
 	}
-	var be *publish.BucketError
-	if errors.As(err, &be) {
-		if hint := credentialsHint(o.scheme, be.Kind); hint != "" {
-			err = fmt.Errorf("%w\n%s", err, hint)
-		}
-	}
-	if o.pathStyle != nil && o.pathStyle.virtualHost(err) {
-		p := o.pathStyle
-		err = fmt.Errorf("%w\nthe bucket was looked for at the host %s.%s (virtual-hosted style, the default); for a server that takes the bucket in the path, add use_path_style=true: '%s'",
-			err, p.bucket, p.host, p.fixed)
+	if hint := o.bucket.Hint(err, o.getenv); hint != "" {
+		err = fmt.Errorf("%w\n%s", err, hint)
 	}
 	var then string
 	switch {
@@ -329,44 +309,6 @@ func noun(res *publish.Result) string {
 		return "file"
 	}
 	return "page"
-}
-
-// credentialsHint says where each cloud's SDK looks for credentials, for
-// an error of that kind.
-func credentialsHint(scheme string, kind publish.Kind) string {
-	if kind != publish.NoCredentials && kind != publish.BadCredentials && kind != publish.Denied {
-		return ""
-	}
-	switch scheme {
-	case "s3":
-		return "S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the profile AWS_PROFILE names in ~/.aws; publishing needs s3:ListBucket, s3:GetObject, s3:PutObject and s3:DeleteObject"
-	case "gs":
-		return "Google Cloud credentials come from GOOGLE_APPLICATION_CREDENTIALS (a key file) or gcloud auth application-default login; publishing needs the Storage Object Admin role on the bucket"
-	case "azblob":
-		return "Azure credentials come from AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_CONNECTION_STRING, or az login"
-	}
-	return ""
-}
-
-// schemes lists the bucket URL schemes publish knows.
-func schemes() string {
-	var b strings.Builder
-	for i, s := range blob.DefaultURLMux().BucketSchemes() {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(s + "://")
-	}
-	return b.String()
-}
-
-// unwrapURLError drops url.Error's repetition of the operation and URL.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 func newPublishCmd(g *globalOptions) *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"gocloud.dev/gcerrors"
 )
 
@@ -29,6 +30,7 @@ const (
 	Denied              // the credentials may not do it
 	Unreachable         // the service's address does not answer
 	TimedOut            // the service stopped answering (Options.Timeout)
+	WrongRegion         // the bucket is in another region than the one asked (BucketError.Region), or none was
 )
 
 // BucketError is an error of the bucket's service, made plain: Error says
@@ -38,6 +40,9 @@ type BucketError struct {
 	Kind Kind
 	Op   string // e.g. "listing articles/", "uploading articles/20/0.json"
 	Err  error
+	// Region is the bucket's region, as the service said it, for
+	// WrongRegion: "" when it did not say.
+	Region string
 }
 
 func (e *BucketError) Error() string {
@@ -53,6 +58,11 @@ func (e *BucketError) Error() string {
 		what = "access denied: the credentials may not do this"
 	case Unreachable:
 		what = "the bucket's service cannot be reached: check the URL's endpoint"
+	case WrongRegion:
+		what = "no region is set for the bucket"
+		if e.Region != "" {
+			what = "no region is set for the bucket, which is in " + e.Region
+		}
 	case TimedOut:
 		var se *stallError
 		errors.As(e.Err, &se)
@@ -64,6 +74,11 @@ func (e *BucketError) Error() string {
 			e.Op, se.after, tries(se.tries))
 	default:
 		return e.Op + ": " + detail(e.Err)
+	}
+	if e.Kind == WrongRegion && e.Region != "" {
+		if r := regionAsked(e.Err); r != "" {
+			what = "the bucket is in the region " + e.Region + ", not " + r
+		}
 	}
 	return fmt.Sprintf("%s (%s: %s)", what, e.Op, detail(e.Err))
 }
@@ -99,7 +114,11 @@ func explain(op string, err error) error {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return err
 	}
-	return &BucketError{Kind: kindOf(err), Op: op, Err: err}
+	be := &BucketError{Kind: kindOf(err), Op: op, Err: err}
+	if be.Kind == WrongRegion {
+		be.Region = regionOf(err)
+	}
+	return be
 }
 
 // explainList is explain for the listing of articles/, where "not found"
@@ -144,6 +163,9 @@ func kindOf(err error) Kind {
 	if se := (*stallError)(nil); errors.As(err, &se) {
 		return TimedOut
 	}
+	if regionOf(err) != "" || strings.Contains(err.Error(), "region is required") || strings.Contains(err.Error(), "A region must be set") {
+		return WrongRegion
+	}
 	var ae apiError
 	if errors.As(err, &ae) {
 		switch ae.ErrorCode() {
@@ -171,6 +193,43 @@ func kindOf(err error) Kind {
 		return Unreachable
 	}
 	return Other
+}
+
+// The region of a bucket, as S3 (and S3-compatible services) say it when
+// a request was signed for another one: in an AuthorizationHeaderMalformed
+// error ("the region 'us-east-1' is wrong; expecting 'eu-west-1'"), or the
+// x-amz-bucket-region header of a PermanentRedirect (301) or of another
+// answer that names it.
+var (
+	regionExpected = regexp.MustCompile(`region ['"]([^'"]*)['"] is wrong; expecting ['"]([a-z0-9-]+)['"]`)
+	regionCodes    = map[string]bool{"AuthorizationHeaderMalformed": true, "PermanentRedirect": true, "IllegalLocationConstraintException": true, "AuthorizationQueryParametersError": true, "MovedPermanently": true}
+)
+
+// regionOf returns the bucket's region as the service said it in err, ""
+// when it did not say.
+func regionOf(err error) string {
+	if m := regionExpected.FindStringSubmatch(err.Error()); m != nil {
+		return m[2]
+	}
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) || re.Response == nil || re.Response.Response == nil {
+		return ""
+	}
+	region := re.Response.Header.Get("X-Amz-Bucket-Region")
+	var ae apiError
+	if region != "" && (re.HTTPStatusCode() == http.StatusMovedPermanently || errors.As(err, &ae) && regionCodes[ae.ErrorCode()]) {
+		return region
+	}
+	return ""
+}
+
+// regionAsked returns the region a request was signed for, as the
+// service's error says it: "" when it does not.
+func regionAsked(err error) string {
+	if m := regionExpected.FindStringSubmatch(err.Error()); m != nil && m[1] != "" {
+		return m[1]
+	}
+	return ""
 }
 
 // isNotFound reports whether err says that an object does not exist.

@@ -75,6 +75,9 @@ const (
 	DefaultRetries    = 2
 	DefaultBackoff    = 250 * time.Millisecond
 	DefaultTimeout    = 60 * time.Second
+	// DefaultConnectTimeout bounds the wait for the first byte of an
+	// answer (Options.ConnectTimeout).
+	DefaultConnectTimeout = 10 * time.Second
 )
 
 // ContentType is the Content-Type of every object publish uploads.
