@@ -27,6 +27,7 @@ type publishOptions struct {
 	dryRun, full, quiet bool
 	maxDeletes, workers int
 	timeout, lockWait   time.Duration
+	connectTimeout      time.Duration
 	set                 func(flag string) bool // whether the flag was given
 
 	bucket       *publish.Bucket // where BUCKET_URL says: set by check
@@ -53,6 +54,9 @@ func (o *publishOptions) check() error {
 	}
 	if o.timeout <= 0 {
 		return usageError{fmt.Errorf("--timeout %v: give a duration, e.g. 60s", o.timeout)}
+	}
+	if o.connectTimeout <= 0 {
+		return usageError{fmt.Errorf("--connect-timeout %v: give a duration, e.g. 10s", o.connectTimeout)}
 	}
 	if o.lockWait < 0 {
 		return usageError{fmt.Errorf("--lock-wait %v is negative: give 0 not to wait", o.lockWait)}
@@ -214,15 +218,16 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 	}
 
 	po := publish.Options{
-		CacheControl: o.cacheControl,
-		Workers:      o.workers,
-		MaxDeletes:   o.maxDeletes,
-		DryRun:       o.dryRun,
-		Full:         o.full,
-		Log:          o.stdout,
-		Timeout:      o.timeout,
-		LockWait:     o.lockWait,
-		LockDir:      lockDir,
+		CacheControl:   o.cacheControl,
+		Workers:        o.workers,
+		MaxDeletes:     o.maxDeletes,
+		DryRun:         o.dryRun,
+		Full:           o.full,
+		Log:            o.stdout,
+		Timeout:        o.timeout,
+		ConnectTimeout: o.connectTimeout,
+		LockWait:       o.lockWait,
+		LockDir:        lockDir,
 	}
 	if po.LockWait == 0 {
 		po.LockWait = -1 // not at all: the library's 0 is its default
@@ -233,7 +238,7 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 	if !o.quiet && !o.dryRun {
 		bar := newProgressOf(o.stderr, "publishing pages")
 		defer bar.Close()
-		po.Progress = bar.Set
+		po.Progress, po.Notices = bar.Set, bar.Lines()
 	}
 	res, err := publish.Publish(ctx, bucket, root.FS(), po)
 	if res != nil && res.Remote != "" && !o.quiet {
@@ -382,7 +387,8 @@ articles/, manifest.json and the lock is written or deleted.`,
 	cmd.Flags().BoolVar(&o.full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
 	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more objects than this would be deleted")
 	cmd.Flags().IntVar(&o.workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without an answer before it is tried again (an upload: a second more per 64 kB)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without progress before it is tried again (an upload: a second more per 64 kB)")
+	cmd.Flags().DurationVar(&o.connectTimeout, "connect-timeout", publish.DefaultConnectTimeout, "how long a request may wait for the first byte of its answer before it is tried again (an upload: a second more per 64 kB)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	return cmd

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -69,6 +70,10 @@ func (e *BucketError) Error() string {
 		if se.trickle {
 			return fmt.Sprintf("%s: the bucket's service answered slower than %d bytes a second, %s (--timeout sets how long a request may take so)",
 				e.Op, minRate, tries(se.tries))
+		}
+		if se.flag == connectFlag {
+			return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (%s sets how long a request may wait for the first byte of an answer)",
+				e.Op, se.after, tries(se.tries), connectFlag)
 		}
 		return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (--timeout sets how long a request may go without an answer)",
 			e.Op, se.after, tries(se.tries))
@@ -133,11 +138,12 @@ func explainList(err error) error {
 }
 
 // stallError is an attempt that made no progress for a while: its
-// context was cancelled with it (see attempt).
+// context was cancelled with it (see try).
 type stallError struct {
 	after   time.Duration
-	trickle bool // the answer came, but slower than minRate
-	tries   int  // how many attempts there were, all stalled or failed: set by retry
+	trickle bool   // the answer came, but slower than minRate
+	flag    string // the flag that sets after: --connect-timeout or --timeout
+	tries   int    // how many attempts there were, all stalled or failed: set by retry
 }
 
 func (e *stallError) Error() string {
@@ -276,26 +282,54 @@ func Transient(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// retry runs op, and runs it again while it fails with a transient error,
-// up to Options.Retries more times, waiting Options.Backoff (with jitter),
-// then twice as long each time. Each attempt that goes Options.Timeout
-// without progress is stopped, and counts as a transient failure. It
-// returns op's last error.
-func (p *publisher) retry(ctx context.Context, op func(ctx context.Context, kick func(n int)) error) error {
-	return retry(ctx, p.opt.Retries, p.opt.Backoff, p.opt.Timeout, op)
+// connectFlag is the flag of feedgen publish that sets
+// Options.ConnectTimeout, for messages.
+const connectFlag = "--connect-timeout"
+
+// policy is how a request is tried: how many more times after a
+// transient failure, after how long, how long an attempt may wait for
+// the first byte of its answer and then go without progress, and where
+// each new try is said.
+type policy struct {
+	retries int
+	backoff time.Duration
+	connect time.Duration // for the first byte of the answer; 0: no bound but timeout
+	timeout time.Duration // without progress; 0: none
+	notices *noticer      // nil: nothing said
 }
 
-func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
-	wait := backoff
+// policy returns the policy of the publish's requests.
+func (p *publisher) policy() policy {
+	return policy{retries: p.opt.Retries, backoff: p.opt.Backoff, connect: p.opt.ConnectTimeout, timeout: p.opt.Timeout, notices: p.notices}
+}
+
+// retry runs op, the request what (e.g. "listing articles/"), as the
+// publish's policy says (see policy.retry).
+func (p *publisher) retry(ctx context.Context, what string, op func(ctx context.Context, kick func(n int)) error) error {
+	return p.policy().retry(ctx, what, 0, op)
+}
+
+// retry runs op, and runs it again while it fails with a transient error,
+// up to retries more times, waiting backoff (with jitter), then twice as
+// long each time; each new try is said, naming what and why. An attempt
+// that goes connect (plus extra: the time its request takes to send) without
+// a first byte of its answer, or timeout without progress once it has
+// one, is stopped, and counts as a transient failure. It returns op's last
+// error.
+func (pol policy) retry(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	wait := pol.backoff
 	for attempt := 0; ; attempt++ {
-		err := try(ctx, timeout, op)
-		if err == nil || attempt >= retries || ctx.Err() != nil || !Transient(err) {
+		err := pol.try(ctx, what, extra, op)
+		if err == nil || attempt >= pol.retries || ctx.Err() != nil || !Transient(err) {
 			if se := (*stallError)(nil); errors.As(err, &se) {
 				se.tries = attempt + 1
 			}
 			return err
 		}
 		d := wait/2 + rand.N(wait/2+1)
+		if !errors.Is(err, errRaced) {
+			pol.notices.sayTry(attempt+1, "%s: %s (try %d of %d); trying again", what, why(err), attempt+1, pol.retries+1)
+		}
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
@@ -307,31 +341,86 @@ func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op 
 	}
 }
 
+// why says in a few words why a try failed.
+func why(err error) string {
+	if se := (*stallError)(nil); errors.As(err, &se) {
+		return se.Error()
+	}
+	return firstLine(detail(err))
+}
+
+// retry is policy.retry with no notices and the connect bound of timeout,
+// for the tests.
+func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	return policy{retries: retries, backoff: backoff, timeout: timeout}.retry(ctx, "", 0, op)
+}
+
 // minRate is the slowest an answer may come in, on average, once it has
 // taken the timeout: a service that sends a byte a second does not hold
 // a publish for ever.
 const minRate = 1 << 10 // bytes a second
 
 // try runs op once with a context that is cancelled, with a *stallError,
-// when op goes timeout without progress, or has taken longer than timeout
-// at less than minRate: op calls kick with the bytes of an answer as they
-// come in. A timeout of 0 or less is none.
-func try(ctx context.Context, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
-	if timeout <= 0 {
+// when op goes connect+extra without the first byte of its answer, or
+// timeout without progress after it, or has taken longer than timeout at
+// less than minRate: op calls kick with the bytes of an answer as they
+// come in (an op that does not, such as a listing, is answered when it
+// returns). A bound of 0 or less is none. An answer that stops for
+// connect after its first byte is said, as is what try waits for.
+func (pol policy) try(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	first, flag := pol.timeout, "--timeout"
+	if pol.connect > 0 && (first <= 0 || pol.connect < first) {
+		first, flag = pol.connect, connectFlag
+	}
+	if first <= 0 {
 		return op(ctx, func(int) {})
 	}
+	first += extra
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stalled := &stallError{after: timeout}
-	t := time.AfterFunc(timeout, func() { cancel(stalled) })
+	stalled := &stallError{after: first, flag: flag}
+	var (
+		mu      sync.Mutex
+		started bool      // the first byte came
+		said    bool      // the stall was said
+	)
+	t := time.AfterFunc(first, func() { cancel(stalled) })
 	defer t.Stop()
+	var quiet *time.Timer // says that an answer stopped, after its first byte
+	if pol.connect > 0 && pol.timeout > pol.connect {
+		quiet = time.AfterFunc(time.Hour, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !said && ctx.Err() == nil {
+				said = true
+				pol.notices.say("%s: the answer stopped %v ago; waiting up to %v for more (--timeout)", what, pol.connect, pol.timeout)
+			}
+		})
+		quiet.Stop()
+		defer quiet.Stop()
+	}
 	start := time.Now()
 	var got atomic.Int64
 	err := op(ctx, func(n int) {
-		t.Reset(timeout)
+		mu.Lock()
+		if !started {
+			started = true
+			stalled.after, stalled.flag = pol.timeout, "--timeout"
+			if pol.timeout <= 0 {
+				t.Stop()
+			}
+		}
+		mu.Unlock()
+		if pol.timeout > 0 {
+			t.Reset(pol.timeout)
+		}
+		if quiet != nil {
+			quiet.Reset(pol.connect)
+		}
 		total := got.Add(int64(n))
-		if took := time.Since(start); took > timeout && float64(total) < took.Seconds()*minRate {
+		if took := time.Since(start); pol.timeout > 0 && took > pol.timeout && float64(total) < took.Seconds()*minRate {
 			stalled.trickle = true
+			stalled.after = pol.timeout
 			cancel(stalled)
 		}
 	})
@@ -339,6 +428,40 @@ func try(ctx context.Context, timeout time.Duration, op func(ctx context.Context
 		return stalled
 	}
 	return err
+}
+
+// noticer writes what a publish says while it runs, a line at a time.
+// Of the requests tried again together (a service that stopped
+// answering all of them), one line a second is said per try.
+type noticer struct {
+	w     io.Writer
+	clock func() time.Time
+	mu    sync.Mutex
+	last  map[int]time.Time // when a line of each try was said
+}
+
+// say writes a line.
+func (n *noticer) say(format string, args ...any) { n.sayTry(0, format, args...) }
+
+// sayTry writes a line of a request's try (1 the first), unless one of
+// that try was said less than a second ago.
+func (n *noticer) sayTry(try int, format string, args ...any) {
+	if n == nil || n.w == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := n.clock()
+	if try > 0 {
+		if last, ok := n.last[try]; ok && now.Sub(last) < time.Second {
+			return
+		}
+		if n.last == nil {
+			n.last = map[int]time.Time{}
+		}
+		n.last[try] = now
+	}
+	fmt.Fprintf(n.w, format+"\n", args...)
 }
 
 // kicking calls kick with the bytes of every read of r: a download's body

@@ -128,11 +128,18 @@ type Options struct {
 	// long each time. 0: DefaultRetries; negative: none.
 	Retries int
 	Backoff time.Duration // 0: DefaultBackoff
-	// Timeout is how long one request may go without an answer (nothing
-	// received of it) before it is stopped and counts as a failed attempt;
-	// an upload gets a second more per 64 kB it sends. 0: DefaultTimeout;
-	// negative: none.
+	// Timeout is how long one request may go without progress (nothing
+	// more received of its answer) before it is stopped and counts as a
+	// failed attempt; an upload gets a second more per 64 kB it sends.
+	// 0: DefaultTimeout; negative: none.
 	Timeout time.Duration
+	// ConnectTimeout is how long one request may wait for the first byte
+	// of its answer (connecting, and the service's first reply), when it
+	// is shorter than Timeout: a service that stopped answering is tried
+	// again after it, not after Timeout. An upload gets a second more per
+	// 64 kB it sends. 0: DefaultConnectTimeout; negative: none but
+	// Timeout.
+	ConnectTimeout time.Duration
 	// LockWait is how long a publish waits for another one that holds
 	// the bucket's lock. 0: DefaultLockWait; negative: not at all.
 	LockWait time.Duration
@@ -146,8 +153,9 @@ type Options struct {
 	// Owner names this publish in the lock, for the messages of another
 	// one that waits: "host pid N" when empty.
 	Owner string
-	// Notices receives what a publish says while it runs (waiting for
-	// another one); nil discards it.
+	// Notices receives what a publish says while it runs: waiting for
+	// another one, a request that stalled or is tried again (naming it,
+	// why, and which try); nil discards it.
 	Notices io.Writer
 
 	// step, set by tests only, is called after the lock is taken
@@ -183,6 +191,12 @@ func (o Options) withDefaults() Options {
 		o.Timeout = DefaultTimeout
 	case o.Timeout < 0:
 		o.Timeout = 0
+	}
+	switch {
+	case o.ConnectTimeout == 0:
+		o.ConnectTimeout = DefaultConnectTimeout
+	case o.ConnectTimeout < 0:
+		o.ConnectTimeout = 0
 	}
 	switch {
 	case o.LockWait == 0:
@@ -295,6 +309,8 @@ type publisher struct {
 	// fence returns nil while the publish may write (see locker.fence);
 	// nil for a dry run.
 	fence func() error
+	// notices says what the publish's requests meet (see policy).
+	notices *noticer
 }
 
 // step calls Options.step.
@@ -334,7 +350,7 @@ const releaseTimeout = 2 * time.Second
 func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options) (res *Result, err error) {
 	opt = opt.withDefaults()
 	start := opt.Clock()
-	p := &publisher{bucket: bucket, output: output, opt: opt}
+	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &noticer{w: opt.Notices, clock: opt.Clock}}
 	p.res.DryRun = opt.DryRun
 	defer func() { p.res.Duration = opt.Clock().Sub(start) }()
 	if p.local, err = readLocal(output); err != nil {
@@ -386,7 +402,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 // reach lists one key under articles/: an error names what is wrong (no
 // bucket, refused or missing credentials) before anything is written.
 func (p *publisher) reach(ctx context.Context) error {
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "listing "+Prefix, func(ctx context.Context, _ func(int)) error {
 		_, _, err := p.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: Prefix})
 		return err
 	})
@@ -461,7 +477,7 @@ func (p *publisher) putManifest(ctx context.Context, rem *remote) error {
 // one there.
 func (p *publisher) manifestIsOurs(ctx context.Context) bool {
 	var a *blob.Attributes
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "reading the attributes of "+manifest.Name, func(ctx context.Context, _ func(int)) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
@@ -637,7 +653,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 	f := p.local.m.Files[it.page]
 	if it.check {
 		var a *blob.Attributes
-		err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+		err := p.retry(ctx, "reading the attributes of "+f.Path, func(ctx context.Context, _ func(int)) error {
 			var err error
 			a, err = p.bucket.Attributes(ctx, f.Path)
 			return err
@@ -704,11 +720,12 @@ const uploadRate = 64 << 10
 // upload uploads data as key with opts.
 func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *blob.WriterOptions) error {
 	p.changed.Store(true)
-	timeout := p.opt.Timeout
-	if timeout > 0 {
-		timeout += time.Duration(len(data)/uploadRate) * time.Second
+	pol := p.policy()
+	extra := time.Duration(len(data)/uploadRate) * time.Second
+	if pol.timeout > 0 {
+		pol.timeout += extra
 	}
-	err := retry(ctx, p.opt.Retries, p.opt.Backoff, timeout, func(ctx context.Context, _ func(int)) error {
+	err := pol.retry(ctx, "uploading "+key, extra, func(ctx context.Context, _ func(int)) error {
 		if err := p.fence(); err != nil {
 			return err
 		}
@@ -737,7 +754,7 @@ func (p *publisher) delete(ctx context.Context, keys []string) error {
 					return
 				}
 				p.changed.Store(true)
-				err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+				err := p.retry(ctx, "deleting "+keys[i], func(ctx context.Context, _ func(int)) error {
 					if err := p.fence(); err != nil {
 						return err
 					}

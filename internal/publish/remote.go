@@ -231,7 +231,7 @@ func (p *publisher) list(ctx context.Context, prefix string, saw func(key string
 			objs []*blob.ListObject
 			next []byte
 		)
-		err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+		err := p.retry(ctx, "listing "+prefix, func(ctx context.Context, _ func(int)) error {
 			var err error
 			objs, next, err = p.bucket.ListPage(ctx, token, listPageSize, opts)
 			if isNotFound(err) {
@@ -278,7 +278,7 @@ func (r *readError) Read(p []byte) (int, error) {
 // readManifest reads what the bucket's manifest.json says into rem.
 func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var a *blob.Attributes
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "reading the attributes of "+manifest.Name, func(ctx context.Context, _ func(int)) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
@@ -306,7 +306,7 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	}
 	var h hash.Hash
 	var indexes []manifest.File // the chunk indexes it lists
-	err = p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
+	err = p.retry(ctx, "reading "+manifest.Name, func(ctx context.Context, kick func(n int)) error {
 		rem.reset()
 		rem.forget()
 		r, err := p.bucket.NewReader(ctx, manifest.Name, nil)
@@ -411,13 +411,13 @@ func (p *publisher) readIndexes(ctx context.Context, rem *remote, indexes []mani
 		if i, ok := p.index[f.Path]; ok && p.local.m.Files[i].SHA256 == f.SHA256 {
 			data, err = manifest.ReadPage(p.output, f, nil)
 		} else {
-			err = p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+			err = p.retry(ctx, "reading "+f.Path, func(ctx context.Context, kick func(int)) error {
 				r, err := p.bucket.NewReader(ctx, f.Path, nil)
 				if err != nil {
 					return err
 				}
 				defer r.Close()
-				data, err = manifest.ReadChecked(r, f, nil)
+				data, err = manifest.ReadChecked(kicking{r, kick}, f, nil)
 				return err
 			})
 		}
