@@ -381,8 +381,8 @@ func (pol policy) try(ctx context.Context, what string, extra time.Duration, op 
 	stalled := &stallError{after: first, flag: flag}
 	var (
 		mu      sync.Mutex
-		started bool      // the first byte came
-		said    bool      // the stall was said
+		started bool // the first byte came
+		said    bool // the stall was said
 	)
 	t := time.AfterFunc(first, func() { cancel(stalled) })
 	defer t.Stop()
