@@ -25,6 +25,7 @@ type publishOptions struct {
 	*globalOptions
 	url, dir, config    string
 	dryRun, full, quiet bool
+	strict              bool
 	maxDeletes, workers int
 	timeout, lockWait   time.Duration
 	connectTimeout      time.Duration
@@ -95,7 +96,8 @@ func (o *publishOptions) check() error {
 
 // warnBehind says, on stderr, when the site changed since the build was
 // made (content, config, a scheduled article now due): publish uploads
-// the build as it is, and says nothing else of it.
+// the build as it is, and says nothing else of it; with --strict, that
+// is an error, and nothing is published.
 func (o *publishOptions) warnBehind(ctx context.Context, fsys fs.FS) error {
 	if o.site == nil {
 		return nil
@@ -137,8 +139,11 @@ func (o *publishOptions) warnBehind(ctx context.Context, fsys fs.FS) error {
 	if o.set("dir") {
 		cmd += " --out " + o.dir
 	}
-	fmt.Fprintf(o.stderr, "warning: %s since %s/ was built (%s): this publishes the old build; run %s first, then publish\n",
-		why, relTo(cwd, o.dir), m.BuildTime.UTC().Format("2006-01-02 15:04:05 UTC"), cmd)
+	since := fmt.Sprintf("%s since %s/ was built (%s)", why, relTo(cwd, o.dir), m.BuildTime.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if o.strict {
+		return fmt.Errorf("%s: --strict publishes only a build of the site as it is, and nothing was published; run %s first, then publish", since, cmd)
+	}
+	fmt.Fprintf(o.stderr, "warning: %s: this publishes the old build; run %s first, then publish\n", since, cmd)
 	return nil
 }
 
@@ -334,7 +339,8 @@ gocloud.dev opens it:
 
 It uploads that build as it is: in a site whose content or config changed
 since the build (or with a scheduled article now due), it says so on stderr,
-and that feedgen build comes first. An S3-compatible server at an IP address
+and that feedgen build comes first; with --strict (for CI) it publishes
+nothing and exits 1. An S3-compatible server at an IP address
 or localhost needs use_path_style=true.
 
 Credentials are found as each cloud's SDK finds them (AWS_ACCESS_KEY_ID and
@@ -390,6 +396,7 @@ articles/, manifest.json and the lock is written or deleted.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without progress before it is tried again (an upload: a second more per 64 kB)")
 	cmd.Flags().DurationVar(&o.connectTimeout, "connect-timeout", publish.DefaultConnectTimeout, "how long a request may wait for the first byte of its answer before it is tried again (an upload: a second more per 64 kB)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "refuse a build older than its site (content or config changed since, or a scheduled article came due): exit 1, publish nothing")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	return cmd
 }
