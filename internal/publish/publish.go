@@ -422,6 +422,13 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 	if p.opt.MaxDeletes >= 0 && rem.stale > p.opt.MaxDeletes {
 		return p.tooManyDeletes(rem)
 	}
+	pages := make([]int, len(items))
+	for i, it := range items {
+		pages[i] = it.page
+	}
+	if err := p.checkIndexes(ctx, pages); err != nil {
+		return err
+	}
 	// Chunks, then the rest: each step done before the next begins.
 	for _, step := range steps(p.local.m.Files, items) {
 		if err := p.run(ctx, step); err != nil {
@@ -536,6 +543,9 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 	p.res.Remote, p.res.Kept = rem.note, rem.kept
 	items := p.plan(rem)
 	if err := p.run(ctx, items); err != nil {
+		return err
+	}
+	if err := p.checkIndexes(ctx, p.uploads); err != nil {
 		return err
 	}
 	files := p.local.m.Files
