@@ -17,7 +17,6 @@ import (
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/fileblob"
 )
 
 // publishOptions are the options of feedgen publish.
@@ -166,7 +165,7 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 		return err
 	}
 	var empty *blob.Bucket // for a dry run, a bucket folder that does not exist
-	lockDir := o.bucketDir
+	lockDir := o.bucketDir // the folder of a bucket on disk
 	if o.bucketDir != "" {
 		if _, statErr := os.Stat(o.bucketDir); errors.Is(statErr, fs.ErrNotExist) {
 			// A bucket folder that does not exist yet is made, as aws
@@ -178,7 +177,7 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 					return err
 				}
 				defer os.RemoveAll(tmp)
-				if empty, err = fileblob.OpenBucket(tmp, nil); err != nil {
+				if empty, err = publish.OpenFolder(tmp); err != nil {
 					return err
 				}
 				lockDir = tmp
@@ -232,7 +231,10 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 		Timeout:        o.timeout,
 		ConnectTimeout: o.connectTimeout,
 		LockWait:       o.lockWait,
-		LockDir:        lockDir,
+		Folder:         lockDir,
+	}
+	if lockDir != "" {
+		po.OutputDir = o.dir
 	}
 	if po.LockWait == 0 {
 		po.LockWait = -1 // not at all: the library's 0 is its default
@@ -331,11 +333,15 @@ config.yaml, here or in a folder above) to the bucket BUCKET_URL names, as
 gocloud.dev opens it:
 
   s3://BUCKET?region=REGION                  Amazon S3
+  s3://BUCKET/FOLDER/?region=REGION          under a folder of the bucket
+                                             (prefix=FOLDER/ says the same)
   s3://BUCKET?endpoint=http://HOST:PORT&use_path_style=true&region=REGION
                                              an S3-compatible server
   gs://BUCKET                                Google Cloud Storage
   azblob://CONTAINER                         Azure Blob Storage
-  file:///PATH                               a folder (created if it is not there)
+  file:///PATH                               a folder, a plain copy of the build
+                                             that a web server serves as it is
+                                             (created if it is not there)
 
 It uploads that build as it is: in a site whose content or config changed
 since the build (or with a scheduled article now due), it says so on stderr,
@@ -352,8 +358,10 @@ downloading a page: from the bucket's manifest.json when publish uploaded it,
 else from a listing of articles/ and the SHA-256 publish stores with each page
 (--full always does that). Pages go first, manifest.json last, then the pages
 the build no longer has are deleted; an unchanged build uploads nothing.
-Every object gets Content-Type: application/json and the Cache-Control of the
-config's publish.cache_control (default "public, max-age=60").
+In a bucket of a cloud, every object gets Content-Type: application/json and
+the Cache-Control of the config's publish.cache_control (default "public,
+max-age=60"); a folder keeps no headers (its web server gives them: see
+feedgen rules).
 
 A build of layout: chunks goes up as chunks, then indexes, then manifest.json.
 Chunks never change (each is named by its bytes' SHA-256): they get
@@ -362,17 +370,20 @@ longer has is deleted only once the bucket's previous manifest does not name it
 either, so that a cached index of the previous build still finds its chunks.
 
 Two publishes to one bucket never run at once: a publish holds the bucket's
-lock, the object .feedgen-publish-lock (on disk, a file of the folder it
-keeps locked), and another one waits for it (--lock-wait), or takes it over
-once its holder is gone (the lock unchanged for 30s). A publish that stops
-half way (an error, Ctrl-C, killed) leaves the previous manifest.json in
-place and the lock saying so: the next one checks every page and finishes
-the job. A request that goes --timeout without an answer, or past it at less
-than 1 kB/s, is tried again, then the publish fails. Nothing outside
-articles/, manifest.json and the lock is written or deleted.`,
+lock, the object .feedgen-publish-lock (on disk, the folder's flock, and
+that file while a publish runs), and another one waits for it
+(--lock-wait), or takes it over once its holder is gone (the lock unchanged
+for 30s). A publish that stops half way (an error, Ctrl-C, killed) leaves
+the previous manifest.json in place and the lock saying so: the next one
+checks every page and finishes the job. A request that waits
+--connect-timeout for the first byte of its answer, or whose answer stops
+for --timeout (or runs past it at less than 1 kB/s), is tried again, and
+said; then the publish fails. Nothing outside articles/, manifest.json and
+the lock is written or deleted.`,
 		Example: `  feedgen publish 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dry-run 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dir public 's3://feed?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
+  feedgen publish 's3://feed-bucket/news/?region=eu-central-1'   # under news/
   feedgen publish gs://feed-bucket
   feedgen publish file:///srv/www/feed   # a folder a web server serves`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -324,7 +324,7 @@ func (b *Bucket) Open(ctx context.Context, opt OpenOptions) (*blob.Bucket, error
 	)
 	switch b.Scheme {
 	case "file":
-		bucket, err = openFolder(b.Name)
+		bucket, err = OpenFolder(b.Name)
 	case "s3":
 		bucket, err = b.openS3(ctx, opt)
 	default:

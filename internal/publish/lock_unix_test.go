@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -18,13 +17,13 @@ import (
 )
 
 // TestPublishHeldFolderLock checks the lock of a bucket on disk against
-// another process's flock (another open file of this one, to the
-// kernel): the publish waits for it, and fails when it may not.
+// another process's flock of the folder (another open file of this one,
+// to the kernel): the publish waits for it, and fails when it may not.
 func TestPublishHeldFolderLock(t *testing.T) {
 	s := newSite(t, smallOpt)
 	url, store := fileBucket(t)
 	b := open(t, url)
-	f, err := os.OpenFile(filepath.Join(store, LockName), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.Open(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +50,7 @@ func TestPublishHeldFolderLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
+	plainFolder(t, store, s.out, nil)
 }
 
 // TestPublishStalled stops the S3 service (SIGSTOP): a publish that finds

@@ -147,9 +147,17 @@ type Options struct {
 	// taken without a renewal: its holder renews it every third of it.
 	// 0: DefaultLockLease.
 	LockLease time.Duration
-	// LockDir is the folder of a bucket on disk (file://): the lock is a
-	// file there, held with flock, rather than an object.
-	LockDir string
+	// Folder is the folder of a bucket on disk (file://, opened by
+	// Bucket.Open): a plain copy of the build that a web server can
+	// serve. Its objects have no attributes (a web server gives the
+	// headers: see feedgen rules), so what a file holds is known by its
+	// bytes, read when the folder's manifest cannot say; the lock is the
+	// folder's flock, not an object (see folderLock).
+	Folder string
+	// OutputDir is the folder of output on disk, when it is one: a
+	// publish to Folder refuses to write into any folder of the bucket
+	// that is, holds or lies in it, however reached (a link, a mount).
+	OutputDir string
 	// Owner names this publish in the lock, for the messages of another
 	// one that waits: "host pid N" when empty.
 	Owner string
@@ -330,8 +338,8 @@ func (p *publisher) tick() {
 // lock returns the bucket's lock for this publish.
 func (p *publisher) lock() locker {
 	info := newLockInfo(p.opt.Owner, p.opt.Clock())
-	if p.opt.LockDir != "" {
-		return newFolderLock(p, p.opt.LockDir, info)
+	if p.opt.Folder != "" {
+		return newFolderLock(p, p.opt.Folder, info)
 	}
 	return &objectLock{p: p, info: info}
 }
@@ -349,6 +357,9 @@ const releaseTimeout = 2 * time.Second
 // bucket's lock for longer than Options.LockWait.
 func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options) (res *Result, err error) {
 	opt = opt.withDefaults()
+	if opt.Folder != "" {
+		opt.ConnectTimeout = 0 // a disk has no first byte to wait for
+	}
 	start := opt.Clock()
 	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &noticer{w: opt.Notices, clock: opt.Clock}}
 	p.res.DryRun = opt.DryRun
@@ -361,6 +372,11 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		p.index[f.Path] = i
 	}
 	p.res.Chunked = p.local.m.Pagination.Chunked()
+	if opt.Folder != "" && opt.OutputDir != "" {
+		if err := CheckBucketFolder(opt.Folder, opt.OutputDir); err != nil {
+			return &p.res, err
+		}
+	}
 	lock := p.lock()
 	if opt.DryRun {
 		dirty, err := lock.peek(ctx)
@@ -399,6 +415,16 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	return &p.res, err
 }
 
+// keysOf returns the paths of all the build's files, and keys: where a
+// publish may write, and delete.
+func (p *publisher) keysOf(keys []string) []string {
+	out := make([]string, 0, len(p.local.m.Files)+len(keys))
+	for _, f := range p.local.m.Files {
+		out = append(out, f.Path)
+	}
+	return append(out, keys...)
+}
+
 // reach lists one key under articles/: an error names what is wrong (no
 // bucket, refused or missing credentials) before anything is written.
 func (p *publisher) reach(ctx context.Context) error {
@@ -428,6 +454,14 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 	}
 	if err := p.checkIndexes(ctx, pages); err != nil {
 		return err
+	}
+	if err := p.checkFolders(ctx, p.keysOf(rem.deletes)); err != nil {
+		return err
+	}
+	if p.opt.Folder != "" {
+		if err := p.dropAttrs(); err != nil {
+			return err
+		}
 	}
 	// Chunks, then the rest: each step done before the next begins.
 	for _, step := range steps(p.local.m.Files, items) {
@@ -489,7 +523,32 @@ func (p *publisher) manifestIsOurs(ctx context.Context) bool {
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
 	})
+	if err == nil && p.opt.Folder != "" && a.Size == int64(len(p.local.data)) {
+		sum, err := p.sumOf(ctx, manifest.Name, a.Size)
+		return err == nil && sum == p.local.sum
+	}
 	return err == nil && a.Metadata[MetaSHA256] == p.local.sum && a.Metadata[MetaState] == StateComplete && a.Size == int64(len(p.local.data))
+}
+
+// sumOf returns the hex SHA-256 of the object key, of size bytes (a
+// larger one is read no further than a byte more): of a bucket on disk,
+// which keeps no SHA-256 with its files.
+func (p *publisher) sumOf(ctx context.Context, key string, size int64) (string, error) {
+	var sum string
+	err := p.retry(ctx, "reading "+key, func(ctx context.Context, kick func(int)) error {
+		r, err := p.bucket.NewReader(ctx, key, nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, io.LimitReader(kicking{r, kick}, size+1)); err != nil {
+			return err
+		}
+		sum = hex.EncodeToString(h.Sum(nil))
+		return nil
+	})
+	return sum, err
 }
 
 // readLocal reads the build's manifest and checks that the build is
@@ -546,6 +605,9 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 		return err
 	}
 	if err := p.checkIndexes(ctx, p.uploads); err != nil {
+		return err
+	}
+	if err := p.checkFolders(ctx, p.keysOf(rem.deletes)); err != nil {
 		return err
 	}
 	files := p.local.m.Files
@@ -671,9 +733,17 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 		if err != nil && !isNotFound(err) {
 			return explain("reading the attributes of "+f.Path, err)
 		}
+		same := err == nil && a.Size == f.Size && a.Metadata[MetaSHA256] == f.SHA256 && p.sameHeaders(f.Path, a)
+		if err == nil && a.Size == f.Size && p.opt.Folder != "" {
+			// A folder keeps no SHA-256 with a file: its bytes tell.
+			sum, err := p.sumOf(ctx, f.Path, f.Size)
+			if err != nil && !isNotFound(err) {
+				return explain("reading "+f.Path, err)
+			}
+			same = err == nil && sum == f.SHA256
+		}
 		p.mu.Lock()
 		p.res.Checked++
-		same := err == nil && a.Size == f.Size && a.Metadata[MetaSHA256] == f.SHA256 && p.sameHeaders(f.Path, a)
 		if same {
 			p.res.Unchanged++
 		}
@@ -801,6 +871,9 @@ func (p *publisher) cacheControl(key string) string {
 // sameHeaders reports whether the object key, of attributes a, has the
 // headers publish gives it.
 func (p *publisher) sameHeaders(key string, a *blob.Attributes) bool {
+	if p.opt.Folder != "" {
+		return true // a folder keeps no headers: its web server gives them
+	}
 	mt, _, err := mime.ParseMediaType(a.ContentType)
 	return err == nil && mt == ContentType && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
 }

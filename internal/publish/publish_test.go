@@ -223,13 +223,24 @@ func TestPublish(t *testing.T) {
 					t.Fatal(err)
 				}
 				res := publishDir(t, b, s.out, lockOptions(url, store))
-				if got, want := countsOf(res), (counts{Uploaded: 1, Unchanged: pages, Checked: pages, Deleted: 1}); got != want {
+				want, note := counts{Uploaded: 1, Unchanged: pages, Checked: pages, Deleted: 1}, tt.note
+				if isFolder(b) && tt.name != "damaged manifest" && tt.name != "missing manifest" && !strings.Contains(tt.name, "in the store") {
+					// A folder keeps no attributes, which these spoil: its
+					// manifest, the build's, is trusted (how the last publish
+					// ended is the lock's); the folder is listed each time, and
+					// the stray key goes.
+					want, note = counts{Unchanged: pages + 1, Deleted: 1}, ""
+				}
+				if got := countsOf(res); got != want {
 					t.Errorf("got %+v, want %+v", got, want)
 				}
-				if !regexp.MustCompile(`^` + tt.note).MatchString(res.Remote) {
-					t.Errorf("got Remote %q, want %q…", res.Remote, tt.note)
+				if note == "" && res.Remote != "" || note != "" && !regexp.MustCompile(`^`+note).MatchString(res.Remote) {
+					t.Errorf("got Remote %q, want %q…", res.Remote, note)
 				}
 				checkBucket(t, b, s.out, cc, foreign)
+				if isFolder(b) {
+					plainFolder(t, store, s.out, foreign)
+				}
 			})
 		}
 
@@ -247,14 +258,24 @@ func TestPublish(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := publishDir(t, b, s.out, lockOptions(url, store))
-			if got, want := countsOf(res), (counts{Unchanged: pages + 1}); got != want {
+			want := counts{Unchanged: pages + 1}
+			if isFolder(b) {
+				// A folder is listed: the page gone and the stray key
+				// are seen; the page of other bytes, of its size, is not.
+				want = counts{Uploaded: 1, Unchanged: pages, Deleted: 1}
+			}
+			if got := countsOf(res); got != want {
 				t.Errorf("trusting the manifest: got %+v, want %+v", got, want)
 			}
 			opt := lockOptions(url, store)
 			opt.Full = true
 			res = publishDir(t, b, s.out, opt)
 			// The manifest is the build's own: it stays.
-			if got, want := countsOf(res), (counts{Uploaded: 2, Unchanged: pages - 2 + 1, Checked: pages - 1, Deleted: 1}); got != want {
+			want = counts{Uploaded: 2, Unchanged: pages - 2 + 1, Checked: pages - 1, Deleted: 1}
+			if isFolder(b) {
+				want = counts{Uploaded: 1, Unchanged: pages - 1 + 1, Checked: pages}
+			}
+			if got := countsOf(res); got != want {
 				t.Errorf("--full: got %+v, want %+v", got, want)
 			}
 			checkBucket(t, b, s.out, cc, foreign)
@@ -264,12 +285,16 @@ func TestPublish(t *testing.T) {
 			opt := lockOptions(url, store)
 			opt.CacheControl = "public, max-age=300"
 			res := publishDir(t, b, s.out, opt)
-			if got, want := countsOf(res), (counts{Uploaded: pages + 1, Checked: pages}); got != want {
+			want := counts{Uploaded: pages + 1, Checked: pages}
+			if isFolder(b) {
+				want = counts{Unchanged: pages + 1} // a folder keeps no headers
+			}
+			if got := countsOf(res); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
 			checkBucket(t, b, s.out, opt.CacheControl, foreign)
 			res = publishDir(t, b, s.out, lockOptions(url, store))
-			if got, want := countsOf(res), (counts{Uploaded: pages + 1, Checked: pages}); got != want {
+			if got := countsOf(res); got != want {
 				t.Errorf("back to the default: got %+v, want %+v", got, want)
 			}
 			checkBucket(t, b, s.out, cc, foreign)

@@ -17,8 +17,13 @@ import (
 	"gocloud.dev/blob"
 )
 
-// listPageSize is how many keys one list request asks for (S3's most).
-const listPageSize = 1000
+// listPageSize is how many keys one list request asks for (S3's most);
+// folderPageSize, of a bucket on disk, whose every page is a walk of the
+// folder from its start (fileblob).
+const (
+	listPageSize   = 1000
+	folderPageSize = 100_000
+)
 
 // maxManifestSize bounds the bucket's manifest.json that publish reads: a
 // larger one is taken as damaged. It is read as a stream, never whole.
@@ -179,7 +184,15 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	manErr := p.readManifest(ctx, rem)
 	rem.decideChunks(dirty)
 	if manErr == nil && rem.trusted && !p.opt.Full && dirty == "" {
-		if !rem.current {
+		if p.opt.Folder != "" {
+			// A folder is listed each time (a walk of the disk, not a
+			// request per thousand keys): what another tool added,
+			// removed or cut is seen; a file of the size the manifest
+			// gives has its SHA-256.
+			if err := p.listFolder(ctx, rem); err != nil {
+				return nil, err
+			}
+		} else if !rem.current {
 			// The bucket may hold chunks that its manifest does not name:
 			// those the publish before this one kept. They go, unless
 			// the manifest names them; one the build has again (a revert)
@@ -221,6 +234,25 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	return rem, nil
 }
 
+// listFolder replaces what the bucket's trusted manifest said of the
+// pages of a bucket on disk by a listing of articles/, keeping the
+// manifest's SHA-256 of each file of the size it gives.
+func (p *publisher) listFolder(ctx context.Context, rem *remote) error {
+	size, sum := slices.Clone(rem.size), slices.Clone(rem.sum)
+	rem.reset()
+	return p.list(ctx, Prefix, func(key string, n int64) {
+		i, ok := p.index[key]
+		switch {
+		case !ok:
+			rem.saw(p.index, key, n, "")
+		case n == size[i]:
+			rem.size[i], rem.sum[i] = n, sum[i]
+		default:
+			rem.size[i] = n
+		}
+	})
+}
+
 // list lists every key under prefix, calling saw with each key and its
 // size.
 func (p *publisher) list(ctx context.Context, prefix string, saw func(key string, size int64)) error {
@@ -233,7 +265,11 @@ func (p *publisher) list(ctx context.Context, prefix string, saw func(key string
 		)
 		err := p.retry(ctx, "listing "+prefix, func(ctx context.Context, _ func(int)) error {
 			var err error
-			objs, next, err = p.bucket.ListPage(ctx, token, listPageSize, opts)
+			n := listPageSize
+			if p.opt.Folder != "" {
+				n = folderPageSize
+			}
+			objs, next, err = p.bucket.ListPage(ctx, token, n, opts)
 			if isNotFound(err) {
 				if ok, aerr := p.bucket.IsAccessible(ctx); aerr == nil && ok {
 					return fmt.Errorf("%w: %w", errRaced, err)
@@ -291,8 +327,20 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return explain("reading the attributes of "+manifest.Name, err)
 	}
 	rem.exists, rem.ver = true, versionOf(a)
-	complete := a.Metadata[MetaState] == StateComplete && p.sameHeaders(manifest.Name, a)
-	if complete && a.Metadata[MetaSHA256] == p.local.sum && a.Size == int64(len(p.local.data)) {
+	// A folder keeps no attributes: its manifest is complete when the
+	// last publish to it finished (the lock says so: see readRemote), and
+	// its SHA-256 is that of its bytes, read.
+	mirror := p.opt.Folder != ""
+	complete := mirror || a.Metadata[MetaState] == StateComplete && p.sameHeaders(manifest.Name, a)
+	ours := a.Size == int64(len(p.local.data)) && complete && a.Metadata[MetaSHA256] == p.local.sum
+	if mirror && a.Size == int64(len(p.local.data)) {
+		sum, err := p.sumOf(ctx, manifest.Name, a.Size)
+		if err != nil && !isNotFound(err) {
+			return explain("reading "+manifest.Name, err)
+		}
+		ours = err == nil && sum == p.local.sum
+	}
+	if ours {
 		// The build's own manifest: no need to read it.
 		rem.trusted, rem.current, rem.same = true, true, true
 		for i, f := range p.local.m.Files {
@@ -347,7 +395,11 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var de *damagedError
 	// Its names are all the chunks it names when publish uploaded it
 	// complete, whatever its headers.
-	whole := err == nil && a.Metadata[MetaState] == StateComplete && a.Metadata[MetaSHA256] == hex.EncodeToString(h.Sum(nil))
+	sum := ""
+	if h != nil {
+		sum = hex.EncodeToString(h.Sum(nil))
+	}
+	whole := err == nil && (mirror || a.Metadata[MetaState] == StateComplete && a.Metadata[MetaSHA256] == sum)
 	if whole && len(indexes) > 0 {
 		// A manifest of the chunks layout names its chunks through its
 		// indexes (manifest.Marshal): read them.
@@ -362,6 +414,9 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	}
 	rem.namesKnown = whole && !rem.overflow
 	rem.same = whole && a.Metadata[MetaSHA256] == p.local.sum
+	if mirror {
+		rem.same = whole && sum == p.local.sum
+	}
 	switch {
 	case errors.As(err, &de):
 		rem.note = fmt.Sprintf("the bucket's %s is damaged (%s)", manifest.Name, firstLine(de.Error()))
@@ -376,10 +431,13 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return explain("reading "+manifest.Name, err)
 	case a.Metadata[MetaState] == StatePartial:
 		rem.note = "a publish to the bucket was interrupted"
-	case !complete || a.Metadata[MetaSHA256] != hex.EncodeToString(h.Sum(nil)):
+	case !mirror && (!complete || a.Metadata[MetaSHA256] != sum):
 		rem.note = fmt.Sprintf("the bucket's %s was not uploaded by feedgen publish with these headers", manifest.Name)
 	default:
 		rem.trusted = true
+		// The build's own: it need not be uploaded (in a bucket of a
+		// cloud, its attributes said so before it was read).
+		rem.current = mirror && rem.same && a.Size == int64(len(p.local.data))
 		return nil
 	}
 	rem.reset()
