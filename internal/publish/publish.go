@@ -415,12 +415,12 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	return &p.res, err
 }
 
-// keysOf returns the paths of all the build's files, and keys: where a
-// publish may write, and delete.
-func (p *publisher) keysOf(keys []string) []string {
-	out := make([]string, 0, len(p.local.m.Files)+len(keys))
-	for _, f := range p.local.m.Files {
-		out = append(out, f.Path)
+// keysOf returns the paths of the build's files pages, and keys: where a
+// publish writes, and deletes.
+func (p *publisher) keysOf(pages []int, keys []string) []string {
+	out := make([]string, 0, len(pages)+len(keys))
+	for _, i := range pages {
+		out = append(out, p.local.m.Files[i].Path)
 	}
 	return append(out, keys...)
 }
@@ -455,7 +455,7 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 	if err := p.checkIndexes(ctx, pages); err != nil {
 		return err
 	}
-	if err := p.checkFolders(ctx, p.keysOf(rem.deletes)); err != nil {
+	if err := p.checkFolders(ctx, p.keysOf(pages, rem.deletes)); err != nil {
 		return err
 	}
 	if p.opt.Folder != "" {
@@ -607,7 +607,7 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 	if err := p.checkIndexes(ctx, p.uploads); err != nil {
 		return err
 	}
-	if err := p.checkFolders(ctx, p.keysOf(rem.deletes)); err != nil {
+	if err := p.checkFolders(ctx, p.keysOf(p.uploads, rem.deletes)); err != nil {
 		return err
 	}
 	files := p.local.m.Files

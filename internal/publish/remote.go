@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,13 +19,8 @@ import (
 	"gocloud.dev/blob"
 )
 
-// listPageSize is how many keys one list request asks for (S3's most);
-// folderPageSize, of a bucket on disk, whose every page is a walk of the
-// folder from its start (fileblob).
-const (
-	listPageSize   = 1000
-	folderPageSize = 100_000
-)
+// listPageSize is how many keys one list request asks for (S3's most).
+const listPageSize = 1000
 
 // maxManifestSize bounds the bucket's manifest.json that publish reads: a
 // larger one is taken as damaged. It is read as a stream, never whole.
@@ -184,15 +181,15 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	manErr := p.readManifest(ctx, rem)
 	rem.decideChunks(dirty)
 	if manErr == nil && rem.trusted && !p.opt.Full && dirty == "" {
-		if p.opt.Folder != "" {
-			// A folder is listed each time (a walk of the disk, not a
-			// request per thousand keys): what another tool added,
-			// removed or cut is seen; a file of the size the manifest
-			// gives has its SHA-256.
+		if p.opt.Folder != "" && !rem.current {
+			// A folder is listed at each publish of a new build (a walk
+			// of the disk, not a request per thousand keys): what another
+			// tool added, removed or cut is seen; a file of the size the
+			// manifest gives has its SHA-256.
 			if err := p.listFolder(ctx, rem); err != nil {
 				return nil, err
 			}
-		} else if !rem.current {
+		} else if p.opt.Folder == "" && !rem.current {
 			// The bucket may hold chunks that its manifest does not name:
 			// those the publish before this one kept. They go, unless
 			// the manifest names them; one the build has again (a revert)
@@ -256,6 +253,9 @@ func (p *publisher) listFolder(ctx context.Context, rem *remote) error {
 // list lists every key under prefix, calling saw with each key and its
 // size.
 func (p *publisher) list(ctx context.Context, prefix string, saw func(key string, size int64)) error {
+	if p.opt.Folder != "" {
+		return p.walk(ctx, prefix, saw)
+	}
 	opts := &blob.ListOptions{Prefix: prefix}
 	token := blob.FirstPageToken
 	for {
@@ -265,11 +265,7 @@ func (p *publisher) list(ctx context.Context, prefix string, saw func(key string
 		)
 		err := p.retry(ctx, "listing "+prefix, func(ctx context.Context, _ func(int)) error {
 			var err error
-			n := listPageSize
-			if p.opt.Folder != "" {
-				n = folderPageSize
-			}
-			objs, next, err = p.bucket.ListPage(ctx, token, n, opts)
+			objs, next, err = p.bucket.ListPage(ctx, token, listPageSize, opts)
 			if isNotFound(err) {
 				if ok, aerr := p.bucket.IsAccessible(ctx); aerr == nil && ok {
 					return fmt.Errorf("%w: %w", errRaced, err)
@@ -290,6 +286,49 @@ func (p *publisher) list(ctx context.Context, prefix string, saw func(key string
 		}
 		token = next
 	}
+}
+
+// walk lists the files under the folder prefix (ending in "/") of a
+// bucket on disk, as fileblob would list them, in one walk of the disk
+// rather than one per thousand keys, and without its look for an
+// attribute file beside each: a file that is not a regular one (a link,
+// a pipe) is listed with size -1, so that it is replaced or deleted,
+// never read; attribute files (*.attrs) are not listed.
+func (p *publisher) walk(ctx context.Context, prefix string, saw func(key string, size int64)) error {
+	root := filepath.Join(p.opt.Folder, filepath.FromSlash(prefix))
+	err := filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil && name == root && errors.Is(err, fs.ErrNotExist):
+			return fs.SkipAll
+		case err != nil:
+			return err
+		case d.IsDir():
+			return ctx.Err()
+		case strings.HasSuffix(name, attrsExt):
+			return nil
+		}
+		rel, err := filepath.Rel(p.opt.Folder, name)
+		if err != nil {
+			return err
+		}
+		size := int64(-1)
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			size = info.Size()
+		}
+		saw(filepath.ToSlash(rel), size)
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return explainList(err)
+	}
+	return err
 }
 
 // damagedError is a manifest.json whose bytes are not a manifest.
