@@ -274,9 +274,6 @@ func schemeList() string {
 	return b.String()
 }
 
-// URL returns the URL as given.
-func (b *Bucket) URL() string { return b.raw }
-
 // String describes where publish writes, for a person: "bucket feed,
 // prefix news/ (s3, endpoint http://127.0.0.1:9000, region us-east-1)",
 // or "folder /srv/www/feed (file)".

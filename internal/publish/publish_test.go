@@ -503,6 +503,20 @@ func TestPublishFolderListed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(store, "articles", "stray.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Links, never read: one in place of a page, one of its own.
+	outside := filepath.Join(t.TempDir(), "outside.json")
+	if err := os.WriteFile(outside, []byte("[1]"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := before.Files[3].Path
+	if err := os.Remove(filepath.Join(store, filepath.FromSlash(linked))); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{linked, "articles/link.json"} {
+		if err := os.Symlink(outside, filepath.Join(store, filepath.FromSlash(name))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.edit(t, 3, "Edited, with the folder changed by another tool")
 	after := readManifest(t, s.out)
 	sums := map[string]string{}
@@ -511,15 +525,18 @@ func TestPublishFolderListed(t *testing.T) {
 	}
 	up := 0
 	for _, f := range after.Files {
-		if sums[f.Path] != f.SHA256 || f.Path == gone || f.Path == cut {
+		if sums[f.Path] != f.SHA256 || f.Path == gone || f.Path == cut || f.Path == linked {
 			up++
 		}
 	}
 	_, del := changed(before, after)
 	res := publishDir(t, b, s.out, lockOptions(url, store))
-	if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del + 1}); got != want {
+	if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del + 2}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
 	plainFolder(t, store, s.out, nil)
+	if data, err := os.ReadFile(outside); err != nil || string(data) != "[1]" {
+		t.Errorf("the file the links named: %q, %v", data, err)
+	}
 }

@@ -304,8 +304,8 @@ func (p *publisher) walk(ctx context.Context, prefix string, saw func(key string
 			return err
 		case d.IsDir():
 			return ctx.Err()
-		case strings.HasSuffix(name, attrsExt):
-			return nil
+		case name == root || strings.HasSuffix(name, attrsExt):
+			return nil // the folder itself, not a folder (a link to one)
 		}
 		rel, err := filepath.Rel(p.opt.Folder, name)
 		if err != nil {
