@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
 )
 
@@ -222,6 +225,51 @@ func TestKindOf(t *testing.T) {
 	for _, tt := range tests {
 		if got := kindOf(tt.err); got != tt.want {
 			t.Errorf("kindOf(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestRegionOf: the bucket's region, as S3 and S3-compatible services say
+// it when a request was signed for another region (or for none): in the
+// message of AuthorizationHeaderMalformed, or in the x-amz-bucket-region
+// header of a redirect. Such an error is WrongRegion, not a credentials
+// problem.
+func TestRegionOf(t *testing.T) {
+	answer := func(status int, region string, err error) error {
+		resp := &http.Response{StatusCode: status, Header: http.Header{}}
+		if region != "" {
+			resp.Header.Set("X-Amz-Bucket-Region", region)
+		}
+		return &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: resp}, Err: err}
+	}
+	apiErr := func(code, msg string) error { return &smithy.GenericAPIError{Code: code, Message: msg} }
+	tests := []struct {
+		err    error
+		region string
+		kind   Kind
+		text   string // explain's message, "" not to check
+	}{
+		{answer(400, "", apiErr("AuthorizationHeaderMalformed", `The authorization header is malformed; the region "" is wrong; expecting "us-east-1"`)), "us-east-1", WrongRegion,
+			`no region is set for the bucket, which is in us-east-1 (listing articles/: AuthorizationHeaderMalformed: The authorization header is malformed; the region "" is wrong; expecting "us-east-1")`},
+		{answer(400, "eu-west-1", apiErr("AuthorizationHeaderMalformed", "The authorization header is malformed; the region 'us-east-1' is wrong; expecting 'eu-west-1'")), "eu-west-1", WrongRegion,
+			"the bucket is in the region eu-west-1, not us-east-1 (listing articles/: AuthorizationHeaderMalformed: The authorization header is malformed; the region 'us-east-1' is wrong; expecting 'eu-west-1')"},
+		{answer(301, "ap-south-1", apiErr("PermanentRedirect", "The bucket you are attempting to access must be addressed using the specified endpoint.")), "ap-south-1", WrongRegion, ""},
+		{answer(301, "ap-south-1", errors.New("MovedPermanently")), "ap-south-1", WrongRegion, ""},
+		{errors.New("operation error S3: ListObjectsV2, failed to resolve service endpoint, endpoint rule error, A region must be set when sending requests to S3."), "", WrongRegion,
+			"no region is set for the bucket (listing articles/: operation error S3: ListObjectsV2, failed to resolve service endpoint, endpoint rule error, A region must be set when sending requests to S3.)"},
+		// The header on another error is not a region error.
+		{answer(403, "eu-west-1", apiErr("AccessDenied", "Access Denied")), "", Denied, ""},
+		{answer(404, "eu-west-1", apiErr("NoSuchBucket", "The specified bucket does not exist")), "", NoBucket, ""},
+	}
+	for _, tt := range tests {
+		if got := regionOf(tt.err); got != tt.region {
+			t.Errorf("regionOf(%v) = %q, want %q", tt.err, got, tt.region)
+		}
+		var be *BucketError
+		if err := explain("listing articles/", tt.err); !errors.As(err, &be) || be.Kind != tt.kind || be.Region != tt.region {
+			t.Errorf("explain(%v) = %#v, want kind %d, region %q", tt.err, err, tt.kind, tt.region)
+		} else if tt.text != "" && err.Error() != tt.text {
+			t.Errorf("got %q\nwant %q", err.Error(), tt.text)
 		}
 	}
 }

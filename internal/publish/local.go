@@ -1,10 +1,13 @@
 package publish
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/folder"
@@ -15,8 +18,9 @@ import (
 // bucket that holds the build would delete the build's pages as stale
 // objects under its articles/ (deleting the very files it uploads); one
 // inside the build, or the build's own folder, would leave its objects
-// and their attribute files (.attrs) among the pages, which the next
-// build refuses as files it did not write.
+// among the pages, which the next build refuses as files it did not
+// write. Publish checks each folder of the bucket it writes into too
+// (see checkFolders).
 func CheckBucketFolder(bucket, dir string) error {
 	rel, err := folder.Relate(bucket, dir)
 	if err != nil {
@@ -25,15 +29,62 @@ func CheckBucketFolder(bucket, dir string) error {
 	var why string
 	switch rel {
 	case folder.Same:
-		why = "is the build's own folder: its objects and their .attrs files would go among the pages"
+		why = "is the build's own folder: its objects would go among the pages"
 	case folder.Inside:
-		why = "lies inside the build's folder " + dir + ": its objects and their .attrs files would go among the pages"
+		why = "lies inside the build's folder " + dir + ": its objects would go among the pages"
 	case folder.Holds:
 		why = "holds the build's folder " + dir + ": publishing would delete the build's pages as stale objects of the bucket"
 	default:
 		return nil
 	}
 	return fmt.Errorf("the bucket folder %s %s; publish to a folder apart from the build", bucket, why)
+}
+
+// checkFolders refuses a publish to a bucket on disk (Options.Folder)
+// that would write into, or delete from, a folder that is the build's
+// (Options.OutputDir), lies in it or holds it, however the bucket reaches
+// it: a link in the bucket (articles -> ../site/public/articles), a
+// mount. It checks every folder of the bucket that holds one of keys,
+// and the folders above it, once each, as the kernel resolves them
+// (folder.Relate), before anything is written.
+func (p *publisher) checkFolders(ctx context.Context, keys []string) error {
+	if p.opt.Folder == "" || p.opt.OutputDir == "" {
+		return nil
+	}
+	seen := map[string]bool{".": true} // the bucket's own: checked before the lock
+	for _, key := range keys {
+		// The folders of key, from the bucket's down: the first that
+		// reaches the build is the one to name.
+		var down []string
+		for d := path.Dir(key); !seen[d]; d = path.Dir(d) {
+			down = append(down, d)
+		}
+		for _, d := range slices.Backward(down) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			seen[d] = true
+			full := filepath.Join(p.opt.Folder, filepath.FromSlash(d))
+			rel, err := folder.Relate(full, p.opt.OutputDir)
+			if err != nil {
+				return fmt.Errorf("checking the folder %s of the bucket: %w", d, err)
+			}
+			var how string
+			switch rel {
+			case folder.Same:
+				how = "is the build's folder " + p.opt.OutputDir
+			case folder.Inside:
+				how = "lies inside the build's folder " + p.opt.OutputDir
+			case folder.Holds:
+				how = "holds the build's folder " + p.opt.OutputDir
+			default:
+				continue
+			}
+			return fmt.Errorf("the folder %s of the bucket %s %s (through a link, or a mount): publishing would write into the build; nothing was written: remove the link from the bucket, or publish to a folder apart from the build",
+				d, p.opt.Folder, how)
+		}
+	}
+	return nil
 }
 
 // BucketFolder returns the folder of a file:// bucket URL, as

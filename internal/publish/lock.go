@@ -242,7 +242,7 @@ func (l *objectLock) write(ctx context.Context, opts *blob.WriterOptions) error 
 	data := l.info.marshal()
 	opts.ContentType = ContentType
 	opts.CacheControl = "no-store"
-	return l.p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	return l.p.retry(ctx, "writing the lock "+LockName, func(ctx context.Context, _ func(int)) error {
 		return l.p.bucket.Upload(ctx, LockName, bytes.NewReader(data), opts)
 	})
 }
@@ -254,7 +254,7 @@ func (l *objectLock) read(ctx context.Context) ([]byte, version, error) {
 		data []byte
 		v    version
 	)
-	err := l.p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
+	err := l.p.retry(ctx, "reading the lock "+LockName, func(ctx context.Context, kick func(n int)) error {
 		a, err := l.p.bucket.Attributes(ctx, LockName)
 		if err != nil {
 			return err
@@ -429,7 +429,7 @@ func (l *objectLock) release(ctx context.Context, clean bool) error {
 		return nil
 	}
 	if clean {
-		err := l.p.retry(ctx, func(ctx context.Context, _ func(int)) error { return l.p.bucket.Delete(ctx, LockName) })
+		err := l.p.retry(ctx, "deleting the lock "+LockName, func(ctx context.Context, _ func(int)) error { return l.p.bucket.Delete(ctx, LockName) })
 		if err != nil && !isNotFound(err) {
 			return explain("deleting the lock "+LockName, err)
 		}

@@ -26,7 +26,7 @@ import (
 func lockOptions(url, store string) Options {
 	opt := testOptions()
 	if strings.HasPrefix(url, "file://") {
-		opt.LockDir = store
+		opt.Folder = store
 	}
 	return opt
 }
@@ -215,7 +215,7 @@ func TestPublishTakesOverDeadLock(t *testing.T) {
 				b := open(t, url)
 				opt := lockOptions(url, store)
 				publishDir(t, b, s.out, opt)
-				if opt.LockDir != "" {
+				if opt.Folder != "" {
 					if err := os.WriteFile(filepath.Join(store, LockName), tt.lock, 0o644); err != nil {
 						t.Fatal(err)
 					}
@@ -321,8 +321,14 @@ func TestPublishManifestChanged(t *testing.T) {
 // delete, so that the heap stays far below the manifest's size.
 func TestPublishLargeRemoteManifest(t *testing.T) {
 	s := newSite(t, smallOpt)
+	// A folder with attribute files (fileblob's own way): a bucket that
+	// keeps attributes, as the clouds' do.
 	url, _ := fileBucket(t)
-	b := open(t, url)
+	b, err := blob.OpenBucket(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
 	local := readManifest(t, s.out)
 	const extra = 100_000
 	big := *local

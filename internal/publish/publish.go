@@ -75,6 +75,9 @@ const (
 	DefaultRetries    = 2
 	DefaultBackoff    = 250 * time.Millisecond
 	DefaultTimeout    = 60 * time.Second
+	// DefaultConnectTimeout bounds the wait for the first byte of an
+	// answer (Options.ConnectTimeout).
+	DefaultConnectTimeout = 10 * time.Second
 )
 
 // ContentType is the Content-Type of every object publish uploads.
@@ -125,11 +128,18 @@ type Options struct {
 	// long each time. 0: DefaultRetries; negative: none.
 	Retries int
 	Backoff time.Duration // 0: DefaultBackoff
-	// Timeout is how long one request may go without an answer (nothing
-	// received of it) before it is stopped and counts as a failed attempt;
-	// an upload gets a second more per 64 kB it sends. 0: DefaultTimeout;
-	// negative: none.
+	// Timeout is how long one request may go without progress (nothing
+	// more received of its answer) before it is stopped and counts as a
+	// failed attempt; an upload gets a second more per 64 kB it sends.
+	// 0: DefaultTimeout; negative: none.
 	Timeout time.Duration
+	// ConnectTimeout is how long one request may wait for the first byte
+	// of its answer (connecting, and the service's first reply), when it
+	// is shorter than Timeout: a service that stopped answering is tried
+	// again after it, not after Timeout. An upload gets a second more per
+	// 64 kB it sends. 0: DefaultConnectTimeout; negative: none but
+	// Timeout.
+	ConnectTimeout time.Duration
 	// LockWait is how long a publish waits for another one that holds
 	// the bucket's lock. 0: DefaultLockWait; negative: not at all.
 	LockWait time.Duration
@@ -137,14 +147,23 @@ type Options struct {
 	// taken without a renewal: its holder renews it every third of it.
 	// 0: DefaultLockLease.
 	LockLease time.Duration
-	// LockDir is the folder of a bucket on disk (file://): the lock is a
-	// file there, held with flock, rather than an object.
-	LockDir string
+	// Folder is the folder of a bucket on disk (file://, opened by
+	// Bucket.Open): a plain copy of the build that a web server can
+	// serve. Its objects have no attributes (a web server gives the
+	// headers: see feedgen rules), so what a file holds is known by its
+	// bytes, read when the folder's manifest cannot say; the lock is the
+	// folder's flock, not an object (see folderLock).
+	Folder string
+	// OutputDir is the folder of output on disk, when it is one: a
+	// publish to Folder refuses to write into any folder of the bucket
+	// that is, holds or lies in it, however reached (a link, a mount).
+	OutputDir string
 	// Owner names this publish in the lock, for the messages of another
 	// one that waits: "host pid N" when empty.
 	Owner string
-	// Notices receives what a publish says while it runs (waiting for
-	// another one); nil discards it.
+	// Notices receives what a publish says while it runs: waiting for
+	// another one, a request that stalled or is tried again (naming it,
+	// why, and which try); nil discards it.
 	Notices io.Writer
 
 	// step, set by tests only, is called after the lock is taken
@@ -180,6 +199,12 @@ func (o Options) withDefaults() Options {
 		o.Timeout = DefaultTimeout
 	case o.Timeout < 0:
 		o.Timeout = 0
+	}
+	switch {
+	case o.ConnectTimeout == 0:
+		o.ConnectTimeout = DefaultConnectTimeout
+	case o.ConnectTimeout < 0:
+		o.ConnectTimeout = 0
 	}
 	switch {
 	case o.LockWait == 0:
@@ -292,6 +317,8 @@ type publisher struct {
 	// fence returns nil while the publish may write (see locker.fence);
 	// nil for a dry run.
 	fence func() error
+	// notices says what the publish's requests meet (see policy).
+	notices *noticer
 }
 
 // step calls Options.step.
@@ -311,8 +338,8 @@ func (p *publisher) tick() {
 // lock returns the bucket's lock for this publish.
 func (p *publisher) lock() locker {
 	info := newLockInfo(p.opt.Owner, p.opt.Clock())
-	if p.opt.LockDir != "" {
-		return newFolderLock(p, p.opt.LockDir, info)
+	if p.opt.Folder != "" {
+		return newFolderLock(p, p.opt.Folder, info)
 	}
 	return &objectLock{p: p, info: info}
 }
@@ -330,8 +357,11 @@ const releaseTimeout = 2 * time.Second
 // bucket's lock for longer than Options.LockWait.
 func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options) (res *Result, err error) {
 	opt = opt.withDefaults()
+	if opt.Folder != "" {
+		opt.ConnectTimeout = 0 // a disk has no first byte to wait for
+	}
 	start := opt.Clock()
-	p := &publisher{bucket: bucket, output: output, opt: opt}
+	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &noticer{w: opt.Notices, clock: opt.Clock}}
 	p.res.DryRun = opt.DryRun
 	defer func() { p.res.Duration = opt.Clock().Sub(start) }()
 	if p.local, err = readLocal(output); err != nil {
@@ -342,6 +372,11 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		p.index[f.Path] = i
 	}
 	p.res.Chunked = p.local.m.Pagination.Chunked()
+	if opt.Folder != "" && opt.OutputDir != "" {
+		if err := CheckBucketFolder(opt.Folder, opt.OutputDir); err != nil {
+			return &p.res, err
+		}
+	}
 	lock := p.lock()
 	if opt.DryRun {
 		dirty, err := lock.peek(ctx)
@@ -380,10 +415,20 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	return &p.res, err
 }
 
+// keysOf returns the paths of the build's files pages, and keys: where a
+// publish writes, and deletes.
+func (p *publisher) keysOf(pages []int, keys []string) []string {
+	out := make([]string, 0, len(pages)+len(keys))
+	for _, i := range pages {
+		out = append(out, p.local.m.Files[i].Path)
+	}
+	return append(out, keys...)
+}
+
 // reach lists one key under articles/: an error names what is wrong (no
 // bucket, refused or missing credentials) before anything is written.
 func (p *publisher) reach(ctx context.Context) error {
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "listing "+Prefix, func(ctx context.Context, _ func(int)) error {
 		_, _, err := p.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: Prefix})
 		return err
 	})
@@ -402,6 +447,21 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 	p.total = len(items) + rem.stale
 	if p.opt.MaxDeletes >= 0 && rem.stale > p.opt.MaxDeletes {
 		return p.tooManyDeletes(rem)
+	}
+	pages := make([]int, len(items))
+	for i, it := range items {
+		pages[i] = it.page
+	}
+	if err := p.checkIndexes(ctx, pages); err != nil {
+		return err
+	}
+	if err := p.checkFolders(ctx, p.keysOf(pages, rem.deletes)); err != nil {
+		return err
+	}
+	if p.opt.Folder != "" {
+		if err := p.dropAttrs(); err != nil {
+			return err
+		}
 	}
 	// Chunks, then the rest: each step done before the next begins.
 	for _, step := range steps(p.local.m.Files, items) {
@@ -458,12 +518,37 @@ func (p *publisher) putManifest(ctx context.Context, rem *remote) error {
 // one there.
 func (p *publisher) manifestIsOurs(ctx context.Context) bool {
 	var a *blob.Attributes
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "reading the attributes of "+manifest.Name, func(ctx context.Context, _ func(int)) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
 	})
+	if err == nil && p.opt.Folder != "" && a.Size == int64(len(p.local.data)) {
+		sum, err := p.sumOf(ctx, manifest.Name, a.Size)
+		return err == nil && sum == p.local.sum
+	}
 	return err == nil && a.Metadata[MetaSHA256] == p.local.sum && a.Metadata[MetaState] == StateComplete && a.Size == int64(len(p.local.data))
+}
+
+// sumOf returns the hex SHA-256 of the object key, of size bytes (a
+// larger one is read no further than a byte more): of a bucket on disk,
+// which keeps no SHA-256 with its files.
+func (p *publisher) sumOf(ctx context.Context, key string, size int64) (string, error) {
+	var sum string
+	err := p.retry(ctx, "reading "+key, func(ctx context.Context, kick func(int)) error {
+		r, err := p.bucket.NewReader(ctx, key, nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, io.LimitReader(kicking{r, kick}, size+1)); err != nil {
+			return err
+		}
+		sum = hex.EncodeToString(h.Sum(nil))
+		return nil
+	})
+	return sum, err
 }
 
 // readLocal reads the build's manifest and checks that the build is
@@ -517,6 +602,12 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 	p.res.Remote, p.res.Kept = rem.note, rem.kept
 	items := p.plan(rem)
 	if err := p.run(ctx, items); err != nil {
+		return err
+	}
+	if err := p.checkIndexes(ctx, p.uploads); err != nil {
+		return err
+	}
+	if err := p.checkFolders(ctx, p.keysOf(p.uploads, rem.deletes)); err != nil {
 		return err
 	}
 	files := p.local.m.Files
@@ -634,7 +725,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 	f := p.local.m.Files[it.page]
 	if it.check {
 		var a *blob.Attributes
-		err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+		err := p.retry(ctx, "reading the attributes of "+f.Path, func(ctx context.Context, _ func(int)) error {
 			var err error
 			a, err = p.bucket.Attributes(ctx, f.Path)
 			return err
@@ -642,9 +733,17 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 		if err != nil && !isNotFound(err) {
 			return explain("reading the attributes of "+f.Path, err)
 		}
+		same := err == nil && a.Size == f.Size && a.Metadata[MetaSHA256] == f.SHA256 && p.sameHeaders(f.Path, a)
+		if err == nil && a.Size == f.Size && p.opt.Folder != "" {
+			// A folder keeps no SHA-256 with a file: its bytes tell.
+			sum, err := p.sumOf(ctx, f.Path, f.Size)
+			if err != nil && !isNotFound(err) {
+				return explain("reading "+f.Path, err)
+			}
+			same = err == nil && sum == f.SHA256
+		}
 		p.mu.Lock()
 		p.res.Checked++
-		same := err == nil && a.Size == f.Size && a.Metadata[MetaSHA256] == f.SHA256 && p.sameHeaders(f.Path, a)
 		if same {
 			p.res.Unchanged++
 		}
@@ -701,11 +800,12 @@ const uploadRate = 64 << 10
 // upload uploads data as key with opts.
 func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *blob.WriterOptions) error {
 	p.changed.Store(true)
-	timeout := p.opt.Timeout
-	if timeout > 0 {
-		timeout += time.Duration(len(data)/uploadRate) * time.Second
+	pol := p.policy()
+	extra := time.Duration(len(data)/uploadRate) * time.Second
+	if pol.timeout > 0 {
+		pol.timeout += extra
 	}
-	err := retry(ctx, p.opt.Retries, p.opt.Backoff, timeout, func(ctx context.Context, _ func(int)) error {
+	err := pol.retry(ctx, "uploading "+key, extra, func(ctx context.Context, _ func(int)) error {
 		if err := p.fence(); err != nil {
 			return err
 		}
@@ -734,7 +834,7 @@ func (p *publisher) delete(ctx context.Context, keys []string) error {
 					return
 				}
 				p.changed.Store(true)
-				err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+				err := p.retry(ctx, "deleting "+keys[i], func(ctx context.Context, _ func(int)) error {
 					if err := p.fence(); err != nil {
 						return err
 					}
@@ -771,6 +871,9 @@ func (p *publisher) cacheControl(key string) string {
 // sameHeaders reports whether the object key, of attributes a, has the
 // headers publish gives it.
 func (p *publisher) sameHeaders(key string, a *blob.Attributes) bool {
+	if p.opt.Folder != "" {
+		return true // a folder keeps no headers: its web server gives them
+	}
 	mt, _, err := mime.ParseMediaType(a.ContentType)
 	return err == nil && mt == ContentType && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
 }

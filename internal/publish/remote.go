@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -179,7 +181,15 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	manErr := p.readManifest(ctx, rem)
 	rem.decideChunks(dirty)
 	if manErr == nil && rem.trusted && !p.opt.Full && dirty == "" {
-		if !rem.current {
+		if p.opt.Folder != "" && !rem.current {
+			// A folder is listed at each publish of a new build (a walk
+			// of the disk, not a request per thousand keys): what another
+			// tool added, removed or cut is seen; a file of the size the
+			// manifest gives has its SHA-256.
+			if err := p.listFolder(ctx, rem); err != nil {
+				return nil, err
+			}
+		} else if p.opt.Folder == "" && !rem.current {
 			// The bucket may hold chunks that its manifest does not name:
 			// those the publish before this one kept. They go, unless
 			// the manifest names them; one the build has again (a revert)
@@ -221,9 +231,31 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	return rem, nil
 }
 
+// listFolder replaces what the bucket's trusted manifest said of the
+// pages of a bucket on disk by a listing of articles/, keeping the
+// manifest's SHA-256 of each file of the size it gives.
+func (p *publisher) listFolder(ctx context.Context, rem *remote) error {
+	size, sum := slices.Clone(rem.size), slices.Clone(rem.sum)
+	rem.reset()
+	return p.list(ctx, Prefix, func(key string, n int64) {
+		i, ok := p.index[key]
+		switch {
+		case !ok:
+			rem.saw(p.index, key, n, "")
+		case n == size[i]:
+			rem.size[i], rem.sum[i] = n, sum[i]
+		default:
+			rem.size[i] = n
+		}
+	})
+}
+
 // list lists every key under prefix, calling saw with each key and its
 // size.
 func (p *publisher) list(ctx context.Context, prefix string, saw func(key string, size int64)) error {
+	if p.opt.Folder != "" {
+		return p.walk(ctx, prefix, saw)
+	}
 	opts := &blob.ListOptions{Prefix: prefix}
 	token := blob.FirstPageToken
 	for {
@@ -231,7 +263,7 @@ func (p *publisher) list(ctx context.Context, prefix string, saw func(key string
 			objs []*blob.ListObject
 			next []byte
 		)
-		err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+		err := p.retry(ctx, "listing "+prefix, func(ctx context.Context, _ func(int)) error {
 			var err error
 			objs, next, err = p.bucket.ListPage(ctx, token, listPageSize, opts)
 			if isNotFound(err) {
@@ -256,6 +288,49 @@ func (p *publisher) list(ctx context.Context, prefix string, saw func(key string
 	}
 }
 
+// walk lists the files under the folder prefix (ending in "/") of a
+// bucket on disk, as fileblob would list them, in one walk of the disk
+// rather than one per thousand keys, and without its look for an
+// attribute file beside each: a file that is not a regular one (a link,
+// a pipe) is listed with size -1, so that it is replaced or deleted,
+// never read; attribute files (*.attrs) are not listed.
+func (p *publisher) walk(ctx context.Context, prefix string, saw func(key string, size int64)) error {
+	root := filepath.Join(p.opt.Folder, filepath.FromSlash(prefix))
+	err := filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil && name == root && errors.Is(err, fs.ErrNotExist):
+			return fs.SkipAll
+		case err != nil:
+			return err
+		case d.IsDir():
+			return ctx.Err()
+		case name == root || strings.HasSuffix(name, attrsExt):
+			return nil // the folder itself, not a folder (a link to one)
+		}
+		rel, err := filepath.Rel(p.opt.Folder, name)
+		if err != nil {
+			return err
+		}
+		size := int64(-1)
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			size = info.Size()
+		}
+		saw(filepath.ToSlash(rel), size)
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return explainList(err)
+	}
+	return err
+}
+
 // damagedError is a manifest.json whose bytes are not a manifest.
 type damagedError struct{ err error }
 
@@ -278,7 +353,7 @@ func (r *readError) Read(p []byte) (int, error) {
 // readManifest reads what the bucket's manifest.json says into rem.
 func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var a *blob.Attributes
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "reading the attributes of "+manifest.Name, func(ctx context.Context, _ func(int)) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
@@ -291,8 +366,20 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return explain("reading the attributes of "+manifest.Name, err)
 	}
 	rem.exists, rem.ver = true, versionOf(a)
-	complete := a.Metadata[MetaState] == StateComplete && p.sameHeaders(manifest.Name, a)
-	if complete && a.Metadata[MetaSHA256] == p.local.sum && a.Size == int64(len(p.local.data)) {
+	// A folder keeps no attributes: its manifest is complete when the
+	// last publish to it finished (the lock says so: see readRemote), and
+	// its SHA-256 is that of its bytes, read.
+	mirror := p.opt.Folder != ""
+	complete := mirror || a.Metadata[MetaState] == StateComplete && p.sameHeaders(manifest.Name, a)
+	ours := a.Size == int64(len(p.local.data)) && complete && a.Metadata[MetaSHA256] == p.local.sum
+	if mirror && a.Size == int64(len(p.local.data)) {
+		sum, err := p.sumOf(ctx, manifest.Name, a.Size)
+		if err != nil && !isNotFound(err) {
+			return explain("reading "+manifest.Name, err)
+		}
+		ours = err == nil && sum == p.local.sum
+	}
+	if ours {
 		// The build's own manifest: no need to read it.
 		rem.trusted, rem.current, rem.same = true, true, true
 		for i, f := range p.local.m.Files {
@@ -306,7 +393,7 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	}
 	var h hash.Hash
 	var indexes []manifest.File // the chunk indexes it lists
-	err = p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
+	err = p.retry(ctx, "reading "+manifest.Name, func(ctx context.Context, kick func(n int)) error {
 		rem.reset()
 		rem.forget()
 		r, err := p.bucket.NewReader(ctx, manifest.Name, nil)
@@ -347,7 +434,11 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var de *damagedError
 	// Its names are all the chunks it names when publish uploaded it
 	// complete, whatever its headers.
-	whole := err == nil && a.Metadata[MetaState] == StateComplete && a.Metadata[MetaSHA256] == hex.EncodeToString(h.Sum(nil))
+	sum := ""
+	if h != nil {
+		sum = hex.EncodeToString(h.Sum(nil))
+	}
+	whole := err == nil && (mirror || a.Metadata[MetaState] == StateComplete && a.Metadata[MetaSHA256] == sum)
 	if whole && len(indexes) > 0 {
 		// A manifest of the chunks layout names its chunks through its
 		// indexes (manifest.Marshal): read them.
@@ -362,6 +453,9 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	}
 	rem.namesKnown = whole && !rem.overflow
 	rem.same = whole && a.Metadata[MetaSHA256] == p.local.sum
+	if mirror {
+		rem.same = whole && sum == p.local.sum
+	}
 	switch {
 	case errors.As(err, &de):
 		rem.note = fmt.Sprintf("the bucket's %s is damaged (%s)", manifest.Name, firstLine(de.Error()))
@@ -376,10 +470,13 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return explain("reading "+manifest.Name, err)
 	case a.Metadata[MetaState] == StatePartial:
 		rem.note = "a publish to the bucket was interrupted"
-	case !complete || a.Metadata[MetaSHA256] != hex.EncodeToString(h.Sum(nil)):
+	case !mirror && (!complete || a.Metadata[MetaSHA256] != sum):
 		rem.note = fmt.Sprintf("the bucket's %s was not uploaded by feedgen publish with these headers", manifest.Name)
 	default:
 		rem.trusted = true
+		// The build's own: it need not be uploaded (in a bucket of a
+		// cloud, its attributes said so before it was read).
+		rem.current = mirror && rem.same && a.Size == int64(len(p.local.data))
 		return nil
 	}
 	rem.reset()
@@ -411,13 +508,13 @@ func (p *publisher) readIndexes(ctx context.Context, rem *remote, indexes []mani
 		if i, ok := p.index[f.Path]; ok && p.local.m.Files[i].SHA256 == f.SHA256 {
 			data, err = manifest.ReadPage(p.output, f, nil)
 		} else {
-			err = p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+			err = p.retry(ctx, "reading "+f.Path, func(ctx context.Context, kick func(int)) error {
 				r, err := p.bucket.NewReader(ctx, f.Path, nil)
 				if err != nil {
 					return err
 				}
 				defer r.Close()
-				data, err = manifest.ReadChecked(r, f, nil)
+				data, err = manifest.ReadChecked(kicking{r, kick}, f, nil)
 				return err
 			})
 		}
