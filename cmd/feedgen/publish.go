@@ -22,6 +22,8 @@ import (
 	"gocloud.dev/blob/fileblob"    // file://
 	_ "gocloud.dev/blob/gcsblob"   // gs://
 	_ "gocloud.dev/blob/s3blob"    // s3://
+
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // publishOptions are the options of feedgen publish.
@@ -173,7 +175,7 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 		return fmt.Errorf("opening output folder: %w", err)
 	}
 	defer root.Close()
-	if err := o.warnBehind(ctx, root.FS()); err != nil {
+	if err := o.warnBehind(ctx, outfile.RootFS(root, o.dir)); err != nil {
 		return err
 	}
 	var empty *blob.Bucket // for a dry run, a bucket folder that does not exist
@@ -247,7 +249,7 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 		defer bar.Close()
 		po.Progress = bar.Set
 	}
-	res, err := publish.Publish(ctx, bucket, root.FS(), po)
+	res, err := publish.Publish(ctx, bucket, outfile.RootFS(root, o.dir), po)
 	if res != nil && res.Remote != "" && !o.quiet {
 		fmt.Fprintf(o.stderr, "%s: checking the %ss it holds one by one\n", res.Remote, noun(res))
 	}

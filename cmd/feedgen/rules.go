@@ -14,6 +14,8 @@ import (
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
+
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // rulesOptions are the options of feedgen rules.
@@ -128,7 +130,7 @@ func writeRules(_ context.Context, o *rulesOptions) error {
 	if root == "" {
 		root = cfg.OutputDir
 	}
-	snap, err := manifest.Read(os.DirFS(root))
+	snap, err := manifest.Read(outfile.DirFS(root))
 	if err != nil {
 		return fmt.Errorf("%s: %w", root, err)
 	}

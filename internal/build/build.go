@@ -32,6 +32,8 @@ import (
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Options say what to build and where.
@@ -521,7 +523,7 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 // readManifest reads the manifest of outDir: nil, and no error, when there
 // is none.
 func readManifest(outDir string) (*manifest.Snapshot, error) {
-	r, err := manifest.Read(os.DirFS(outDir))
+	r, err := manifest.Read(outfile.DirFS(outDir))
 	if errors.Is(err, manifest.ErrNoBuild) {
 		return nil, nil
 	}

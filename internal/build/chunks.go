@@ -19,6 +19,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // The chunks layout (pagination.layout: chunks): a build writes, per
@@ -296,9 +297,10 @@ func (w *pageWriter) put(f manifest.File, data []byte) error {
 
 // readInputs adds to old the chunks of the file name (see inputsName), by
 // input. A file that is missing or damaged adds what it can: the chunks
-// it does not name are rendered.
+// it does not name are rendered; so does one that is not a regular file
+// (never opened: see outfile), which the build then replaces.
 func readInputs(name string, old map[string]manifest.File) {
-	data, err := os.ReadFile(name)
+	data, err := outfile.ReadFile(name)
 	if err != nil {
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // output is where a build puts its pages: an output folder (disk), or
@@ -343,10 +344,11 @@ func (d *disk) clean(pages map[string]bool) error {
 	return nil
 }
 
-// writeManifest writes the manifest unless the folder holds these bytes.
+// writeManifest writes the manifest unless the folder holds these bytes
+// (in a regular file: any other is replaced, never opened).
 func (d *disk) writeManifest(data []byte) error {
 	name := filepath.Join(d.fs, manifest.Name)
-	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) {
+	if cur, err := outfile.ReadFile(name); err == nil && bytes.Equal(cur, data) {
 		return nil
 	}
 	return writeAtomic(name, data)

@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // A build deletes only what a build of feedgen wrote in its output
@@ -142,7 +143,7 @@ func (e *strayError) Error() string {
 // in dir was to create: none when there is no marker, or one that lists
 // none (an older feedgen's). Only paths under articles/ are taken.
 func readPending(dir string) []string {
-	data, err := os.ReadFile(filepath.Join(dir, unfinishedName))
+	data, err := outfile.ReadFile(filepath.Join(dir, unfinishedName))
 	if err != nil {
 		return nil
 	}

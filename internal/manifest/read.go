@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // ErrNoBuild is the error of Read on a folder without a manifest.
@@ -28,7 +29,8 @@ type Snapshot struct {
 }
 
 // Read reads and parses the manifest of the build in fsys: ErrNoBuild when
-// there is none. The chunks of a build of the chunks layout are read
+// there is none. An output folder is read through outfile.DirFS or
+// RootFS, which never open what is not a regular file. The chunks of a build of the chunks layout are read
 // from its indexes (see Expand).
 func Read(fsys fs.FS) (*Snapshot, error) {
 	f, err := fsys.Open(Name)
@@ -41,6 +43,9 @@ func Read(fsys fs.FS) (*Snapshot, error) {
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	}
+	if err := outfile.Check(Name, info.Mode()); err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
 	data, err := io.ReadAll(f)
@@ -64,8 +69,8 @@ func Read(fsys fs.FS) (*Snapshot, error) {
 // and SHA-256 the manifest gives it, and each chunk it names becomes a
 // File of the size the index gives and the SHA-256 its name gives.
 // Files stay sorted by path. An index that does not match the manifest
-// (a build is being written, or died) names no chunk: its path is
-// returned in unmatched. A manifest of the pages layout is left as it is.
+// (a build is being written, or died; or it is not a regular file, which
+// a build replaces) names no chunk: its path is returned in unmatched. A manifest of the pages layout is left as it is.
 func (m *Manifest) Expand(fsys fs.FS) (unmatched []string, err error) {
 	if !m.Pagination.Chunked() {
 		return nil, nil

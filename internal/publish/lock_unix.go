@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // folderLock is the lock of a bucket on disk: the file LockName in the
@@ -33,9 +35,9 @@ func newFolderLock(p *publisher, dir string, info lockInfo) locker {
 }
 
 func (l *folderLock) acquire(ctx context.Context, _ func(error)) (string, error) {
-	f, err := os.OpenFile(l.name, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLock(l.name, os.O_RDWR|os.O_CREATE)
 	if err != nil {
-		return "", fmt.Errorf("opening the lock: %w", err)
+		return "", err
 	}
 	start, said := time.Now(), false
 	for {
@@ -141,12 +143,12 @@ func (l *folderLock) release(_ context.Context, clean bool) error {
 // peek reads the lock file without locking it: a dry run that held it,
 // even for a moment, could make a publish that may not wait fail.
 func (l *folderLock) peek(context.Context) (string, error) {
-	f, err := os.Open(l.name)
+	f, err := openLock(l.name, os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("opening the lock: %w", err)
+		return "", err
 	}
 	defer f.Close()
 	data, _ := io.ReadAll(io.LimitReader(f, 64<<10))
@@ -154,4 +156,23 @@ func (l *folderLock) peek(context.Context) (string, error) {
 		return "", nil
 	}
 	return fmt.Sprintf("%s is changing the bucket, or did not finish", l.holder(f)), nil
+}
+
+// openLock opens the lock file name with flag, without blocking on a
+// named pipe put in its place, which it refuses, as any file that is not
+// a regular file.
+func openLock(name string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(name, flag|outfile.Flags, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the lock: %w", err)
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s): remove it and publish again", name, outfile.Kind(info.Mode()))
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening the lock: %w", err)
+	}
+	return f, nil
 }

@@ -342,6 +342,9 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		p.index[f.Path] = i
 	}
 	p.res.Chunked = p.local.m.Pagination.Chunked()
+	if err := checkFolderFiles(ctx, opt.LockDir); err != nil {
+		return &p.res, err
+	}
 	lock := p.lock()
 	if opt.DryRun {
 		dirty, err := lock.peek(ctx)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Reload loads the build in the folder, unless its manifest is the one of
@@ -46,7 +48,7 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 			return false, fmt.Errorf("opening output folder: %w", err)
 		}
 		defer root.Close()
-		fsys = root.FS()
+		fsys = outfile.RootFS(root, folder)
 		if s.files != nil {
 			if dir, err = openPageDir(folder, s.mapLimit); err != nil {
 				batch.Discard()

@@ -89,7 +89,7 @@ var WINDOW = 4096, WHOLE = 256 << 10;
 function openIndex(fs, path) {
     var fd;
     try {
-        fd = fs.openSync(path, "r");
+        fd = openRegular(fs, path);
     } catch (e) {
         if (e.code == "ENOENT" || e.code == "ENOTDIR") {
             return null;
@@ -199,7 +199,7 @@ function readParts(fs, root, pl) {
             buf[at++] = 44;
         }
         try {
-            fd = fs.openSync(root + pt[0], "r");
+            fd = openRegular(fs, root + pt[0]);
         } catch (e) {
             return null;
         }
@@ -216,6 +216,20 @@ function readParts(fs, root, pl) {
     buf[at++] = 93;
     buf[at] = 125;
     return buf;
+}
+
+// openRegular opens the file at path for reading, refusing one that is
+// not a regular file (thrown: the page is unavailable), as feedgen serve
+// does. njs opens files blocking, in the worker that serves every other
+// request, and cannot ask for O_NONBLOCK: a named pipe put in place of an
+// index or a chunk would hold the worker until a writer came. The type is
+// read just before the open: a pipe put there between the two is not
+// seen.
+function openRegular(fs, path) {
+    if (!fs.statSync(path).isFile()) {
+        throw new Error(path + " is not a regular file: remove it and run feedgen build");
+    }
+    return fs.openSync(path, "r");
 }
 
 export default {handle: handle};
