@@ -91,7 +91,7 @@ type staleFiles struct{ msg string }
 func (e staleFiles) Error() string { return e.msg }
 
 // writeRules is runRules.
-func writeRules(_ context.Context, o *rulesOptions) error {
+func writeRules(ctx context.Context, o *rulesOptions) error {
 	// A site's folder given as --root says where its build is before
 	// the config is looked for: run outside a site, there is none here.
 	if o.root != "" {
@@ -130,7 +130,7 @@ func writeRules(_ context.Context, o *rulesOptions) error {
 	if root == "" {
 		root = cfg.OutputDir
 	}
-	snap, err := manifest.Read(outfile.DirFS(root))
+	snap, err := manifest.ReadContext(ctx, outfile.DirFS(root))
 	if err != nil {
 		return fmt.Errorf("%s: %w", root, err)
 	}

@@ -64,13 +64,18 @@ type chunkPlan struct {
 // build wrote (prev, its manifest) by their input, and returns the paths
 // of the build's files: the chunks kept, chunk.Dir when there are chunks
 // to write (their names are not known yet), and the indexes.
-func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
+func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([]string, error) {
 	w.plan(prev)
 	cuts := w.l.Chunks()
 	p := &chunkPlan{of: make([][]*chunkJob, len(cuts))}
 	byInput := map[[sha256.Size]byte]*chunkJob{}
 	var scratch []byte
 	for i, cs := range cuts {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		for _, ch := range cs {
 			var in [sha256.Size]byte
 			in, scratch = feed.ChunkInput(ch, scratch)
@@ -100,7 +105,12 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 	}
 	paths := make([]string, 0, len(p.jobs)+len(w.l.Collections)+1)
 	toWrite := false
-	for _, j := range p.jobs {
+	for i, j := range p.jobs {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		in := hex.EncodeToString(j.in[:])
 		if f, ok := old[in]; ok && w.out.has(f) {
 			j.file, j.kept = f, true

@@ -95,7 +95,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	if exists(filepath.Join(fsDir, unfinishedName)) {
 		return nil, nil // a build died mid-way: any page may be its
 	}
-	r, _ := b.lastManifest(fsDir, early)
+	r, _ := b.lastManifest(ctx, fsDir, early)
 	if r == nil || !b.builtFrom(r.Manifest, baseURL, content, now) {
 		return nil, nil // another build replaced it meanwhile
 	}
@@ -109,7 +109,12 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		res.NextScheduled = *m.Source.Until
 	}
 	keep := make(map[string]bool, len(m.Files))
-	for _, f := range m.Files {
+	for i, f := range m.Files {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if !sizeIs(filepath.Join(fsDir, filepath.FromSlash(f.Path)), f.Size) {
 			return nil, nil
 		}
@@ -120,7 +125,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		}
 	}
 	res.Estimate = res.Bytes
-	found, err := scanOwned(fsDir, m, nil, nil)
+	found, err := scanOwned(ctx, fsDir, m, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -16,17 +17,37 @@ import (
 )
 
 // Run serves the builds of opt.Source on opt.Addr until ctx is done, then
-// shuts down gracefully. Once it listens it writes
-// "serving DIR on http://ADDR/articles/" to opt.Log, with the actual
-// address (port 0 picks a free port).
+// shuts down gracefully. It listens first, writing "loading DIR:
+// listening on http://ADDR/articles/ ..." to opt.Log, with the actual
+// address (port 0 picks a free port), and answers 503 while the build
+// loads (see answerWhileLoading); once it is loaded, it writes "serving
+// DIR on http://ADDR/articles/". Stopped while the build loads, it
+// returns nil, as a stop while serving does.
 func Run(ctx context.Context, opt Options) error {
-	s, err := New(ctx, opt)
-	if err != nil {
-		return err
+	addr := opt.Addr
+	if addr == "" {
+		addr = DefaultAddr
 	}
-	ln, err := net.Listen("tcp", s.opt.Addr)
+	logw := &syncWriter{w: io.Discard} // written from the loading answers too
+	if opt.Log != nil {
+		logw.w = opt.Log
+	}
+	opt.Log = logw
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
+	}
+	fmt.Fprintf(logw, "loading %s: listening on http://%s%s, answering 503 until it is loaded\n", opt.Source, ln.Addr(), ListPath)
+	stopAnswering := answerWhileLoading(ln, logw)
+	s, err := New(ctx, opt)
+	stopAnswering()
+	if err != nil {
+		ln.Close()
+		if ctx.Err() != nil {
+			fmt.Fprintf(logw, "stopped before the build of %s was loaded\n", opt.Source)
+			return nil
+		}
+		return err
 	}
 	fmt.Fprintf(s.log, "serving %s on http://%s%s\n", s.opt.Source, ln.Addr(), ListPath)
 	return s.Serve(ctx, ln)
