@@ -21,8 +21,9 @@ import (
 // load yet: a build holds the folder's lock (here the test does) and a
 // page does not match the manifest, so serve waits for that build (up to
 // 10 s). It listens at once all the same, and answers 503 with
-// Retry-After meanwhile; SIGTERM then stops it within 2 s, exit 0. An
-// address taken is said at once, not once the build is loaded.
+// Retry-After meanwhile (after holding a request a second); SIGTERM then
+// stops it within 2 s, exit 0. An address taken is said at once, not once
+// the build is loaded.
 func TestServeStopsWhileLoading(t *testing.T) {
 	dir := t.TempDir()
 	site := filepath.Join(dir, "site")
@@ -46,7 +47,7 @@ func TestServeStopsWhileLoading(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := startUntil(t, dir, regexp.MustCompile(`^loading site/public: listening on (http://127\.0\.0\.1:\d+)/articles/, answering 503 until it is loaded$`),
+	p := startUntil(t, dir, regexp.MustCompile(`^loading site/public: listening on (http://127\.0\.0\.1:\d+)/articles/, answering once it is loaded \(503 after 1s\)$`),
 		"serve", "--dir", "site/public", "--addr", "127.0.0.1:0")
 	status, h, body := get(t, "GET", p.url+"/articles/")
 	if status != 503 || h.Get("Retry-After") != "5" || string(body) != `{"detail":"Service temporarily unavailable, try again later."}` {

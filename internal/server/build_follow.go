@@ -41,13 +41,10 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 	fsys := s.opt.Source.fsys
 	var dir *pageDir
 	if folder := s.opt.Source.folder(); folder != "" {
-		root, err := os.OpenRoot(folder)
+		root, err := openFolder(folder)
 		if err != nil {
 			batch.Discard()
-			if errors.Is(err, fs.ErrNotExist) {
-				return false, fmt.Errorf("opening output folder: %w: run feedgen build first", err)
-			}
-			return false, fmt.Errorf("opening output folder: %w", err)
+			return false, err
 		}
 		defer root.Close()
 		fsys = outfile.RootFS(root, folder)
@@ -126,6 +123,42 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 		runtime.GC()
 	}
 	return true, nil
+}
+
+// openFolder opens the output folder of the builds served.
+func openFolder(folder string) (*os.Root, error) {
+	root, err := os.OpenRoot(folder)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("opening output folder: %w: run feedgen build first", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening output folder: %w", err)
+	}
+	return root, nil
+}
+
+// checkFolder returns the error New would give, at once, for a source
+// with no build to load: a folder that is not there, or has no manifest
+// (Run says so before it listens: nothing to serve is not a matter of
+// the address).
+func checkFolder(src Source) error {
+	if src.kind != fromFolder {
+		return nil
+	}
+	root, err := openFolder(src.dir)
+	if err == nil {
+		_, err = root.Stat(manifest.Name)
+		root.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			err = manifest.ErrNoBuild
+		} else {
+			err = nil // loading says what else is wrong
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	return nil
 }
 
 // Install switches to the build handed over, taking the page bodies from

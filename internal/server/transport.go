@@ -19,8 +19,9 @@ import (
 // Run serves the builds of opt.Source on opt.Addr until ctx is done, then
 // shuts down gracefully. It listens first, writing "loading DIR:
 // listening on http://ADDR/articles/ ..." to opt.Log, with the actual
-// address (port 0 picks a free port), and answers 503 while the build
-// loads (see answerWhileLoading); once it is loaded, it writes "serving
+// address (port 0 picks a free port); the requests that come while the
+// build loads wait for it, and after holdWhileLoading are answered 503
+// (see answerWhileLoading). Once the build is loaded, it writes "serving
 // DIR on http://ADDR/articles/". Stopped while the build loads, it
 // returns nil, as a stop while serving does.
 func Run(ctx context.Context, opt Options) error {
@@ -33,14 +34,34 @@ func Run(ctx context.Context, opt Options) error {
 		logw.w = opt.Log
 	}
 	opt.Log = logw
+	if err := checkFolder(opt.Source); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
 	}
-	fmt.Fprintf(logw, "loading %s: listening on http://%s%s, answering 503 until it is loaded\n", opt.Source, ln.Addr(), ListPath)
-	stopAnswering := answerWhileLoading(ln, logw)
-	s, err := New(ctx, opt)
-	stopAnswering()
+	fmt.Fprintf(logw, "loading %s: listening on http://%s%s, answering once it is loaded (503 after %s)\n", opt.Source, ln.Addr(), ListPath, holdWhileLoading)
+	type loaded struct {
+		s   *Server
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		s, err := New(ctx, opt)
+		done <- loaded{s, err}
+	}()
+	var l loaded
+	hold := time.NewTimer(holdWhileLoading)
+	select {
+	case l = <-done:
+		hold.Stop()
+	case <-hold.C:
+		stopAnswering := answerWhileLoading(ln, logw)
+		l = <-done
+		stopAnswering()
+	}
+	s, err := l.s, l.err
 	if err != nil {
 		ln.Close()
 		if ctx.Err() != nil {

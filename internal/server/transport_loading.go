@@ -13,14 +13,22 @@ import (
 )
 
 // Run listens before it loads the first build (New), so that an address
-// taken is said at once, not after a load of many seconds; and until the
-// build is loaded it answers every request 503 Service Unavailable with
-// Retry-After, the answer of a page that is not ready (listing's), with
-// Connection: close, so that the client's next request comes to the
-// server once it is. A load balancer takes a 503 for "not ready, ask
-// another" at once, where a connection held unanswered would only time
-// out: its health checks, and the requests it sends meanwhile, learn the
-// truth immediately.
+// taken is said at once, not after a load of many seconds. The requests
+// that come meanwhile wait, queued by the kernel, for up to
+// holdWhileLoading: a build of a few thousand pages loads well within
+// it, and its first clients (a script that starts the server, then asks
+// it) see no difference. A longer load is answered 503 Service
+// Unavailable with Retry-After, the answer of a page that is not ready
+// (listing's), with Connection: close, so that the client's next request
+// comes to the server once it is. That is what a load balancer expects:
+// its health check reads a 503 as "not ready" at once (and one that
+// retries on 503 asks another server), where a connection held
+// unanswered for the tens of seconds a large build takes to load would
+// only time out, and hold the requests it sent meanwhile as long.
+
+// holdWhileLoading is how long the requests that come while the first
+// build loads wait for it, before they are answered 503.
+const holdWhileLoading = time.Second
 
 // loadingStopTimeout bounds how long the 503s of the loading phase may
 // take to finish once the build is loaded (or the server stops): each

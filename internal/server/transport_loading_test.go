@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -79,12 +81,12 @@ func TestLoadStops(t *testing.T) {
 	}
 }
 
-// TestRunListensFirst starts Run on a build whose load is held still: it
-// listens at once, says so, and answers 503 with Retry-After while the
-// build loads; cancelled then (SIGTERM), it returns nil within a second.
-// An address taken is said at once, before any file is read.
-func TestRunListensFirst(t *testing.T) {
-	hold, release := make(chan struct{}), make(chan struct{})
+// startHeld runs Run on allSite's build, whose load waits at its first
+// page file until release is closed; it returns the server's URL once Run
+// says it listens, and once the load waits.
+func startHeld(t *testing.T, ctx context.Context, release chan struct{}, log *eventtest.Buffer) (string, chan error) {
+	t.Helper()
+	hold := make(chan struct{})
 	var once sync.Once
 	fsys := hookFS{FS: os.DirFS(allSite.out), hook: func(name string) {
 		if name != manifest.Name {
@@ -92,12 +94,9 @@ func TestRunListensFirst(t *testing.T) {
 			<-release
 		}
 	}}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var log eventtest.Buffer
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Options{Source: Archive("slow", fsys, nil), Addr: "127.0.0.1:0", Log: &log}) }()
-	listening := regexp.MustCompile(`^loading slow: listening on (http://127\.0\.0\.1:\d+)/articles/, answering 503 until it is loaded\n`)
+	go func() { done <- Run(ctx, Options{Source: Archive("slow", fsys, nil), Addr: "127.0.0.1:0", Log: log}) }()
+	listening := regexp.MustCompile(`^loading slow: listening on (http://127\.0\.0\.1:\d+)/articles/, answering once it is loaded \(503 after 1s\)\n`)
 	var base string
 	if !log.Wait(10*time.Second, func(s string) bool {
 		m := listening.FindStringSubmatch(s)
@@ -108,52 +107,98 @@ func TestRunListensFirst(t *testing.T) {
 	}) {
 		t.Fatalf("Run did not say it listens; log:\n%s", log.String())
 	}
-	<-hold // loading
-	for _, method := range []string{http.MethodGet, http.MethodHead} {
-		req, _ := http.NewRequest(method, base+"/articles/?limit=5", nil)
-		resp, err := http.DefaultClient.Do(req)
+	<-hold
+	return base, done
+}
+
+// TestRunListensFirst starts Run on a build whose load is held still: it
+// listens at once and says so. A request that comes while the build loads
+// waits for it, and gets its answer; one that has waited a second gets
+// 503 with Retry-After. Cancelled while loading (SIGTERM), Run returns nil
+// within a second. An address taken is said at once, before any file is
+// read.
+func TestRunListensFirst(t *testing.T) {
+	t.Run("loaded soon", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		release := make(chan struct{})
+		var log eventtest.Buffer
+		base, done := startHeld(t, ctx, release, &log)
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, "GET /articles/?limit=5 HTTP/1.1\r\nHost: feed\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		want := `{"detail":"Service temporarily unavailable, try again later."}`
-		if method == http.MethodHead {
-			want = ""
+		if resp.StatusCode != http.StatusOK || string(body) != string(file(t, allSite.out, 5, 0)) {
+			t.Errorf("a request that came while loading: %d %.80q, want 200 and the page", resp.StatusCode, body)
 		}
-		if resp.StatusCode != http.StatusServiceUnavailable || string(body) != want || resp.Header.Get("Retry-After") != "5" ||
-			resp.Header.Get("Content-Type") != "application/json" || !resp.Close {
-			t.Errorf("%s while loading: %d %q %v (close %v), want 503 with Retry-After, closing", method, resp.StatusCode, body, resp.Header, resp.Close)
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
 		}
-	}
-	start := time.Now()
-	cancel()
-	close(release) // the opens under way return; no other starts
-	select {
-	case err := <-done:
+	})
+	t.Run("loading long", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		release := make(chan struct{})
+		var log eventtest.Buffer
+		base, done := startHeld(t, ctx, release, &log)
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			req, _ := http.NewRequest(method, base+"/articles/?limit=5", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			want := `{"detail":"Service temporarily unavailable, try again later."}`
+			if method == http.MethodHead {
+				want = ""
+			}
+			if resp.StatusCode != http.StatusServiceUnavailable || string(body) != want || resp.Header.Get("Retry-After") != "5" ||
+				resp.Header.Get("Content-Type") != "application/json" || !resp.Close {
+				t.Errorf("%s while loading: %d %q %v (close %v), want 503 with Retry-After, closing", method, resp.StatusCode, body, resp.Header, resp.Close)
+			}
+		}
+		start := time.Now()
+		cancel()
+		close(release) // the opens under way return; no other starts
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run stopped while loading: %v, want nil", err)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("Run took %s to stop while loading", d)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("Run still loading 2 s after it was stopped; log:\n%s", log.String())
+		}
+		if !regexp.MustCompile(`(?m)^stopped before the build of slow was loaded$`).MatchString(log.String()) {
+			t.Errorf("log:\n%s", log.String())
+		}
+	})
+	t.Run("address taken", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Errorf("Run stopped while loading: %v, want nil", err)
+			t.Fatal(err)
 		}
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("Run took %s to stop while loading", d)
+		defer ln.Close()
+		opened := 0
+		fsys := hookFS{FS: os.DirFS(allSite.out), hook: func(string) { opened++ }}
+		err = Run(context.Background(), Options{Source: Archive("slow", fsys, nil), Addr: ln.Addr().String()})
+		if !errors.Is(err, syscall.EADDRINUSE) || opened > 0 {
+			t.Errorf("an address taken: %v, after %d files opened; want EADDRINUSE before any", err, opened)
 		}
-	case <-time.After(2 * time.Second):
-		t.Fatalf("Run still loading 2 s after it was stopped; log:\n%s", log.String())
-	}
-	if !regexp.MustCompile(`(?m)^stopped before the build of slow was loaded$`).MatchString(log.String()) {
-		t.Errorf("log:\n%s", log.String())
-	}
-
-	// An address taken: said before anything is read.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	opened := 0
-	fsys.hook = func(string) { opened++ }
-	err = Run(context.Background(), Options{Source: Archive("slow", fsys, nil), Addr: ln.Addr().String()})
-	if !errors.Is(err, syscall.EADDRINUSE) || opened > 0 {
-		t.Errorf("an address taken: %v, after %d files opened; want EADDRINUSE before any", err, opened)
-	}
+	})
 }
