@@ -14,6 +14,8 @@ import (
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/spf13/cobra"
+
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // bundleOptions are the options of feedgen bundle.
@@ -77,7 +79,7 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 	var res *bundle.Result
 	err = writeFileAtomic(o.file, func(w io.Writer) error {
 		var err error
-		res, err = bundle.Write(ctx, w, root.FS(), bo)
+		res, err = bundle.Write(ctx, w, outfile.RootFS(root, o.dir), bo)
 		return err
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
 	"gocloud.dev/blob"
@@ -162,7 +163,7 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 		return fmt.Errorf("opening output folder: %w", err)
 	}
 	defer root.Close()
-	if err := o.warnBehind(ctx, root.FS()); err != nil {
+	if err := o.warnBehind(ctx, outfile.RootFS(root, o.dir)); err != nil {
 		return err
 	}
 	var empty *blob.Bucket // for a dry run, a bucket folder that does not exist
@@ -255,7 +256,7 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 		defer bar.Close()
 		po.Progress, po.Notices = bar.Set, bar.Lines()
 	}
-	res, err := publish.Publish(ctx, bucket, root.FS(), po)
+	res, err := publish.Publish(ctx, bucket, outfile.RootFS(root, o.dir), po)
 	if res != nil && res.Remote != "" && !o.quiet {
 		fmt.Fprintf(o.stderr, "%s: checking the %ss it holds one by one\n", res.Remote, noun(res))
 	}

@@ -42,7 +42,7 @@ func (e usageError) Unwrap() error { return e.err }
 
 // run executes the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignal()
 	defer stop()
 	opts := &globalOptions{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, version: version(), args: args}
 	cmd := newRootCmd(opts)
@@ -53,6 +53,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		path = c.CommandPath()
 	}
 	return report(stderr, err, path)
+}
+
+// stopOnSignal returns a context cancelled by the first SIGINT or
+// SIGTERM, which stops the command cleanly; the signals are no longer
+// caught by then, so that a second ends the process at once, whatever the
+// first waits for (requests in flight, a slow disk).
+func stopOnSignal() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sigs:
+			signal.Stop(sigs) // before anything sees the cancel
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+	}
 }
 
 // report prints err, of the command path (e.g. "feedgen build"), and

@@ -14,6 +14,8 @@ import (
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
+
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // rulesOptions are the options of feedgen rules.
@@ -93,7 +95,7 @@ type staleFiles struct{ msg string }
 func (e staleFiles) Error() string { return e.msg }
 
 // writeRules is runRules.
-func writeRules(_ context.Context, o *rulesOptions) error {
+func writeRules(ctx context.Context, o *rulesOptions) error {
 	// A site's folder given as --root says where its build is before
 	// the config is looked for: run outside a site, there is none here.
 	if o.root != "" {
@@ -132,7 +134,7 @@ func writeRules(_ context.Context, o *rulesOptions) error {
 	if root == "" {
 		root = cfg.OutputDir
 	}
-	snap, err := manifest.Read(os.DirFS(root))
+	snap, err := manifest.ReadContext(ctx, outfile.DirFS(root))
 	if err != nil {
 		return fmt.Errorf("%s: %w", root, err)
 	}

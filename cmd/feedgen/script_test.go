@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 			}
 			os.Exit(code)
 		},
+		"feedgen-stop-test": stopTest,
 	})
 }
 

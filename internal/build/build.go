@@ -32,6 +32,8 @@ import (
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Options say what to build and where.
@@ -210,7 +212,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	if err := b.checkOutDir(cfg); err != nil {
 		return nil, err
 	}
-	out := b.output(cfg)
+	out := b.output(ctx, cfg)
 	outDir, fsDir, early := out.dir(), out.fsDir(), out.early()
 	baseURL := cfg.BaseURL
 	if b.opt.BaseURL != "" {
@@ -520,8 +522,8 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 
 // readManifest reads the manifest of outDir: nil, and no error, when there
 // is none.
-func readManifest(outDir string) (*manifest.Snapshot, error) {
-	r, err := manifest.Read(os.DirFS(outDir))
+func readManifest(ctx context.Context, outDir string) (*manifest.Snapshot, error) {
+	r, err := manifest.ReadContext(ctx, outfile.DirFS(outDir))
 	if errors.Is(err, manifest.ErrNoBuild) {
 		return nil, nil
 	}
@@ -533,16 +535,16 @@ func readManifest(outDir string) (*manifest.Snapshot, error) {
 // finished meanwhile), in which case it is read again. nil when there is
 // none, or it cannot be read (said on the log, and returned: every page is
 // rewritten).
-func (b *Builder) lastManifest(outDir string, early func() (*manifest.Snapshot, error)) (*manifest.Snapshot, error) {
+func (b *Builder) lastManifest(ctx context.Context, outDir string, early func() (*manifest.Snapshot, error)) (*manifest.Snapshot, error) {
 	var r *manifest.Snapshot
 	var err error
 	if early != nil {
 		r, err = early()
 	}
 	if now, serr := os.Stat(filepath.Join(outDir, manifest.Name)); early == nil || serr != nil || !r.Current(now) {
-		r, err = readManifest(outDir)
+		r, err = readManifest(ctx, outDir)
 	}
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		fmt.Fprintf(b.opt.Log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, manifest.Name), err)
 	}
 	return r, err

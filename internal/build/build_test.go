@@ -617,7 +617,7 @@ func TestManifestReadEarly(t *testing.T) {
 	dir := site(t, 3)
 	out := filepath.Join(dir, "public")
 	mustBuild(t, dir)
-	first, err := readManifest(out)
+	first, err := readManifest(context.Background(), out)
 	if err != nil || first == nil {
 		t.Fatalf("reading the manifest: %v", err)
 	}
@@ -625,7 +625,7 @@ func TestManifestReadEarly(t *testing.T) {
 	editManifest(t, out, func(m *manifest.Manifest) { m.Files = m.Files[:1] })
 	var log bytes.Buffer
 	b := New(Options{Log: &log})
-	if m, _ := b.lastManifest(out, early); m == nil || len(m.Files) != 1 {
+	if m, _ := b.lastManifest(context.Background(), out, early); m == nil || len(m.Files) != 1 {
 		t.Errorf("got a manifest of the files before the other build, want the other build's (1 file)")
 	}
 

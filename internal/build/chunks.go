@@ -20,6 +20,7 @@ import (
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // The chunks layout (pagination.layout: chunks): a build writes, per
@@ -75,13 +76,18 @@ type chunkPlan struct {
 // build wrote (prev, its manifest) by their input, and returns the paths
 // of the build's files: the chunks kept, chunk.Dir when there are chunks
 // to write (their names are not known yet), and the indexes.
-func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
+func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([]string, error) {
 	w.plan(prev)
 	cuts := w.l.Chunks()
 	p := &chunkPlan{of: make([][]*chunkJob, len(cuts))}
 	byInput := map[[sha256.Size]byte]*chunkJob{}
 	var scratch []byte
 	for i, cs := range cuts {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		for _, ch := range cs {
 			var in [sha256.Size]byte
 			in, scratch = feed.ChunkInput(ch, scratch)
@@ -114,7 +120,12 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 	}
 	paths := make([]string, 0, len(p.jobs)+len(w.l.Collections)+1)
 	toWrite := false
-	for _, j := range p.jobs {
+	for i, j := range p.jobs {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		in := hex.EncodeToString(j.in[:])
 		if f, ok := old[in]; ok && w.out.has(f) {
 			j.file, j.kept = f, true
@@ -316,10 +327,11 @@ func (w *pageWriter) put(f manifest.File, data []byte) error {
 // input, and returns how many of its lines it did not believe: changed
 // since a build wrote them (their check differs), or cut short. A file
 // that is missing adds nothing, nor do lines of the format before checks
-// (a feedgen before them wrote the file): the chunks it does not name are
-// rendered.
+// (a feedgen before them wrote the file), nor one that is not a regular
+// file (never opened: see outfile), which the build then replaces: the
+// chunks it does not name are rendered.
 func readInputs(name string, old map[string]manifest.File) (bad int) {
-	data, err := os.ReadFile(name)
+	data, err := outfile.ReadFile(name)
 	if err != nil {
 		return 0
 	}

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -17,19 +18,34 @@ func exists(name string) bool {
 	return err == nil
 }
 
-// makeDirs creates the folders of pages under outDir.
-func makeDirs(outDir string, paths []string) error {
+// makeDirs creates the folders of pages under outDir, calling made after
+// each; it stops when ctx is done: a site of a million collections has
+// as many folders, which take many seconds to make.
+func makeDirs(ctx context.Context, outDir string, paths []string, made func()) error {
 	dirs := map[string]bool{}
-	for _, p := range paths {
+	for i, p := range paths {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		dirs[path.Dir(p)] = true
 	}
 	for d := range dirs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := os.MkdirAll(filepath.Join(outDir, filepath.FromSlash(d)), 0o755); err != nil {
 			return fmt.Errorf("creating output folder: %w", err)
 		}
+		made()
 	}
 	return nil
 }
+
+// checkEvery is how many files or folders a loop that does little for
+// each handles between two checks of its context.
+const checkEvery = 1024
 
 // removeEmptyDirs removes the folders of dirs (slash-separated, inside
 // outDir) that are empty, and then their parents that become empty, up

@@ -19,6 +19,7 @@ import (
 	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // output is where a build puts its pages: an output folder (disk), or
@@ -56,8 +57,8 @@ type output interface {
 	create(p string, data []byte) error
 	rewrite(p string, data []byte) error
 	// removeStale deletes the pages of the last build (prev) that are not
-	// in keep, and returns how many there were.
-	removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error)
+	// in keep, and returns how many there were; it stops when ctx is done.
+	removeStale(ctx context.Context, prev *manifest.Manifest, keep map[string]bool) (int, error)
 	// writeManifest stores the manifest of the build, as data, even when
 	// the folder holds these bytes if again is set (files were repaired:
 	// a server that follows the folder loads the build again); finish
@@ -69,7 +70,7 @@ type output interface {
 // output returns where this build goes: memory when Options.Memory is set,
 // else the output folder (Options.OutDir, or the config's), whose manifest
 // it starts reading unless this Builder knows it.
-func (b *Builder) output(cfg *config.Config) output {
+func (b *Builder) output(ctx context.Context, cfg *config.Config) output {
 	if b.opt.Memory {
 		return memory{b}
 	}
@@ -89,7 +90,7 @@ func (b *Builder) output(cfg *config.Config) output {
 	// The last build's manifest, needed to write, is read and parsed while
 	// the content loads.
 	if b.prev == nil || b.prevDir != d.path {
-		d.read = sync.OnceValues(func() (*manifest.Snapshot, error) { return readManifest(d.fs) })
+		d.read = sync.OnceValues(func() (*manifest.Snapshot, error) { return readManifest(ctx, d.fs) })
 		go d.read()
 	}
 	return d
@@ -152,7 +153,11 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	prev, why := b.prev, ""
 	d.unmatched = nil
 	if prev == nil || b.prevDir != d.path {
-		r, err := b.lastManifest(d.fs, d.read)
+		r, err := b.lastManifest(ctx, d.fs, d.read)
+		if ctx.Err() != nil {
+			unlock()
+			return nil, nil, ctx.Err()
+		}
 		switch {
 		case r != nil:
 			prev, d.unmatched = r.Manifest, r.Unmatched
@@ -188,7 +193,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 		for _, p := range paths {
 			set[p] = true
 		}
-		if d.found, err = scanOwned(d.fs, prev, pending, set); err != nil {
+		if d.found, err = scanOwned(ctx, d.fs, prev, pending, set); err != nil {
 			unlock()
 			return nil, nil, err
 		}
@@ -225,7 +230,11 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 					strays = append(strays, p)
 				}
 			}
-			strays = append(strays, linkedFolders(d.fs, paths)...)
+			links, err := linkedFolders(ctx, d.fs, paths)
+			if err != nil {
+				return err
+			}
+			strays = append(strays, links...)
 			if len(strays) > 0 {
 				return &strayError{dir: d.path, strays: strays, why: "put there after the last build"}
 			}
@@ -239,12 +248,12 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			unlock()
 			return nil, nil, err
 		}
-		if err := d.clean(set); err != nil {
+		if err := d.clean(ctx, set); err != nil {
 			unlock()
 			return nil, nil, err
 		}
 	}
-	if err := makeDirs(d.fs, paths); err != nil {
+	if err := makeDirs(ctx, d.fs, paths, func() { b.step("folder") }); err != nil {
 		unlock()
 		return nil, nil, err
 	}
@@ -303,7 +312,7 @@ func (d *disk) rewrite(p string, data []byte) error {
 	return writeAtomic(d.fs+"/"+p, data)
 }
 
-func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
+func (d *disk) removeStale(ctx context.Context, prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	var stale []string
 	if d.wroteLast {
 		// This Builder wrote the folder last: its manifest names every
@@ -322,7 +331,12 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 	}
 	deleted := d.cleaned
 	dirs := map[string]bool{}
-	for _, p := range stale {
+	for i, p := range stale {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return deleted, err
+			}
+		}
 		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
 			continue // not a page: never deleted
 		}
@@ -355,9 +369,14 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 // they point to), naming each, and the folders that leaves empty; not
 // those at the paths of this build's pages (pages), which are replaced (a
 // rename replaces a link, not what it points to).
-func (d *disk) clean(pages map[string]bool) error {
+func (d *disk) clean(ctx context.Context, pages map[string]bool) error {
 	dirs := map[string]bool{}
-	for _, p := range d.found.strays {
+	for i, p := range d.found.strays {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if pages[p] || p != listing.Dir && !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
 			continue
 		}
@@ -377,10 +396,11 @@ func (d *disk) clean(pages map[string]bool) error {
 }
 
 // writeManifest writes the manifest unless the folder holds these bytes
-// and again is not set.
+// and again is not set (in a regular file: any other is replaced, never
+// opened).
 func (d *disk) writeManifest(data []byte, again bool) error {
 	name := filepath.Join(d.fs, manifest.Name)
-	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) && !again {
+	if cur, err := outfile.ReadFile(name); err == nil && bytes.Equal(cur, data) && !again {
 		return nil
 	}
 	return writeAtomic(name, data)
@@ -431,7 +451,7 @@ func (memory) rewrite(string, []byte) error     { return nil }
 func (memory) writeManifest([]byte, bool) error { return nil }
 func (memory) finish() error                    { return nil }
 
-func (memory) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
+func (memory) removeStale(_ context.Context, prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	deleted := 0
 	if prev != nil {
 		for _, f := range prev.Files {

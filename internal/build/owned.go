@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // A build deletes only what a build of feedgen wrote in its output
@@ -43,7 +45,7 @@ type owned struct {
 // a build of feedgen when prev (the folder's manifest) or pending (the
 // marker of an unfinished build) lists them, or when they are the
 // temporary file of such a page or of one of pages; else no one known.
-func scanOwned(outDir string, prev *manifest.Manifest, pending []string, pages map[string]bool) (*owned, error) {
+func scanOwned(ctx context.Context, outDir string, prev *manifest.Manifest, pending []string, pages map[string]bool) (*owned, error) {
 	listed := make(map[string]bool, len(pending))
 	if prev != nil {
 		for _, f := range prev.Files {
@@ -58,7 +60,13 @@ func scanOwned(outDir string, prev *manifest.Manifest, pending []string, pages m
 	anyChunk := listed[chunk.Dir]
 	o := &owned{}
 	root := filepath.Join(outDir, listing.Dir)
+	n := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if n++; n%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == root {
 				return nil
@@ -84,6 +92,9 @@ func scanOwned(outDir string, prev *manifest.Manifest, pending []string, pages m
 		return nil
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("reading the output folder: %w", err)
 	}
 	return o, nil
@@ -142,7 +153,7 @@ func (e *strayError) Error() string {
 // in dir was to create: none when there is no marker, or one that lists
 // none (an older feedgen's). Only paths under articles/ are taken.
 func readPending(dir string) []string {
-	data, err := os.ReadFile(filepath.Join(dir, unfinishedName))
+	data, err := outfile.ReadFile(filepath.Join(dir, unfinishedName))
 	if err != nil {
 		return nil
 	}
@@ -176,11 +187,16 @@ func newPages(pages []string, prev *manifest.Manifest, pending []string) []strin
 
 // linkedFolders returns the folders of pages (and theirs, up to
 // articles/) that are symbolic links in outDir: a page written there
-// would go wherever they point.
-func linkedFolders(outDir string, pages []string) []string {
+// would go wherever they point. It stops when ctx is done.
+func linkedFolders(ctx context.Context, outDir string, pages []string) ([]string, error) {
 	seen := map[string]bool{}
 	var links []string
-	for _, p := range pages {
+	for i, p := range pages {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		for d := path.Dir(p); d != "." && !seen[d]; d = path.Dir(d) {
 			seen[d] = true
 			if info, err := os.Lstat(filepath.Join(outDir, filepath.FromSlash(d))); err == nil && info.Mode()&fs.ModeSymlink != 0 {
@@ -189,5 +205,5 @@ func linkedFolders(outDir string, pages []string) []string {
 		}
 	}
 	slices.Sort(links)
-	return links
+	return links, nil
 }

@@ -15,14 +15,17 @@ import (
 
 // TestOutputDirOverlap checks that a build refuses an output folder that
 // is the content folder, lies inside it or holds it, however it is named
-// (output_dir, --out, a symbolic link), with the config's line, and that
-// it changes nothing: not the source articles, not the files beside them.
+// (output_dir, --out, a symbolic link, a bind mount), with the config's
+// line, and that it changes nothing: not the source articles, not the
+// files beside them, not with Clean either.
 func TestOutputDirOverlap(t *testing.T) {
 	tests := []struct {
 		name   string
 		output string // output_dir, "" for none
 		out    string // Options.OutDir relative to the site, "" for none
 		link   bool   // "LINK" is a symbolic link to content, outside the site
+		bind   string // "BOUND" is this folder of the site mounted again (mount --bind, root only), outside the site
+		clean  bool   // Options.Clean
 		want   string
 	}{
 		{name: "equal", output: "content", want: `config.yaml:11: output_dir: "content" (`},
@@ -32,6 +35,11 @@ func TestOutputDirOverlap(t *testing.T) {
 		{name: "holds it from above", output: "..", want: "holds the content folder"},
 		{name: "through a link", output: "LINK", link: true, want: "is the content folder"},
 		{name: "inside, through a link", output: "LINK/x", link: true, want: "lies inside the content folder"},
+		{name: "through a link, --clean", output: "LINK", link: true, clean: true, want: "is the content folder"},
+		{name: "a bind mount", output: "BOUND", bind: "content", clean: true, want: "is the content folder, under another name (a bind mount?): "},
+		{name: "inside a bind mount", output: "BOUND/news", bind: "content", clean: true, want: "/content, under another name (a bind mount?): "},
+		{name: "a bind mount of a folder inside", output: "BOUND", bind: "content/articles", clean: true, want: "/content, under another name (a bind mount?): "},
+		{name: "holds it through a bind mount", output: "BOUND", bind: ".", clean: true, want: "/content, under another name (a bind mount?): "},
 		{name: "--out", out: "content", want: "--out "},
 		{name: "--out holds it", output: "public", out: ".", want: "holds the content folder"},
 	}
@@ -48,9 +56,9 @@ func TestOutputDirOverlap(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.RemoveAll(base) })
-			link := filepath.Join(base, "linked")
+			link, bound := filepath.Join(base, "linked"), filepath.Join(base, "bound")
 			if tt.output != "" {
-				cfg += "output_dir: " + strings.Replace(tt.output, "LINK", link, 1) + "\n"
+				cfg += "output_dir: " + strings.NewReplacer("LINK", link, "BOUND", bound).Replace(tt.output) + "\n"
 			}
 			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), cfg)
 			testfiles.WriteFile(t, filepath.Join(dir, "content/articles/2019/post.md"), article(9, "2019-01-01T10:00:00"))
@@ -60,11 +68,17 @@ func TestOutputDirOverlap(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow}
+			if tt.bind != "" {
+				testfiles.BindMount(t, filepath.Join(dir, tt.bind), bound)
+			}
+			opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Clean: tt.clean}
 			if tt.out != "" {
 				opt.OutDir = filepath.Join(dir, tt.out)
 			}
-			before := snap(t, filepath.Dir(dir))
+			before, beforeBase := snap(t, filepath.Dir(dir)), snapshot{}
+			if tt.bind != "" {
+				beforeBase = snap(t, base)
+			}
 			_, err = New(opt).Build(context.Background())
 			var dl diag.List
 			if !errors.As(err, &dl) || !strings.Contains(err.Error(), tt.want) {
@@ -72,6 +86,11 @@ func TestOutputDirOverlap(t *testing.T) {
 			}
 			if d := diffSnap(before, snap(t, filepath.Dir(dir))); len(d) > 0 {
 				t.Errorf("the refused build changed %v", d)
+			}
+			if tt.bind != "" {
+				if d := diffSnap(beforeBase, snap(t, base)); len(d) > 0 {
+					t.Errorf("the refused build changed %v", d)
+				}
 			}
 		})
 	}

@@ -96,7 +96,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	if exists(filepath.Join(fsDir, unfinishedName)) {
 		return nil, nil // a build died mid-way: any page may be its
 	}
-	r, _ := b.lastManifest(fsDir, early)
+	r, _ := b.lastManifest(ctx, fsDir, early)
 	if r == nil || !b.builtFrom(r.Manifest, baseURL, content, now) {
 		return nil, nil // another build replaced it meanwhile
 	}
@@ -113,7 +113,12 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		return nil, nil // an index changed since: its chunks are not known
 	}
 	keep := make(map[string]bool, len(m.Files))
-	for _, f := range m.Files {
+	for i, f := range m.Files {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		// As disk.has checks them: a page changed since the manifest
 		// was written, and with --clean every page, is read.
 		name := filepath.Join(fsDir, filepath.FromSlash(f.Path))
@@ -131,7 +136,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		}
 	}
 	res.Estimate = res.Bytes
-	found, err := scanOwned(fsDir, m, nil, nil)
+	found, err := scanOwned(ctx, fsDir, m, nil, nil)
 	if err != nil {
 		return nil, err
 	}

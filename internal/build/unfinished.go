@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // unfinishedName is the marker (manifest.Unfinished) of a build that
@@ -93,9 +94,9 @@ func syncDir(dir string) error {
 }
 
 // hashIs reports whether name is a regular file of size bytes whose
-// SHA-256 is sum (in hex).
+// SHA-256 is sum (in hex). Any other file is not opened (see outfile).
 func hashIs(name string, size int64, sum string) bool {
-	f, err := os.Open(name)
+	f, err := outfile.Open(name)
 	if err != nil {
 		return false
 	}

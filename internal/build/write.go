@@ -55,7 +55,7 @@ type pageWriter struct {
 func (w *pageWriter) write(ctx context.Context) error {
 	pathsOf := w.paths
 	if w.chunked {
-		pathsOf = w.planChunks
+		pathsOf = func(prev *manifest.Manifest) ([]string, error) { return w.planChunks(ctx, prev) }
 	}
 	prev, release, err := w.out.open(ctx, pathsOf)
 	if err != nil {
@@ -71,7 +71,7 @@ func (w *pageWriter) write(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.deleteStale(); err != nil {
+	if err := w.deleteStale(ctx); err != nil {
 		return err
 	}
 	w.b.step("deleted")
@@ -315,13 +315,13 @@ func (w *pageWriter) counted(pg feed.Page) bool {
 
 // deleteStale deletes the pages of the last build that this one does not
 // have.
-func (w *pageWriter) deleteStale() error {
+func (w *pageWriter) deleteStale(ctx context.Context) error {
 	keep := make(map[string]bool, len(w.files))
 	for _, f := range w.files {
 		keep[f.Path] = true
 	}
 	var err error
-	w.res.Deleted, err = w.out.removeStale(w.prev, keep)
+	w.res.Deleted, err = w.out.removeStale(ctx, w.prev, keep)
 	return err
 }
 

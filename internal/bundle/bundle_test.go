@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/feedgen/feedgen/internal/testfiles"
 	"io"
 	"io/fs"
 	"os"
@@ -590,8 +591,12 @@ func TestOpen(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Error(err)
 	}
+	pipe := filepath.Join(filepath.Dir(name), "pipe.zip")
+	testfiles.FIFO(t, pipe)
 	for _, tt := range []struct{ name, want string }{
-		{filepath.Dir(name), "opening bundle: " + filepath.Dir(name) + " is not a regular file"},
+		{filepath.Dir(name), "opening bundle: " + filepath.Dir(name) + " is not a regular file (a folder): a bundle is the .zip file that feedgen bundle writes"},
+		// Opened without waiting for a writer, then refused.
+		{pipe, "opening bundle: " + pipe + " is not a regular file (a named pipe): a bundle is the .zip file that feedgen bundle writes"},
 		{name + ".nope", "opening bundle: open " + name + ".nope: no such file or directory"},
 	} {
 		if _, err := Open(context.Background(), tt.name); err == nil || err.Error() != tt.want {

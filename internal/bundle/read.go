@@ -23,6 +23,7 @@ import (
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Limits on what a bundle's own files may be, so that a damaged or
@@ -91,7 +92,7 @@ func Open(ctx context.Context, name string) (*Bundle, error) {
 // OpenWith is Open, handing every verified page to keep (see KeepFunc);
 // a nil keep is Open.
 func OpenWith(ctx context.Context, name string, keep KeepFunc) (*Bundle, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|outfile.Flags, 0) // a named pipe opens at once, and is refused below
 	if err != nil {
 		return nil, fmt.Errorf("opening bundle: %w", err)
 	}
@@ -102,7 +103,7 @@ func OpenWith(ctx context.Context, name string, keep KeepFunc) (*Bundle, error) 
 	}
 	if !info.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("opening bundle: %s is not a regular file", name)
+		return nil, fmt.Errorf("opening bundle: %s is not a regular file (%s): a bundle is the .zip file that feedgen bundle writes", name, outfile.Kind(info.Mode()))
 	}
 	b, err := ReadWith(ctx, f, info.Size(), keep)
 	if err != nil {

@@ -86,7 +86,7 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
 		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and bundle once it is done")
 	}
-	r, err := manifest.Read(output)
+	r, err := manifest.ReadContext(ctx, output)
 	if err == nil {
 		err = r.Complete()
 	}

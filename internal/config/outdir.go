@@ -12,7 +12,9 @@ import (
 // lies inside it or holds it. A build deletes what it wrote under
 // out/articles/, and reads every file under the content folder as an
 // article: sharing one folder, each would take the other's files for its
-// own.
+// own. The folders are compared as the file system knows them (see
+// folder.Relate): a bind mount of the content folder is the content
+// folder.
 func (c *Config) CheckOutputDir(out string) error {
 	rel, err := folder.Relate(out, c.ContentDir)
 	if err != nil {
@@ -28,6 +30,9 @@ func (c *Config) CheckOutputDir(out string) error {
 		why = "holds the content folder " + c.ContentDir
 	default:
 		return nil
+	}
+	if named, err := folder.ByName(out, c.ContentDir); err == nil && named != rel {
+		why += ", under another name (a bind mount?)"
 	}
 	fix := "a build writes and deletes pages under it, and reads every file of the content folder as an article: use a folder of its own, e.g. output_dir: public"
 	if out != c.OutputDir {

@@ -1,8 +1,9 @@
 // Package folder tells how two folders on disk lie: one and the same,
 // one inside the other, or apart; whatever names they are given
-// (relative, with symbolic links, with a trailing slash). A build refuses
-// an output folder that shares files with its content folder, and a
-// publish a bucket folder that shares files with the build it publishes.
+// (relative, with symbolic links, with a trailing slash, through a bind
+// mount or any other alias the file system makes). A build refuses an
+// output folder that shares files with its content folder, and a publish
+// a bucket folder that shares files with the build it publishes.
 package folder
 
 import (
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -24,9 +26,41 @@ const (
 	Holds                  // a holds b
 )
 
-// Relate returns how folder a lies to folder b. Symbolic links are
-// followed as far as the folders exist.
+// Relate returns how folder a lies to folder b, as the file system says:
+// the folders (or, for one that does not exist yet, the nearest folder
+// above it that does) and each of their parents are compared by identity
+// (device and inode; on Windows, volume and file index), not by name. A
+// folder mounted a second time elsewhere (mount --bind), or named in
+// another case on a file system that ignores case, is the folder it
+// shows. Symbolic links are followed as far as the folders exist.
 func Relate(a, b string) (Relation, error) {
+	pa, err := locate(a)
+	if err != nil {
+		return Apart, err
+	}
+	pb, err := locate(b)
+	if err != nil {
+		return Apart, err
+	}
+	if r := byName(pa.real, pb.real); r != Apart {
+		return r, nil
+	}
+	switch {
+	case pa.same(pb):
+		return Same, nil
+	case pa.within(pb):
+		return Inside, nil
+	case pb.within(pa):
+		return Holds, nil
+	}
+	return Apart, nil
+}
+
+// ByName returns how folder a lies to folder b by their real paths (see
+// Real) alone: where it differs from Relate, the folders are one, or one
+// holds the other, under names that do not show it (a bind mount, say),
+// which a message should say.
+func ByName(a, b string) (Relation, error) {
 	ra, err := Real(a)
 	if err != nil {
 		return Apart, err
@@ -35,15 +69,19 @@ func Relate(a, b string) (Relation, error) {
 	if err != nil {
 		return Apart, err
 	}
+	return byName(ra, rb), nil
+}
+
+func byName(ra, rb string) Relation {
 	switch {
 	case ra == rb:
-		return Same, nil
+		return Same
 	case within(ra, rb):
-		return Inside, nil
+		return Inside
 	case within(rb, ra):
-		return Holds, nil
+		return Holds
 	}
-	return Apart, nil
+	return Apart
 }
 
 // within reports whether path p lies inside folder dir (both clean and
@@ -53,16 +91,103 @@ func within(p, dir string) bool {
 	return err == nil && rel != "." && filepath.IsLocal(rel)
 }
 
+// place is where a folder is: the nearest folder of its path that exists
+// (itself, when it does) and that folder's parents, each as the file
+// system identifies it, nearest first; and the names below it that do not
+// exist yet.
+type place struct {
+	real  string        // the real path (see Real)
+	chain []fs.FileInfo // the folder that exists, then its parents up to the root; nil entries could not be read
+	tail  []string      // the names after chain[0] that do not exist
+}
+
+// locate returns the place of folder p. Where a folder of the chain is
+// a folder mounted a second time (mount --bind), the parents it has on
+// its file system follow its parents by path: both hold it.
+func locate(p string) (place, error) {
+	head, tail, err := resolve(p)
+	if err != nil {
+		return place{}, err
+	}
+	pl := place{real: filepath.Join(append([]string{head}, tail...)...), tail: tail}
+	var mounts []mount
+	if head != filepath.VolumeName(head)+string(filepath.Separator) {
+		mounts = mountTable()
+	}
+	todo, seen := []string{head}, map[string]bool{}
+	for len(todo) > 0 && len(seen) < 64 {
+		d := todo[0]
+		todo = todo[1:]
+		for !seen[d] {
+			seen[d] = true
+			info, err := os.Stat(d)
+			if err != nil {
+				info = nil // unknown: matches nothing
+			}
+			pl.chain = append(pl.chain, info)
+			if other := otherName(mounts, d); other != "" {
+				todo = append(todo, other)
+			}
+			up := filepath.Dir(d)
+			if up == d {
+				break
+			}
+			d = up
+		}
+	}
+	return pl, nil
+}
+
+// same reports whether pl and o are one folder: the same folder that
+// exists, and the same names below it.
+func (pl place) same(o place) bool {
+	return sameFile(pl.chain[0], o.chain[0]) && slices.Equal(pl.tail, o.tail)
+}
+
+// within reports whether pl lies inside o: o's folder is among pl's
+// folder and its parents (o exists), or both are below one existing
+// folder, pl's names after o's (o does not exist yet).
+func (pl place) within(o place) bool {
+	if len(o.tail) > 0 {
+		n := len(o.tail)
+		return sameFile(pl.chain[0], o.chain[0]) && len(pl.tail) > n && slices.Equal(pl.tail[:n], o.tail)
+	}
+	chain := pl.chain
+	if len(pl.tail) == 0 {
+		chain = chain[1:] // pl's own folder: one folder, not inside
+	}
+	for _, info := range chain {
+		if sameFile(info, o.chain[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameFile(a, b fs.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b)
+}
+
 // Real returns p absolute, with the symbolic links of the part of it that
 // exists resolved, as the kernel resolves them: in "x/../y" a link x is
 // followed before "..", so the result is where a file "x/../y/f" would
 // go, not where the text "y/f" says. Two names of one folder give one
-// path.
+// path, but for names only the file system knows to be one (see Relate).
 func Real(p string) (string, error) {
+	head, tail, err := resolve(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(append([]string{head}, tail...)...), nil
+}
+
+// resolve returns p absolute, split into the longest part of it that
+// exists, resolved (see Real), and the names after it, cleaned.
+func resolve(p string) (head string, tail []string, err error) {
 	if !filepath.IsAbs(p) {
 		cwd, err := os.Getwd()
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		p = cwd + string(filepath.Separator) + p // not Join: it cleans ".." away before the links are read
 	}
@@ -77,11 +202,29 @@ func Real(p string) (string, error) {
 		}
 		real, err := filepath.EvalSymlinks(head)
 		if err == nil {
-			return filepath.Join(append([]string{real}, elems[n:]...)...), nil
+			return below(real, elems[n:])
 		}
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return "", err // a loop of links, a folder that cannot be read
+			return "", nil, err // a loop of links, a folder that cannot be read
 		}
 	}
-	return filepath.Clean(p), nil
+	return below(vol+string(filepath.Separator), elems[1:])
+}
+
+// below returns the names rest after the folder head, cleaned as
+// filepath.Join cleans them. When a ".." climbs above head (a name after
+// a folder that does not exist, then "..", then more), the path is
+// resolved again from the top: it has no ".." left.
+func below(head string, rest []string) (string, []string, error) {
+	joined := filepath.Join(append([]string{head}, rest...)...)
+	rel, err := filepath.Rel(head, joined)
+	switch {
+	case err != nil:
+		return "", nil, err
+	case rel == ".":
+		return head, nil, nil
+	case !filepath.IsLocal(rel):
+		return resolve(joined)
+	}
+	return head, strings.Split(rel, string(filepath.Separator)), nil
 }

@@ -1,6 +1,7 @@
 package folder
 
 import (
+	"github.com/feedgen/feedgen/internal/testfiles"
 	"os"
 	"path/filepath"
 	"testing"
@@ -50,5 +51,51 @@ func TestRelate(t *testing.T) {
 	}
 	if _, err := Relate("loop/x", "site"); err == nil {
 		t.Error("a loop of links: no error")
+	}
+}
+
+// TestRelateBindMount: a folder mounted a second time (mount --bind) is
+// the folder it shows, whatever its name: the names alone say apart.
+func TestRelateBindMount(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"site/content/news", "site/public", "mnt"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	testfiles.BindMount(t, "site/content", "bound")     // the content folder
+	testfiles.BindMount(t, "site", "mnt/site")          // a folder above it
+	testfiles.BindMount(t, "site/content/news", "news") // a folder below it
+	tests := []struct {
+		a, b string
+		want Relation
+	}{
+		{"bound", "site/content", Same},
+		{"site/content", "bound", Same},
+		{"bound/news", "site/content", Inside},
+		{"bound/not/yet", "site/content", Inside},
+		{"bound/new", "site/content/new", Same},
+		{"bound/new/x", "site/content/new", Inside},
+		{"site/content", "bound/news", Holds},
+		{"mnt/site/content", "bound", Same},
+		{"mnt/site", "bound", Holds},
+		{"mnt/site/public", "site/content", Apart},
+		{"mnt/site/public", "site/public", Same},
+		// Mounted from below: its parents on the disk are not its
+		// parents by path.
+		{"news", "site/content", Inside},
+		{"news/x", "bound", Inside},
+		{"site/content", "news", Holds},
+		{"news", "site/public", Apart},
+	}
+	for _, tt := range tests {
+		got, err := Relate(tt.a, tt.b)
+		if err != nil || got != tt.want {
+			t.Errorf("Relate(%q, %q) = %v, %v; want %v", tt.a, tt.b, got, err, tt.want)
+		}
+	}
+	if r, err := ByName("bound", "site/content"); err != nil || r != Apart {
+		t.Errorf("ByName(bound, site/content) = %v, %v; want Apart: the names do not show it", r, err)
 	}
 }

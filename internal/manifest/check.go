@@ -17,6 +17,7 @@ import (
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Validate checks what every reader of a build relies on in its manifest,
@@ -264,21 +265,38 @@ type Mismatch struct {
 
 func (e *Mismatch) Error() string { return e.Path + ": " + e.Reason }
 
+// NotRegular is the Mismatch of page p, a file of mode m that is not a
+// regular file.
+func NotRegular(p string, m fs.FileMode) *Mismatch {
+	return &Mismatch{p, "not a regular file (" + outfile.Kind(m) + ")"}
+}
+
 // ReadPage reads the page f from fsys and checks it against the size and
-// SHA-256 the manifest records: a file that is missing, shorter, longer or
-// of other bytes gives a *Mismatch. buf is reused when it has room.
+// SHA-256 the manifest records: a file that is missing, shorter, longer,
+// of other bytes, or not a regular file (one a build did not write, which
+// the next build replaces) gives a *Mismatch. An fsys of an output folder
+// (outfile.DirFS, RootFS) refuses what is not a regular file before it is
+// opened: a named pipe would block the open. buf is reused when it has
+// room.
 func ReadPage(fsys fs.FS, f File, buf []byte) ([]byte, error) {
 	r, err := fsys.Open(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &Mismatch{f.Path, "missing"}
+	}
+	var nr *outfile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, NotRegular(f.Path, nr.Mode)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading page: %w", err)
 	}
 	defer r.Close()
 	info, err := r.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading page: %s is not a regular file", f.Path)
+	if err != nil {
+		return nil, fmt.Errorf("reading page: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, NotRegular(f.Path, info.Mode())
 	}
 	switch {
 	case info.Size() < f.Size:

@@ -377,7 +377,7 @@ func TestRemoteManifestWholeHash(t *testing.T) {
 	local := readManifest(t, s.out)
 	p := &publisher{bucket: b, opt: testOptions().withDefaults()}
 	var err error
-	if p.local, err = readLocal(os.DirFS(s.out)); err != nil {
+	if p.local, err = readLocal(context.Background(), os.DirFS(s.out)); err != nil {
 		t.Fatal(err)
 	}
 	p.index = map[string]int{}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // folderLock is the lock of a bucket on disk (Options.Folder): the
@@ -83,9 +84,11 @@ func (l *folderLock) acquire(ctx context.Context, _ func(error)) (string, error)
 	return dirty, nil
 }
 
-// read returns what the file LockName says: nil when it is not there.
+// read returns what the file LockName says: nil when it is not there, or
+// not a regular file (never opened: a named pipe would block; write
+// replaces it).
 func (l *folderLock) read() ([]byte, bool) {
-	f, err := os.Open(l.name)
+	f, err := outfile.Open(l.name)
 	if err != nil {
 		return nil, false
 	}

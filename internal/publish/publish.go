@@ -364,7 +364,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &noticer{w: opt.Notices, clock: opt.Clock}}
 	p.res.DryRun = opt.DryRun
 	defer func() { p.res.Duration = opt.Clock().Sub(start) }()
-	if p.local, err = readLocal(output); err != nil {
+	if p.local, err = readLocal(ctx, output); err != nil {
 		return &p.res, err
 	}
 	p.index = make(map[string]int, len(p.local.m.Files))
@@ -376,6 +376,9 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		if err := CheckBucketFolder(opt.Folder, opt.OutputDir); err != nil {
 			return &p.res, err
 		}
+	}
+	if err := checkFolderFiles(ctx, opt.Folder); err != nil {
+		return &p.res, err
 	}
 	lock := p.lock()
 	if opt.DryRun {
@@ -553,11 +556,11 @@ func (p *publisher) sumOf(ctx context.Context, key string, size int64) (string, 
 
 // readLocal reads the build's manifest and checks that the build is
 // finished, its manifest valid, and every page under articles/.
-func readLocal(output fs.FS) (*local, error) {
+func readLocal(ctx context.Context, output fs.FS) (*local, error) {
 	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
 		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and publish once it is done")
 	}
-	snap, err := manifest.Read(output)
+	snap, err := manifest.ReadContext(ctx, output)
 	if err == nil {
 		err = snap.Complete()
 	}

@@ -28,6 +28,9 @@ type tampering struct {
 // cannot see links (workerd) answers the page, the others refuse it.
 func unseen(links bool, _ string) bool { return !links }
 
+// always is answered by every target.
+func always(bool, string) bool { return true }
+
 // moveAside moves the file or folder p aside until undo puts it back.
 func moveAside(t *testing.T, p string) (undo func()) {
 	t.Helper()
@@ -156,7 +159,9 @@ func tamperings() []tampering {
 		{"a chunk a symbolic link to a file of its size", nil, replaceChunk(false, other)},
 		{"a chunk a symbolic link to a copy of it", unseen, replaceChunk(false, same)},
 		{"a chunk a hard link to a file of another size", nil, replaceChunk(true, func(b []byte) []byte { return notArticles(len(b) + 100) })},
-		{"a chunk a hard link to a copy of it", unseen, replaceChunk(true, same)},
+		// A hard link is the file it names (cp -al, rsync --link-dest):
+		// its bytes are the chunk's, answered everywhere.
+		{"a chunk a hard link to a copy of it", always, replaceChunk(true, same)},
 		{"the chunks folder a symbolic link to a copy", unseen, replaceFolder(chunks, same)},
 		{"the chunks folder a symbolic link to other files", nil, replaceFolder(chunks, other)},
 		{"a chunk's folder a symbolic link to a copy", unseen, replaceFolder(func(ix *chunk.Index) string { return filepath.Dir(ix.Chunks[0].Path) }, same)},

@@ -106,7 +106,7 @@ var WINDOW = 4096, WHOLE = 256 << 10;
 function openIndex(fs, path) {
     var fd;
     try {
-        fd = fs.openSync(path, "r");
+        fd = openRegular(fs, path);
     } catch (e) {
         if (e.code == "ENOENT" || e.code == "ENOTDIR") {
             return null;
@@ -253,12 +253,14 @@ function readParts(fs, root, pl) {
 }
 
 // LINKED ends the message of a chunk refused for a link.
-var LINKED = ": refused: a chunk is the file feedgen build wrote, not a link (copy the build's folder, do not link it)";
+var LINKED = ": refused: a chunk is the file feedgen build wrote, not a symbolic link (copy the build's folder, do not link to it)";
 
 // chunkStat returns the lstat of the chunk at path p of the build at
 // root (articles/chunks/<2 hex>/<64 hex>.json), having checked that it
 // and its folders are no symbolic links (the two folders once a request,
-// in dirs), that it is a regular file and has no other name.
+// in dirs) and that it is a regular file. A hard link is not refused: it
+// is the file it names (a deploy made with cp -al or rsync --link-dest
+// has them), and one to another file is caught by its size and its cuts.
 function chunkStat(fs, root, p, dirs) {
     var d = [p.slice(0, 15), p.slice(0, 18)], st;
     for (var i = 0; i < d.length; i++) {
@@ -270,10 +272,24 @@ function chunkStat(fs, root, p, dirs) {
         }
     }
     st = fs.lstatSync(root + p);
-    if (!st.isFile() || st.nlink != 1) {
-        throw new Error(p + ": " + (st.isSymbolicLink() ? "a symbolic link" : st.isFile() ? "a file of " + st.nlink + " names (a hard link)" : "not a regular file") + LINKED);
+    if (!st.isFile()) {
+        throw new Error(p + ": " + (st.isSymbolicLink() ? "a symbolic link" : "not a regular file") + LINKED);
     }
     return st;
+}
+
+// openRegular opens the file at path for reading, refusing one that is
+// not a regular file (thrown: the page is unavailable), as feedgen serve
+// does. njs opens files blocking, in the worker that serves every other
+// request, and cannot ask for O_NONBLOCK: a named pipe put in place of an
+// index or a chunk would hold the worker until a writer came. The type is
+// read just before the open: a pipe put there between the two is not
+// seen.
+function openRegular(fs, path) {
+    if (!fs.statSync(path).isFile()) {
+        throw new Error(path + " is not a regular file: remove it and run feedgen build");
+    }
+    return fs.openSync(path, "r");
 }
 
 export default {handle: handle};

@@ -1,0 +1,89 @@
+//go:build unix
+
+package publish
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/eventtest"
+	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/feedgen/feedgen/internal/testfiles"
+)
+
+// TestPublishNamedPipes puts a named pipe in the build (a page, the
+// manifest), as feedgen publish reads it (outfile.RootFS), and in a
+// bucket on disk (an object, an object's .attrs file, the lock), which
+// the bucket's driver opens blocking: each publish fails at once, saying
+// what to do, and so does a dry run but where it reads no page. A page
+// is found as it is uploaded, after others (the bucket's manifest stays
+// the one it had, as for any page that does not match); else the bucket
+// is left as it was.
+func TestPublishNamedPipes(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		build  string // a file of the build made a pipe
+		bucket string // a file of the bucket made a pipe
+		// uploads: the pipe is found as the pages are uploaded (a dry
+		// run reads none).
+		uploads bool
+		want    string
+	}{
+		{name: "page", build: "articles/5/5.json", uploads: true, want: "articles/5/5.json: not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build again, and publish once it is done"},
+		{name: "manifest", build: "manifest.json", want: "reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build"},
+		{name: "object", bucket: "articles/5/0.json", want: "articles/5/0.json is not a regular file (a named pipe): a bucket folder holds only the objects publish writes and their .attrs files; remove it and publish again"},
+		{name: "attributes", bucket: "manifest.json.attrs", want: "manifest.json.attrs is not a regular file (a named pipe): a bucket folder holds only the objects publish writes and their .attrs files; remove it and publish again"},
+		{name: "lock", bucket: LockName, want: LockName + " is not a regular file (a named pipe): a bucket folder holds only the objects publish writes and their .attrs files; remove it and publish again"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSite(t, smallOpt)
+			url, store := fileBucket(t)
+			b := open(t, url)
+			opt := lockOptions(url, store)
+			if tt.bucket != "" {
+				// A bucket that holds the build; an empty one for the
+				// build's pipes: a page the bucket has is not read.
+				if _, err := Publish(context.Background(), b, os.DirFS(s.out), opt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.build != "" {
+				testfiles.FIFO(t, filepath.Join(s.out, filepath.FromSlash(tt.build)))
+			}
+			if tt.bucket != "" {
+				testfiles.FIFO(t, filepath.Join(store, filepath.FromSlash(tt.bucket)))
+			}
+			before := storeSnapshot(t, store)
+			root, err := os.OpenRoot(s.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer root.Close()
+			for _, dry := range []bool{true, false} {
+				opt.DryRun = dry
+				err := eventtest.Returns(t, 5*time.Second, "Publish", func() error {
+					_, err := Publish(context.Background(), b, outfile.RootFS(root, "public"), opt)
+					return err
+				})
+				if dry && tt.uploads {
+					if err != nil {
+						t.Errorf("dry run: %v", err)
+					}
+					continue
+				}
+				if err == nil || !strings.HasSuffix(err.Error(), tt.want) {
+					t.Errorf("dry run %v: got %v, want an error ending %q", dry, err, tt.want)
+				}
+			}
+			if !tt.uploads {
+				sameStore(t, store, before)
+			} else if _, err := os.Stat(filepath.Join(store, "manifest.json")); !os.IsNotExist(err) {
+				t.Errorf("the bucket has a manifest: %v", err)
+			}
+		})
+	}
+}
