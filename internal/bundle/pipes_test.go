@@ -27,7 +27,7 @@ func TestWriteNamedPipes(t *testing.T) {
 		want         string
 	}{
 		{"page", listing.LayoutPages, func(string) string { return "articles/5/5.json" },
-			"articles/5/5.json: not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+			"articles/5/5.json: not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"chunk", listing.LayoutChunks, func(out string) string {
 			m, err := filepath.Glob(filepath.Join(out, "articles/chunks/*/*.json"))
 			if err != nil || len(m) == 0 {
@@ -35,7 +35,7 @@ func TestWriteNamedPipes(t *testing.T) {
 			}
 			rel, _ := filepath.Rel(out, m[0])
 			return filepath.ToSlash(rel)
-		}, ": not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, ": not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"manifest", listing.LayoutPages, func(string) string { return "manifest.json" },
 			"reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build"},
 	} {

@@ -45,7 +45,7 @@ func TestNamedPipes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(log.String(), "articles/5/5.json; answering 503 for them until the next build") {
+		if !strings.Contains(log.String(), "1 page of the build of 2026-11-01T12:00:00Z does not match its manifest (a build died or is being written, or it changed since): articles/5/5.json; answering 503 for it until a build rewrites it") {
 			t.Errorf("log:\n%s", log)
 		}
 		if resp := request(srv, http.MethodGet, "/articles/?limit=5&offset=5", nil); resp.StatusCode != http.StatusServiceUnavailable {
