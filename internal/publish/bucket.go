@@ -75,10 +75,9 @@ func ParseBucketURL(raw string) (*Bucket, error) {
 	case u.User != nil:
 		return nil, urlErrorf("BUCKET_URL %q holds a user name: credentials come from the environment, never the URL: write %s://%s", raw, u.Scheme, u.Host)
 	}
-	b := &Bucket{Scheme: u.Scheme, raw: raw, host: u.Host, query: u.Query()}
-	b.rawBase, _, _ = strings.Cut(raw, "?")
-	b.rawBase, _, _ = strings.Cut(b.rawBase, "#")
-	b.rawBase = b.rawBase[:len(u.Scheme)+3+len(rawHost(raw))]
+	// The URL without its path, query and fragment, its host as written
+	// (a URL with no "//" has none: "s3:" is refused below).
+	b := &Bucket{Scheme: u.Scheme, raw: raw, host: u.Host, query: u.Query(), rawBase: u.Scheme + "://" + rawHost(raw)}
 	if u.Scheme == "file" {
 		return b, b.parseFile(u)
 	}
@@ -103,9 +102,13 @@ func ParseBucketURL(raw string) (*Bucket, error) {
 	return b, nil
 }
 
-// rawHost returns the host of raw as written (u.Host may be decoded).
+// rawHost returns the host of raw as written (u.Host may be decoded): ""
+// when raw has no "//".
 func rawHost(raw string) string {
-	_, rest, _ := strings.Cut(raw, "://")
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		rest = rest[:i]
 	}

@@ -59,6 +59,14 @@ func TestParseBucketURL(t *testing.T) {
 		{url: "feed-bucket", err: `BUCKET_URL "feed-bucket" has no scheme: write s3://BUCKET?region=REGION, gs://BUCKET, azblob://CONTAINER or file:///PATH`},
 		{url: "ftp://feed-bucket", err: `BUCKET_URL "ftp://feed-bucket": unknown scheme "ftp": feedgen publishes to azblob://, file://, gs://, s3://`},
 		{url: "s3://?region=us-east-1", err: `BUCKET_URL "s3://?region=us-east-1" names no bucket: write s3://BUCKET`},
+		// No "//": no host, no path (these once sliced past the URL's end).
+		{url: "s3:", err: `BUCKET_URL "s3:" names no bucket: write s3://BUCKET`},
+		{url: "gs:", err: `BUCKET_URL "gs:" names no bucket: write gs://BUCKET`},
+		{url: "azblob:", err: `BUCKET_URL "azblob:" names no bucket: write azblob://BUCKET`},
+		{url: "file:", err: `BUCKET_URL "file:" names no folder: write file:///PATH (an absolute path)`},
+		{url: "s3:?region=x", err: `BUCKET_URL "s3:?region=x" names no bucket: write s3://BUCKET`},
+		{url: "S3:#x", err: `BUCKET_URL "S3:#x" names no bucket: write s3://BUCKET`},
+		{url: "s3:/mybucket/feed/", err: `BUCKET_URL "s3:/mybucket/feed/" names no bucket: write s3://BUCKET`},
 		{url: "s3://key:secret@mybucket", err: `BUCKET_URL "s3://key:secret@mybucket" holds a user name: credentials come from the environment, never the URL: write s3://mybucket`},
 		{url: "s3://feed bucket/%zz", err: `BUCKET_URL "s3://feed bucket/%zz" is not a URL: invalid character " " in host name`},
 	}
