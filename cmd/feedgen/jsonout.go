@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"time"
 
@@ -17,13 +17,16 @@ import (
 // summary line; warnings and errors still go to stderr, and the exit code
 // is the same as without --json. docs/configuration.md#building lists them.
 
-// writeJSON prints v, a command's summary, as one JSON object on a line.
+// writeJSON prints v, a command's summary, as one JSON object on a line
+// (a URL's & as it is, not \u0026).
 func writeJSON(w io.Writer, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "%s\n", data)
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
@@ -68,9 +71,18 @@ func newVerifyJSON(file string, b *bundle.Bundle, err error, d time.Duration) ve
 		Pages: len(b.Manifest.Files), Bytes: b.Info.Bytes, Size: b.Size, Seconds: seconds(d)}
 }
 
-// publishJSON is the summary of feedgen publish --json.
+// publishJSON is the summary of feedgen publish --json: where it
+// published, as the URL resolves (the bucket, the container of azblob://
+// or the folder of file://, and the folder of the feed in it), and what
+// it did; ok false with the error on a failure, the counts then what was
+// done before it.
 type publishJSON struct {
+	URL           string  `json:"url"`
+	Scheme        string  `json:"scheme"`
 	Bucket        string  `json:"bucket"`
+	Prefix        string  `json:"prefix"`
+	OK            bool    `json:"ok"`
+	Error         string  `json:"error,omitempty"`
 	DryRun        bool    `json:"dry_run"`
 	Uploaded      int     `json:"uploaded"`
 	UploadedBytes int64   `json:"uploaded_bytes"`
@@ -80,9 +92,15 @@ type publishJSON struct {
 	Seconds       float64 `json:"seconds"`
 }
 
-func newPublishJSON(bucket string, res *publish.Result) publishJSON {
-	return publishJSON{Bucket: bucket, DryRun: res.DryRun, Uploaded: res.Uploaded, UploadedBytes: res.UploadedBytes,
-		Unchanged: res.Unchanged, Deleted: res.Deleted, Kept: res.Kept, Seconds: seconds(res.Duration)}
+func newPublishJSON(url string, b *publish.Bucket, dryRun bool, res *publish.Result, err error, d time.Duration) publishJSON {
+	j := publishJSON{URL: url, Scheme: b.Scheme, Bucket: b.Name, Prefix: b.Prefix, OK: err == nil, DryRun: dryRun, Seconds: seconds(d)}
+	if err != nil {
+		j.Error = err.Error()
+	}
+	if res != nil {
+		j.Uploaded, j.UploadedBytes, j.Unchanged, j.Deleted, j.Kept = res.Uploaded, res.UploadedBytes, res.Unchanged, res.Deleted, res.Kept
+	}
+	return j
 }
 
 // rulesCheckJSON is the summary of feedgen rules --check --json: up to

@@ -89,6 +89,13 @@ func (o *publishOptions) check() error {
 			o.site = cfg
 		}
 	}
+	if o.strict && o.site == nil {
+		why := "no " + configName + " was found here or in a folder above: pass --config FILE (the site's " + configName + ")"
+		if cfgPath != "" {
+			why = "--dir alone does not say which site it is: pass --config FILE (the site's " + configName + ") too"
+		}
+		return usageError{errors.New("--strict compares the build with its site, and " + why)}
+	}
 	if o.now, err = buildTime(o.getenv); err != nil {
 		return err
 	}
@@ -156,15 +163,30 @@ func relTo(dir, p string) string {
 	return p
 }
 
-// runPublish uploads the build in the folder to the bucket.
-func runPublish(ctx context.Context, o *publishOptions) (err error) {
+// runPublish uploads the build in the folder to the bucket, and prints
+// what it did: with --json, one object, also on a failure.
+func runPublish(ctx context.Context, o *publishOptions) error {
+	start := time.Now()
+	res, err := o.publish(ctx)
+	if !o.json {
+		return err
+	}
+	if jerr := writeJSON(o.stdout, newPublishJSON(o.url, o.bucket, o.dryRun, res, err, time.Since(start))); err == nil {
+		err = jerr
+	}
+	return err
+}
+
+// publish uploads the build in the folder to the bucket; it prints the
+// summary line but with --json.
+func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err error) {
 	root, err := os.OpenRoot(o.dir)
 	if err != nil {
-		return fmt.Errorf("opening output folder: %w", err)
+		return nil, fmt.Errorf("opening output folder: %w", err)
 	}
 	defer root.Close()
 	if err := o.warnBehind(ctx, outfile.RootFS(root, o.dir)); err != nil {
-		return err
+		return nil, err
 	}
 	var empty *blob.Bucket // for a dry run, a bucket folder that does not exist
 	lockDir := o.bucketDir // the folder of a bucket on disk
@@ -176,18 +198,18 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 			if o.dryRun {
 				tmp, err := os.MkdirTemp("", "feedgen-dry-run-")
 				if err != nil {
-					return err
+					return nil, err
 				}
 				defer os.RemoveAll(tmp)
 				if empty, err = publish.OpenFolder(tmp); err != nil {
-					return err
+					return nil, err
 				}
 				lockDir = tmp
 				fmt.Fprintf(o.stderr, "%s does not exist: publish will create it\n", o.bucketDir)
 			} else {
 				created, mkErr := mkdirAll(o.bucketDir)
 				if mkErr != nil {
-					return fmt.Errorf("creating the bucket folder: %w", mkErr)
+					return nil, fmt.Errorf("creating the bucket folder: %w", mkErr)
 				}
 				// A publish that fails (as one of a folder that is not a
 				// build does before it writes) leaves no folder it made
@@ -207,25 +229,27 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 			fmt.Fprintln(o.stderr, note)
 		}
 	}
-	bucket := empty
-	if bucket == nil {
-		bucket, err = o.bucket.Open(ctx, publish.OpenOptions{Getenv: o.getenv})
-	}
-	var ue *publish.URLError
-	if errors.As(err, &ue) {
-		return usageError{err}
-	}
-	if err != nil {
-		return o.explain(err, nil)
-	}
-	defer bucket.Close()
 	if o.dryRun {
+		// Where it would publish, as the URL says it, before the bucket
+		// is opened (which needs credentials).
 		w := o.stdout
 		if o.json {
 			w = o.stderr // stdout holds the JSON alone
 		}
 		fmt.Fprintln(w, o.bucket)
 	}
+	bucket := empty
+	if bucket == nil {
+		bucket, err = o.bucket.Open(ctx, publish.OpenOptions{})
+	}
+	var ue *publish.URLError
+	if errors.As(err, &ue) {
+		return nil, usageError{err}
+	}
+	if err != nil {
+		return nil, o.explain(err, nil)
+	}
+	defer bucket.Close()
 
 	po := publish.Options{
 		CacheControl:   o.cacheControl,
@@ -256,20 +280,17 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 		defer bar.Close()
 		po.Progress, po.Notices = bar.Set, bar.Lines()
 	}
-	res, err := publish.Publish(ctx, bucket, outfile.RootFS(root, o.dir), po)
+	res, err = publish.Publish(ctx, bucket, outfile.RootFS(root, o.dir), po)
 	if res != nil && res.Remote != "" && !o.quiet {
 		fmt.Fprintf(o.stderr, "%s: checking the %ss it holds one by one\n", res.Remote, noun(res))
 	}
 	if err != nil {
-		return o.explain(err, res)
+		return res, o.explain(err, res)
 	}
-	if o.json {
-		return writeJSON(o.stdout, newPublishJSON(o.url, res))
-	}
-	if !o.quiet || o.dryRun {
+	if !o.json && (!o.quiet || o.dryRun) {
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
-	return nil
+	return res, nil
 }
 
 // mkdirAll makes dir and the folders above it that do not exist, and
@@ -419,8 +440,8 @@ the lock is written or deleted.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without progress before it is tried again (an upload: a second more per 64 kB)")
 	cmd.Flags().DurationVar(&o.connectTimeout, "connect-timeout", publish.DefaultConnectTimeout, "how long a request may wait for the first byte of its answer before it is tried again (an upload: a second more per 64 kB)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
-	cmd.Flags().BoolVar(&o.strict, "strict", false, "refuse a build older than its site (content or config changed since, or a scheduled article came due): exit 1, publish nothing")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "refuse a build older than its site (content or config changed since, or a scheduled article came due): exit 1, publish nothing; with --dir, give --config too")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (bucket, dry_run, uploaded, uploaded_bytes, unchanged, deleted, kept, seconds)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (url, scheme, bucket, prefix, ok, error, dry_run, uploaded, uploaded_bytes, unchanged, deleted, kept, seconds), also on a failure")
 	return cmd
 }

@@ -277,9 +277,11 @@ func schemeList() string {
 	return b.String()
 }
 
-// String describes where publish writes, for a person: "bucket feed,
-// prefix news/ (s3, endpoint http://127.0.0.1:9000, region us-east-1)",
-// or "folder /srv/www/feed (file)".
+// String describes where publish writes, as the URL says it, for a
+// person: "bucket feed, prefix news/ (s3, endpoint http://127.0.0.1:9000,
+// region us-east-1)", or "folder /srv/www/feed (file)". An s3:// URL
+// without region= has the "region from the environment" (AWS_REGION,
+// ~/.aws/config), which Open finds.
 func (b *Bucket) String() string {
 	if b.Scheme == "file" {
 		return "folder " + b.Name + " (file)"
@@ -300,7 +302,7 @@ func (b *Bucket) String() string {
 		if b.s3.region != "" {
 			details += ", region " + b.s3.region
 		} else {
-			details += ", no region"
+			details += ", region from the environment"
 		}
 	}
 	return fmt.Sprintf("%s %s, %s (%s)", what, b.Name, prefix, details)

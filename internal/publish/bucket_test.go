@@ -26,7 +26,7 @@ func TestParseBucketURL(t *testing.T) {
 	}{
 		{url: "s3://mybucket?region=eu-central-1", name: "mybucket", desc: "bucket mybucket, no prefix (s3, region eu-central-1)"},
 		{url: "s3://mybucket/?region=eu-central-1", name: "mybucket"},
-		{url: "s3://mybucket", name: "mybucket", desc: "bucket mybucket, no prefix (s3, no region)"},
+		{url: "s3://mybucket", name: "mybucket", desc: "bucket mybucket, no prefix (s3, region from the environment)"},
 		{url: "s3://mybucket/feed/?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1", name: "mybucket", prefix: "feed/",
 			desc: "bucket mybucket, prefix feed/ (s3, endpoint http://127.0.0.1:9000, region us-east-1)"},
 		{url: "s3://mybucket/feed?region=us-east-1", name: "mybucket", prefix: "feed/"},
