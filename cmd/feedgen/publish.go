@@ -238,19 +238,6 @@ func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err 
 		}
 		fmt.Fprintln(w, o.bucket)
 	}
-	bucket := empty
-	if bucket == nil {
-		bucket, err = o.bucket.Open(ctx, publish.OpenOptions{})
-	}
-	var ue *publish.URLError
-	if errors.As(err, &ue) {
-		return nil, usageError{err}
-	}
-	if err != nil {
-		return nil, o.explain(err, nil)
-	}
-	defer bucket.Close()
-
 	po := publish.Options{
 		CacheControl:   o.cacheControl,
 		Workers:        o.workers,
@@ -275,6 +262,18 @@ func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err 
 	if !o.quiet && !o.json {
 		po.Notices = o.stderr
 	}
+	bucket := empty
+	if bucket == nil {
+		bucket, err = o.bucket.Open(ctx, po)
+	}
+	var ue *publish.URLError
+	if errors.As(err, &ue) {
+		return nil, usageError{err}
+	}
+	if err != nil {
+		return nil, o.explain(err, nil)
+	}
+	defer bucket.Close()
 	if !o.quiet && !o.json && !o.dryRun {
 		bar := newProgressOf(o.stderr, "publishing pages")
 		defer bar.Close()
@@ -409,10 +408,11 @@ that file while a publish runs), and another one waits for it
 for 30s). A publish that stops half way (an error, Ctrl-C, killed) leaves
 the previous manifest.json in place and the lock saying so: the next one
 checks every page and finishes the job. A request that waits
---connect-timeout for the first byte of its answer, or whose answer stops
-for --timeout (or runs past it at less than 1 kB/s), is tried again, and
-said; then the publish fails. Nothing outside articles/, manifest.json and
-the lock is written or deleted.`,
+--connect-timeout for the first byte of its answer once it is sent, or
+makes no progress for --timeout (an upload's body going, its answer
+coming; or runs past it at less than 1 kB/s), is tried again, and said;
+then the publish fails. Nothing outside articles/, manifest.json and the lock is written or
+deleted.`,
 		Example: `  feedgen publish 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dry-run 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dir public 's3://feed?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
@@ -437,8 +437,8 @@ the lock is written or deleted.`,
 	cmd.Flags().BoolVar(&o.full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
 	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more objects than this would be deleted")
 	cmd.Flags().IntVar(&o.workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without progress before it is tried again (an upload: a second more per 64 kB)")
-	cmd.Flags().DurationVar(&o.connectTimeout, "connect-timeout", publish.DefaultConnectTimeout, "how long a request may wait for the first byte of its answer before it is tried again (an upload: a second more per 64 kB)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without progress (nothing more of an upload sent, nothing more of its answer) before it is tried again")
+	cmd.Flags().DurationVar(&o.connectTimeout, "connect-timeout", publish.DefaultConnectTimeout, "how long a request may wait for the first byte of its answer, once it is sent, before it is tried again")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "refuse a build older than its site (content or config changed since, or a scheduled article came due): exit 1, publish nothing; with --dir, give --config too")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")

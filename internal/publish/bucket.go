@@ -308,18 +308,12 @@ func (b *Bucket) String() string {
 	return fmt.Sprintf("%s %s, %s (%s)", what, b.Name, prefix, details)
 }
 
-// OpenOptions say how to open a bucket.
-type OpenOptions struct {
-	// Getenv reads the environment, as the clouds' SDKs do, for what
-	// publish says of credentials it did not find; os.Getenv when nil.
-	Getenv func(string) string
-}
-
-// Open opens the bucket. A bucket on disk (file://) must exist.
-func (b *Bucket) Open(ctx context.Context, opt OpenOptions) (*blob.Bucket, error) {
-	if opt.Getenv == nil {
-		opt.Getenv = os.Getenv
-	}
+// Open opens the bucket. A bucket on disk (file://) must exist. The
+// requests opening makes (an s3:// bucket whose region is not known asks
+// the service for it) are tried as opt says of a publish's (its retries,
+// timeouts and notices; see Options). The Bucket is left as it is.
+func (b *Bucket) Open(ctx context.Context, opt Options) (*blob.Bucket, error) {
+	opt = opt.withDefaults()
 	var (
 		bucket *blob.Bucket
 		err    error
@@ -328,13 +322,14 @@ func (b *Bucket) Open(ctx context.Context, opt OpenOptions) (*blob.Bucket, error
 	case "file":
 		bucket, err = OpenFolder(b.Name)
 	case "s3":
-		bucket, err = b.openS3(ctx, opt)
+		bucket, err = b.openS3(ctx, opt.policy(&noticer{w: opt.Notices, clock: opt.Clock}))
 	default:
-		u := b.rawBase
-		if q := b.query.Encode(); q != "" {
-			u += "?" + q
+		u := &url.URL{Scheme: b.Scheme, Host: b.host, RawQuery: b.query.Encode()}
+		if b.Scheme == "gs" {
+			bucket, err = b.openGCS(ctx, u)
+		} else {
+			bucket, err = b.openAzure(ctx, u)
 		}
-		bucket, err = blob.OpenBucket(ctx, u)
 	}
 	if err != nil {
 		var ue *URLError

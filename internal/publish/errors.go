@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -70,6 +69,10 @@ func (e *BucketError) Error() string {
 		if se.trickle {
 			return fmt.Sprintf("%s: the bucket's service answered slower than %d bytes a second, %s (--timeout sets how long a request may take so)",
 				e.Op, minRate, tries(se.tries))
+		}
+		if se.sending {
+			return fmt.Sprintf("%s: the bucket's service took nothing more of the request for %v, %s (--timeout sets how long a request may go without progress)",
+				e.Op, se.after, tries(se.tries))
 		}
 		if se.flag == connectFlag {
 			return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (%s sets how long a request may wait for the first byte of an answer)",
@@ -141,14 +144,18 @@ func explainList(err error) error {
 // context was cancelled with it (see try).
 type stallError struct {
 	after   time.Duration
-	trickle bool   // the answer came, but slower than minRate
+	trickle bool   // the request went, but slower than minRate
+	sending bool   // its body stopped going: the service took no more of it
 	flag    string // the flag that sets after: --connect-timeout or --timeout
 	tries   int    // how many attempts there were, all stalled or failed: set by retry
 }
 
 func (e *stallError) Error() string {
-	if e.trickle {
-		return fmt.Sprintf("an answer slower than %d bytes a second after %v", minRate, e.after)
+	switch {
+	case e.trickle:
+		return fmt.Sprintf("slower than %d bytes a second after %v", minRate, e.after)
+	case e.sending:
+		return fmt.Sprintf("nothing more sent for %v", e.after)
 	}
 	return fmt.Sprintf("no answer for %v", e.after)
 }
@@ -287,9 +294,9 @@ func Transient(err error) bool {
 const connectFlag = "--connect-timeout"
 
 // policy is how a request is tried: how many more times after a
-// transient failure, after how long, how long an attempt may wait for
-// the first byte of its answer and then go without progress, and where
-// each new try is said.
+// transient failure, after how long, how long an attempt may wait for the
+// first byte of its answer and then go without progress, and where each
+// new try is said.
 type policy struct {
 	retries int
 	backoff time.Duration
@@ -299,8 +306,12 @@ type policy struct {
 }
 
 // policy returns the policy of the publish's requests.
-func (p *publisher) policy() policy {
-	return policy{retries: p.opt.Retries, backoff: p.opt.Backoff, connect: p.opt.ConnectTimeout, timeout: p.opt.Timeout, notices: p.notices}
+func (p *publisher) policy() policy { return p.opt.policy(p.notices) }
+
+// policy returns the policy of requests made with o (defaults applied),
+// said to n.
+func (o Options) policy(n *noticer) policy {
+	return policy{retries: o.Retries, backoff: o.Backoff, connect: o.ConnectTimeout, timeout: o.Timeout, notices: n}
 }
 
 // retry runs op, the request what (e.g. "listing articles/"), as the
@@ -311,11 +322,11 @@ func (p *publisher) retry(ctx context.Context, what string, op func(ctx context.
 
 // retry runs op, and runs it again while it fails with a transient error,
 // up to retries more times, waiting backoff (with jitter), then twice as
-// long each time; each new try is said, naming what and why. An attempt
-// that goes connect (plus extra: the time its request takes to send) without
-// a first byte of its answer, or timeout without progress once it has
-// one, is stopped, and counts as a transient failure. It returns op's last
-// error.
+// long each time. Each new try is said, naming what and why. An attempt that goes
+// connect without a first byte of its answer (once its request is sent),
+// or timeout without progress, is stopped, and counts as a transient
+// failure (see try; extra is for a request the HTTP client does not
+// report). It returns op's last error.
 func (pol policy) retry(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
 	wait := pol.backoff
 	for attempt := 0; ; attempt++ {
@@ -355,18 +366,30 @@ func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op 
 	return policy{retries: retries, backoff: backoff, timeout: timeout}.retry(ctx, "", 0, op)
 }
 
-// minRate is the slowest an answer may come in, on average, once it has
-// taken the timeout: a service that sends a byte a second does not hold
-// a publish for ever.
+// minRate is the slowest a request may go, on average, once it has taken
+// the timeout: a service that takes or sends a byte a second does not
+// hold a publish for ever.
 const minRate = 1 << 10 // bytes a second
 
+// uploadRate is the slowest a request's body is taken to go once the HTTP
+// client has sent it: the first byte of the answer may come connect and
+// a second per uploadRate bytes of the body after that, for the bytes the
+// client's socket and the network still hold.
+const uploadRate = 64 << 10
+
 // try runs op once with a context that is cancelled, with a *stallError,
-// when op goes connect+extra without the first byte of its answer, or
-// timeout without progress after it, or has taken longer than timeout at
-// less than minRate: op calls kick with the bytes of an answer as they
-// come in (an op that does not, such as a listing, is answered when it
-// returns). A bound of 0 or less is none. An answer that stops for
-// connect after its first byte is said, as is what try waits for.
+// when a request of op waits connect for the first byte of its answer
+// (after its body is sent; connect is timeout when that is shorter, or
+// connect is 0), or goes timeout without progress (bytes of its body
+// sent, bytes of its answer), or has taken longer than timeout at less
+// than minRate. The HTTP client of the bucket reports its requests to
+// the watch in the context (see watch); on a bucket on disk, op calls
+// kick with the bytes of an answer as they come in, and an upload reports
+// the bytes it writes. Until the HTTP client reports a request (it never
+// does on a bucket on disk), the first bound is connect plus extra: the
+// time an upload's body takes to go, unseen. A bound of 0 or less is
+// none. An answer that stops for connect after its first byte is said,
+// as is what try waits for.
 func (pol policy) try(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
 	first, flag := pol.timeout, "--timeout"
 	if pol.connect > 0 && (first <= 0 || pol.connect < first) {
@@ -375,17 +398,27 @@ func (pol policy) try(ctx context.Context, what string, extra time.Duration, op 
 	if first <= 0 {
 		return op(ctx, func(int) {})
 	}
-	first += extra
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stalled := &stallError{after: first, flag: flag}
+	stalled := &stallError{after: first + extra, flag: flag}
 	var (
 		mu      sync.Mutex
-		started bool // the first byte came
+		answers bool // the first byte of an answer came
 		said    bool // the stall was said
+		total   int64
 	)
-	t := time.AfterFunc(first, func() { cancel(stalled) })
+	t := time.AfterFunc(first+extra, func() { cancel(stalled) })
 	defer t.Stop()
+	// arm sets the bound of the wait that starts now, under mu: d for
+	// what flag sets; none when d is 0 or less.
+	arm := func(d time.Duration, flag string, sending bool) {
+		stalled.after, stalled.flag, stalled.sending = d, flag, sending
+		if d <= 0 {
+			t.Stop()
+			return
+		}
+		t.Reset(d)
+	}
 	var quiet *time.Timer // says that an answer stopped, after its first byte
 	if pol.connect > 0 && pol.timeout > pol.connect {
 		quiet = time.AfterFunc(time.Hour, func() {
@@ -400,28 +433,54 @@ func (pol policy) try(ctx context.Context, what string, extra time.Duration, op 
 		defer quiet.Stop()
 	}
 	start := time.Now()
-	var got atomic.Int64
-	err := op(ctx, func(n int) {
-		mu.Lock()
-		if !started {
-			started = true
-			stalled.after, stalled.flag = pol.timeout, "--timeout"
-			if pol.timeout <= 0 {
-				t.Stop()
-			}
-		}
-		mu.Unlock()
-		if pol.timeout > 0 {
-			t.Reset(pol.timeout)
-		}
-		if quiet != nil {
-			quiet.Reset(pol.connect)
-		}
-		total := got.Add(int64(n))
+	// progress counts n more bytes, and stops an attempt that trickles.
+	progress := func(n int) {
+		total += int64(n)
 		if took := time.Since(start); pol.timeout > 0 && took > pol.timeout && float64(total) < took.Seconds()*minRate {
 			stalled.trickle = true
 			stalled.after = pol.timeout
 			cancel(stalled)
+		}
+	}
+	w := &watch{
+		start: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			answers = false
+			if quiet != nil {
+				quiet.Stop()
+			}
+			arm(first, flag, false)
+		},
+		sending: func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			arm(pol.timeout, "--timeout", true)
+			progress(n)
+		},
+		sent: func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			arm(first+time.Duration(n/uploadRate)*time.Second, flag, false)
+		},
+		answer: func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !answers {
+				answers = true
+				arm(pol.timeout, "--timeout", false)
+			} else if pol.timeout > 0 {
+				t.Reset(pol.timeout)
+			}
+			if quiet != nil {
+				quiet.Reset(pol.connect)
+			}
+			progress(n)
+		},
+	}
+	err := op(withWatch(ctx, w), func(n int) {
+		if !w.client.Load() {
+			w.answer(n)
 		}
 	})
 	if err != nil && context.Cause(ctx) == stalled {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,16 +47,24 @@ func TestPublishBucketErrors(t *testing.T) {
 		{"unknown access key", url, "nobody", "nothing", BadCredentials,
 			"the bucket's service refused the credentials (listing articles/: InvalidAccessKeyId: "},
 		{"no credentials", url, "", "", NoCredentials,
-			"no credentials for the bucket were found (listing articles/: operation error S3: ListObjectsV2, get identity: get credentials: "},
+			"no credentials for the bucket were found (finding credentials: "},
 		{"denied", url, "reader", "readersecret", Denied,
 			"access denied: the credentials may not do this (listing articles/: AccessDenied: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			versitytest.SetAWSEnv(t, tt.access, tt.secret)
-			b := open(t, tt.url)
 			start := time.Now()
-			_, err := Publish(context.Background(), b, os.DirFS(s.out), testOptions())
+			// Credentials are looked for as the bucket is opened.
+			bk, err := ParseBucketURL(tt.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := bk.Open(context.Background(), testOptions())
+			if err == nil {
+				defer b.Close()
+				_, err = Publish(context.Background(), b, os.DirFS(s.out), testOptions())
+			}
 			var be *BucketError
 			if !errors.As(err, &be) || be.Kind != tt.kind || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("got %v, want a BucketError of kind %d: %s…", err, tt.kind, tt.want)
@@ -271,5 +280,76 @@ func TestRegionOf(t *testing.T) {
 		} else if tt.text != "" && err.Error() != tt.text {
 			t.Errorf("got %q\nwant %q", err.Error(), tt.text)
 		}
+	}
+}
+
+// TestAskRegion opens s3:// URLs without a region, whose bucket's region
+// publish asks the service for: an endpoint where nothing listens is said
+// as such (not as a missing region, which adding one would not cure), and
+// one that does not answer as a timeout after --connect-timeout, each try
+// said; both within a second.
+func TestAskRegion(t *testing.T) {
+	versitytest.SetAWSEnv(t, "key", "secret")
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // takes connections, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	tests := []struct {
+		name     string
+		endpoint string
+		kind     Kind
+		want     string // the message, a regexp
+		said     string // the notices, a regexp
+	}{
+		{"refused", closed, Unreachable, `^the bucket's service cannot be reached: check the URL's endpoint \(finding the bucket's region: .*connection refused\)$`, `^$`},
+		{"silent", silent.Addr().String(), TimedOut,
+			`^finding the bucket's region: the bucket's service did not answer for 200ms, tried 2 times \(--connect-timeout sets how long a request may wait for the first byte of an answer\)$`,
+			`^finding the bucket's region: no answer for 200ms \(try 1 of 2\); trying again\n$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bk, err := ParseBucketURL("s3://feed?endpoint=http://" + tt.endpoint + "&use_path_style=true")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var said strings.Builder
+			opt := Options{ConnectTimeout: 200 * time.Millisecond, Retries: 1, Backoff: time.Millisecond, Notices: &said}
+			start := time.Now()
+			_, err = bk.Open(context.Background(), opt)
+			var be *BucketError
+			if !errors.As(err, &be) || be.Kind != tt.kind || !regexp.MustCompile(tt.want).MatchString(err.Error()) {
+				t.Errorf("got %v, want a BucketError of kind %v: %s", err, tt.kind, tt.want)
+			}
+			if !regexp.MustCompile(tt.said).MatchString(said.String()) {
+				t.Errorf("said %q, want %s", said.String(), tt.said)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
 	}
 }

@@ -243,19 +243,15 @@ func forBackends(t *testing.T, test func(t *testing.T, newBucket newBucketFunc))
 	t.Run("azblob", func(t *testing.T) { test(t, emulatortest.Azurite(t).NewBucket) })
 }
 
-// open opens a bucket URL for the test: a file:// one as feedgen
-// publish opens it, a plain copy of the build (see Options.Folder).
+// open opens a bucket URL for the test as feedgen publish opens it (a
+// file:// one a plain copy of the build: see Options.Folder).
 func open(t *testing.T, url string) *blob.Bucket {
 	t.Helper()
-	var (
-		b   *blob.Bucket
-		err error
-	)
-	if dir, ok := strings.CutPrefix(url, "file://"); ok {
-		b, err = OpenFolder(filepath.FromSlash(dir))
-	} else {
-		b, err = blob.OpenBucket(context.Background(), url)
+	bk, err := ParseBucketURL(url)
+	if err != nil {
+		t.Fatal(err)
 	}
+	b, err := bk.Open(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func TestPublishStallSaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bk.Open(context.Background(), OpenOptions{})
+	b, err := bk.Open(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

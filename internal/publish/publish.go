@@ -34,9 +34,10 @@
 // previous build for its cache lifetime still finds its chunks (see
 // decideChunks in remote.go).
 //
-// Every request that goes Options.Timeout without an answer is stopped
-// and tried again like any failed one: a service that stops answering
-// fails the publish, never hangs it.
+// Every request that waits Options.ConnectTimeout for the first byte of
+// its answer, or goes Options.Timeout without progress, is stopped and
+// tried again like any failed one: a service that stops answering fails
+// the publish, never hangs it.
 //
 // Only manifest.json, keys under articles/ and the lock are ever written
 // or deleted; other objects of the bucket are never touched.
@@ -129,16 +130,17 @@ type Options struct {
 	Retries int
 	Backoff time.Duration // 0: DefaultBackoff
 	// Timeout is how long one request may go without progress (nothing
-	// more received of its answer) before it is stopped and counts as a
-	// failed attempt; an upload gets a second more per 64 kB it sends.
-	// 0: DefaultTimeout; negative: none.
+	// more of its body sent, nothing more received of its answer) before
+	// it is stopped and counts as a failed attempt; and how long it may
+	// take at less than 1 kB/s. An upload's body is progress as it goes
+	// (see policy.try). 0: DefaultTimeout; negative: none.
 	Timeout time.Duration
 	// ConnectTimeout is how long one request may wait for the first byte
-	// of its answer (connecting, and the service's first reply), when it
-	// is shorter than Timeout: a service that stopped answering is tried
-	// again after it, not after Timeout. An upload gets a second more per
-	// 64 kB it sends. 0: DefaultConnectTimeout; negative: none but
-	// Timeout.
+	// of its answer once it is sent (connecting, and the service's first
+	// reply), when it is shorter than Timeout: a service that stopped
+	// answering is tried again after it, not after Timeout. After an
+	// upload's body, a second more per 64 kB of it, for the bytes still
+	// on their way. 0: DefaultConnectTimeout; negative: none but Timeout.
 	ConnectTimeout time.Duration
 	// LockWait is how long a publish waits for another one that holds
 	// the bucket's lock. 0: DefaultLockWait; negative: not at all.
@@ -794,25 +796,23 @@ func (p *publisher) writerOptions(key string, data []byte, meta map[string]strin
 	}
 }
 
-// uploadRate is the slowest upload a timeout allows for: an upload gets
-// Options.Timeout and a second more per uploadRate bytes it sends. (The
-// SDKs read a small body whole before they send it, so reads of it tell
-// nothing of its progress.)
-const uploadRate = 64 << 10
-
-// upload uploads data as key with opts.
+// upload uploads data as key with opts. Its body is progress as it goes
+// (see policy.try): the HTTP client of a bucket of a cloud reports the
+// bytes it sends; a bucket on disk, those its driver writes.
 func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *blob.WriterOptions) error {
 	p.changed.Store(true)
-	pol := p.policy()
+	// A body that goes unseen (see policy.try) may take a second per
+	// uploadRate bytes.
 	extra := time.Duration(len(data)/uploadRate) * time.Second
-	if pol.timeout > 0 {
-		pol.timeout += extra
-	}
-	err := pol.retry(ctx, "uploading "+key, extra, func(ctx context.Context, _ func(int)) error {
+	err := p.policy().retry(ctx, "uploading "+key, extra, func(ctx context.Context, _ func(int)) error {
 		if err := p.fence(); err != nil {
 			return err
 		}
-		return p.bucket.Upload(ctx, key, bytes.NewReader(data), opts)
+		var body io.Reader = bytes.NewReader(data)
+		if w := watchOf(ctx); w != nil && p.opt.Folder != "" {
+			body = sendingReader{body, w}
+		}
+		return p.bucket.Upload(ctx, key, body, opts)
 	})
 	if err != nil && !preconditionFailed(err) {
 		return explain("uploading "+key, err)

@@ -118,8 +118,9 @@ func readS3Params(q url.Values) (*s3Params, error) {
 }
 
 // openS3 opens an s3:// bucket. Its credentials are looked for first, so
-// that none found is said as such, before any request.
-func (b *Bucket) openS3(ctx context.Context, _ OpenOptions) (*blob.Bucket, error) {
+// that none found is said as such, before any request; a request to find
+// its region is tried as pol says.
+func (b *Bucket) openS3(ctx context.Context, pol policy) (*blob.Bucket, error) {
 	p := b.s3
 	opts := []func(*config.LoadOptions) error{
 		config.WithLogger(logging.Nop{}),
@@ -157,7 +158,6 @@ func (b *Bucket) openS3(ctx context.Context, _ OpenOptions) (*blob.Bucket, error
 		}
 		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), p.role))
 	}
-	b.s3.region = cfg.Region
 	if !p.anonymous {
 		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -167,6 +167,7 @@ func (b *Bucket) openS3(ctx context.Context, _ OpenOptions) (*blob.Bucket, error
 		}
 	}
 	opts3 := func(o *s3.Options) {
+		o.HTTPClient = watchedClient{o.HTTPClient} // the SDK's, as the config made it
 		o.UseAccelerate = p.accelerate
 		if p.pathStyle != nil {
 			o.UsePathStyle = *p.pathStyle
@@ -186,7 +187,7 @@ func (b *Bucket) openS3(ctx context.Context, _ OpenOptions) (*blob.Bucket, error
 		}
 	}
 	if cfg.Region == "" {
-		return nil, b.askRegion(ctx, s3.NewFromConfig(cfg, opts3, func(o *s3.Options) { o.Region = probeRegion }))
+		return nil, b.askRegion(ctx, pol, s3.NewFromConfig(cfg, opts3, func(o *s3.Options) { o.Region = probeRegion }))
 	}
 	client := s3.NewFromConfig(cfg, opts3)
 	return s3blob.OpenBucket(ctx, client, b.Name, &s3blob.Options{
@@ -203,17 +204,27 @@ const probeRegion = "us-east-1"
 
 // askRegion finds the region of a bucket whose URL sets none (nor does
 // the environment), from the service's answer to a request signed for
-// probeRegion: the error says which region to add.
-func (b *Bucket) askRegion(ctx context.Context, client *s3.Client) error {
-	ctx, cancel := context.WithTimeout(ctx, DefaultConnectTimeout)
-	defer cancel()
-	_, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(b.Name), MaxKeys: aws.Int32(1)})
-	be := &BucketError{Kind: WrongRegion, Op: "finding the bucket's region", Err: err}
-	switch {
+// probeRegion, tried as pol says: the error says which region to add;
+// or that the service cannot be reached, or did not answer, or that the
+// bucket does not exist or the credentials are missing, as any request
+// would say it.
+func (b *Bucket) askRegion(ctx context.Context, pol policy, client *s3.Client) error {
+	const op = "finding the bucket's region"
+	err := pol.retry(ctx, op, 0, func(ctx context.Context, _ func(int)) error {
+		_, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(b.Name), MaxKeys: aws.Int32(1)})
+		return err
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	be := &BucketError{Kind: WrongRegion, Op: op, Err: err}
+	switch k := kindOf(err); {
 	case err == nil:
 		be.Region, be.Err = probeRegion, errors.New("it answers requests signed for "+probeRegion)
 	case regionOf(err) != "":
 		be.Region = regionOf(err)
+	case k == Unreachable || k == TimedOut || k == NoBucket || k == NoCredentials:
+		be.Kind = k
 	}
 	return be
 }
