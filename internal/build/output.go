@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/chunk"
@@ -118,6 +119,11 @@ type disk struct {
 	// since is the stat of the last build's manifest (nil: none), set
 	// by open: a page changed after it was not written by a build.
 	since fs.FileInfo
+	// rechecked are the pages read because their times were not earlier
+	// than since's, and found intact (see has).
+	rechecked rechecked
+	// wrote is set once a page is written.
+	wrote atomic.Bool
 	// unmatched are the indexes that do not match the last build's
 	// manifest (manifest.Snapshot.Unmatched), set by open.
 	unmatched []string
@@ -270,26 +276,33 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 // it, a tool: a build writes every page before its manifest), which its
 // status change time says at no cost; and with Options.Clean, whatever
 // its times (a failing disk changes bytes and no time): a normal build
-// reads only the pages that changed since, a clean one every page.
+// reads only the pages that changed since, a clean one every page. A
+// page read because of its times and found intact is recorded (see
+// rechecked): the manifest is then written again after it, so that the
+// next build does not read it again.
 func (d *disk) has(f manifest.File) bool {
 	name := d.fs + "/" + f.Path
-	if d.unfinished || d.b.opt.Clean || slices.Contains(d.unmatched, f.Path) {
-		return hashIs(name, f.Size, f.SHA256)
+	if !d.unfinished && !d.b.opt.Clean && !slices.Contains(d.unmatched, f.Path) {
+		info, err := os.Stat(name)
+		if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
+			return false
+		}
+		if d.since == nil || !changedSince(info, d.since) {
+			return true
+		}
 	}
-	info, err := os.Stat(name)
-	if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
-		return false
+	info, ok := hashed(name, f.Size, f.SHA256)
+	if ok && d.since != nil && changedSince(info, d.since) {
+		d.rechecked.add(name, info)
 	}
-	if d.since != nil && changedSince(info, d.since) {
-		return hashIs(name, f.Size, f.SHA256)
-	}
-	return true
+	return ok
 }
 
 func (d *disk) create(p string, data []byte) error {
 	if err := d.mark(); err != nil {
 		return err
 	}
+	d.wrote.Store(true)
 	if err := d.behind.error(); err != nil {
 		return err
 	}
@@ -309,6 +322,7 @@ func (d *disk) rewrite(p string, data []byte) error {
 	if err := d.mark(); err != nil {
 		return err
 	}
+	d.wrote.Store(true)
 	return writeAtomic(d.fs+"/"+p, data)
 }
 
@@ -396,14 +410,21 @@ func (d *disk) clean(ctx context.Context, pages map[string]bool) error {
 }
 
 // writeManifest writes the manifest unless the folder holds these bytes
-// and again is not set (in a regular file: any other is replaced, never
-// opened).
+// (in a regular file: any other is replaced, never opened), again is not
+// set, and no page was read because of its times (see rechecked); then,
+// when pages were written or read, settles it (see settle).
 func (d *disk) writeManifest(data []byte, again bool) error {
 	name := filepath.Join(d.fs, manifest.Name)
-	if cur, err := outfile.ReadFile(name); err == nil && bytes.Equal(cur, data) && !again {
+	if cur, err := outfile.ReadFile(name); err == nil && bytes.Equal(cur, data) && !again && !d.rechecked.moved() {
 		return nil
 	}
-	return writeAtomic(name, data)
+	if err := writeAtomic(name, data); err != nil {
+		return err
+	}
+	if d.wrote.Load() || d.rechecked.any() {
+		settle(name)
+	}
+	return nil
 }
 
 // finish removes the marker of an unfinished build: the folder is what

@@ -45,9 +45,15 @@ func TestRepairDamaged(t *testing.T) {
 		edit  bool // an unrelated article edited before the build
 		clean bool // the damage hidden from times: only --clean finds it
 		found bool // ... or the manifest, which gives the SHA-256 of indexes
+		// mtime: the file's modification time set back after the damage,
+		// before the manifest's, as cp -p or rsync -t of an older copy
+		// over it does: its status change time still says.
+		mtime bool
 	}{
 		{name: "a page", site: pages, file: func(*testing.T, string) string { return "articles/2/2.json" }},
 		{name: "a page, after an edit", site: pages, file: func(*testing.T, string) string { return "articles/2/2.json" }, edit: true},
+		{name: "a page, its modification time set back", site: pages, file: func(*testing.T, string) string { return "articles/2/2.json" }, mtime: true},
+		{name: "a chunk, its modification time set back", site: chunks, file: chunkOf, mtime: true},
 		{name: "a page, clean", site: pages, file: func(*testing.T, string) string { return "articles/2/2.json" }, clean: true},
 		{name: "a chunk", site: chunks, file: chunkOf},
 		{name: "a chunk, after an edit", site: chunks, file: chunkOf, edit: true},
@@ -61,6 +67,10 @@ func TestRepairDamaged(t *testing.T) {
 			out := filepath.Join(dir, "public")
 			mustBuild(t, dir)
 			name := filepath.Join(out, filepath.FromSlash(tt.file(t, out)))
+			built, err := os.Stat(name)
+			if err != nil {
+				t.Fatal(err)
+			}
 			f, err := os.OpenFile(name, os.O_RDWR, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -74,6 +84,12 @@ func TestRepairDamaged(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.Close()
+			if tt.mtime {
+				old := built.ModTime().Add(-time.Hour)
+				if err := os.Chtimes(name, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if tt.clean {
 				// The manifest written after the damage: the file did not
 				// change since, by its times.

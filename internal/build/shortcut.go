@@ -84,7 +84,8 @@ func (b *Builder) source(baseURL string, site *content.Site, files []manifest.Fi
 // a build of those inputs, that every page it lists is there with its size
 // (and its SHA-256, when it changed since the manifest was written, or
 // with --clean) and that no other page is, deletes the temporary files of an interrupted
-// build, and reports every page unchanged. It returns nil, and no error,
+// build, writes the manifest again when it read pages because of their
+// times (see rechecked), and reports every page unchanged. It returns nil, and no error,
 // when the folder does not hold what the manifest says, for a full build
 // to mend.
 func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early func() (*manifest.Snapshot, error), baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
@@ -113,6 +114,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		return nil, nil // an index changed since: its chunks are not known
 	}
 	keep := make(map[string]bool, len(m.Files))
+	var re rechecked // see disk.has
 	for i, f := range m.Files {
 		if i%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -126,8 +128,14 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
 			return nil, nil
 		}
-		if (b.opt.Clean || r.Info != nil && changedSince(info, r.Info)) && !hashIs(name, f.Size, f.SHA256) {
-			return nil, nil // damaged since: a full build rewrites it
+		if b.opt.Clean || r.Info != nil && changedSince(info, r.Info) {
+			info, ok := hashed(name, f.Size, f.SHA256)
+			if !ok {
+				return nil, nil // damaged since: a full build rewrites it
+			}
+			if r.Info != nil && changedSince(info, r.Info) {
+				re.add(name, info)
+			}
 		}
 		keep[f.Path] = true
 		res.Bytes += f.Size
@@ -147,5 +155,13 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		os.Remove(t)
 	}
 	removeManifestTemps(fsDir)
+	if re.moved() {
+		// The same bytes, at a later time than the pages read.
+		name := filepath.Join(fsDir, manifest.Name)
+		if err := writeAtomic(name, r.Data); err != nil {
+			return nil, err
+		}
+		settle(name)
+	}
 	return res, nil
 }
