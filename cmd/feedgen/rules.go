@@ -170,8 +170,16 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if errors.Is(err, rules.ErrChunks) {
 		if o.t.Name == "nginx" {
-			return fmt.Errorf("%w\nto keep layout: chunks, nginx puts its pages together with its JavaScript module (Debian: libnginx-mod-http-js): run %s\n%s",
-				err, o.typedCommand("nginx-njs"), o.pagesAdvice(cfg.Path, cfg.Pagination))
+			// The command suggested is checked first: one that would fail
+			// is named with why.
+			how := "run " + o.typedCommand("nginx-njs")
+			if njs, ferr := rules.Find("nginx-njs"); ferr == nil {
+				if terr := rules.Try(njs, s, o.out); terr != nil {
+					how = fmt.Sprintf("%s would, but not with these flags: %v", o.typedCommand("nginx-njs"), terr)
+				}
+			}
+			return fmt.Errorf("%w\nto keep layout: chunks, nginx puts its pages together with its JavaScript module (Debian: libnginx-mod-http-js): %s\n%s",
+				err, how, o.pagesAdvice(cfg.Path, cfg.Pagination))
 		}
 		return fmt.Errorf("%w\n%s", err, o.pagesAdvice(cfg.Path, cfg.Pagination))
 	}

@@ -257,6 +257,14 @@ func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []s
 	return written, out.Warnings, nil
 }
 
+// Try makes target t's files for s as Write would make them in outDir,
+// and writes nothing: it returns the error Write would return, so that a
+// command can be checked before it is suggested.
+func Try(t Target, s *Site, outDir string) error {
+	_, _, err := generate(t, s, outDir)
+	return err
+}
+
 // generate makes target t's files for s, to be written into outDir, and
 // returns them and the Site they were made for.
 func generate(t Target, s *Site, outDir string) (*Output, *Site, error) {
