@@ -135,8 +135,8 @@ func nginxGenerate(s *Site) (*Output, error) {
 	conf := strings.NewReplacer(
 		"<<path>>", listing.Path,
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
-		"<<root>>", s.Root,
-		"<<qroot>>", nginxQuote(s.Root),
+		"<<root>>", nginxPath(s, s.Root),
+		"<<qroot>>", nginxQuote(nginxPath(s, s.Root)),
 		"<<use>>", nginxUse(s),
 		"<<maps>>", maps.String(),
 		"<<listen>>", s.Listen,

@@ -104,7 +104,7 @@ server {
         return 404 '%[9]s';
     }
 }
-`, s.Root, njsUse(s), njsImport(s), listen,
+`, nginxPath(s, s.Root), njsUse(s), njsImport(s), listen,
 		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
 	conf := []byte(b.String())
 	if s.Standalone {

@@ -51,6 +51,43 @@ func StandaloneModules(t Target, s *Site) []string {
 	return files
 }
 
+// nginxPath is the path by which s's nginx.conf names the folder p: in
+// a standalone config, run with OUTDIR as nginx's prefix (nginx -p
+// OUTDIR), relative to OUTDIR, as nginx joins a relative path to its
+// prefix, so that the folder names no folder of this machine; but only
+// when the kernel, which resolves each .. from the folder it is in (a
+// link's .. is that of the folder it points to), then reaches p, and
+// otherwise absolute. In a file the system's nginx includes, whose
+// prefix is its own, absolute.
+func nginxPath(s *Site, p string) string {
+	if !s.Standalone {
+		return p
+	}
+	rel, err := filepath.Rel(s.OutDir, p)
+	if err != nil || resolved(filepath.Join(resolved(s.OutDir), rel)) != resolved(p) {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
+// resolved is the absolute path p with the links of its folders that
+// exist resolved: the folders that do not exist yet (an OUTDIR that
+// Write will make) are no links.
+func resolved(p string) string {
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
 // nginxStandalone wraps conf, what nginx's http {} includes, in a complete
 // main config whose every file (pid, logs, temporary files) is in
 // s.OutDir, for nginx -p OUTDIR -c nginx.conf, named relative to that
