@@ -204,7 +204,8 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 				fmt.Fprintf(o.stderr, "warning: %s: no module %s here: install it, or name its folder with --modules\n", o.t.Name, m)
 			}
 		}
-		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s\n", o.t.Name, standaloneRun(o.t.Name, o.out))
+		c := o.t.CommandsFor(o.out, true)
+		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s, stop it with %s\n", o.t.Name, c.Start, c.Stop)
 	}
 	if o.t.Counts && !m.Pagination.Chunked() {
 		rec.Counts = rules.Counts(m.Collections)
@@ -231,9 +232,9 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 func checkCommand(target, config, out string) string {
 	args := []string{"feedgen", "rules", target}
 	if config != "" {
-		args = append(args, "--config", shellQuote(config))
+		args = append(args, "--config", rules.ShellQuote(config))
 	}
-	return strings.Join(append(args, "--check", "-o", shellQuote(out)), " ")
+	return strings.Join(append(args, "--check", "-o", rules.ShellQuote(out)), " ")
 }
 
 // fromRecord takes the flags not given from r, the record of how the
@@ -287,28 +288,17 @@ func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record,
 	return staleFiles{fmt.Sprintf("the %s rules in %s are stale: run %s%s", o.t.Name, o.out, cmd, reloadHint(shown(r, outputDir, cwd)))}
 }
 
-// reloadHint says how the platform of r, files written again, takes them:
-// ", then reload nginx: nginx -s reload"; "" when there is nothing to say.
-// r's paths are as the reader's commands name them (shown).
+// reloadHint says how the platform of r, files written again, takes them
+// (rules.Commands): ", then reload nginx: nginx -s reload"; "" when there
+// is nothing to say. r's paths are as the reader's commands name them
+// (shown).
 func reloadHint(r rules.Record) string {
-	dir := shellQuote(r.Out)
-	switch r.Target {
-	case "nginx", "nginx-njs":
-		if r.Standalone {
-			return fmt.Sprintf(", then reload nginx: nginx -p %s -c nginx.conf -s reload", dir)
-		}
-		return ", then reload nginx: nginx -s reload"
-	case "apache":
-		if r.Standalone {
-			return fmt.Sprintf(", then reload Apache: apache2 -d %s -f apache.conf -k graceful", dir)
-		}
-		return ", then reload Apache: apachectl graceful"
-	case "caddy":
-		return fmt.Sprintf(", then restart Caddy (its admin endpoint is off): stop it, and run caddy run --config %s --adapter caddyfile", shellQuote(filepath.Join(r.Out, "Caddyfile")))
-	case "cloudflare":
-		return fmt.Sprintf(", then deploy the Worker: cd %s && npx wrangler deploy", dir)
-	case "netlify":
-		return ", then deploy them with the build: netlify deploy"
+	t, err := rules.Find(r.Target)
+	if err != nil {
+		return ""
+	}
+	if next := t.CommandsFor(r.Out, r.Standalone).Next(); next != "" {
+		return ", then " + next
 	}
 	return ""
 }
@@ -333,7 +323,7 @@ func refreshCommand(r rules.Record, config string) string {
 	args := []string{"feedgen", "rules", r.Target}
 	add := func(flag, v string) {
 		if v != "" {
-			args = append(args, flag, shellQuote(v))
+			args = append(args, flag, rules.ShellQuote(v))
 		}
 	}
 	add("--config", config)
@@ -348,14 +338,6 @@ func refreshCommand(r rules.Record, config string) string {
 	add("--modules", r.Modules)
 	add("-o", r.Out)
 	return strings.Join(args, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // staleWarnings are the warnings of a build for the checks of the rules
@@ -390,10 +372,10 @@ func (o *rulesOptions) pagesAdvice(path string, p listing.Pagination) string {
 	var build strings.Builder
 	build.WriteString("feedgen build")
 	if o.config != "" {
-		fmt.Fprintf(&build, " --config %s", shellQuote(o.config))
+		fmt.Fprintf(&build, " --config %s", rules.ShellQuote(o.config))
 	}
 	if o.root != "" {
-		fmt.Fprintf(&build, " --out %s", shellQuote(o.root))
+		fmt.Fprintf(&build, " --out %s", rules.ShellQuote(o.root))
 	}
 	limits := make([]string, 0, 5)
 	for _, l := range pagesLimits(p) {
@@ -502,16 +484,6 @@ func standaloneTargets() []string {
 		}
 	}
 	return names
-}
-
-// standaloneRun is the command that runs the standalone config of
-// target in dir, and the one that stops it.
-func standaloneRun(target, dir string) string {
-	dir = shellQuote(dir)
-	if target == "apache" {
-		return fmt.Sprintf("apache2 -d %[1]s -f apache.conf -k start, stop it with apache2 -d %[1]s -f apache.conf -k stop", dir)
-	}
-	return fmt.Sprintf("nginx -p %[1]s -c nginx.conf, stop it with nginx -p %[1]s -c nginx.conf -s stop", dir)
 }
 
 // checkListen refuses a --listen that is neither a port nor host:port

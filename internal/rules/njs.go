@@ -20,6 +20,7 @@ func njsTarget() Target {
 		Assembles:  true,
 		Standalone: true,
 		Generate:   njsGenerate,
+		Commands:   nginxCommands,
 	}
 }
 

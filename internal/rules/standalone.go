@@ -109,10 +109,9 @@ func nginxStandalone(s *Site, conf []byte, module string) ([]byte, error) {
 # DIR, this file's folder (its paths are relative to it), so any user can
 # run it on a port above 1024:
 #
-#   start:  nginx -p DIR -c nginx.conf
-#   reload: nginx -p DIR -c nginx.conf -s reload
-#   stop:   nginx -p DIR -c nginx.conf -s stop
-#
+`)
+	standaloneCommands(&b, nginxCommands("DIR", true))
+	b.WriteString(`#
 # In the foreground: -g 'daemon off;'. Started by root, its workers run as
 # nobody, who must be able to read the build (or add user NAME;).
 `)
@@ -138,6 +137,13 @@ http {
 	b.Write(conf)
 	b.WriteString("}\n")
 	return []byte(b.String()), nil
+}
+
+// standaloneCommands writes c, the commands of a standalone config, as
+// the lines of its first comment that say how to start, reload and stop
+// it.
+func standaloneCommands(b *strings.Builder, c Commands) {
+	fmt.Fprintf(b, "#   start:  %s\n#   reload: %s\n#   stop:   %s\n", c.Start, c.Reload, c.Stop)
 }
 
 // apacheLoad is a module the standalone apache.conf loads.
@@ -177,16 +183,14 @@ func apacheStandalone(s *Site, conf []byte) ([]byte, error) {
 	if host == "" || host == "0.0.0.0" || host == "[::]" {
 		host = "localhost"
 	}
-	var b strings.Builder
+	var commands, b strings.Builder
+	standaloneCommands(&commands, apacheCommands(dir, true))
 	fmt.Fprintf(&b, `# A complete Apache httpd config, written by feedgen rules --standalone:
 # it needs no system config, and Apache keeps its pid, logs and mutexes in
 # %[1]s, so any user can run it on a port above 1024 (Debian's
 # apache2; httpd elsewhere, with --modules naming its modules folder):
 #
-#   start:  apache2 -d %[1]s -f apache.conf -k start
-#   reload: apache2 -d %[1]s -f apache.conf -k graceful
-#   stop:   apache2 -d %[1]s -f apache.conf -k stop
-#
+%[7]s#
 # In the foreground: -DFOREGROUND instead of -k start. Started by root,
 # Apache runs its workers as User and Group (nobody), who must be able to
 # read the build; started by any other user, it ignores them.
@@ -197,7 +201,7 @@ ErrorLog %[4]s
 DefaultRuntimeDir %[2]s
 Mutex %[5]s default
 ServerName %[6]s
-`, dir, apacheQuote(dir), apacheQuote(filepath.Join(dir, "httpd.pid")), apacheQuote(filepath.Join(dir, "error.log")), apacheQuote("file:"+dir), host)
+`, dir, apacheQuote(dir), apacheQuote(filepath.Join(dir, "httpd.pid")), apacheQuote(filepath.Join(dir, "error.log")), apacheQuote("file:"+dir), host, commands.String())
 	for _, m := range apacheLoads {
 		load := fmt.Sprintf("LoadModule %s %s\n", m.name, apacheQuote(filepath.Join(modules, m.file)))
 		if !m.always {
