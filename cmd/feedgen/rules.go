@@ -232,9 +232,9 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 func checkCommand(target, config, out string) string {
 	args := []string{"feedgen", "rules", target}
 	if config != "" {
-		args = append(args, "--config", rules.ShellQuote(config))
+		args = append(args, "--config", shellQuote(config))
 	}
-	return strings.Join(append(args, "--check", "-o", rules.ShellQuote(out)), " ")
+	return strings.Join(append(args, "--check", "-o", shellQuote(out)), " ")
 }
 
 // fromRecord takes the flags not given from r, the record of how the
@@ -323,7 +323,7 @@ func refreshCommand(r rules.Record, config string) string {
 	args := []string{"feedgen", "rules", r.Target}
 	add := func(flag, v string) {
 		if v != "" {
-			args = append(args, flag, rules.ShellQuote(v))
+			args = append(args, flag, shellQuote(v))
 		}
 	}
 	add("--config", config)
@@ -339,6 +339,10 @@ func refreshCommand(r rules.Record, config string) string {
 	add("-o", r.Out)
 	return strings.Join(args, " ")
 }
+
+// shellQuote quotes s for a POSIX shell when it needs it, as the
+// commands of rules.Commands are.
+func shellQuote(s string) string { return rules.ShellQuote(s) }
 
 // staleWarnings are the warnings of a build for the checks of the rules
 // recorded for its output (rules.CheckRecords), with the paths as a
@@ -372,10 +376,10 @@ func (o *rulesOptions) pagesAdvice(path string, p listing.Pagination) string {
 	var build strings.Builder
 	build.WriteString("feedgen build")
 	if o.config != "" {
-		fmt.Fprintf(&build, " --config %s", rules.ShellQuote(o.config))
+		fmt.Fprintf(&build, " --config %s", shellQuote(o.config))
 	}
 	if o.root != "" {
-		fmt.Fprintf(&build, " --out %s", rules.ShellQuote(o.root))
+		fmt.Fprintf(&build, " --out %s", shellQuote(o.root))
 	}
 	limits := make([]string, 0, 5)
 	for _, l := range pagesLimits(p) {
