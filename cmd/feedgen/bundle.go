@@ -86,7 +86,7 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 		return fmt.Errorf("%s: %w", o.dir, err)
 	}
 	if o.json {
-		return writeJSON(o.stdout, newBundleJSON(o.file, res, time.Since(start)))
+		return writeJSON(o.stdout, newBundleJSON(o.file, res, nil, time.Since(start)))
 	}
 	if !o.quiet {
 		fmt.Fprintf(o.stdout, "%s: the build of %s (%s, %s, %s) in %s (%.2f), %s\n",
@@ -118,7 +118,13 @@ end: a failed bundle leaves nothing behind.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.set = cmd.Flags().Changed
-			return checkRun(cmd.Context(), o, runBundle)
+			start := time.Now()
+			err := checkRun(cmd.Context(), o, runBundle)
+			if err != nil && o.json {
+				// The failure as JSON too, as verify's: a CI reads stdout.
+				writeJSON(o.stdout, newBundleJSON(o.file, nil, err, time.Since(start)))
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to bundle (default: output_dir of the config, else public)")
@@ -126,7 +132,7 @@ end: a failed bundle leaves nothing behind.`,
 	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the config.yaml the output was built with, stored in the bundle (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "replace the archive if it exists")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
-	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (file, build_time, articles, pages, bytes, size, seconds)")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (file, ok, error, build_time, articles, pages, bytes, size, seconds)")
 	return cmd
 }
 

@@ -33,10 +33,13 @@ func writeJSON(w io.Writer, v any) error {
 // seconds is d as the summaries give durations.
 func seconds(d time.Duration) float64 { return d.Round(time.Millisecond).Seconds() }
 
-// bundleJSON is the summary of feedgen bundle --json.
+// bundleJSON is the summary of feedgen bundle --json: ok, with what the
+// bundle holds, or not ok, with the error (also on stderr), as verify's.
 type bundleJSON struct {
 	File      string  `json:"file"`
-	BuildTime string  `json:"build_time"`
+	OK        bool    `json:"ok"`
+	Error     string  `json:"error,omitempty"`
+	BuildTime string  `json:"build_time,omitempty"`
 	Articles  int     `json:"articles"`
 	Pages     int     `json:"pages"`
 	Bytes     int64   `json:"bytes"` // the build's pages
@@ -44,8 +47,11 @@ type bundleJSON struct {
 	Seconds   float64 `json:"seconds"`
 }
 
-func newBundleJSON(file string, res *bundle.Result, d time.Duration) bundleJSON {
-	return bundleJSON{File: file, BuildTime: res.Info.BuildTime.Format(time.RFC3339), Articles: res.Info.Articles,
+func newBundleJSON(file string, res *bundle.Result, err error, d time.Duration) bundleJSON {
+	if err != nil {
+		return bundleJSON{File: file, Error: err.Error(), Seconds: seconds(d)}
+	}
+	return bundleJSON{File: file, OK: true, BuildTime: res.Info.BuildTime.Format(time.RFC3339), Articles: res.Info.Articles,
 		Pages: res.Pages, Bytes: res.Info.Bytes, Size: res.Size, Seconds: seconds(d)}
 }
 

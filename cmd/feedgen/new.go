@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/scaffold"
@@ -66,13 +63,8 @@ func runNewArticle(ctx context.Context, o *newOptions) error {
 		}
 	}
 	fmt.Fprintln(o.stdout, p)
-	if w.Chosen {
-		keys := slices.Sorted(maps.Keys(cfg.Authors))
-		how := fmt.Sprintf("for another, feedgen new article --author KEY (%s)", strings.Join(slices.DeleteFunc(keys, func(k string) bool { return k == w.Author }), ", "))
-		if len(cfg.Authors) == 1 {
-			how = fmt.Sprintf("add others under authors in %s to choose one with --author KEY", cfg.Path)
-		}
-		fmt.Fprintf(o.stderr, "author: %s (%s), the first of the authors in %s: %s\n", w.Author, cfg.Authors[w.Author].Name, cfg.Path, how)
+	if note := w.Note(); note != "" {
+		fmt.Fprintln(o.stderr, note)
 	}
 	return nil
 }

@@ -192,23 +192,31 @@ func runVersion(g *globalOptions) error {
 // the build information says: for packagers who build from a tarball.
 var buildVersion string
 
+// buildVCS, when set at link time, is the commit feedgen was built from,
+// where the Go toolchain stamped none: "REVISION TIME", then " modified"
+// when the tree had changes. make build sets it (-ldflags "-X
+// 'main.buildVCS=...'"): go stamps no commit in a linked git worktree,
+// whose .git is a file.
+var buildVCS string
+
 // versionLine is what feedgen version and --version print after
 // "feedgen", from the build information the Go toolchain stamped into the
-// binary (runtime/debug.ReadBuildInfo).
+// binary (runtime/debug.ReadBuildInfo), or buildVCS.
 func versionLine(v string) string {
 	info, _ := debug.ReadBuildInfo()
-	return describeVersion(v, info)
+	return describeVersion(v, buildVCS, info)
 }
 
-// describeVersion is versionLine for the version v (a release, or "dev")
-// and the build information info (nil when there is none): the release,
-// or for a build from source "dev" and the commit (from the VCS stamp, or
-// a pseudo-version's), its time and whether the tree had changes; then
-// the Go version: "v1.2.3 (go1.26.8)", "dev (commit 0123456789ab,
+// describeVersion is versionLine for the version v (a release, or "dev"),
+// the commit vcs given at link time (buildVCS; "" for none) and the build
+// information info (nil when there is none): the release, or for a build
+// from source "dev" and the commit (from the VCS stamp, a pseudo-version's
+// or vcs), its time and whether the tree had changes; then the Go
+// version: "v1.2.3 (go1.26.8)", "dev (commit 0123456789ab,
 // 2026-11-23T17:00:00Z, modified, go1.26.8)". A build with no commit
-// recorded (go run, or -buildvcs=false, which GOFLAGS may set) says how
-// to get one.
-func describeVersion(v string, info *debug.BuildInfo) string {
+// recorded (go run, go build in a git worktree, or -buildvcs=false, which
+// GOFLAGS may set) says how to get one.
+func describeVersion(v, vcs string, info *debug.BuildInfo) string {
 	if info == nil {
 		return v
 	}
@@ -232,6 +240,14 @@ func describeVersion(v string, info *debug.BuildInfo) string {
 			base, dirty := strings.CutSuffix(info.Main.Version, "+dirty")
 			rev, modified = base[len(base)-12:], dirty
 		}
+		if f := strings.Fields(vcs); rev == "" && len(f) > 0 {
+			// make build in a git worktree: the commit it passed.
+			rev = f[0][:min(12, len(f[0]))]
+			if len(f) > 1 {
+				at = f[1]
+			}
+			modified = len(f) > 2 && f[2] == "modified"
+		}
 		switch {
 		case rev != "":
 			details = append(details, "commit "+rev)
@@ -242,7 +258,7 @@ func describeVersion(v string, info *debug.BuildInfo) string {
 				details = append(details, "modified")
 			}
 		default:
-			note = "; no commit recorded: make build, or go build -buildvcs=auto ./cmd/feedgen, in a clone records it"
+			note = "; no commit recorded: make build records it, as go build -buildvcs=auto ./cmd/feedgen does in a clone (not in a git worktree)"
 		}
 	}
 	if info.GoVersion != "" {

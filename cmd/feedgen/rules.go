@@ -170,8 +170,16 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if errors.Is(err, rules.ErrChunks) {
 		if o.t.Name == "nginx" {
-			return fmt.Errorf("%w\nto keep layout: chunks, nginx puts its pages together with its JavaScript module (Debian: libnginx-mod-http-js): run %s\n%s",
-				err, o.typedCommand("nginx-njs"), o.pagesAdvice(cfg.Path, cfg.Pagination))
+			// The command suggested is checked first: one that would fail
+			// is named with why.
+			how := "run " + o.typedCommand("nginx-njs")
+			if njs, ferr := rules.Find("nginx-njs"); ferr == nil {
+				if terr := rules.Try(njs, s, o.out); terr != nil {
+					how = fmt.Sprintf("%s would, but not with these flags: %v", o.typedCommand("nginx-njs"), terr)
+				}
+			}
+			return fmt.Errorf("%w\nto keep layout: chunks, nginx puts its pages together with its JavaScript module (Debian: libnginx-mod-http-js): %s\n%s",
+				err, how, o.pagesAdvice(cfg.Path, cfg.Pagination))
 		}
 		return fmt.Errorf("%w\n%s", err, o.pagesAdvice(cfg.Path, cfg.Pagination))
 	}
@@ -196,7 +204,8 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 				fmt.Fprintf(o.stderr, "warning: %s: no module %s here: install it, or name its folder with --modules\n", o.t.Name, m)
 			}
 		}
-		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s\n", o.t.Name, standaloneRun(o.t.Name, o.out))
+		c := o.t.CommandsFor(o.out, true)
+		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s, stop it with %s\n", o.t.Name, c.Start, c.Stop)
 	}
 	if o.t.Counts && !m.Pagination.Chunked() {
 		rec.Counts = rules.Counts(m.Collections)
@@ -279,28 +288,17 @@ func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record,
 	return staleFiles{fmt.Sprintf("the %s rules in %s are stale: run %s%s", o.t.Name, o.out, cmd, reloadHint(shown(r, outputDir, cwd)))}
 }
 
-// reloadHint says how the platform of r, files written again, takes them:
-// ", then reload nginx: nginx -s reload"; "" when there is nothing to say.
-// r's paths are as the reader's commands name them (shown).
+// reloadHint says how the platform of r, files written again, takes them
+// (rules.Commands): ", then reload nginx: nginx -s reload"; "" when there
+// is nothing to say. r's paths are as the reader's commands name them
+// (shown).
 func reloadHint(r rules.Record) string {
-	dir := shellQuote(r.Out)
-	switch r.Target {
-	case "nginx", "nginx-njs":
-		if r.Standalone {
-			return fmt.Sprintf(", then reload nginx: nginx -p %s -c nginx.conf -s reload", dir)
-		}
-		return ", then reload nginx: nginx -s reload"
-	case "apache":
-		if r.Standalone {
-			return fmt.Sprintf(", then reload Apache: apache2 -d %s -f apache.conf -k graceful", dir)
-		}
-		return ", then reload Apache: apachectl graceful"
-	case "caddy":
-		return fmt.Sprintf(", then restart Caddy (its admin endpoint is off): stop it, and run caddy run --config %s --adapter caddyfile", shellQuote(filepath.Join(r.Out, "Caddyfile")))
-	case "cloudflare":
-		return fmt.Sprintf(", then deploy the Worker: cd %s && npx wrangler deploy", dir)
-	case "netlify":
-		return ", then deploy them with the build: netlify deploy"
+	t, err := rules.Find(r.Target)
+	if err != nil {
+		return ""
+	}
+	if next := t.CommandsFor(r.Out, r.Standalone).Next(); next != "" {
+		return ", then " + next
 	}
 	return ""
 }
@@ -342,13 +340,9 @@ func refreshCommand(r rules.Record, config string) string {
 	return strings.Join(args, " ")
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote quotes s for a POSIX shell when it needs it, as the
+// commands of rules.Commands are.
+func shellQuote(s string) string { return rules.ShellQuote(s) }
 
 // staleWarnings are the warnings of a build for the checks of the rules
 // recorded for its output (rules.CheckRecords), with the paths as a
@@ -494,16 +488,6 @@ func standaloneTargets() []string {
 		}
 	}
 	return names
-}
-
-// standaloneRun is the command that runs the standalone config of
-// target in dir, and the one that stops it.
-func standaloneRun(target, dir string) string {
-	dir = shellQuote(dir)
-	if target == "apache" {
-		return fmt.Sprintf("apache2 -d %[1]s -f apache.conf -k start, stop it with apache2 -d %[1]s -f apache.conf -k stop", dir)
-	}
-	return fmt.Sprintf("nginx -p %[1]s -c nginx.conf, stop it with nginx -p %[1]s -c nginx.conf -s stop", dir)
 }
 
 // checkListen refuses a --listen that is neither a port nor host:port

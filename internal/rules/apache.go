@@ -19,7 +19,19 @@ func apacheTarget() Target {
 		Counts:     true,
 		Standalone: true,
 		Generate:   apacheGenerate,
+		Commands:   apacheCommands,
 	}
+}
+
+// apacheCommands are how Apache runs apache.conf in dir: the system's
+// Apache, which includes it, is reloaded gracefully; a standalone config
+// runs with dir as its server root (Debian's apache2; httpd elsewhere).
+func apacheCommands(dir string, standalone bool) Commands {
+	if !standalone {
+		return Commands{Then: "reload Apache", Reload: "apachectl graceful"}
+	}
+	run := "apache2 -d " + ShellQuote(dir) + " -f apache.conf -k "
+	return Commands{Start: run + "start", Stop: run + "stop", Then: "reload Apache", Reload: run + "graceful"}
 }
 
 const apacheConf = `# feedgen rules apache: the listing <<path>> of the build in <<root>>,

@@ -256,7 +256,7 @@ func TestNginxNJSCacheRefused(t *testing.T) {
 		want string
 	}{
 		{"pages", sampleRoot, t.TempDir(), "--cache is for a build of layout: chunks"},
-		{"chunks", chunkRoot, filepath.Join(tmp, "a b"), "nginx-njs: the cache folder (--cache) \"" + filepath.Join(tmp, "a b") + "\" has ' ', which nginx.conf cannot hold: use a folder without it"},
+		{"chunks", chunkRoot, filepath.Join(tmp, "a{b"), "generating the nginx-njs rules: the cache folder (--cache) \"" + filepath.Join(tmp, "a{b") + "\" has '{', which nginx.conf cannot hold: use a folder without it"},
 	} {
 		m := sampleMan
 		if tc.man == "chunks" {

@@ -21,6 +21,9 @@ func cloudflareTarget() Target {
 		Counts:    true,
 		Assembles: true,
 		Generate:  cloudflareGenerate,
+		Commands: func(dir string, _ bool) Commands {
+			return Commands{Then: "deploy the Worker", Reload: "cd " + ShellQuote(dir) + " && npx wrangler deploy"}
+		},
 	}
 }
 

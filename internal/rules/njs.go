@@ -20,6 +20,7 @@ func njsTarget() Target {
 		Assembles:  true,
 		Standalone: true,
 		Generate:   njsGenerate,
+		Commands:   nginxCommands,
 	}
 }
 
@@ -42,19 +43,19 @@ func njsGenerate(s *Site) (*Output, error) {
 		return nil, err
 	}
 	for _, p := range []struct{ label, path string }{{rootLabel, s.Root}, {outLabel, s.OutDir}, {cacheLabel, s.Cache}} {
-		if err := unholdable("nginx.conf", p.label, p.path, nginxUnquotable+" "); err != nil {
-			return nil, fmt.Errorf("nginx-njs: %w", err)
+		if err := unholdable("nginx.conf", p.label, p.path, nginxUnquotable); err != nil {
+			return nil, err
 		}
 	}
 	if s.Cache != "" && !s.Paging.Chunked() {
-		return nil, errors.New("nginx-njs: --cache is for a build of layout: chunks, whose pages njs puts together; nginx serves a pages build's files itself")
+		return nil, errors.New("--cache is for a build of layout: chunks, whose pages njs puts together; nginx serves a pages build's files itself")
 	}
 	listen := s.Listen
 	if s.Cache != "" {
 		if len(njsSocket(s)) > 100 {
-			return nil, fmt.Errorf("nginx-njs: the socket %s is too long a path for a Unix socket: use a shorter --cache", njsSocket(s))
+			return nil, fmt.Errorf("the socket %s is too long a path for a Unix socket: use a shorter --cache", njsSocket(s))
 		}
-		listen = "unix:" + njsSocket(s)
+		listen = nginxQuote("unix:" + njsSocket(s))
 	}
 	var b strings.Builder
 	if s.Cache != "" {
@@ -104,7 +105,7 @@ server {
         return 404 '%[9]s';
     }
 }
-`, s.Root, njsUse(s), njsImport(s), listen,
+`, nginxPath(s, s.Root), njsUse(s), njsImport(s), listen,
 		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
 	conf := []byte(b.String())
 	if s.Standalone {
@@ -151,7 +152,7 @@ server {
     server_tokens off;
 
     location / {
-        proxy_pass http://unix:%[3]s:;
+        proxy_pass "http://unix:%[3]s:";
         proxy_cache feedgen_pages;
         proxy_cache_key $request_uri;
         proxy_cache_valid 200 %[4]s;
@@ -166,7 +167,7 @@ server {
     # too, through the server behind.
     error_page 405 = @feedgen_method;
     location @feedgen_method {
-        proxy_pass http://unix:%[3]s:;
+        proxy_pass "http://unix:%[3]s:";
     }
 }
 

@@ -147,6 +147,51 @@ type Target struct {
 	Standalone bool
 	// Generate returns the content of each file of Files.
 	Generate func(s *Site) (*Output, error)
+	// Commands says how the platform runs the files written to a folder
+	// and takes them when written again (see Target.CommandsFor); nil
+	// for a platform with nothing to run.
+	Commands func(dir string, standalone bool) Commands
+}
+
+// CommandsFor returns how the platform of t runs the files written to
+// the folder dir (with --standalone, or not), dir as the reader names it
+// (relative to where the commands run, or absolute): the messages of
+// feedgen and the comments of the files give these commands.
+func (t Target) CommandsFor(dir string, standalone bool) Commands {
+	if t.Commands == nil {
+		return Commands{}
+	}
+	return t.Commands(dir, standalone)
+}
+
+// Commands are how a platform runs a folder of a target's files, as a
+// POSIX shell types them (its paths quoted with ShellQuote); each "" where
+// the platform has none.
+type Commands struct {
+	// Start runs the files (a standalone config, Caddy), and Stop
+	// stops what Start ran.
+	Start, Stop string
+	// Reload makes the platform take the files written again; Then says
+	// what it does, for a message: "reload nginx".
+	Then, Reload string
+}
+
+// Next says what to do once the files are written again, for a message:
+// "reload nginx: nginx -s reload"; "" when there is nothing to do.
+func (c Commands) Next() string {
+	if c.Reload == "" {
+		return ""
+	}
+	return c.Then + ": " + c.Reload
+}
+
+// ShellQuote quotes s as one word for a POSIX shell when it needs it: a
+// path of the commands that messages and comments give.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Output is what a target makes of a Site.
@@ -255,6 +300,14 @@ func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []s
 		written = append(written, p)
 	}
 	return written, out.Warnings, nil
+}
+
+// Try makes target t's files for s as Write would make them in outDir,
+// and writes nothing: it returns the error Write would return, so that a
+// command can be checked before it is suggested.
+func Try(t Target, s *Site, outDir string) error {
+	_, _, err := generate(t, s, outDir)
+	return err
 }
 
 // generate makes target t's files for s, to be written into outDir, and

@@ -136,6 +136,23 @@ type Written struct {
 	// Chosen says that Author was not given but taken: the first key of
 	// the config's authors.
 	Chosen bool
+
+	note string // Note's
+}
+
+// Note says, when the author was not given, which Article took and how
+// to choose another: a line for the user; "" when the author was given.
+func (w Written) Note() string { return w.note }
+
+// chosenNote is the Note of an article whose author, not given, was
+// taken: author, the first of the authors of cfg by key.
+func chosenNote(cfg *config.Config, author string) string {
+	others := slices.DeleteFunc(sortedKeys(cfg.Authors), func(k string) bool { return k == author })
+	how := fmt.Sprintf("for another, feedgen new article --author KEY (%s)", strings.Join(others, ", "))
+	if len(others) == 0 {
+		how = fmt.Sprintf("add others under authors in %s to choose one with --author KEY", cfg.Path)
+	}
+	return fmt.Sprintf("author: %s (%s), the first of the authors in %s: %s", author, cfg.Authors[author].Name, cfg.Path, how)
 }
 
 // Article writes a new draft article at a.Path (SECTION/CATEGORY/SLUG) in
@@ -167,6 +184,7 @@ func Article(ctx context.Context, cfg *config.Config, a NewArticle, now time.Tim
 	w := Written{Author: a.Author}
 	if w.Author == "" {
 		w.Author, w.Chosen = sortedKeys(cfg.Authors)[0], true
+		w.note = chosenNote(cfg, w.Author)
 	} else if _, ok := cfg.Authors[w.Author]; !ok {
 		return Written{}, fmt.Errorf("no author %q in %s: the authors are %s; or add %s: {name: NAME, url: /authors/%s/} under authors",
 			w.Author, cfg.Path, strings.Join(sortedKeys(cfg.Authors), ", "), w.Author, w.Author)

@@ -220,3 +220,35 @@ func TestArticleGiven(t *testing.T) {
 		}
 	}
 }
+
+// TestArticleNote checks what Written.Note says: which author was taken
+// when none was given, and how to choose another (the others, or where to
+// add one); nothing when one was given.
+func TestArticleNote(t *testing.T) {
+	for _, tc := range []struct {
+		name, authors, given, want string
+	}{
+		{"several", "{editor: {name: The Editor, url: /e/}, ivan: {name: Ivan, url: /i/}, olga: {name: Olga, url: /o/}}", "",
+			"author: editor (The Editor), the first of the authors in CONFIG: for another, feedgen new article --author KEY (ivan, olga)"},
+		{"one", "{editor: {name: The Editor, url: /e/}}", "",
+			"author: editor (The Editor), the first of the authors in CONFIG: add others under authors in CONFIG to choose one with --author KEY"},
+		{"given", "{editor: {name: The Editor, url: /e/}, ivan: {name: Ivan, url: /i/}}", "ivan", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "config.yaml")
+			yaml := "site_url: https://www.example.com\nbase_url: https://api.example.com\nsections: {news: {general: General}}\nauthors: " + tc.authors + "\n"
+			cfg, err := config.Parse(path, dir, []byte(yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := Article(context.Background(), cfg, NewArticle{Path: "news/general/x", Author: tc.given}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.ReplaceAll(tc.want, "CONFIG", path); w.Note() != want {
+				t.Errorf("got  %q\nwant %q", w.Note(), want)
+			}
+		})
+	}
+}

@@ -132,7 +132,9 @@ async function readIndex(store, path, fresh) {
 // asked for. A chunk that is not the file its index names is refused (it
 // throws): another size than the index says (a link to a file outside
 // the build), or bytes at a part's ends that are not an article's
-// (partOK). Nothing of it is answered.
+// (partOK). Nothing of it is answered. A store that does not say a
+// chunk's size (an origin's Content-Range of bytes START-END/*, or none
+// kept by a proxy) leaves the cuts alone to check it (sizeUnknown).
 async function readParts(store, pl) {
     var got = await Promise.all(pl.p.map(function (pt) {
         return store(pt[0], [pt[1] - 1, pt[2] + 1], null);
@@ -145,7 +147,9 @@ async function readParts(store, pl) {
         if (got[i].s != 200 || b.length != pt[2] - pt[1] + 2) {
             return null;
         }
-        if (got[i].z !== pt[3]) {
+        if (got[i].z == null) {
+            sizeUnknown(pt[0]);
+        } else if (got[i].z !== pt[3]) {
             throw new Error(pt[0] + ": " + got[i].z + " bytes, the index says " + pt[3] + DAMAGED);
         }
         if (!partOK(b, pt[1], pt[2], pt[3])) {
@@ -162,6 +166,18 @@ async function readParts(store, pl) {
     return out;
 }
 
+// unsized says whether sizeUnknown has said it.
+var unsized = false;
+
+// sizeUnknown says, once, that the store did not say the size of the
+// chunk at path: its pages are then checked by their cuts alone.
+function sizeUnknown(path) {
+    if (!unsized) {
+        unsized = true;
+        console.warn("feedgen: the size of " + path + " is not known (its Content-Range is bytes START-END/* or missing): chunks are checked by where their articles end, not by their size; said once");
+    }
+}
+
 // maxAge returns the seconds a response may be used for, by its
 // Cache-Control: 0 without one, or with no-cache or no-store.
 function maxAge(cc) {
@@ -173,9 +189,10 @@ function maxAge(cc) {
 }
 
 // totalOf returns the size of the whole file of a Content-Range value
-// (bytes START-END/SIZE); null when it does not say.
+// (bytes START-END/SIZE); null when it does not say (bytes START-END/*,
+// no value).
 function totalOf(cr) {
-    var i = cr == null ? -1 : cr.lastIndexOf("/"), z = i < 0 ? NaN : +cr.slice(i + 1);
+    var i = cr == null ? -1 : cr.lastIndexOf("/"), s = i < 0 ? "" : cr.slice(i + 1).trim(), z = s == "" ? NaN : +s;
     return z >= 0 ? z : null;
 }
 
