@@ -218,9 +218,11 @@ func (b *Bucket) askRegion(ctx context.Context, pol policy, client *s3.Client) e
 		return ctx.Err()
 	}
 	be := &BucketError{Kind: WrongRegion, Op: op, Err: err}
-	switch k := kindOf(err); {
-	case err == nil:
+	if err == nil {
 		be.Region, be.Err = probeRegion, errors.New("it answers requests signed for "+probeRegion)
+		return be
+	}
+	switch k := kindOf(err); {
 	case regionOf(err) != "":
 		be.Region = regionOf(err)
 	case k == Unreachable || k == TimedOut || k == NoBucket || k == NoCredentials:
