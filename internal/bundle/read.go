@@ -377,14 +377,10 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 		if zf := es.files[f.Path]; zf != nil && zf.UncompressedSize64 == uint64(f.Size) {
 			return manifest.ReadPage(readable{zr}, f, nil)
 		}
-		return nil, errors.New("not in the bundle with the manifest's size")
+		return nil, manifest.ErrReported // missing or corrupted: said with the pages above
 	})
 	v.mu.Lock()
-	for _, p := range ps {
-		if !strings.HasPrefix(p.Msg, "corrupted: not in the bundle") {
-			v.problems = append(v.problems, p) // else reported with the pages
-		}
-	}
+	v.problems = append(v.problems, ps...)
 	v.mu.Unlock()
 	if err := v.checkPages(ctx, todo, ix); err != nil {
 		return nil, err
