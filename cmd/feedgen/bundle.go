@@ -13,9 +13,8 @@ import (
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
-	"github.com/spf13/cobra"
-
 	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/spf13/cobra"
 )
 
 // bundleOptions are the options of feedgen bundle.

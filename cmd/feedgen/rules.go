@@ -12,10 +12,9 @@ import (
 
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
-
-	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // rulesOptions are the options of feedgen rules.

@@ -32,7 +32,6 @@ import (
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
-
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 

@@ -83,7 +83,7 @@ func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([
 	byInput := map[[sha256.Size]byte]*chunkJob{}
 	var scratch []byte
 	for i, cs := range cuts {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -121,7 +121,7 @@ func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([
 	paths := make([]string, 0, len(p.jobs)+len(w.l.Collections)+1)
 	toWrite := false
 	for i, j := range p.jobs {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

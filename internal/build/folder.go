@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // exists reports whether name exists.
@@ -24,7 +25,7 @@ func exists(name string) bool {
 func makeDirs(ctx context.Context, outDir string, paths []string, made func()) error {
 	dirs := map[string]bool{}
 	for i, p := range paths {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -42,10 +43,6 @@ func makeDirs(ctx context.Context, outDir string, paths []string, made func()) e
 	}
 	return nil
 }
-
-// checkEvery is how many files or folders a loop that does little for
-// each handles between two checks of its context.
-const checkEvery = 1024
 
 // removeEmptyDirs removes the folders of dirs (slash-separated, inside
 // outDir) that are empty, and then their parents that become empty, up

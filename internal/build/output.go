@@ -346,7 +346,7 @@ func (d *disk) removeStale(ctx context.Context, prev *manifest.Manifest, keep ma
 	deleted := d.cleaned
 	dirs := map[string]bool{}
 	for i, p := range stale {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return deleted, err
 			}
@@ -386,7 +386,7 @@ func (d *disk) removeStale(ctx context.Context, prev *manifest.Manifest, keep ma
 func (d *disk) clean(ctx context.Context, pages map[string]bool) error {
 	dirs := map[string]bool{}
 	for i, p := range d.found.strays {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

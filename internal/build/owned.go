@@ -62,7 +62,7 @@ func scanOwned(ctx context.Context, outDir string, prev *manifest.Manifest, pend
 	root := filepath.Join(outDir, listing.Dir)
 	n := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if n++; n%checkEvery == 0 {
+		if n++; n%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -192,7 +192,7 @@ func linkedFolders(ctx context.Context, outDir string, pages []string) ([]string
 	seen := map[string]bool{}
 	var links []string
 	for i, p := range pages {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

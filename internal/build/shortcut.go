@@ -13,6 +13,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // sourceDigest is Source.Digest: for content of the given digest, built
@@ -116,7 +117,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	keep := make(map[string]bool, len(m.Files))
 	var re rechecked // see disk.has
 	for i, f := range m.Files {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/feedgen/feedgen/internal/testfiles"
 	"io"
 	"io/fs"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // TestRoundTrip writes a bundle, reads it back, and checks that it holds

@@ -57,6 +57,36 @@ func TestChunksVerified(t *testing.T) {
 	}
 }
 
+// TestChunksIndexMissingSaidOnce checks that an index missing from the
+// bundle, or cut short, is one problem, said as a page's, not a second
+// one from the check of the indexes, which cannot read it.
+func TestChunksIndexMissingSaidOnce(t *testing.T) {
+	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: listing.LayoutChunks})
+	good := o.write(t, Options{})
+	index := chunk.IndexPath(listing.Dir)
+	tests := []struct {
+		name string
+		edit func(*zipEntry) bool
+		want string
+	}{
+		{"missing", func(*zipEntry) bool { return false }, index + ": missing: the manifest lists it"},
+		{"cut short", func(e *zipEntry) bool { e.data = e.data[:len(e.data)-1]; return true }, index + ": corrupted: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var about []string
+			for _, p := range problems(t, rezip(t, edit(entries(t, good), index, tt.edit))) {
+				if strings.HasPrefix(p, index+":") {
+					about = append(about, p)
+				}
+			}
+			if len(about) != 1 || !strings.HasPrefix(about[0], tt.want) {
+				t.Errorf("the problems of %s: %q, want one, %q", index, about, tt.want)
+			}
+		})
+	}
+}
+
 // TestWriteRefusesIndexNotFitting checks that Write refuses an output of
 // the chunks layout whose index does not fit its chunks, though every
 // file has the bytes the manifest says (its index's entry was fixed):

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -92,7 +91,10 @@ func Open(ctx context.Context, name string) (*Bundle, error) {
 // OpenWith is Open, handing every verified page to keep (see KeepFunc);
 // a nil keep is Open.
 func OpenWith(ctx context.Context, name string, keep KeepFunc) (*Bundle, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|outfile.Flags, 0) // a named pipe opens at once, and is refused below
+	f, err := outfile.Open(name) // a named pipe opens at once, and is refused
+	if nr := (*outfile.NotRegularError)(nil); errors.As(err, &nr) {
+		return nil, fmt.Errorf("opening bundle: %s is not a regular file (%s): a bundle is the .zip file that feedgen bundle writes", name, outfile.Kind(nr.Mode))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening bundle: %w", err)
 	}
@@ -100,10 +102,6 @@ func OpenWith(ctx context.Context, name string, keep KeepFunc) (*Bundle, error) 
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("opening bundle: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("opening bundle: %s is not a regular file (%s): a bundle is the .zip file that feedgen bundle writes", name, outfile.Kind(info.Mode()))
 	}
 	b, err := ReadWith(ctx, f, info.Size(), keep)
 	if err != nil {
@@ -377,14 +375,10 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 		if zf := es.files[f.Path]; zf != nil && zf.UncompressedSize64 == uint64(f.Size) {
 			return manifest.ReadPage(readable{zr}, f, nil)
 		}
-		return nil, errors.New("not in the bundle with the manifest's size")
+		return nil, manifest.ErrReported // missing or corrupted: said with the pages above
 	})
 	v.mu.Lock()
-	for _, p := range ps {
-		if !strings.HasPrefix(p.Msg, "corrupted: not in the bundle") {
-			v.problems = append(v.problems, p) // else reported with the pages
-		}
-	}
+	v.problems = append(v.problems, ps...)
 	v.mu.Unlock()
 	if err := v.checkPages(ctx, todo, ix); err != nil {
 		return nil, err

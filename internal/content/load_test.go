@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 const testConfig = `site_url: https://www.example.com
@@ -624,9 +624,7 @@ func TestFileNameURLs(t *testing.T) {
 	if err := os.MkdirAll(cat, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(cat, "pipe.md"), 0o644); err != nil {
-		t.Skipf("no FIFO here: %v", err)
-	}
+	testfiles.FIFO(t, filepath.Join(cat, "pipe.md"))
 	_, err := NewLoader(testCfg(t)).Load(context.Background(), os.DirFS(dir), Options{Now: now, Root: "content"})
 	want := "content/news/politics/pipe.md: not a regular file (p---------): an article is a plain file; remove it or rename it without .md"
 	if got := errString(err); got != want {

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -27,6 +28,11 @@ type indexRef struct {
 	ref   *chunk.Ref
 }
 
+// ErrReported is what ReadIndexes' read returns (wrapped or not) for a
+// file whose problem its caller reports itself, as verify does for a file
+// missing from a bundle: ReadIndexes skips that index, saying nothing.
+var ErrReported = errors.New("reported by the caller")
+
 // ReadIndexes reads the index of every collection of m (a manifest of
 // the chunks layout, its chunks in Files: see Expand) with read, which
 // returns the bytes of a file of the manifest (checked against its size
@@ -34,7 +40,7 @@ type indexRef struct {
 // (chunk.ParseIndex), counts its collection's articles, and names chunks
 // that m lists with the size it gives them. Every problem comes back,
 // named by its index ("corrupted: ..."); an index that cannot be read
-// is one, with read's error. Of a manifest of the pages layout it reads
+// is one, with read's error, unless that is ErrReported. Of a manifest of the pages layout it reads
 // nothing.
 func ReadIndexes(m *Manifest, read func(File) ([]byte, error)) (*Indexes, diag.List) {
 	ix := &Indexes{refs: map[string][]indexRef{}}
@@ -54,6 +60,9 @@ func ReadIndexes(m *Manifest, read func(File) ([]byte, error)) (*Indexes, diag.L
 			continue
 		}
 		data, err := read(f)
+		if errors.Is(err, ErrReported) {
+			continue
+		}
 		if err != nil {
 			ps.Add(name, 0, fmt.Sprintf("corrupted: %v", err))
 			continue

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/chunk"
@@ -48,6 +49,7 @@ func TestReadIndexes(t *testing.T) {
 			want: "articles/chunks.json: corrupted: chunk " + cp + " is not in the manifest with 21 bytes"},
 		{name: "unreadable", count: 2, ends: []int{9, 19}, chunkSize: len(body), read: errors.New("disk on fire"),
 			want: "articles/chunks.json: corrupted: disk on fire"},
+		{name: "unreadable, said by the caller", count: 2, ends: []int{9, 19}, chunkSize: len(body), read: fmt.Errorf("not in the bundle: %w", ErrReported)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

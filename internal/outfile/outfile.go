@@ -22,6 +22,12 @@ import (
 	"path/filepath"
 )
 
+// CheckEvery is how many files or folders of an output folder a loop
+// that does little for each handles between two checks of its context:
+// one for every reader of a folder (build, server, publish), so that each
+// stops as soon after SIGINT.
+const CheckEvery = 1024
+
 // ErrNotRegular is what a NotRegularError is (errors.Is).
 var ErrNotRegular = errors.New("not a regular file")
 

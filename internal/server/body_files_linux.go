@@ -17,9 +17,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
-	"golang.org/x/sys/unix"
 )
 
 // filePages reports whether builds read from a folder are served from
@@ -150,23 +151,7 @@ func typeOf(fd int) fs.FileMode {
 	if unix.Fstat(fd, &st) != nil {
 		return fs.ModeIrregular
 	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		return 0
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFIFO:
-		return fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		return fs.ModeSocket
-	case unix.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		return fs.ModeDevice
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	}
-	return fs.ModeIrregular
+	return outfile.TypeOf(st.Mode)
 }
 
 // openChecked opens the file of pf: errStale when the file at its path

@@ -17,6 +17,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // A build of the chunks layout (docs/contract.md §12) has no page files:
@@ -90,7 +91,7 @@ func loadChunked(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *
 	var toRead []manifest.File
 	indexes := map[string][]byte{}
 	for i, f := range m.Files {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -146,7 +147,7 @@ func loadChunked(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *
 		}
 	}
 	for i, c := range colls {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

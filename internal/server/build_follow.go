@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/manifest"
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/fsnotify/fsnotify"
 )
 
 // Reload loads the build in the folder, unless its manifest is the one of

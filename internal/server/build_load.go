@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // notReadyError says that the files on disk do not match the manifest: a
@@ -91,7 +92,7 @@ func loadBuild(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *ma
 	var disk *store
 	seen := make(map[string]bool, len(m.Files))
 	for i, f := range m.Files {
-		if i%checkEvery == 0 {
+		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				if disk != nil {
 					disk.discard()
@@ -339,10 +340,6 @@ func (hb *heldBuild) place(byDir map[string]*collection, k listing.PageKey) (c *
 	}
 	return nil, 0, 0, false
 }
-
-// checkEvery is how many files a loop that does little for each handles
-// between two checks of its context.
-const checkEvery = 1024
 
 // compactSlack is how many bytes of bodies no longer used a build's
 // stores may hold beyond as many as the bodies used.
