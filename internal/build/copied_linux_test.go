@@ -36,7 +36,13 @@ func TestCopiedOutputReadOnce(t *testing.T) {
 			return copyManifestFirst(t, out, "cp", "-rp")
 		}},
 		{name: "chmod -R", copy: func(t *testing.T, out string) string {
-			run(t, "chmod", "-R", "a+r", out)
+			// The manifest first, then the pages, as cp does them: a
+			// chmod -R of the whole folder that reached manifest.json
+			// last would leave nothing for a build to notice.
+			manifest := filepath.Join(out, "manifest.json")
+			run(t, "chmod", "a+r", manifest)
+			after(t, manifest)
+			run(t, "chmod", "-R", "a+r", filepath.Join(out, "articles"))
 			return out
 		}},
 		{name: "cp -al", copy: func(t *testing.T, out string) string {
