@@ -49,16 +49,21 @@ func Relate(a, b string) (Relation, error) {
 type Locator struct {
 	mounts []mount
 	to     place
+	none   bool // no target: every folder is apart from it
 }
 
-// NewLocator returns a Locator of the folder b.
+// NewLocator returns a Locator of the folder b; with b "", of no folder:
+// its places are found, and all apart.
 func NewLocator(b string) (*Locator, error) {
 	return newLocator(b, mountTable)
 }
 
 // newLocator is NewLocator with the mount table read by table.
 func newLocator(b string, table func() []mount) (*Locator, error) {
-	l := &Locator{mounts: table()}
+	l := &Locator{mounts: table(), none: b == ""}
+	if l.none {
+		return l, nil
+	}
 	to, err := locate(b, l.mounts)
 	if err != nil {
 		return nil, err
@@ -114,6 +119,9 @@ func (l *Locator) Child(parent Place, name string) (Place, bool) {
 
 // RelatePlace returns how the folder at pa lies to the Locator's folder.
 func (l *Locator) RelatePlace(pa Place) Relation {
+	if l.none {
+		return Apart
+	}
 	pb := l.to
 	if r := byName(pa.pl.real, pb.real); r != Apart {
 		return r
