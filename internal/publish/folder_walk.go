@@ -149,7 +149,7 @@ func (p *publisher) walkDir(ctx context.Context, key, dir string, pl folder.Plac
 			}
 			saw(k, -1) // a link to a file, or a broken one
 		case strings.HasSuffix(name, attrsExt):
-			if t.IsRegular() && types[strings.TrimSuffix(name, attrsExt)].IsRegular() {
+			if ot, ok := types[strings.TrimSuffix(name, attrsExt)]; ok && t.IsRegular() && ot.IsRegular() {
 				w.attrs = append(w.attrs, full)
 			}
 		case !t.IsRegular():
