@@ -173,6 +173,9 @@ type Options struct {
 	// ("locked") and after what the bucket holds is read ("read"), with
 	// the publish's context.
 	step func(ctx context.Context, what string)
+	// sleep, when set, waits between two tries of a request (see
+	// policy.sleeper): the tests' own.
+	sleep func(ctx context.Context, d time.Duration) error
 	// Progress, when set, is called from several goroutines after each
 	// page uploaded, checked or deleted, with the count so far and the
 	// total.
