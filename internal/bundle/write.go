@@ -104,7 +104,7 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	// checked as it is packed): what serving the bundle relies on.
 	ix, ps := manifest.ReadIndexes(m, func(f manifest.File) ([]byte, error) { return manifest.ReadPage(output, f, nil) })
 	if len(ps) > 0 {
-		return nil, fmt.Errorf("%s: %s", ps[0], changedAdvice)
+		return nil, fmt.Errorf("%s: %s", ps[0], manifest.UnfitAdvice("bundle"))
 	}
 
 	info := Info{
@@ -292,7 +292,7 @@ func packEntry(output fs.FS, m *manifest.Manifest, ix *manifest.Indexes, e *entr
 			return nil, err
 		}
 		if err := ix.Fits(f.Path, data); err != nil {
-			return nil, fmt.Errorf("%w: %s", err, changedAdvice)
+			return nil, fmt.Errorf("%w: %s", err, manifest.UnfitAdvice("bundle"))
 		}
 	}
 	c.Reset(comp)

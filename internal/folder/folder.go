@@ -32,28 +32,109 @@ const (
 // (device and inode; on Windows, volume and file index), not by name. A
 // folder mounted a second time elsewhere (mount --bind), or named in
 // another case on a file system that ignores case, is the folder it
-// shows. Symbolic links are followed as far as the folders exist.
+// shows. Symbolic links are followed as far as the folders exist. To
+// relate many folders to one, a Locator reads the mount table once.
 func Relate(a, b string) (Relation, error) {
-	pa, err := locate(a)
+	l, err := NewLocator(b)
 	if err != nil {
 		return Apart, err
 	}
-	pb, err := locate(b)
+	return l.Relate(a)
+}
+
+// A Locator relates folders to one folder, its target, as Relate does:
+// it reads the mount table and locates its target once, so that each
+// folder then costs the stat calls of its own path and parents. The
+// mounts made or removed after NewLocator are not seen.
+type Locator struct {
+	mounts []mount
+	to     place
+	none   bool // no target: every folder is apart from it
+}
+
+// NewLocator returns a Locator of the folder b; with b "", of no folder:
+// its places are found, and all apart.
+func NewLocator(b string) (*Locator, error) {
+	return newLocator(b, mountTable)
+}
+
+// newLocator is NewLocator with the mount table read by table.
+func newLocator(b string, table func() []mount) (*Locator, error) {
+	l := &Locator{mounts: table(), none: b == ""}
+	if l.none {
+		return l, nil
+	}
+	to, err := locate(b, l.mounts)
+	if err != nil {
+		return nil, err
+	}
+	l.to = to
+	return l, nil
+}
+
+// Relate returns how folder a lies to the Locator's folder (see Relate).
+func (l *Locator) Relate(a string) (Relation, error) {
+	pa, err := l.Locate(a)
 	if err != nil {
 		return Apart, err
 	}
-	if r := byName(pa.real, pb.real); r != Apart {
-		return r, nil
+	return l.RelatePlace(pa), nil
+}
+
+// A Place is where a folder is, as a Locator found it: its real path and
+// the identities of it and its parents.
+type Place struct{ pl place }
+
+// Real returns the real path of the folder (see Real).
+func (p Place) Real() string { return p.pl.real }
+
+// Locate returns the place of folder a, which RelatePlace relates to the
+// Locator's folder, and Child extends to the folders in it.
+func (l *Locator) Locate(a string) (Place, error) {
+	pa, err := locate(a, l.mounts)
+	return Place{pa}, err
+}
+
+// Child returns the place of the folder name in the folder that exists
+// at parent, when it is a folder (not a link to one, which Locate
+// follows): its parents are parent's, so that it costs a stat call, but
+// where a folder is mounted (mount --bind). ok is false when it is not
+// a folder, or no longer there.
+func (l *Locator) Child(parent Place, name string) (Place, bool) {
+	p := filepath.Join(parent.pl.real, name)
+	if len(parent.pl.tail) > 0 {
+		return Place{}, false
+	}
+	if otherName(l.mounts, p) != "" {
+		pl, err := locate(p, l.mounts)
+		return Place{pl}, err == nil && len(pl.tail) == 0
+	}
+	info, err := os.Lstat(p)
+	if err != nil || !info.IsDir() {
+		return Place{}, false
+	}
+	chain := make([]fs.FileInfo, 0, 1+len(parent.pl.chain))
+	return Place{place{real: p, chain: append(append(chain, info), parent.pl.chain...)}}, true
+}
+
+// RelatePlace returns how the folder at pa lies to the Locator's folder.
+func (l *Locator) RelatePlace(pa Place) Relation {
+	if l.none {
+		return Apart
+	}
+	pb := l.to
+	if r := byName(pa.pl.real, pb.real); r != Apart {
+		return r
 	}
 	switch {
-	case pa.same(pb):
-		return Same, nil
-	case pa.within(pb):
-		return Inside, nil
-	case pb.within(pa):
-		return Holds, nil
+	case pa.pl.same(pb):
+		return Same
+	case pa.pl.within(pb):
+		return Inside
+	case pb.within(pa.pl):
+		return Holds
 	}
-	return Apart, nil
+	return Apart
 }
 
 // ByName returns how folder a lies to folder b by their real paths (see
@@ -101,19 +182,16 @@ type place struct {
 	tail  []string      // the names after chain[0] that do not exist
 }
 
-// locate returns the place of folder p. Where a folder of the chain is
-// a folder mounted a second time (mount --bind), the parents it has on
-// its file system follow its parents by path: both hold it.
-func locate(p string) (place, error) {
+// locate returns the place of folder p, with the mount table mounts.
+// Where a folder of the chain is a folder mounted a second time (mount
+// --bind), the parents it has on its file system follow its parents by
+// path: both hold it.
+func locate(p string, mounts []mount) (place, error) {
 	head, tail, err := resolve(p)
 	if err != nil {
 		return place{}, err
 	}
 	pl := place{real: filepath.Join(append([]string{head}, tail...)...), tail: tail}
-	var mounts []mount
-	if head != filepath.VolumeName(head)+string(filepath.Separator) {
-		mounts = mountTable()
-	}
 	todo, seen := []string{head}, map[string]bool{}
 	for len(todo) > 0 && len(seen) < 64 {
 		d := todo[0]

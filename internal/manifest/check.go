@@ -265,6 +265,14 @@ type Mismatch struct {
 
 func (e *Mismatch) Error() string { return e.Path + ": " + e.Reason }
 
+// UnfitAdvice ends the error of a command (cmd: "publish", "bundle")
+// that refuses a build of the chunks layout whose indexes do not agree
+// with its chunks or its manifest (the problems of ReadIndexes, the error
+// of Indexes.Fits): a plain feedgen build writes such an index again.
+func UnfitAdvice(cmd string) string {
+	return "run feedgen build (it writes such an index again), and " + cmd + " once it is done"
+}
+
 // NotRegular is the Mismatch of page p, a file of mode m that is not a
 // regular file.
 func NotRegular(p string, m fs.FileMode) *Mismatch {

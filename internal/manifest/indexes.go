@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/feedgen/feedgen/internal/chunk"
@@ -43,6 +44,12 @@ var ErrReported = errors.New("reported by the caller")
 // is one, with read's error, unless that is ErrReported. Of a manifest of the pages layout it reads
 // nothing.
 func ReadIndexes(m *Manifest, read func(File) ([]byte, error)) (*Indexes, diag.List) {
+	return ReadIndexesOf(m, nil, read)
+}
+
+// ReadIndexesOf is ReadIndexes of the indexes whose path only accepts
+// (all with only nil): those a publish uploads, say.
+func ReadIndexesOf(m *Manifest, only func(index string) bool, read func(File) ([]byte, error)) (*Indexes, diag.List) {
 	ix := &Indexes{refs: map[string][]indexRef{}}
 	if !m.Pagination.Chunked() {
 		return ix, nil
@@ -54,6 +61,9 @@ func ReadIndexes(m *Manifest, read func(File) ([]byte, error)) (*Indexes, diag.L
 	var ps diag.List
 	for _, c := range m.Collections {
 		name := chunk.IndexPath(c.Dir)
+		if only != nil && !only(name) {
+			continue
+		}
 		f, ok := files[name]
 		if !ok {
 			ps.Add(name, 0, "missing: the manifest lists its collection, not its index")
@@ -88,6 +98,12 @@ func ReadIndexes(m *Manifest, read func(File) ([]byte, error)) (*Indexes, diag.L
 		}
 	}
 	return ix, ps
+}
+
+// Chunks returns the paths of the chunks the indexes name, sorted: each
+// once, to read and check with Fits.
+func (ix *Indexes) Chunks() []string {
+	return slices.Sorted(maps.Keys(ix.refs))
 }
 
 // Fits checks data, the bytes of the file p, against every index that

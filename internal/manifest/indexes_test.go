@@ -67,6 +67,19 @@ func TestReadIndexes(t *testing.T) {
 					t.Errorf("Fits: got %q, want %q", got, tt.fits)
 				}
 			}
+			if len(ps) == 0 {
+				if got := ix.Chunks(); len(got) != 1 || got[0] != cp {
+					t.Errorf("Chunks() = %q, want [%s]", got, cp)
+				}
+			}
+			// Restricted to no index: none read, none to fit.
+			none, ps := ReadIndexesOf(m, func(string) bool { return false }, func(f File) ([]byte, error) {
+				t.Errorf("%s read", f.Path)
+				return nil, tt.read
+			})
+			if len(ps) > 0 || none.Fits(cp, nil) != nil || len(none.Chunks()) > 0 {
+				t.Errorf("ReadIndexesOf none: %v, %v, %q", ps, none.Fits(cp, nil), none.Chunks())
+			}
 		})
 	}
 }

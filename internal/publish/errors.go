@@ -280,7 +280,8 @@ func Transient(err error) bool {
 	var ae apiError
 	if errors.As(err, &ae) {
 		switch ae.ErrorCode() {
-		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling", "ThrottlingException":
+		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling", "ThrottlingException",
+			"RequestLimitExceeded", "TooManyRequests", "TooManyRequestsException", "RequestThrottled", "ServerBusy":
 			return true
 		}
 		return false
@@ -303,6 +304,38 @@ type policy struct {
 	connect time.Duration // for the first byte of the answer; 0: no bound but timeout
 	timeout time.Duration // without progress; 0: none
 	notices *noticer      // nil: nothing said
+	// sleeper waits d, or until ctx is done (its error then); a timer
+	// when nil.
+	sleeper func(ctx context.Context, d time.Duration) error
+}
+
+// A service that throttles (S3's SlowDown, 503, 429) is tried more, and
+// waited for longer, than one that failed: throttleRetries more times
+// (when retries allow any), waiting throttleFactor times backoff (with
+// jitter), then twice as long each time, up to throttleMax. With the
+// defaults: 8 tries, over up to a minute and a half.
+const (
+	throttleRetries = 7
+	throttleFactor  = 4
+	throttleMax     = 20 * time.Second
+)
+
+// throttled reports whether err is a service asking for fewer requests.
+func throttled(err error) bool {
+	var ae apiError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests",
+			"TooManyRequestsException", "RequestThrottled", "ServerBusy", "ServiceUnavailable":
+			return true
+		}
+	}
+	var hs interface{ HTTPStatusCode() int }
+	if errors.As(err, &hs) {
+		c := hs.HTTPStatusCode()
+		return c == http.StatusTooManyRequests || c == http.StatusServiceUnavailable
+	}
+	return gcerrors.Code(err) == gcerrors.ResourceExhausted
 }
 
 // policy returns the policy of the publish's requests.
@@ -311,7 +344,7 @@ func (p *publisher) policy() policy { return p.opt.policy(p.notices) }
 // policy returns the policy of requests made with o (defaults applied),
 // said to n.
 func (o Options) policy(n *noticer) policy {
-	return policy{retries: o.Retries, backoff: o.Backoff, connect: o.ConnectTimeout, timeout: o.Timeout, notices: n}
+	return policy{retries: o.Retries, backoff: o.Backoff, connect: o.ConnectTimeout, timeout: o.Timeout, notices: n, sleeper: o.sleep}
 }
 
 // retry runs op, the request what (e.g. "listing articles/"), as the
@@ -322,33 +355,52 @@ func (p *publisher) retry(ctx context.Context, what string, op func(ctx context.
 
 // retry runs op, and runs it again while it fails with a transient error,
 // up to retries more times, waiting backoff (with jitter), then twice as
-// long each time. Each new try is said, naming what and why. An attempt that goes
+// long each time; while the service throttles, more times and longer
+// (see throttleRetries). Each new try is said, naming what and why. An attempt that goes
 // connect without a first byte of its answer (once its request is sent),
 // or timeout without progress, is stopped, and counts as a transient
 // failure (see try; extra is for a request the HTTP client does not
 // report). It returns op's last error.
 func (pol policy) retry(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
-	wait := pol.backoff
+	wait, slow := pol.backoff, min(throttleFactor*pol.backoff, throttleMax)
 	for attempt := 0; ; attempt++ {
 		err := pol.try(ctx, what, extra, op)
-		if err == nil || attempt >= pol.retries || ctx.Err() != nil || !Transient(err) {
+		limit, next := pol.retries, &wait
+		if err != nil && pol.retries > 0 && throttled(err) {
+			limit, next = max(pol.retries, throttleRetries), &slow
+		}
+		if err == nil || attempt >= limit || ctx.Err() != nil || !Transient(err) {
 			if se := (*stallError)(nil); errors.As(err, &se) {
 				se.tries = attempt + 1
 			}
 			return err
 		}
-		d := wait/2 + rand.N(wait/2+1)
+		d := *next/2 + rand.N(*next/2+1)
 		if !errors.Is(err, errRaced) {
-			pol.notices.sayTry(attempt+1, "%s: %s (try %d of %d); trying again", what, why(err), attempt+1, pol.retries+1)
+			pol.notices.sayTry(attempt+1, "%s: %s (try %d of %d); trying again", what, why(err), attempt+1, limit+1)
 		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if pol.sleep(ctx, d) != nil {
 			return err
-		case <-t.C:
 		}
-		wait = min(2*wait, 30*time.Second)
+		wait, slow = min(2*wait, 30*time.Second), min(2*slow, throttleMax)
+		if next == &slow {
+			wait = pol.backoff // a failure after throttling starts again
+		}
+	}
+}
+
+// sleep waits d, or until ctx is done: pol.sleep when set.
+func (pol policy) sleep(ctx context.Context, d time.Duration) error {
+	if pol.sleeper != nil {
+		return pol.sleeper(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

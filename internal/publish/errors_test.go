@@ -7,9 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -132,7 +137,8 @@ func TestRetry(t *testing.T) {
 	}{
 		{"success", 0, nil, 2, 1, false},
 		{"transient, then success", 2, httpError(503), 2, 3, false},
-		{"transient every time", 10, httpError(503), 2, 3, true},
+		{"transient every time", 10, httpError(500), 2, 3, true},
+		{"throttled every time", 10, httpError(503), 2, 8, true},
 		{"not transient", 10, httpError(403), 2, 1, true},
 		{"no retries", 10, httpError(503), 0, 1, true},
 	}
@@ -161,6 +167,125 @@ func TestRetry(t *testing.T) {
 			t.Errorf("got %d calls, error %v after %s; want 1 call and its error at once", calls, err, time.Since(start))
 		}
 	})
+}
+
+// TestRetryThrottled: a service that throttles (SlowDown, 503, 429,
+// RequestLimitExceeded, TooManyRequests) is tried up to 8 times, waiting
+// 4 times the backoff, then twice as long each time, with jitter, up to
+// 20 s; another transient failure 3 times, waiting the backoff, doubled.
+// Each new try is said. The waits are the policy's sleeper's: none real.
+func TestRetryThrottled(t *testing.T) {
+	const backoff = 250 * time.Millisecond
+	throttle := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 20 * time.Second, 20 * time.Second}
+	tests := []struct {
+		name  string
+		err   error
+		waits []time.Duration // the longest of each wait: each is at least half
+	}{
+		{"SlowDown", codeError("SlowDown"), throttle},
+		{"503", httpError(503), throttle},
+		{"429", httpError(429), throttle},
+		{"RequestLimitExceeded", codeError("RequestLimitExceeded"), throttle},
+		{"TooManyRequests", codeError("TooManyRequests"), throttle},
+		{"500", httpError(500), []time.Duration{backoff, 2 * backoff}},
+		{"InternalError", codeError("InternalError"), []time.Duration{backoff, 2 * backoff}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var (
+				waits []time.Duration
+				said  strings.Builder
+			)
+			pol := policy{retries: DefaultRetries, backoff: backoff, notices: &noticer{w: &said, clock: func() time.Time { return time.Unix(int64(len(waits))*10, 0) }},
+				sleeper: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}
+			calls := 0
+			err := pol.retry(context.Background(), "uploading x", 0, func(context.Context, func(int)) error { calls++; return tt.err })
+			if err != tt.err || calls != len(tt.waits)+1 {
+				t.Fatalf("got %d calls, error %v; want %d calls", calls, err, len(tt.waits)+1)
+			}
+			for i, d := range waits {
+				if w := tt.waits[i]; d < w/2 || d > w {
+					t.Errorf("wait %d: %v, want %v to %v", i+1, d, w/2, w)
+				}
+			}
+			lines := strings.Split(strings.TrimSuffix(said.String(), "\n"), "\n")
+			if len(lines) != len(tt.waits) || !strings.HasSuffix(lines[0], fmt.Sprintf("(try 1 of %d); trying again", calls)) {
+				t.Errorf("said %q, want %d lines", said.String(), len(tt.waits))
+			}
+		})
+	}
+	t.Run("no retries", func(t *testing.T) {
+		calls := 0
+		pol := policy{backoff: backoff, sleeper: func(context.Context, time.Duration) error { t.Error("waited"); return nil }}
+		pol.retry(context.Background(), "x", 0, func(context.Context, func(int)) error { calls++; return httpError(503) })
+		if calls != 1 {
+			t.Errorf("%d calls with no retries, want 1", calls)
+		}
+	})
+}
+
+// TestPublishThrottled publishes to versitygw behind a stand-in that
+// answers 503 SlowDown to the first requests of a kind, as S3 does to a
+// client that goes too fast: the publish is tried again, longer than for
+// another failure, says so, and finishes.
+func TestPublishThrottled(t *testing.T) {
+	v := versitytest.Start(t)
+	url, _ := v.NewBucket(t)
+	target, err := neturl.Parse(v.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var (
+		mu      sync.Mutex
+		refused int
+	)
+	const slowDowns = 5 // more than the tries of another failure
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		refuse := r.Method == http.MethodPut && refused < slowDowns
+		if refuse {
+			refused++
+		}
+		mu.Unlock()
+		if refuse {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	url = strings.Replace(url, "endpoint="+v.Endpoint, "endpoint="+srv.URL, 1)
+	s := newSite(t, smallOpt)
+	b := open(t, url)
+	var said strings.Builder
+	var waits []time.Duration
+	opt := lockOptions(url, "")
+	opt.Workers, opt.Backoff, opt.Notices = 1, DefaultBackoff, &said
+	opt.sleep = func(_ context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		waits = append(waits, d)
+		return nil
+	}
+	res := publishDir(t, b, s.out, opt)
+	mu.Lock()
+	defer mu.Unlock()
+	if res.Uploaded != len(readManifest(t, s.out).Files)+1 {
+		t.Errorf("uploaded %d", res.Uploaded)
+	}
+	if refused != slowDowns || len(waits) < slowDowns {
+		t.Errorf("refused %d requests, waited %d times; want %d", refused, len(waits), slowDowns)
+	}
+	if !strings.Contains(said.String(), "SlowDown: Please reduce your request rate. (try 5 of 8); trying again") {
+		t.Errorf("said %q, want the fifth try said", said.String())
+	}
+	if slices.Max(waits) < 4*time.Second {
+		t.Errorf("waits %v: none as long as a throttled fifth try's", waits)
+	}
 }
 
 // TestRetryStalled checks the timeout of an attempt: one that makes no

@@ -1,12 +1,12 @@
 package publish
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
@@ -31,29 +31,27 @@ const attrsExt = ".attrs"
 // dropAttrs removes, from a bucket on disk that an earlier version of
 // publish wrote (its manifest.json has an attribute file), the attribute
 // files it wrote: manifest.json's, and those beside the files under
-// articles/. It says how many.
-func (p *publisher) dropAttrs() error {
+// articles/, as the walk of the folder found them (walked now when the
+// publish did not list the folder). It says how many.
+func (p *publisher) dropAttrs(ctx context.Context) error {
 	root := p.opt.Folder
 	if _, err := os.Lstat(filepath.Join(root, manifest.Name+attrsExt)); err != nil {
 		return nil
 	}
+	if p.walked == nil {
+		if err := p.walk(ctx, Prefix, func(string, int64) {}); err != nil {
+			return err
+		}
+	}
 	n := 0
-	err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(Prefix)), func(name string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+	var err error
+	for _, name := range p.walked.attrs {
+		if err = os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			break
 		}
-		if err != nil || d.IsDir() || !strings.HasSuffix(name, attrsExt) {
-			return err
-		}
-		if info, err := os.Lstat(strings.TrimSuffix(name, attrsExt)); err != nil || !info.Mode().IsRegular() {
-			return nil // not beside an object: not publish's
-		}
-		if err := os.Remove(name); err != nil {
-			return err
-		}
+		err = nil
 		n++
-		return nil
-	})
+	}
 	if err == nil {
 		err = os.Remove(filepath.Join(root, manifest.Name+attrsExt))
 	}

@@ -22,7 +22,19 @@ import (
 // write. Publish checks each folder of the bucket it writes into too
 // (see checkFolders).
 func CheckBucketFolder(bucket, dir string) error {
-	rel, err := folder.Relate(bucket, dir)
+	loc, err := folder.NewLocator(dir)
+	if err != nil {
+		return fmt.Errorf("finding the build's folder %s: %w", dir, err)
+	}
+	return checkBucketFolder(loc, bucket, dir)
+}
+
+// checkBucketFolder is CheckBucketFolder with the Locator of dir.
+func checkBucketFolder(loc *folder.Locator, bucket, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	rel, err := loc.Relate(bucket)
 	if err != nil {
 		return fmt.Errorf("checking the bucket folder %s: %w", bucket, err)
 	}
@@ -45,13 +57,16 @@ func CheckBucketFolder(bucket, dir string) error {
 // (Options.OutputDir), lies in it or holds it, however the bucket reaches
 // it: a link in the bucket (articles -> ../site/public/articles), a
 // mount. It checks every folder of the bucket that holds one of keys,
-// and the folders above it, once each, as the kernel resolves them
-// (folder.Relate), before anything is written.
+// and the folders above it, once each, before anything is written: as
+// the walk of the bucket found them (see walk), which relates each to
+// the build as the kernel resolves it (folder.Locator); one it did not
+// find is made by the publish, in a folder that it found.
 func (p *publisher) checkFolders(ctx context.Context, keys []string) error {
 	if p.opt.Folder == "" || p.opt.OutputDir == "" {
 		return nil
 	}
 	seen := map[string]bool{".": true} // the bucket's own: checked before the lock
+	made := map[string]bool{}
 	for _, key := range keys {
 		// The folders of key, from the bucket's down: the first that
 		// reaches the build is the one to name.
@@ -64,8 +79,7 @@ func (p *publisher) checkFolders(ctx context.Context, keys []string) error {
 				return err
 			}
 			seen[d] = true
-			full := filepath.Join(p.opt.Folder, filepath.FromSlash(d))
-			rel, err := folder.Relate(full, p.opt.OutputDir)
+			rel, err := p.folderOf(d, made)
 			if err != nil {
 				return fmt.Errorf("checking the folder %s of the bucket: %w", d, err)
 			}

@@ -26,7 +26,12 @@ import (
 // it died), interrupted when it stopped half way. A publish that
 // finishes removes it: the folder is then the build and nothing else.
 // (Before, the lock was that file, always there, and empty once the
-// last publish had finished: an empty one says so still.)
+// last publish had finished: an empty one says so still. An earlier
+// feedgen that flocks that file is not kept out, nor keeps this one out:
+// it could not be while the file goes when a publish finishes, since a
+// publish waiting on the removed file would then hold a lock of its own.
+// docs/publishing.md says to upgrade every publisher of a folder
+// together.)
 type folderLock struct {
 	p    *publisher
 	dir  string

@@ -4,12 +4,15 @@ package publish
 
 import (
 	"context"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/testfiles"
@@ -17,8 +20,8 @@ import (
 
 // TestPublishNamedPipes puts a named pipe in the build (a page, the
 // manifest), as feedgen publish reads it (outfile.RootFS), and in a
-// bucket on disk (an object, an object's .attrs file, the lock), which
-// the bucket's driver opens blocking: each publish fails at once, saying
+// bucket on disk (manifest.json's .attrs file, the lock), which the
+// bucket's driver opens blocking: each publish fails at once, saying
 // what to do, and so does a dry run but where it reads no page. A page
 // is found as it is uploaded, after others (the bucket's manifest stays
 // the one it had, as for any page that does not match); else the bucket
@@ -35,7 +38,6 @@ func TestPublishNamedPipes(t *testing.T) {
 	}{
 		{name: "page", build: "articles/5/5.json", uploads: true, want: "articles/5/5.json: not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build again, and publish once it is done"},
 		{name: "manifest", build: "manifest.json", want: "reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build"},
-		{name: "object", bucket: "articles/5/0.json", want: "articles/5/0.json is not a regular file (a named pipe): a bucket folder holds only the files of a build; remove it and publish again"},
 		{name: "attributes", bucket: "manifest.json.attrs", want: "manifest.json.attrs is not a regular file (a named pipe): a bucket folder holds only the files of a build; remove it and publish again"},
 		{name: "lock", bucket: LockName, want: LockName + " is not a regular file (a named pipe): a bucket folder holds only the files of a build; remove it and publish again"},
 	} {
@@ -86,4 +88,84 @@ func TestPublishNamedPipes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPublishFolderSpecialFiles: a bucket on disk holds named pipes and
+// a socket. Outside articles/ (a web root's own files) they are never
+// looked at; under articles/ a publish of an unchanged build does not
+// see them (it reads manifest.json and nothing else), and one of a new
+// build lists them, never reads them, and replaces or deletes them: a
+// pipe at a page's key, a page whose .attrs file is a pipe, a pipe and a
+// socket of their own. Each publish returns at once.
+func TestPublishFolderSpecialFiles(t *testing.T) {
+	s := newSite(t, smallOpt)
+	url, store := fileBucket(t)
+	b := open(t, url)
+	opt := lockOptions(url, store)
+	opt.OutputDir = s.out
+	publishDir(t, b, s.out, opt)
+	m := readManifest(t, s.out)
+	page, attrsPage := m.Files[1].Path, m.Files[2].Path
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", page, attrsPage + attrsExt} {
+		full := filepath.Join(store, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(full)
+		testfiles.FIFO(t, full)
+	}
+	sock := filepath.Join(store, "articles", "s.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	publish := func() *Result {
+		t.Helper()
+		var res *Result
+		err := eventtest.Returns(t, 5*time.Second, "Publish", func() error {
+			var err error
+			res, err = Publish(context.Background(), b, os.DirFS(s.out), opt)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+		return res
+	}
+	isPipe := func(name string) bool {
+		info, err := os.Lstat(filepath.Join(store, filepath.FromSlash(name)))
+		return err == nil && info.Mode().Type() == fs.ModeNamedPipe
+	}
+	// Unchanged: nothing under articles/ is seen.
+	if got, want := countsOf(publish()), (counts{Unchanged: len(m.Files) + 1}); got != want {
+		t.Errorf("unchanged build: got %+v, want %+v", got, want)
+	}
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", page} {
+		if !isPipe(name) {
+			t.Errorf("%s: no longer a named pipe after a publish of an unchanged build", name)
+		}
+	}
+	// A new build: the folder is walked.
+	s.edit(t, 3, "Edited, with pipes in the bucket")
+	publish()
+	for _, name := range []string{"web.fifo", "static/app.fifo"} {
+		if !isPipe(name) {
+			t.Errorf("%s, outside articles/: no longer a named pipe", name)
+		}
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Errorf("the socket under articles/: %v, want it deleted", err)
+	}
+	if !isPipe(attrsPage + attrsExt) {
+		t.Errorf("%s: not publish's, yet no longer a named pipe", attrsPage+attrsExt)
+	}
+	// The test reads the bucket through its driver, which would open them.
+	for _, name := range []string{"web.fifo", "static/app.fifo", attrsPage + attrsExt} {
+		if err := os.Remove(filepath.Join(store, filepath.FromSlash(name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
+	plainFolder(t, store, s.out, map[string]string{"static": ""})
 }

@@ -63,6 +63,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -172,6 +173,9 @@ type Options struct {
 	// ("locked") and after what the bucket holds is read ("read"), with
 	// the publish's context.
 	step func(ctx context.Context, what string)
+	// sleep, when set, waits between two tries of a request (see
+	// policy.sleeper): the tests' own.
+	sleep func(ctx context.Context, d time.Duration) error
 	// Progress, when set, is called from several goroutines after each
 	// page uploaded, checked or deleted, with the count so far and the
 	// total.
@@ -321,6 +325,11 @@ type publisher struct {
 	fence func() error
 	// notices says what the publish's requests meet (see policy).
 	notices *noticer
+	// loc relates the folders of a bucket on disk to the build's
+	// (Options.OutputDir); walked is what the walk of its articles/
+	// found, nil before it.
+	loc    *folder.Locator
+	walked *folderWalk
 }
 
 // step calls Options.step.
@@ -374,12 +383,16 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		p.index[f.Path] = i
 	}
 	p.res.Chunked = p.local.m.Pagination.Chunked()
-	if opt.Folder != "" && opt.OutputDir != "" {
-		if err := CheckBucketFolder(opt.Folder, opt.OutputDir); err != nil {
+	if opt.Folder != "" {
+		// The mount table is read, and the build found, once.
+		if p.loc, err = folder.NewLocator(opt.OutputDir); err != nil {
+			return &p.res, fmt.Errorf("finding the build's folder %s: %w", opt.OutputDir, err)
+		}
+		if err := checkBucketFolder(p.loc, opt.Folder, opt.OutputDir); err != nil {
 			return &p.res, err
 		}
 	}
-	if err := checkFolderFiles(ctx, opt.Folder); err != nil {
+	if err := checkFolderRoot(opt.Folder); err != nil {
 		return &p.res, err
 	}
 	lock := p.lock()
@@ -433,6 +446,9 @@ func (p *publisher) keysOf(pages []int, keys []string) []string {
 // reach lists one key under articles/: an error names what is wrong (no
 // bucket, refused or missing credentials) before anything is written.
 func (p *publisher) reach(ctx context.Context) error {
+	if p.opt.Folder != "" {
+		return nil // the lock opens the folder, and says what is wrong with it
+	}
 	err := p.retry(ctx, "listing "+Prefix, func(ctx context.Context, _ func(int)) error {
 		_, _, err := p.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: Prefix})
 		return err
@@ -464,7 +480,7 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 		return err
 	}
 	if p.opt.Folder != "" {
-		if err := p.dropAttrs(); err != nil {
+		if err := p.dropAttrs(ctx); err != nil {
 			return err
 		}
 	}

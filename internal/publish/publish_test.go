@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -538,5 +539,50 @@ func TestPublishFolderListed(t *testing.T) {
 	plainFolder(t, store, s.out, nil)
 	if data, err := os.ReadFile(outside); err != nil || string(data) != "[1]" {
 		t.Errorf("the file the links named: %q, %v", data, err)
+	}
+}
+
+// TestPublishFolderArticlesLink: the bucket folder's articles is a link
+// to a folder elsewhere (a web root on another disk): publish lists what
+// it links to, so that a new build uploads its changes only, and deletes
+// what the build no longer has there.
+func TestPublishFolderArticlesLink(t *testing.T) {
+	s := newSite(t, smallOpt)
+	url, store := fileBucket(t)
+	b := open(t, url)
+	opt := lockOptions(url, store)
+	opt.OutputDir = s.out
+	publishDir(t, b, s.out, opt)
+	elsewhere := filepath.Join(t.TempDir(), "articles")
+	if err := os.Rename(filepath.Join(store, "articles"), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(store, "articles")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "stray.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := readManifest(t, s.out)
+	s.edit(t, 3, "Edited, with articles linked elsewhere")
+	after := readManifest(t, s.out)
+	up, del := changed(before, after)
+	res := publishDir(t, b, s.out, opt)
+	if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del + 1}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	// The folder linked to is the build's articles/, no more.
+	plainFolder(t, filepath.Dir(elsewhere), s.out, map[string]string{})
+	for _, f := range after.Files {
+		want, err := os.ReadFile(filepath.Join(s.out, filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(filepath.Join(filepath.Dir(elsewhere), filepath.FromSlash(f.Path))); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %v, not the build's", f.Path, err)
+		}
+	}
+	if info, err := os.Lstat(filepath.Join(store, "articles")); err != nil || info.Mode().Type() != fs.ModeSymlink {
+		t.Errorf("articles: %v, %v; want the link kept", info, err)
 	}
 }

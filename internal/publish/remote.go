@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -288,49 +286,6 @@ func (p *publisher) list(ctx context.Context, prefix string, saw func(key string
 	}
 }
 
-// walk lists the files under the folder prefix (ending in "/") of a
-// bucket on disk, as fileblob would list them, in one walk of the disk
-// rather than one per thousand keys, and without its look for an
-// attribute file beside each: a file that is not a regular one (a link,
-// a pipe) is listed with size -1, so that it is replaced or deleted,
-// never read; attribute files (*.attrs) are not listed.
-func (p *publisher) walk(ctx context.Context, prefix string, saw func(key string, size int64)) error {
-	root := filepath.Join(p.opt.Folder, filepath.FromSlash(prefix))
-	err := filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil && name == root && errors.Is(err, fs.ErrNotExist):
-			return fs.SkipAll
-		case err != nil:
-			return err
-		case d.IsDir():
-			return ctx.Err()
-		case name == root || strings.HasSuffix(name, attrsExt):
-			return nil // the folder itself, not a folder (a link to one)
-		}
-		rel, err := filepath.Rel(p.opt.Folder, name)
-		if err != nil {
-			return err
-		}
-		size := int64(-1)
-		if d.Type().IsRegular() {
-			info, err := d.Info()
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			size = info.Size()
-		}
-		saw(filepath.ToSlash(rel), size)
-		return nil
-	})
-	if err != nil && ctx.Err() == nil {
-		return explainList(err)
-	}
-	return err
-}
-
 // damagedError is a manifest.json whose bytes are not a manifest.
 type damagedError struct{ err error }
 
@@ -509,6 +464,11 @@ func (p *publisher) readIndexes(ctx context.Context, rem *remote, indexes []mani
 			data, err = manifest.ReadPage(p.output, f, nil)
 		} else {
 			err = p.retry(ctx, "reading "+f.Path, func(ctx context.Context, kick func(int)) error {
+				if p.opt.Folder != "" {
+					if err := p.regularObject(f.Path); err != nil {
+						return err
+					}
+				}
 				r, err := p.bucket.NewReader(ctx, f.Path, nil)
 				if err != nil {
 					return err
