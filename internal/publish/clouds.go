@@ -38,7 +38,7 @@ func (b *Bucket) openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) 
 		err   error
 	)
 	if os.Getenv("STORAGE_EMULATOR_HOST") != "" || os.Getenv("STORAGE_EMULATOR_HOST_GRPC") != "" {
-		creds, err = google.CredentialsFromJSON(ctx, []byte(`{"type": "service_account", "project_id": "my-project-id"}`))
+		creds, err = google.CredentialsFromJSONWithType(ctx, []byte(`{"type": "service_account", "project_id": "my-project-id"}`), google.ServiceAccount)
 	} else if ud := u.Query().Get("universe_domain"); ud != "" {
 		creds, err = gcp.DefaultCredentialsWithParams(ctx, google.CredentialsParams{UniverseDomain: ud})
 	} else {
