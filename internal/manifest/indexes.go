@@ -41,8 +41,8 @@ var ErrReported = errors.New("reported by the caller")
 // (chunk.ParseIndex), counts its collection's articles, and names chunks
 // that m lists with the size it gives them. Every problem comes back,
 // named by its index ("corrupted: ..."); an index that cannot be read
-// is one, with read's error, unless that is ErrReported. Of a manifest of the pages layout it reads
-// nothing.
+// is one, with read's error, unless that is ErrReported. Of a manifest
+// of the pages layout it reads nothing.
 func ReadIndexes(m *Manifest, read func(File) ([]byte, error)) (*Indexes, diag.List) {
 	return ReadIndexesOf(m, nil, read)
 }

@@ -67,7 +67,7 @@ func TestReadIndexes(t *testing.T) {
 					t.Errorf("Fits: got %q, want %q", got, tt.fits)
 				}
 			}
-			if len(ps) == 0 {
+			if len(ps) == 0 && tt.read == nil { // an index skipped names no chunk
 				if got := ix.Chunks(); len(got) != 1 || got[0] != cp {
 					t.Errorf("Chunks() = %q, want [%s]", got, cp)
 				}
