@@ -337,11 +337,31 @@ func Strings(n *yaml.Node) ([]string, error) {
 	for _, c := range n.Content {
 		c = deref(c)
 		if c.Kind != yaml.ScalarNode || IsNull(c) {
-			return nil, &LineError{Line: c.Line, Msg: fmt.Sprintf("want a list of texts, item is %s", describe(c))}
+			msg := fmt.Sprintf("want a list of texts, item is %s", describe(c))
+			if text, ok := colonItem(c); ok {
+				quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(text) + `"`
+				msg = fmt.Sprintf("want a list of texts, item %s is a mapping (a colon followed by a space); quote it: %s", text, quoted)
+			}
+			return nil, &LineError{Line: c.Line, Msg: msg}
 		}
 		out = append(out, c.Value)
 	}
 	return out, nil
+}
+
+// colonItem returns the text a list item that YAML read as a one-pair
+// mapping was meant to be, when it is one (a tag such as "- Note: x" or
+// [a: b]): its key and value, plain texts, on one line, joined by ": ".
+func colonItem(n *yaml.Node) (string, bool) {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		return "", false
+	}
+	k, v := n.Content[0], n.Content[1]
+	if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode || k.Style != 0 || v.Style != 0 ||
+		k.Line != v.Line || k.Value == "" || v.Tag == "!!null" {
+		return "", false
+	}
+	return k.Value + ": " + v.Value, true
 }
 
 // Ints reads a sequence of integers.
