@@ -21,6 +21,8 @@ func TestStringsItems(t *testing.T) {
 		{"tags:\n  - a: 1\n    b: 2", `2: want a list of texts, item is a mapping`},
 		{"tags:\n  - x:", `2: want a list of texts, item is a mapping`},
 		{"tags:\n  - [a]", `2: want a list of texts, item is a list`},
+		{"tags:\n  - {b: c}", `2: want a list of texts, item is a mapping`},
+		{"tags: [{b: c}]", `1: want a list of texts, item is a mapping`},
 		{`tags: ['a\b: c']`, ""},
 		{`tags: [a\b: c"d]`, `1: want a list of texts, item a\b: c"d is a mapping (a colon followed by a space); quote it: "a\\b: c\"d"`},
 	} {

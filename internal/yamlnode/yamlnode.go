@@ -357,7 +357,9 @@ func colonItem(n *yaml.Node) (string, bool) {
 		return "", false
 	}
 	k, v := n.Content[0], n.Content[1]
-	if k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode || k.Style != 0 || v.Style != 0 ||
+	// A mapping in braces ({a: b}) starts before its key: one written
+	// as such, not a text with a colon.
+	if k.Line != n.Line || k.Column != n.Column || k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode || k.Style != 0 || v.Style != 0 ||
 		k.Line != v.Line || k.Value == "" || v.Tag == "!!null" {
 		return "", false
 	}
