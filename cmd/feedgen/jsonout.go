@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"time"
 
@@ -56,22 +57,27 @@ func newBundleJSON(file string, res *bundle.Result, err error, d time.Duration) 
 }
 
 // verifyJSON is the summary of feedgen verify --json: ok, with what the
-// bundle holds, or not ok, with the error (the problems are on stderr).
+// bundle holds, or not ok, with the error and the problems (as on stderr).
 type verifyJSON struct {
-	File      string  `json:"file"`
-	OK        bool    `json:"ok"`
-	Error     string  `json:"error,omitempty"`
-	BuildTime string  `json:"build_time,omitempty"`
-	Articles  int     `json:"articles"`
-	Pages     int     `json:"pages"`
-	Bytes     int64   `json:"bytes"`
-	Size      int64   `json:"size"`
-	Seconds   float64 `json:"seconds"`
+	File      string   `json:"file"`
+	OK        bool     `json:"ok"`
+	Error     string   `json:"error,omitempty"`
+	Problems  []string `json:"problems,omitempty"` // as on stderr, the cause first
+	BuildTime string   `json:"build_time,omitempty"`
+	Articles  int      `json:"articles"`
+	Pages     int      `json:"pages"`
+	Bytes     int64    `json:"bytes"`
+	Size      int64    `json:"size"`
+	Seconds   float64  `json:"seconds"`
 }
 
 func newVerifyJSON(file string, b *bundle.Bundle, err error, d time.Duration) verifyJSON {
 	if err != nil {
-		return verifyJSON{File: file, Error: err.Error(), Seconds: seconds(d)}
+		j := verifyJSON{File: file, Error: err.Error(), Seconds: seconds(d)}
+		if bp := (*bundleProblems)(nil); errors.As(err, &bp) {
+			j.Problems = bp.lines
+		}
+		return j
 	}
 	return verifyJSON{File: file, OK: true, BuildTime: b.Info.BuildTime.Format(time.RFC3339), Articles: b.Info.Articles,
 		Pages: len(b.Manifest.Files), Bytes: b.Info.Bytes, Size: b.Size, Seconds: seconds(d)}

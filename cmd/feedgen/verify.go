@@ -89,18 +89,27 @@ func openBundle(ctx context.Context, name string, stderr io.Writer, keep bundle.
 	b, err := bundle.OpenWith(ctx, name, keep)
 	var ps *bundle.Problems
 	if errors.As(err, &ps) {
+		var lines []string
 		for _, p := range ps.Report() {
 			fmt.Fprintf(stderr, "%s: %s\n", name, p)
+			lines = append(lines, p.String())
 		}
 		if len(ps.Damage) > 0 {
-			return nil, fmt.Errorf("%s: damaged: restore it from a copy, or write it again from its build with feedgen bundle", name)
+			return nil, &bundleProblems{fmt.Errorf("%s: damaged: restore it from a copy, or write it again from its build with feedgen bundle", name), lines}
 		}
-		return nil, fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, human.Plural(len(ps.Other), "problem"))
+		return nil, &bundleProblems{fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, human.Plural(len(ps.Other), "problem")), lines}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return b, nil
+}
+
+// bundleProblems is the error of a bundle that does not verify, with the
+// lines printed for it (verify --json gives them).
+type bundleProblems struct {
+	error
+	lines []string
 }
 
 // notBundle refuses name, given as a bundle, when it is a folder: a

@@ -130,6 +130,17 @@ func (v *verifier) checkBytes(ctx context.Context, zr *zip.Reader, built *time.T
 			// one appended to other bytes): what it finds wrong in the
 			// entries follows from the end record.
 			v.shifted = true
+			// Or bytes came before the first entry (a file written
+			// to the front of the bundle): its local header is as far
+			// from byte 0 as the directory from where the end record
+			// says.
+			if d := dirAt - int64(dirOffset); d > 0 && len(zr.File) > 0 {
+				name := zr.File[0].Name
+				h := make([]byte, localLen+len(name))
+				if n, _ := v.r.ReadAt(h, d); n == len(h) && le.Uint32(h) == localSig && string(h[localLen:]) == name {
+					v.prefix = d
+				}
+			}
 		}
 	}
 	dirSize = uint64(tailAt - dirAt)

@@ -3,6 +3,7 @@ package bundle
 import (
 	"archive/zip"
 	"bytes"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -189,5 +190,23 @@ func TestDamageReport(t *testing.T) {
 				t.Errorf("got problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestDamagePrefix checks a bundle with bytes written before it (a file
+// concatenated to its front): the one cause is said, how many bytes and
+// how to take them off, and everything that follows from it is counted.
+func TestDamagePrefix(t *testing.T) {
+	good := buildSite(t, corpus.Options{Articles: 12, Limits: []int{5}, Seed: 3}).write(t, Options{})
+	for _, prefix := range []string{"PK\x03\x04", strings.Repeat("\x00", 100)} {
+		b := append([]byte(prefix), good...)
+		got := problems(t, b)
+		want := fmt.Sprintf("damaged: %d bytes before its first entry, where feedgen bundle writes none (the entries are where its central directory says, that far on): the bundle is what follows them (tail -c +%d FILE)", len(prefix), len(prefix)+1)
+		if len(got) != 2 || got[0] != want || !strings.HasSuffix(got[1], "more problems caused by it, not listed") {
+			t.Errorf("%d bytes before: got problems\n%s\nwant\n%s\nand a count of the rest", len(prefix), strings.Join(got, "\n"), want)
+		}
+		if _, err := read(b[len(prefix):]); err != nil {
+			t.Errorf("what follows them: %v", err)
+		}
 	}
 }

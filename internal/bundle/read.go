@@ -166,6 +166,9 @@ type verifier struct {
 	// shifted is set when the end record gives the central directory
 	// another offset than where it is (see checkBytes).
 	shifted bool
+	// prefix is how many bytes came before the first entry, when that
+	// is why (shifted): every other damage follows from them.
+	prefix int64
 }
 
 // damage is a place where the archive's bytes are not those Write wrote.
@@ -220,6 +223,15 @@ func (v *verifier) result(zr *zip.Reader) *Problems {
 			}
 			return false
 		})
+	}
+	if v.prefix > 0 {
+		// One cause: the rest is counted, not listed.
+		ps.Damage.Add("", 0, fmt.Sprintf("damaged: %s before its first entry, where feedgen bundle writes none (the entries are where its central directory says, that far on): the bundle is what follows them (tail -c +%d FILE)", human.Plural(int(v.prefix), "byte"), v.prefix+1))
+		for _, d := range v.damage {
+			ps.Other.Add(d.entry, 0, d.msg)
+		}
+		ps.Other.Sort()
+		return ps
 	}
 	seen := map[string]bool{}
 	for _, d := range v.damage {
