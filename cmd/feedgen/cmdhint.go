@@ -55,6 +55,10 @@ var commandHabits = []commandHabit{
 	{"feedgen", "archive", "to write the build into one archive", "feedgen bundle -o FILE.zip"},
 	{"feedgen", "check", "to check the content, build it (it writes nothing when it finds errors); to check an archive", "feedgen verify FILE.zip"},
 	{"feedgen", "env", "to see the version and how it was built", "feedgen version"},
+	{"feedgen", "hugo", "to write the build", "feedgen build"},
+	{"feedgen", "list", "to see the listing", "feedgen build && feedgen serve"},
+	{"feedgen", "config", "to check config.yaml (a build writes nothing when it finds errors)", "feedgen build"},
+	{"feedgen", "convert", "to make a site of a live listing", "feedgen import URL"},
 }
 
 // unknownCommand is the error of args, given to c, a command of
