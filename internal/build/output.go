@@ -203,6 +203,10 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			unlock()
 			return nil, nil, err
 		}
+		if len(d.found.foreign) > 0 {
+			unlock()
+			return nil, nil, &foreignError{dir: d.path, foreign: d.found.foreign}
+		}
 		if len(d.found.strays) > 0 && !b.opt.Clean {
 			unlock()
 			if why == "" {
@@ -351,7 +355,7 @@ func (d *disk) removeStale(ctx context.Context, prev *manifest.Manifest, keep ma
 				return deleted, err
 			}
 		}
-		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
+		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) || !buildName(p) {
 			continue // not a page: never deleted
 		}
 		if err := d.mark(); err != nil {
@@ -395,8 +399,12 @@ func (d *disk) clean(ctx context.Context, pages map[string]bool) error {
 			continue
 		}
 		name := filepath.Join(d.fs, filepath.FromSlash(p))
-		if info, err := os.Lstat(name); err == nil && info.IsDir() {
+		info, err := os.Lstat(name)
+		if err == nil && info.IsDir() {
 			continue // a folder: its files are strays of their own
+		}
+		if err == nil && info.Mode()&fs.ModeSymlink == 0 && !buildName(p) {
+			continue // not a name a build writes: never deleted (see scanOwned)
 		}
 		fmt.Fprintf(d.b.opt.Log, "deleting %s (--clean): no feedgen build wrote it\n", filepath.Join(d.path, filepath.FromSlash(p)))
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {

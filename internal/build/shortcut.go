@@ -149,7 +149,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	if err != nil {
 		return nil, err
 	}
-	if len(found.strays) > 0 {
+	if len(found.strays) > 0 || len(found.foreign) > 0 {
 		return nil, nil // a full build names them
 	}
 	for _, t := range found.temps {
