@@ -253,7 +253,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
 		opts.Unchanged = func(digest [sha256.Size]byte) bool {
 			last, _ := early()
-			return last != nil && b.builtFrom(last.Manifest, baseURL, digest, now)
+			return last != nil && b.builtFrom(last, baseURL, digest, now)
 		}
 	}
 	site, err := b.load(ctx, contentFS, opts)
