@@ -156,7 +156,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	if err != nil {
 		return nil, nil, err
 	}
-	prev, why := b.prev, ""
+	prev, why, warning := b.prev, "", ""
 	d.unmatched = nil
 	if prev == nil || b.prevDir != d.path {
 		r, err := b.lastManifest(ctx, d.fs, d.read)
@@ -169,6 +169,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			prev, d.unmatched = r.Manifest, r.Unmatched
 		case err != nil:
 			why = filepath.Join(d.path, manifest.Name) + " cannot be read"
+			warning = fmt.Sprintf("warning: %s: %v; every page will be rewritten\n", filepath.Join(d.path, manifest.Name), err)
 		default:
 			why = d.path + " has no " + manifest.Name
 		}
@@ -217,6 +218,10 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			}
 			return nil, nil, &strayError{dir: d.path, strays: d.found.strays, why: why}
 		}
+	}
+	if warning != "" {
+		// Said once the build goes on: a refusal changes nothing.
+		fmt.Fprint(b.opt.Log, warning)
 	}
 	d.mark = sync.OnceValue(func() error {
 		create := newPages(paths, prev, pending)
