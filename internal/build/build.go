@@ -253,7 +253,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
 		opts.Unchanged = func(digest [sha256.Size]byte) bool {
 			last, _ := early()
-			return last != nil && b.builtFrom(last.Manifest, baseURL, digest, now)
+			return last != nil && b.builtFrom(last, baseURL, digest, now)
 		}
 	}
 	site, err := b.load(ctx, contentFS, opts)
@@ -532,8 +532,8 @@ func readManifest(ctx context.Context, outDir string) (*manifest.Snapshot, error
 // lastManifest returns the manifest of outDir, with the build's lock held:
 // the one read early, unless the file changed since (another build
 // finished meanwhile), in which case it is read again. nil when there is
-// none, or it cannot be read (said on the log, and returned: every page is
-// rewritten).
+// none, or it cannot be read (returned: the caller says so, once it knows
+// that the build goes on and rewrites every page).
 func (b *Builder) lastManifest(ctx context.Context, outDir string, early func() (*manifest.Snapshot, error)) (*manifest.Snapshot, error) {
 	var r *manifest.Snapshot
 	var err error
@@ -542,9 +542,6 @@ func (b *Builder) lastManifest(ctx context.Context, outDir string, early func() 
 	}
 	if now, serr := os.Stat(filepath.Join(outDir, manifest.Name)); early == nil || serr != nil || !r.Current(now) {
 		r, err = readManifest(ctx, outDir)
-	}
-	if err != nil && ctx.Err() == nil {
-		fmt.Fprintf(b.opt.Log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, manifest.Name), err)
 	}
 	return r, err
 }

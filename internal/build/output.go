@@ -156,7 +156,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	if err != nil {
 		return nil, nil, err
 	}
-	prev, why := b.prev, ""
+	prev, why, warning := b.prev, "", ""
 	d.unmatched = nil
 	if prev == nil || b.prevDir != d.path {
 		r, err := b.lastManifest(ctx, d.fs, d.read)
@@ -169,6 +169,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			prev, d.unmatched = r.Manifest, r.Unmatched
 		case err != nil:
 			why = filepath.Join(d.path, manifest.Name) + " cannot be read"
+			warning = fmt.Sprintf("warning: %s: %v; every page will be rewritten\n", filepath.Join(d.path, manifest.Name), err)
 		default:
 			why = d.path + " has no " + manifest.Name
 		}
@@ -203,6 +204,10 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			unlock()
 			return nil, nil, err
 		}
+		if len(d.found.foreign) > 0 {
+			unlock()
+			return nil, nil, &foreignError{dir: d.path, foreign: d.found.foreign}
+		}
 		if len(d.found.strays) > 0 && !b.opt.Clean {
 			unlock()
 			if why == "" {
@@ -213,6 +218,10 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			}
 			return nil, nil, &strayError{dir: d.path, strays: d.found.strays, why: why}
 		}
+	}
+	if warning != "" {
+		// Said once the build goes on: a refusal changes nothing.
+		fmt.Fprint(b.opt.Log, warning)
 	}
 	d.mark = sync.OnceValue(func() error {
 		create := newPages(paths, prev, pending)
@@ -351,7 +360,7 @@ func (d *disk) removeStale(ctx context.Context, prev *manifest.Manifest, keep ma
 				return deleted, err
 			}
 		}
-		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
+		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) || !buildName(p) {
 			continue // not a page: never deleted
 		}
 		if err := d.mark(); err != nil {
@@ -395,8 +404,12 @@ func (d *disk) clean(ctx context.Context, pages map[string]bool) error {
 			continue
 		}
 		name := filepath.Join(d.fs, filepath.FromSlash(p))
-		if info, err := os.Lstat(name); err == nil && info.IsDir() {
+		info, err := os.Lstat(name)
+		if err == nil && info.IsDir() {
 			continue // a folder: its files are strays of their own
+		}
+		if err == nil && info.Mode()&fs.ModeSymlink == 0 && !buildName(p) {
+			continue // not a name a build writes: never deleted (see scanOwned)
 		}
 		fmt.Fprintf(d.b.opt.Log, "deleting %s (--clean): no feedgen build wrote it\n", filepath.Join(d.path, filepath.FromSlash(p)))
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -36,9 +36,27 @@ type owned struct {
 	// temps are the temporary files of feedgen's writes of those (and of
 	// this build's pages), as paths on disk.
 	temps []string
-	// strays are the other files (paths relative to the output folder):
-	// deleted only with Options.Clean.
+	// strays are the other files whose names a build writes (see
+	// buildName), and links, which hold no data (paths relative to the
+	// output folder): deleted only with Options.Clean.
 	strays []string
+	// foreign are the files whose names no build writes (a source
+	// article, an index.html): never deleted, even with Options.Clean.
+	foreign []string
+}
+
+// buildName reports whether p (slash-separated, relative to the output
+// folder) is the name of a file a build writes under articles/: a page
+// (listing.ParsePageKey), a chunk or a collection's index of the chunks
+// layout, or the temporary file of one of those.
+func buildName(p string) bool {
+	if t, ok := tempOf(p); ok {
+		p = t
+	}
+	if _, ok := listing.ParsePageKey(p); ok {
+		return true
+	}
+	return chunk.IsChunk(p) || chunk.IsIndex(p)
 }
 
 // scanOwned walks outDir/articles and sorts its files by who wrote them:
@@ -86,8 +104,10 @@ func scanOwned(ctx context.Context, outDir string, prev *manifest.Manifest, pend
 			o.files = append(o.files, rel)
 		case isTemp && (listed[target] || pages[target] || anyChunk && chunk.IsChunk(target)):
 			o.temps = append(o.temps, p)
-		default:
+		case d.Type()&fs.ModeSymlink != 0 || buildName(rel):
 			o.strays = append(o.strays, rel)
+		default:
+			o.foreign = append(o.foreign, rel)
 		}
 		return nil
 	})
@@ -147,6 +167,29 @@ func (e *strayError) Error() string {
 	}
 	return fmt.Sprintf("%s holds %s that no feedgen build wrote (%s): %s%s; a build deletes and overwrites only what it wrote, so it changed nothing: move them out of %s, or pass --clean to delete them",
 		filepath.Join(e.dir, listing.Dir), what, e.why, strings.Join(names, ", "), more, filepath.Join(e.dir, listing.Dir))
+}
+
+// foreignError is the refusal of a build whose output folder holds files
+// under articles/ whose names no build of feedgen writes: with --clean
+// too, as a build deletes only what it wrote.
+type foreignError struct {
+	dir     string
+	foreign []string
+}
+
+func (e *foreignError) Error() string {
+	names := e.foreign[:min(len(e.foreign), maxStraysNamed)]
+	more := ""
+	if n := len(e.foreign) - len(names); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	what, them := "a file whose name", "it"
+	if len(e.foreign) > 1 {
+		what, them = strconv.Itoa(len(e.foreign))+" files whose names", "them"
+	}
+	arts := filepath.Join(e.dir, listing.Dir)
+	return fmt.Sprintf("%s holds %s no feedgen build writes (it writes only pages LIMIT/OFFSET.json and index.json, chunks and chunks.json): %s%s; a build never deletes or overwrites such a file, even with --clean, so it changed nothing: move %s out of %s (is the output folder also a source folder?)",
+		arts, what, strings.Join(names, ", "), more, them, arts)
 }
 
 // readPending returns the pages that the unfinished build whose marker is

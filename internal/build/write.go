@@ -333,13 +333,17 @@ func (w *pageWriter) writeManifest() ([]byte, error) {
 	slices.SortFunc(w.files, func(a, b manifest.File) int { return strings.Compare(a.Path, b.Path) })
 	m.Files = w.files
 	if w.b.opt.Code != "" && len(res.Warnings) == 0 {
-		m.Source = w.b.source(w.l.BaseURL, w.site, m.Files)
+		m.Source = w.b.source(w.site)
 	}
 	if w.prev != nil && res.Written == res.Repaired && res.Deleted == 0 {
 		// Same pages (some written again as they were): keep the
 		// manifest (and its build time) unless something else in it
 		// changed.
 		m.BuildTime = w.prev.BuildTime
+	}
+	if m.Source != nil {
+		// Sealed last: the digest covers every other byte written.
+		m.Source.Digest = w.b.sourceDigest(w.l.BaseURL, w.site.Digest, m.Marshal())
 	}
 	data := m.Marshal()
 	return data, w.out.writeManifest(data, res.Repaired > 0)

@@ -37,7 +37,7 @@ func TestWriteNamedPipes(t *testing.T) {
 			return filepath.ToSlash(rel)
 		}, ": not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"manifest", listing.LayoutPages, func(string) string { return "manifest.json" },
-			"reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build"},
+			"reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build --clean"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := buildSite(t, corpus.Options{Articles: 12, Limits: []int{5, 10}, Seed: 3, Layout: tt.layout})

@@ -81,6 +81,24 @@ func (l *Locator) Relate(a string) (Relation, error) {
 	return l.RelatePlace(pa), nil
 }
 
+// MountsInside returns the folders where a file system, or a folder of
+// one, is mounted (mount --bind) inside the Locator's folder, by their
+// paths: a folder there may also be seen elsewhere, under a name that
+// Relate cannot tie to the Locator's folder, since its parents there are
+// others. Relate each to find such a folder (see Relate).
+func (l *Locator) MountsInside() []string {
+	if l.none {
+		return nil
+	}
+	var out []string
+	for _, m := range l.mounts {
+		if within(m.point, l.to.real) && !slices.Contains(out, m.point) {
+			out = append(out, m.point)
+		}
+	}
+	return out
+}
+
 // A Place is where a folder is, as a Locator found it: its real path and
 // the identities of it and its parents.
 type Place struct{ pl place }

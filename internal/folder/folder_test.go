@@ -3,6 +3,7 @@ package folder
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/testfiles"
@@ -222,4 +223,32 @@ func BenchmarkRelate(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMountsInside checks the mount points a Locator finds inside its
+// folder: only those strictly inside it, each once.
+func TestMountsInside(t *testing.T) {
+	dir := t.TempDir()
+	content, err := Real(filepath.Join(dir, "content"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(content, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	table := []mount{
+		{dev: "0:1", root: "/", point: "/"},
+		{dev: "0:2", root: "/x", point: content},
+		{dev: "0:2", root: "/x", point: content + "/news"},
+		{dev: "0:2", root: "/y", point: content + "/news"},
+		{dev: "0:2", root: "/x", point: content + "x/news"},
+		{dev: "0:2", root: "/x", point: filepath.Join(dir, "bound")},
+	}
+	l, err := newLocator(content, func() []mount { return table })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.MountsInside(), []string{content + "/news"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

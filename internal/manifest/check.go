@@ -42,7 +42,7 @@ func (m *Manifest) Validate() diag.List {
 		if c.Dir == listing.Dir && len(c.Params) == 0 {
 			main = true
 			if c.Count != m.Articles {
-				add("collection %q counts %d articles, the manifest %d", c.Dir, c.Count, m.Articles)
+				add("collection %q counts %d articles, the manifest %d: it changed since a build wrote it; run feedgen build, which writes it again", c.Dir, c.Count, m.Articles)
 			}
 		}
 	}

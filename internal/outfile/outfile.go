@@ -39,7 +39,7 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is not a regular file (%s): remove it and run feedgen build", e.Path, Kind(e.Mode))
+	return fmt.Sprintf("%s is not a regular file (%s): remove it and run feedgen build --clean", e.Path, Kind(e.Mode))
 }
 
 func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }

@@ -41,7 +41,7 @@ func TestRefused(t *testing.T) {
 	// dir is named "public" in messages, as a user names it.
 	fsyss := map[string]fs.FS{"DirFS": DirFS(dir), "RootFS": RootFS(root, "public")}
 	for _, name := range []string{"pipe.json", "link.json"} {
-		want := filepath.Join(dir, "articles", name) + " is not a regular file (a named pipe): remove it and run feedgen build"
+		want := filepath.Join(dir, "articles", name) + " is not a regular file (a named pipe): remove it and run feedgen build --clean"
 		err := within(t, "Open", func() error { _, err := Open(filepath.Join(dir, "articles", name)); return err })
 		if err == nil || err.Error() != want || !errors.Is(err, ErrNotRegular) {
 			t.Errorf("Open(%s) = %v, want %q", name, err, want)
@@ -56,7 +56,7 @@ func TestRefused(t *testing.T) {
 			if fname == "RootFS" {
 				want = filepath.Join("public", "articles", name)
 			}
-			want += " is not a regular file (a named pipe): remove it and run feedgen build"
+			want += " is not a regular file (a named pipe): remove it and run feedgen build --clean"
 			if err == nil || err.Error() != want {
 				t.Errorf("%s: ReadFile(%s) = %v, want %q", fname, name, err, want)
 			}
@@ -83,7 +83,7 @@ func TestRefused(t *testing.T) {
 	if data, err := ReadFile(filepath.Join(dir, "articles/index.json")); err != nil || string(data) != "[]" {
 		t.Errorf("ReadFile(index.json) = %q, %v", data, err)
 	}
-	if _, err := Open(filepath.Join(dir, "articles")); err == nil || err.Error() != filepath.Join(dir, "articles")+" is not a regular file (a folder): remove it and run feedgen build" {
+	if _, err := Open(filepath.Join(dir, "articles")); err == nil || err.Error() != filepath.Join(dir, "articles")+" is not a regular file (a folder): remove it and run feedgen build --clean" {
 		t.Errorf("Open(a folder) = %v", err)
 	}
 }

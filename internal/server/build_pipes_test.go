@@ -87,7 +87,7 @@ func TestNamedPipes(t *testing.T) {
 		s := makeSite(t, corpus.Options{Articles: 3, Limits: []int{5}, Seed: 1})
 		testfiles.FIFO(t, filepath.Join(s.out, "manifest.json"))
 		_, _, err := start(t, s.out)
-		want := s.out + ": reading manifest: " + filepath.Join(s.out, "manifest.json") + " is not a regular file (a named pipe): remove it and run feedgen build"
+		want := s.out + ": reading manifest: " + filepath.Join(s.out, "manifest.json") + " is not a regular file (a named pipe): remove it and run feedgen build --clean"
 		if err == nil || err.Error() != want {
 			t.Errorf("got %v, want %q", err, want)
 		}
