@@ -37,7 +37,7 @@ func TestPublishNamedPipes(t *testing.T) {
 		want    string
 	}{
 		{name: "page", build: "articles/5/5.json", uploads: true, want: "articles/5/5.json: not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build again, and publish once it is done"},
-		{name: "manifest", build: "manifest.json", want: "reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build"},
+		{name: "manifest", build: "manifest.json", want: "reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build --clean"},
 		{name: "attributes", bucket: "manifest.json.attrs", want: "manifest.json.attrs is not a regular file (a named pipe): a bucket folder holds only the files of a build; remove it and publish again"},
 		{name: "lock", bucket: LockName, want: LockName + " is not a regular file (a named pipe): a bucket folder holds only the files of a build; remove it and publish again"},
 	} {
