@@ -169,3 +169,56 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
 	plainFolder(t, store, s.out, map[string]string{"static": ""})
 }
+
+// TestPublishFolderRootLinks: a file of a bucket on disk that publish
+// reads (manifest.json, its attribute file, the lock) is a symbolic
+// link: to the build's own manifest.json (so that the bucket would seem
+// to hold every build already, and never get a page), to a file
+// elsewhere, to nothing. Publish and its dry run refuse it, never
+// following it, and change nothing; the link's target is intact.
+func TestPublishFolderRootLinks(t *testing.T) {
+	for _, tt := range []struct {
+		name, file string
+		target     func(s *site, other string) string
+	}{
+		{"manifest to the build's", "manifest.json", func(s *site, _ string) string { return filepath.Join(s.out, "manifest.json") }},
+		{"manifest elsewhere", "manifest.json", func(_ *site, other string) string { return other }},
+		{"manifest broken", "manifest.json", func(_ *site, other string) string { return other + ".none" }},
+		{"attributes", "manifest.json" + attrsExt, func(_ *site, other string) string { return other }},
+		{"lock", LockName, func(_ *site, other string) string { return other }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSite(t, smallOpt)
+			url, store := fileBucket(t)
+			b := open(t, url)
+			opt := lockOptions(url, store)
+			opt.OutputDir = s.out
+			other := filepath.Join(t.TempDir(), "other.json")
+			if err := os.WriteFile(other, []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			target := tt.target(s, other)
+			link := filepath.Join(store, tt.file)
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			before, built := storeSnapshot(t, store), storeSnapshot(t, s.out)
+			want := link + " is not a regular file (a symbolic link to " + target + ", which publish does not follow): a bucket folder holds only the files of a build; remove it and publish again"
+			for _, dry := range []bool{true, false} {
+				opt.DryRun = dry
+				_, err := Publish(context.Background(), b, os.DirFS(s.out), opt)
+				if err == nil || err.Error() != want {
+					t.Errorf("dry run %v: got %v, want %q", dry, err, want)
+				}
+			}
+			sameStore(t, store, before)
+			sameStore(t, s.out, built)
+			if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+				t.Errorf("the link is gone: %v", err)
+			}
+			if data, err := os.ReadFile(other); err != nil || string(data) != "{}" {
+				t.Errorf("the link's target changed: %q, %v", data, err)
+			}
+		})
+	}
+}
