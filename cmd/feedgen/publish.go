@@ -84,6 +84,11 @@ func (o *publishOptions) check() error {
 			return err
 		}
 		o.cacheControl = cfg.Publish.CacheControl
+		if o.bucketDir != "" {
+			if err := publish.CheckBucketSite(o.bucketDir, cfg.ContentDir, cfg.Path); err != nil {
+				return usageError{err}
+			}
+		}
 		// A build named by --dir alone may be of another site.
 		if !o.set("dir") || o.set("config") {
 			o.site = cfg

@@ -339,7 +339,7 @@ func TestPublishLargeRemoteManifest(t *testing.T) {
 	big.Files = append([]manifest.File(nil), local.Files...)
 	sum := strings.Repeat("0123456789abcdef", 4)
 	for i := range extra {
-		big.Files = append(big.Files, manifest.File{Path: fmt.Sprintf("articles/old/%d/%d.json", i/1000, i), Size: 4000, SHA256: sum, Input: sum})
+		big.Files = append(big.Files, manifest.File{Path: fmt.Sprintf("articles/old/%d/%d.json", i/1000+1, i), Size: 4000, SHA256: sum, Input: sum})
 	}
 	data := big.Marshal()
 	if err := b.WriteAll(context.Background(), manifest.Name, data, &blob.WriterOptions{ContentType: ContentType,

@@ -106,7 +106,9 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 	publishDir(t, b, s.out, opt)
 	m := readManifest(t, s.out)
 	page, attrsPage := m.Files[1].Path, m.Files[2].Path
-	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", page, attrsPage + attrsExt} {
+	// A pipe at a name a build writes (a stale page's) is deleted; one
+	// at a name no build writes is another tool's, and stays.
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", "articles/10/997.json", page, attrsPage + attrsExt} {
 		full := filepath.Join(store, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
@@ -114,7 +116,7 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 		os.Remove(full)
 		testfiles.FIFO(t, full)
 	}
-	sock := filepath.Join(store, "articles", "s.sock")
+	sock := filepath.Join(store, "articles", "10", "996.json")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +143,7 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 	if got, want := countsOf(publish()), (counts{Unchanged: len(m.Files) + 1}); got != want {
 		t.Errorf("unchanged build: got %+v, want %+v", got, want)
 	}
-	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", page} {
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", "articles/10/997.json", page} {
 		if !isPipe(name) {
 			t.Errorf("%s: no longer a named pipe after a publish of an unchanged build", name)
 		}
@@ -149,19 +151,21 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 	// A new build: the folder is walked.
 	s.edit(t, 3, "Edited, with pipes in the bucket")
 	publish()
-	for _, name := range []string{"web.fifo", "static/app.fifo"} {
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo"} {
 		if !isPipe(name) {
-			t.Errorf("%s, outside articles/: no longer a named pipe", name)
+			t.Errorf("%s, not a name a build writes: no longer a named pipe", name)
 		}
 	}
-	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
-		t.Errorf("the socket under articles/: %v, want it deleted", err)
+	for _, name := range []string{sock, filepath.Join(store, "articles", "10", "997.json")} {
+		if _, err := os.Lstat(name); !os.IsNotExist(err) {
+			t.Errorf("%s, at a page's name: %v, want it deleted", name, err)
+		}
 	}
 	if !isPipe(attrsPage + attrsExt) {
 		t.Errorf("%s: not publish's, yet no longer a named pipe", attrsPage+attrsExt)
 	}
 	// The test reads the bucket through its driver, which would open them.
-	for _, name := range []string{"web.fifo", "static/app.fifo", attrsPage + attrsExt} {
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", attrsPage + attrsExt} {
 		if err := os.Remove(filepath.Join(store, filepath.FromSlash(name))); err != nil {
 			t.Fatal(err)
 		}
