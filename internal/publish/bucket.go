@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -78,6 +79,9 @@ func ParseBucketURL(raw string) (*Bucket, error) {
 	// The URL without its path, query and fragment, its host as written
 	// (a URL with no "//" has none: "s3:" is refused below).
 	b := &Bucket{Scheme: u.Scheme, raw: raw, host: u.Host, query: u.Query(), rawBase: u.Scheme + "://" + rawHost(raw)}
+	if err := b.onceEach(); err != nil {
+		return nil, err
+	}
 	if u.Scheme == "file" {
 		return b, b.parseFile(u)
 	}
@@ -100,6 +104,45 @@ func ParseBucketURL(raw string) (*Bucket, error) {
 		}
 	}
 	return b, nil
+}
+
+// onceEach refuses a parameter given twice: which one would hold (the
+// SDKs read the first) is not said, and a prefix= or endpoint= added to
+// a URL that had one already would write elsewhere than meant.
+func (b *Bucket) onceEach() error {
+	keys := slices.Sorted(maps.Keys(b.query))
+	for _, key := range keys {
+		if vals := b.query[key]; len(vals) > 1 {
+			return urlErrorf("BUCKET_URL %q gives %s= %d times (%s): which one holds is not said: give it once, as in '%s' or '%s'",
+				b.raw, key, len(vals), strings.Join(vals, ", "), keepOne(b.raw, key, 0), keepOne(b.raw, key, len(vals)-1))
+		}
+	}
+	return nil
+}
+
+// keepOne returns the URL raw with the n-th parameter key (from 0) as
+// written, and no other of that key.
+func keepOne(raw, key string, n int) string {
+	base, query, _ := strings.Cut(raw, "?")
+	query, frag, hasFrag := strings.Cut(query, "#")
+	var parts []string
+	i := 0
+	for part := range strings.SplitSeq(query, "&") {
+		k, _, _ := strings.Cut(part, "=")
+		if part != "" && unescape(k) == key {
+			if i++; i-1 != n {
+				continue
+			}
+		}
+		if part != "" {
+			parts = append(parts, part)
+		}
+	}
+	s := base + "?" + strings.Join(parts, "&")
+	if hasFrag {
+		s += "#" + frag
+	}
+	return s
 }
 
 // rawHost returns the host of raw as written (u.Host may be decoded): ""
