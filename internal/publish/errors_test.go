@@ -116,6 +116,10 @@ func TestTransient(t *testing.T) {
 		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
 		{&net.OpError{Op: "read", Err: syscall.ECONNRESET}, true},
 		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, false},
+		// A bucket on disk: a syscall.Errno is a net.Error too.
+		{&os.PathError{Op: "mkdir", Path: "/srv/feed/articles", Err: syscall.ENOTDIR}, false},
+		{&os.PathError{Op: "open", Path: "/srv/feed/articles/20/0.json", Err: syscall.EACCES}, false},
+		{&os.PathError{Op: "open", Path: "/srv/feed/articles/20/0.json", Err: syscall.EMFILE}, true},
 		{errors.New("get credentials: failed to refresh cached credentials"), false},
 		{errors.New("something else"), false},
 	}

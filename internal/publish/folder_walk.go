@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/folder"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
@@ -51,6 +52,17 @@ func checkFolderRoot(dir string) error {
 			}
 		}
 		return fmt.Errorf("%s is not a regular file (%s): a bucket folder holds only the files of a build; remove it and publish again", p, kind)
+	}
+	// articles must be a folder (or a link to one), or nothing yet: a
+	// file there fails every upload.
+	p := filepath.Join(dir, listing.Dir)
+	info, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(p); lerr == nil {
+			return fmt.Errorf("%s is a link to nothing: the pages of a bucket folder go in the folder articles; remove it and publish again", p)
+		}
+	} else if err == nil && !info.IsDir() {
+		return fmt.Errorf("%s is not a folder (%s): the pages of a bucket folder go in the folder articles; remove it and publish again", p, outfile.Kind(info.Mode().Type()))
 	}
 	return nil
 }

@@ -226,3 +226,49 @@ func TestPublishFolderRootLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestPublishFolderArticlesNotFolder: a bucket folder's articles is a
+// regular file, a named pipe or a link to nothing: publish and its dry
+// run refuse it at once, saying to remove it, and try nothing again.
+func TestPublishFolderArticlesNotFolder(t *testing.T) {
+	for _, tt := range []struct {
+		name, kind string
+		make       func(t *testing.T, p string)
+	}{
+		{"file", "is not a folder (a regular file)", func(t *testing.T, p string) { testfiles.WriteFile(t, p, "hi") }},
+		{"pipe", "is not a folder (a named pipe)", func(t *testing.T, p string) { testfiles.FIFO(t, p) }},
+		{"broken link", "is a link to nothing", func(t *testing.T, p string) {
+			if err := os.Symlink(p+".none", p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSite(t, smallOpt)
+			url, store := fileBucket(t)
+			b := open(t, url)
+			opt := lockOptions(url, store)
+			opt.OutputDir = s.out
+			var notices strings.Builder
+			opt.Notices = &notices
+			p := filepath.Join(store, "articles")
+			tt.make(t, p)
+			before := storeSnapshot(t, store)
+			want := p + " " + tt.kind + ": the pages of a bucket folder go in the folder articles; remove it and publish again"
+			for _, dry := range []bool{true, false} {
+				opt.DryRun = dry
+				err := eventtest.Returns(t, 5*time.Second, "Publish", func() error {
+					_, err := Publish(context.Background(), b, os.DirFS(s.out), opt)
+					return err
+				})
+				if err == nil || err.Error() != want {
+					t.Errorf("dry run %v: got %v, want %q", dry, err, want)
+				}
+			}
+			if notices.Len() > 0 {
+				t.Errorf("notices: %s", notices.String())
+			}
+			sameStore(t, store, before)
+		})
+	}
+}
