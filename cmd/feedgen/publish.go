@@ -335,7 +335,9 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 	}
 	var then string
 	switch {
-	case res == nil:
+	case res == nil || res.DryRun: // a dry run uploads nothing
+	case res.Uploaded > 0 && !res.ManifestUploaded && !res.HadManifest:
+		then = fmt.Sprintf("%s uploaded; the bucket has no manifest.json yet and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
 	case res.Uploaded > 0 && !res.ManifestUploaded:
 		then = fmt.Sprintf("%s uploaded; the bucket's manifest.json is still the previous one and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
 	case res.ManifestUploaded:

@@ -256,6 +256,9 @@ type Result struct {
 	// ManifestUploaded: the build's manifest.json is in the bucket now
 	// (uploaded by this publish; not set by a dry run).
 	ManifestUploaded bool
+	// HadManifest: the bucket held a manifest.json when this publish
+	// read it.
+	HadManifest bool
 	// Remote says how what the bucket holds was known when its
 	// manifest.json could not be used for it: "" when it could (or the
 	// bucket held nothing), else a sentence such as "the bucket has no
@@ -694,7 +697,7 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 // keep records in the result what rem says of the bucket: why its
 // manifest was not used, and the files it keeps.
 func (p *publisher) keep(rem *remote) {
-	p.res.Remote = rem.note
+	p.res.Remote, p.res.HadManifest = rem.note, rem.exists
 	p.res.Kept, p.res.Foreign = rem.kept+rem.foreign, rem.foreign
 	p.res.ForeignNames = slices.Clone(rem.foreignNames)
 }
