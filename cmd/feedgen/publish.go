@@ -333,6 +333,9 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 	if hint := o.bucket.Hint(err, o.getenv); hint != "" {
 		err = fmt.Errorf("%w\n%s", err, hint)
 	}
+	if hint := o.bucket.ThrottleHint(err, o.workers); hint != "" {
+		err = fmt.Errorf("%w\n%s", err, hint)
+	}
 	var then string
 	switch {
 	case res == nil || res.DryRun: // a dry run uploads nothing

@@ -472,6 +472,19 @@ func (b *Bucket) Hint(err error, getenv func(string) string) string {
 	return strings.Join(slices.DeleteFunc(hints, func(s string) bool { return s == "" }), "\n")
 }
 
+// ThrottleHint says, when err is a service's refusal to take more
+// requests (S3's SlowDown, 503, 429) that outlasted the publish's
+// tries, to publish again with fewer workers than the workers it had:
+// "" for any other error.
+func (b *Bucket) ThrottleHint(err error, workers int) string {
+	if err == nil || !throttled(err) {
+		return ""
+	}
+	fewer := max(1, workers/4)
+	return fmt.Sprintf("the service kept refusing requests as too many (throttling) with --workers %d: publish again with fewer at once, as in feedgen publish --workers %d '%s'",
+		workers, fewer, b.raw)
+}
+
 // credentialsHint says where each cloud's SDK looks for credentials, and
 // what publishing needs.
 func credentialsHint(scheme string) string {

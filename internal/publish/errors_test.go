@@ -482,3 +482,29 @@ func TestAskRegion(t *testing.T) {
 		})
 	}
 }
+
+// TestThrottleHint: a publish that failed on throttling says to publish
+// again with fewer workers, with the command; any other error, nothing.
+func TestThrottleHint(t *testing.T) {
+	b, err := ParseBucketURL("s3://bkt/feed/?region=us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the service kept refusing requests as too many (throttling) with --workers 16: publish again with fewer at once, as in feedgen publish --workers 4 's3://bkt/feed/?region=us-east-1'"
+	for _, tt := range []struct {
+		err     error
+		workers int
+		want    string
+	}{
+		{explain("uploading articles/20/42.json", codeError("SlowDown")), 16, want},
+		{fmt.Errorf("x: %w", httpError(429)), 16, want},
+		{codeError("SlowDown"), 2, "the service kept refusing requests as too many (throttling) with --workers 2: publish again with fewer at once, as in feedgen publish --workers 1 's3://bkt/feed/?region=us-east-1'"},
+		{codeError("InternalError"), 16, ""},
+		{httpError(403), 16, ""},
+		{nil, 16, ""},
+	} {
+		if got := b.ThrottleHint(tt.err, tt.workers); got != tt.want {
+			t.Errorf("ThrottleHint(%v, %d) = %q, want %q", tt.err, tt.workers, got, tt.want)
+		}
+	}
+}
