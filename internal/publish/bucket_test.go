@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -195,5 +196,22 @@ func TestPathStyleVirtualHost(t *testing.T) {
 		if got := p.virtualHost(tt.err); got != tt.want {
 			t.Errorf("virtualHost(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestOpenAzureNoAccount: azblob:// with no storage account in the
+// environment or the URL says what to set, not the SDK's own words.
+func TestOpenAzureNoAccount(t *testing.T) {
+	for _, k := range []string{"AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGEBLOB_CONNECTIONSTRING"} {
+		t.Setenv(k, "")
+	}
+	b, err := ParseBucketURL("azblob://c/feed/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Open(context.Background(), Options{})
+	want := "opening azblob://c/feed/: no Azure storage account is named: set AZURE_STORAGE_ACCOUNT (with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, or az login), or add storage_account=NAME to the URL, as in 'azblob://c/feed/?storage_account=NAME'"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
 	}
 }
