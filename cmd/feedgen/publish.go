@@ -429,16 +429,25 @@ deleted.`,
   feedgen publish 's3://feed-bucket/news/?region=eu-central-1'   # under news/
   feedgen publish gs://feed-bucket
   feedgen publish file:///srv/www/feed   # a folder a web server serves`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))}
-			}
-			return nil
-		},
+		// The arguments are checked in RunE, so that --json prints a
+		// usage error as JSON too.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.url = args[0]
+			start := time.Now()
 			o.set = cmd.Flags().Changed
-			return checkRun(cmd.Context(), o, runPublish)
+			err := error(usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))})
+			if len(args) == 1 {
+				o.url = args[0]
+				err = o.check()
+			}
+			if err != nil {
+				if o.json {
+					// As runPublish prints a failure: a CI reads stdout.
+					writeJSON(o.stdout, newPublishJSON(o.url, o.bucket, o.dryRun, nil, err, time.Since(start)))
+				}
+				return err
+			}
+			return runPublish(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to publish (default: output_dir of the config, else public)")
