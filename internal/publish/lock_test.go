@@ -424,4 +424,21 @@ func TestFence(t *testing.T) {
 	if l.lostNow() == nil {
 		t.Error("the loss is not recorded for release")
 	}
+	// What the publish is told says why: the service stopped answering
+	// the renewals, or failed them.
+	for _, tt := range []struct {
+		failed error
+		want   string
+	}{
+		{nil, "(no renewal came back)"},
+		{fmt.Errorf("renewing: %w", context.DeadlineExceeded), "(the bucket's service stopped answering)"},
+		{codeError("InternalError"), "(the last try: InternalError: message of InternalError)"},
+	} {
+		l := &objectLock{lost: func(error) {}}
+		l.sent, l.until, l.failed = time.Now().Add(-21*time.Second), time.Now().Add(-time.Millisecond), tt.failed
+		want := "this publish could not renew the bucket's lock " + LockName + " for 21s " + tt.want + ", and stopped: past that, another publish may take the bucket over; check that the bucket's service answers, and publish again"
+		if err := l.fence(); !errors.Is(err, errLockLost) || err.Error() != want {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
 }
