@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -465,11 +466,35 @@ func (b *Bucket) Hint(err error, getenv func(string) string) string {
 			hints = append(hints, credentialsHint(b.Scheme))
 		}
 	}
+	if hint := b.badRequestHint(err, getenv); hint != "" {
+		hints = append(hints, hint)
+	}
 	if b.style != nil && b.style.virtualHost(err) {
 		hints = append(hints, fmt.Sprintf("the bucket was looked for at the host %s.%s (virtual-hosted style, the default); for a server that takes the bucket in the path, add use_path_style=true: '%s'",
 			b.style.bucket, b.style.host, b.style.fixed))
 	}
 	return strings.Join(slices.DeleteFunc(hints, func(s string) bool { return s == "" }), "\n")
+}
+
+// badRequestHint says what to check when an S3 service refused a
+// request as malformed (400, which a HEAD request, the first a publish
+// makes, gives no reason for): a region= other than the bucket's, which
+// an S3-compatible server may refuse that way, or a bucket name that S3
+// cannot have.
+func (b *Bucket) badRequestHint(err error, getenv func(string) string) string {
+	var hs interface{ HTTPStatusCode() int }
+	if b.Scheme != "s3" || !errors.As(err, &hs) || hs.HTTPStatusCode() != http.StatusBadRequest || kindOf(err) != Other {
+		return ""
+	}
+	region := "the region from the environment"
+	switch {
+	case b.s3 != nil && b.s3.region != "":
+		region = "region=" + b.s3.region
+	case getenv("AWS_REGION") != "":
+		region = "AWS_REGION=" + getenv("AWS_REGION")
+	}
+	return fmt.Sprintf("the service refused the request as malformed (400 Bad Request): check that the bucket %s is in %s (for an S3-compatible server, the region it is set up with; 'aws s3api get-bucket-location --bucket %s' says it), and that its name is one S3 allows (3 to 63 lowercase letters, digits, dots and hyphens)",
+		b.Name, region, b.Name)
 }
 
 // ThrottleHint says, when err is a service's refusal to take more

@@ -508,3 +508,38 @@ func TestThrottleHint(t *testing.T) {
 		}
 	}
 }
+
+// TestBadRequestHint: versitygw refuses a request signed for another
+// region than its own with a bare 400 (the first request of a dry run
+// is a HEAD, with no body to say why): the hint says to check region=
+// and the bucket's name. Other errors get none.
+func TestBadRequestHint(t *testing.T) {
+	v := versitytest.Start(t)
+	url, _ := v.NewBucket(t)
+	url = strings.Replace(url, "region=us-east-1", "region=eu-west-1", 1)
+	bk, err := ParseBucketURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bk.Open(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	s := newSite(t, smallOpt)
+	opt := testOptions()
+	opt.DryRun = true
+	_, err = Publish(context.Background(), b, os.DirFS(s.out), opt)
+	if err == nil {
+		t.Fatal("a dry run with the wrong region: no error")
+	}
+	want := "the service refused the request as malformed (400 Bad Request): check that the bucket " + bk.Name + " is in region=eu-west-1 (for an S3-compatible server, the region it is set up with; 'aws s3api get-bucket-location --bucket " + bk.Name + "' says it), and that its name is one S3 allows (3 to 63 lowercase letters, digits, dots and hyphens)"
+	if got := bk.Hint(err, func(string) string { return "" }); got != want {
+		t.Errorf("%v: hint %q, want %q", err, got, want)
+	}
+	for _, err := range []error{explain("listing articles/", httpError(403)), explain("x", httpError(500)), errors.New("other")} {
+		if got := bk.Hint(err, func(string) string { return "" }); strings.Contains(got, "400") {
+			t.Errorf("%v: hint %q", err, got)
+		}
+	}
+}
