@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -105,8 +106,14 @@ type publishJSON struct {
 }
 
 func newPublishJSON(url string, b *publish.Bucket, dryRun bool, res *publish.Result, err error, d time.Duration) publishJSON {
-	j := publishJSON{URL: url, Scheme: b.Scheme, Bucket: b.Name, Prefix: b.Prefix, OK: err == nil, DryRun: dryRun, Seconds: seconds(d)}
-	if err != nil {
+	j := publishJSON{URL: url, OK: err == nil, DryRun: dryRun, Seconds: seconds(d)}
+	if b != nil { // nil: the URL was refused
+		j.Scheme, j.Bucket, j.Prefix = b.Scheme, b.Name, b.Prefix
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		j.Error = "interrupted" // as the text says it
+	case err != nil:
 		j.Error = err.Error()
 	}
 	if res != nil {

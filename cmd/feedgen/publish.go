@@ -84,6 +84,11 @@ func (o *publishOptions) check() error {
 			return err
 		}
 		o.cacheControl = cfg.Publish.CacheControl
+		if o.bucketDir != "" {
+			if err := publish.CheckBucketSite(o.bucketDir, cfg.ContentDir, cfg.Path); err != nil {
+				return usageError{err}
+			}
+		}
 		// A build named by --dir alone may be of another site.
 		if !o.set("dir") || o.set("config") {
 			o.site = cfg
@@ -328,9 +333,14 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 	if hint := o.bucket.Hint(err, o.getenv); hint != "" {
 		err = fmt.Errorf("%w\n%s", err, hint)
 	}
+	if hint := o.bucket.ThrottleHint(err, o.workers); hint != "" {
+		err = fmt.Errorf("%w\n%s", err, hint)
+	}
 	var then string
 	switch {
-	case res == nil:
+	case res == nil || res.DryRun: // a dry run uploads nothing
+	case res.Uploaded > 0 && !res.ManifestUploaded && !res.HadManifest:
+		then = fmt.Sprintf("%s uploaded; the bucket has no manifest.json yet and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
 	case res.Uploaded > 0 && !res.ManifestUploaded:
 		then = fmt.Sprintf("%s uploaded; the bucket's manifest.json is still the previous one and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
 	case res.ManifestUploaded:
@@ -419,16 +429,25 @@ deleted.`,
   feedgen publish 's3://feed-bucket/news/?region=eu-central-1'   # under news/
   feedgen publish gs://feed-bucket
   feedgen publish file:///srv/www/feed   # a folder a web server serves`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))}
-			}
-			return nil
-		},
+		// The arguments are checked in RunE, so that --json prints a
+		// usage error as JSON too.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.url = args[0]
+			start := time.Now()
 			o.set = cmd.Flags().Changed
-			return checkRun(cmd.Context(), o, runPublish)
+			err := error(usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))})
+			if len(args) == 1 {
+				o.url = args[0]
+				err = o.check()
+			}
+			if err != nil {
+				if o.json {
+					// As runPublish prints a failure: a CI reads stdout.
+					writeJSON(o.stdout, newPublishJSON(o.url, o.bucket, o.dryRun, nil, err, time.Since(start)))
+				}
+				return err
+			}
+			return runPublish(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to publish (default: output_dir of the config, else public)")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -128,4 +130,14 @@ func storeFiles(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestPublishJSONInterrupted: an interrupted publish --json says
+// "interrupted", as the text does, not "context canceled".
+func TestPublishJSONInterrupted(t *testing.T) {
+	err := fmt.Errorf("uploading articles/20/0.json: %w", context.Canceled)
+	j := newPublishJSON("file:///srv/feed", nil, false, nil, err, 0)
+	if j.OK || j.Error != "interrupted" {
+		t.Errorf("got ok %v, error %q, want \"interrupted\"", j.OK, j.Error)
+	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -78,6 +80,9 @@ func ParseBucketURL(raw string) (*Bucket, error) {
 	// The URL without its path, query and fragment, its host as written
 	// (a URL with no "//" has none: "s3:" is refused below).
 	b := &Bucket{Scheme: u.Scheme, raw: raw, host: u.Host, query: u.Query(), rawBase: u.Scheme + "://" + rawHost(raw)}
+	if err := b.onceEach(); err != nil {
+		return nil, err
+	}
 	if u.Scheme == "file" {
 		return b, b.parseFile(u)
 	}
@@ -100,6 +105,45 @@ func ParseBucketURL(raw string) (*Bucket, error) {
 		}
 	}
 	return b, nil
+}
+
+// onceEach refuses a parameter given twice: which one would hold (the
+// SDKs read the first) is not said, and a prefix= or endpoint= added to
+// a URL that had one already would write elsewhere than meant.
+func (b *Bucket) onceEach() error {
+	keys := slices.Sorted(maps.Keys(b.query))
+	for _, key := range keys {
+		if vals := b.query[key]; len(vals) > 1 {
+			return urlErrorf("BUCKET_URL %q gives %s= %d times (%s): which one holds is not said: give it once, as in '%s' or '%s'",
+				b.raw, key, len(vals), strings.Join(vals, ", "), keepOne(b.raw, key, 0), keepOne(b.raw, key, len(vals)-1))
+		}
+	}
+	return nil
+}
+
+// keepOne returns the URL raw with the n-th parameter key (from 0) as
+// written, and no other of that key.
+func keepOne(raw, key string, n int) string {
+	base, query, _ := strings.Cut(raw, "?")
+	query, frag, hasFrag := strings.Cut(query, "#")
+	var parts []string
+	i := 0
+	for part := range strings.SplitSeq(query, "&") {
+		k, _, _ := strings.Cut(part, "=")
+		if part != "" && unescape(k) == key {
+			if i++; i-1 != n {
+				continue
+			}
+		}
+		if part != "" {
+			parts = append(parts, part)
+		}
+	}
+	s := base + "?" + strings.Join(parts, "&")
+	if hasFrag {
+		s += "#" + frag
+	}
+	return s
 }
 
 // rawHost returns the host of raw as written (u.Host may be decoded): ""
@@ -422,11 +466,48 @@ func (b *Bucket) Hint(err error, getenv func(string) string) string {
 			hints = append(hints, credentialsHint(b.Scheme))
 		}
 	}
+	if hint := b.badRequestHint(err, getenv); hint != "" {
+		hints = append(hints, hint)
+	}
 	if b.style != nil && b.style.virtualHost(err) {
 		hints = append(hints, fmt.Sprintf("the bucket was looked for at the host %s.%s (virtual-hosted style, the default); for a server that takes the bucket in the path, add use_path_style=true: '%s'",
 			b.style.bucket, b.style.host, b.style.fixed))
 	}
 	return strings.Join(slices.DeleteFunc(hints, func(s string) bool { return s == "" }), "\n")
+}
+
+// badRequestHint says what to check when an S3 service refused a
+// request as malformed (400, which a HEAD request, the first a publish
+// makes, gives no reason for): a region= other than the bucket's, which
+// an S3-compatible server may refuse that way, or a bucket name that S3
+// cannot have.
+func (b *Bucket) badRequestHint(err error, getenv func(string) string) string {
+	var hs interface{ HTTPStatusCode() int }
+	if b.Scheme != "s3" || !errors.As(err, &hs) || hs.HTTPStatusCode() != http.StatusBadRequest || kindOf(err) != Other {
+		return ""
+	}
+	region := "the region from the environment"
+	switch {
+	case b.s3 != nil && b.s3.region != "":
+		region = "region=" + b.s3.region
+	case getenv("AWS_REGION") != "":
+		region = "AWS_REGION=" + getenv("AWS_REGION")
+	}
+	return fmt.Sprintf("the service refused the request as malformed (400 Bad Request): check that the bucket %s is in %s (for an S3-compatible server, the region it is set up with; 'aws s3api get-bucket-location --bucket %s' says it), and that its name is one S3 allows (3 to 63 lowercase letters, digits, dots and hyphens)",
+		b.Name, region, b.Name)
+}
+
+// ThrottleHint says, when err is a service's refusal to take more
+// requests (S3's SlowDown, 503, 429) that outlasted the publish's
+// tries, to publish again with fewer workers than the workers it had:
+// "" for any other error.
+func (b *Bucket) ThrottleHint(err error, workers int) string {
+	if err == nil || !throttled(err) {
+		return ""
+	}
+	fewer := max(1, workers/4)
+	return fmt.Sprintf("the service kept refusing requests as too many (throttling) with --workers %d: publish again with fewer at once, as in feedgen publish --workers %d '%s'",
+		workers, fewer, b.raw)
 }
 
 // credentialsHint says where each cloud's SDK looks for credentials, and

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -46,6 +47,14 @@ func TestParseBucketURL(t *testing.T) {
 		{url: "s3://mybucket?prefix=./", err: `BUCKET_URL "s3://mybucket?prefix=./": prefix=./ is not a folder of the bucket: write a folder, as in s3://mybucket/?prefix=feed/`},
 		{url: "s3://mybucket?regoin=us-east-1", err: `BUCKET_URL "s3://mybucket?regoin=us-east-1": unknown query parameter "regoin"`},
 		{url: "s3://mybucket?use_path_style=yes", err: `BUCKET_URL "s3://mybucket?use_path_style=yes": invalid value for "use_path_style": "yes" is not true or false`},
+		{url: "s3://bkt/?region=us-east-1&prefix=a/&prefix=b/",
+			err: `BUCKET_URL "s3://bkt/?region=us-east-1&prefix=a/&prefix=b/" gives prefix= 2 times (a/, b/): which one holds is not said: give it once, as in 's3://bkt/?region=us-east-1&prefix=a/' or 's3://bkt/?region=us-east-1&prefix=b/'`},
+		{url: "s3://bkt/?endpoint=http://127.0.0.1:9000&use_path_style=true&endpoint=http://127.0.0.1:1",
+			err: `BUCKET_URL "s3://bkt/?endpoint=http://127.0.0.1:9000&use_path_style=true&endpoint=http://127.0.0.1:1" gives endpoint= 2 times (http://127.0.0.1:9000, http://127.0.0.1:1): which one holds is not said: give it once, as in 's3://bkt/?endpoint=http://127.0.0.1:9000&use_path_style=true' or 's3://bkt/?use_path_style=true&endpoint=http://127.0.0.1:1'`},
+		{url: "s3://bkt/feed/?region=us-east-1&region=eu-west-1",
+			err: `BUCKET_URL "s3://bkt/feed/?region=us-east-1&region=eu-west-1" gives region= 2 times (us-east-1, eu-west-1): which one holds is not said: give it once, as in 's3://bkt/feed/?region=us-east-1' or 's3://bkt/feed/?region=eu-west-1'`},
+		{url: "file:///srv/fb?prefix=a/&prefix=b/",
+			err: `BUCKET_URL "file:///srv/fb?prefix=a/&prefix=b/" gives prefix= 2 times (a/, b/): which one holds is not said: give it once, as in 'file:///srv/fb?prefix=a/' or 'file:///srv/fb?prefix=b/'`},
 		{url: "gs://feed-bucket/feed/", name: "feed-bucket", prefix: "feed/", desc: "bucket feed-bucket, prefix feed/ (gs)"},
 		{url: "azblob://site/feed", name: "site", prefix: "feed/", desc: "container site, prefix feed/ (azblob)"},
 		{url: "file:///srv/www/feed", name: "/srv/www/feed", desc: "folder /srv/www/feed (file)"},
@@ -187,5 +196,22 @@ func TestPathStyleVirtualHost(t *testing.T) {
 		if got := p.virtualHost(tt.err); got != tt.want {
 			t.Errorf("virtualHost(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// TestOpenAzureNoAccount: azblob:// with no storage account in the
+// environment or the URL says what to set, not the SDK's own words.
+func TestOpenAzureNoAccount(t *testing.T) {
+	for _, k := range []string{"AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGEBLOB_CONNECTIONSTRING"} {
+		t.Setenv(k, "")
+	}
+	b, err := ParseBucketURL("azblob://c/feed/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Open(context.Background(), Options{})
+	want := "opening azblob://c/feed/: no Azure storage account is named: set AZURE_STORAGE_ACCOUNT (with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, or az login), or add storage_account=NAME to the URL, as in 'azblob://c/feed/?storage_account=NAME'"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
 	}
 }

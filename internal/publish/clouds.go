@@ -64,6 +64,10 @@ func (b *Bucket) openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) 
 // Azure credential (az login, a managed identity).
 func (b *Bucket) openAzure(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	defaults := azureblob.NewDefaultServiceURLOptions()
+	if defaults.AccountName == "" && u.Query().Get("storage_account") == "" {
+		return nil, fmt.Errorf("no Azure storage account is named: set AZURE_STORAGE_ACCOUNT (with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, or az login), or add storage_account=NAME to the URL, as in '%s'",
+			b.WithParam("storage_account", "NAME"))
+	}
 	opener := &azureblob.URLOpener{ServiceURLOptions: *defaults, MakeClient: func(svc azureblob.ServiceURL, name azureblob.ContainerName) (*container.Client, error) {
 		if defaults.SASToken != "" {
 			// The SAS token goes with the service's URL: never to another.

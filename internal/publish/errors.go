@@ -287,7 +287,15 @@ func Transient(err error) bool {
 		return false
 	}
 	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	if errors.As(err, &ne) {
+		// A syscall.Errno is a net.Error too: a disk's ENOTDIR or EACCES
+		// (a bucket on disk) does not go away.
+		if errno, ok := ne.(syscall.Errno); ok {
+			return errno.Temporary() || errno.Timeout() || errno == syscall.EPIPE
+		}
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // connectFlag is the flag of feedgen publish that sets

@@ -116,6 +116,10 @@ func TestTransient(t *testing.T) {
 		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true},
 		{&net.OpError{Op: "read", Err: syscall.ECONNRESET}, true},
 		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, false},
+		// A bucket on disk: a syscall.Errno is a net.Error too.
+		{&os.PathError{Op: "mkdir", Path: "/srv/feed/articles", Err: syscall.ENOTDIR}, false},
+		{&os.PathError{Op: "open", Path: "/srv/feed/articles/20/0.json", Err: syscall.EACCES}, false},
+		{&os.PathError{Op: "open", Path: "/srv/feed/articles/20/0.json", Err: syscall.EMFILE}, true},
 		{errors.New("get credentials: failed to refresh cached credentials"), false},
 		{errors.New("something else"), false},
 	}
@@ -476,5 +480,66 @@ func TestAskRegion(t *testing.T) {
 				t.Errorf("took %v", took)
 			}
 		})
+	}
+}
+
+// TestThrottleHint: a publish that failed on throttling says to publish
+// again with fewer workers, with the command; any other error, nothing.
+func TestThrottleHint(t *testing.T) {
+	b, err := ParseBucketURL("s3://bkt/feed/?region=us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "the service kept refusing requests as too many (throttling) with --workers 16: publish again with fewer at once, as in feedgen publish --workers 4 's3://bkt/feed/?region=us-east-1'"
+	for _, tt := range []struct {
+		err     error
+		workers int
+		want    string
+	}{
+		{explain("uploading articles/20/42.json", codeError("SlowDown")), 16, want},
+		{fmt.Errorf("x: %w", httpError(429)), 16, want},
+		{codeError("SlowDown"), 2, "the service kept refusing requests as too many (throttling) with --workers 2: publish again with fewer at once, as in feedgen publish --workers 1 's3://bkt/feed/?region=us-east-1'"},
+		{codeError("InternalError"), 16, ""},
+		{httpError(403), 16, ""},
+		{nil, 16, ""},
+	} {
+		if got := b.ThrottleHint(tt.err, tt.workers); got != tt.want {
+			t.Errorf("ThrottleHint(%v, %d) = %q, want %q", tt.err, tt.workers, got, tt.want)
+		}
+	}
+}
+
+// TestBadRequestHint: versitygw refuses a request signed for another
+// region than its own with a bare 400 (the first request of a dry run
+// is a HEAD, with no body to say why): the hint says to check region=
+// and the bucket's name. Other errors get none.
+func TestBadRequestHint(t *testing.T) {
+	v := versitytest.Start(t)
+	url, _ := v.NewBucket(t)
+	url = strings.Replace(url, "region=us-east-1", "region=eu-west-1", 1)
+	bk, err := ParseBucketURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bk.Open(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	s := newSite(t, smallOpt)
+	opt := testOptions()
+	opt.DryRun = true
+	_, err = Publish(context.Background(), b, os.DirFS(s.out), opt)
+	if err == nil {
+		t.Fatal("a dry run with the wrong region: no error")
+	}
+	want := "the service refused the request as malformed (400 Bad Request): check that the bucket " + bk.Name + " is in region=eu-west-1 (for an S3-compatible server, the region it is set up with; 'aws s3api get-bucket-location --bucket " + bk.Name + "' says it), and that its name is one S3 allows (3 to 63 lowercase letters, digits, dots and hyphens)"
+	if got := bk.Hint(err, func(string) string { return "" }); got != want {
+		t.Errorf("%v: hint %q, want %q", err, got, want)
+	}
+	for _, err := range []error{explain("listing articles/", httpError(403)), explain("x", httpError(500)), errors.New("other")} {
+		if got := bk.Hint(err, func(string) string { return "" }); strings.Contains(got, "400") {
+			t.Errorf("%v: hint %q", err, got)
+		}
 	}
 }

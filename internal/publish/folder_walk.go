@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/folder"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
@@ -25,21 +26,43 @@ var rootNames = []string{manifest.Name, manifest.Name + attrsExt, LockName}
 // manifest.json, attribute file of it, or lock file is there and is not
 // a regular file (nor a folder): the driver opens them blocking, so that
 // a named pipe would block the publish in open, deaf to SIGINT and
-// SIGTERM. Nothing else of the folder is looked at: what is under
-// articles/ is listed by walk (a file that is not a regular one is
-// replaced or deleted, never read), and the rest is never touched. ""
-// is no folder: nothing to check.
+// SIGTERM; and a link is never followed (os.Lstat): the bucket's
+// manifest.json as a link to the build's own would be read as the
+// bucket's, so that publish would find every build already there and
+// never upload again, and every build would change what the bucket says
+// before a page of it is there. Nothing else of the folder is looked at:
+// what is under articles/ is listed by walk (a file that is not a
+// regular one is replaced or deleted, never read), and the rest is never
+// touched. "" is no folder: nothing to check.
 func checkFolderRoot(dir string) error {
 	if dir == "" {
 		return nil
 	}
 	for _, name := range rootNames {
 		p := filepath.Join(dir, name)
-		info, err := os.Stat(p)
+		info, err := os.Lstat(p)
 		if err != nil || info.Mode().IsRegular() || info.IsDir() {
-			continue // missing, or a broken link: the driver says so
+			continue // missing: the driver says what else is wrong
 		}
-		return fmt.Errorf("%s is not a regular file (%s): a bucket folder holds only the files of a build; remove it and publish again", p, outfile.Kind(info.Mode().Type()))
+		kind := outfile.Kind(info.Mode().Type())
+		if info.Mode()&fs.ModeSymlink != 0 {
+			kind = "a symbolic link"
+			if to, err := os.Readlink(p); err == nil {
+				kind = "a symbolic link to " + to + ", which publish does not follow"
+			}
+		}
+		return fmt.Errorf("%s is not a regular file (%s): a bucket folder holds only the files of a build; remove it and publish again", p, kind)
+	}
+	// articles must be a folder (or a link to one), or nothing yet: a
+	// file there fails every upload.
+	p := filepath.Join(dir, listing.Dir)
+	info, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := os.Lstat(p); lerr == nil {
+			return fmt.Errorf("%s is a link to nothing: the pages of a bucket folder go in the folder articles; remove it and publish again", p)
+		}
+	} else if err == nil && !info.IsDir() {
+		return fmt.Errorf("%s is not a folder (%s): the pages of a bucket folder go in the folder articles; remove it and publish again", p, outfile.Kind(info.Mode().Type()))
 	}
 	return nil
 }

@@ -52,6 +52,43 @@ func checkBucketFolder(loc *folder.Locator, bucket, dir string) error {
 	return fmt.Errorf("the bucket folder %s %s; publish to a folder apart from the build", bucket, why)
 }
 
+// CheckBucketSite refuses a bucket on disk (file://) whose folder bucket
+// is the site's content folder, lies in it or holds it, or holds the
+// site's config file (a site's own folder): a publish writes under
+// articles/ there, and the next build reads what it wrote as content, or
+// finds the bucket's files among its own. contentDir and configFile are
+// the site's (config.Config's ContentDir and Path).
+func CheckBucketSite(bucket, contentDir, configFile string) error {
+	for _, c := range []struct {
+		dir  string
+		site bool // the config's folder: only one that holds it is refused
+	}{{contentDir, false}, {filepath.Dir(configFile), true}} {
+		if c.dir == "" || c.site && configFile == "" {
+			continue
+		}
+		rel, err := folder.Relate(bucket, c.dir)
+		if err != nil {
+			return fmt.Errorf("checking the bucket folder %s: %w", bucket, err)
+		}
+		var why string
+		switch {
+		case c.site && (rel == folder.Same || rel == folder.Holds):
+			why = "holds the site's " + configFile + ": its articles/ would go into the site"
+		case c.site:
+		case rel == folder.Same:
+			why = "is the site's content folder " + contentDir + ": its pages would go among the articles, and the next build would read them"
+		case rel == folder.Inside:
+			why = "lies inside the site's content folder " + contentDir + ": its pages would go among the articles, and the next build would read them"
+		case rel == folder.Holds:
+			why = "holds the site's content folder " + contentDir + ": its pages would go beside the articles"
+		}
+		if why != "" {
+			return fmt.Errorf("the bucket folder %s %s; publish to a folder apart from the site", bucket, why)
+		}
+	}
+	return nil
+}
+
 // checkFolders refuses a publish to a bucket on disk (Options.Folder)
 // that would write into, or delete from, a folder that is the build's
 // (Options.OutputDir), lies in it or holds it, however the bucket reaches

@@ -339,7 +339,7 @@ func TestPublishLargeRemoteManifest(t *testing.T) {
 	big.Files = append([]manifest.File(nil), local.Files...)
 	sum := strings.Repeat("0123456789abcdef", 4)
 	for i := range extra {
-		big.Files = append(big.Files, manifest.File{Path: fmt.Sprintf("articles/old/%d/%d.json", i/1000, i), Size: 4000, SHA256: sum, Input: sum})
+		big.Files = append(big.Files, manifest.File{Path: fmt.Sprintf("articles/old/%d/%d.json", i/1000+1, i), Size: 4000, SHA256: sum, Input: sum})
 	}
 	data := big.Marshal()
 	if err := b.WriteAll(context.Background(), manifest.Name, data, &blob.WriterOptions{ContentType: ContentType,
@@ -423,5 +423,22 @@ func TestFence(t *testing.T) {
 	}
 	if l.lostNow() == nil {
 		t.Error("the loss is not recorded for release")
+	}
+	// What the publish is told says why: the service stopped answering
+	// the renewals, or failed them.
+	for _, tt := range []struct {
+		failed error
+		want   string
+	}{
+		{nil, "(no renewal came back)"},
+		{fmt.Errorf("renewing: %w", context.DeadlineExceeded), "(the bucket's service stopped answering)"},
+		{codeError("InternalError"), "(the last try: InternalError: message of InternalError)"},
+	} {
+		l := &objectLock{lost: func(error) {}}
+		l.sent, l.until, l.failed = time.Now().Add(-21*time.Second), time.Now().Add(-time.Millisecond), tt.failed
+		want := "this publish could not renew the bucket's lock " + LockName + " for 21s " + tt.want + ", and stopped: past that, another publish may take the bucket over; check that the bucket's service answers, and publish again"
+		if err := l.fence(); !errors.Is(err, errLockLost) || err.Error() != want {
+			t.Errorf("got %v, want %q", err, want)
+		}
 	}
 }

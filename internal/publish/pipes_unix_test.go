@@ -106,7 +106,9 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 	publishDir(t, b, s.out, opt)
 	m := readManifest(t, s.out)
 	page, attrsPage := m.Files[1].Path, m.Files[2].Path
-	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", page, attrsPage + attrsExt} {
+	// A pipe at a name a build writes (a stale page's) is deleted; one
+	// at a name no build writes is another tool's, and stays.
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", "articles/10/997.json", page, attrsPage + attrsExt} {
 		full := filepath.Join(store, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
@@ -114,7 +116,7 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 		os.Remove(full)
 		testfiles.FIFO(t, full)
 	}
-	sock := filepath.Join(store, "articles", "s.sock")
+	sock := filepath.Join(store, "articles", "10", "996.json")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +143,7 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 	if got, want := countsOf(publish()), (counts{Unchanged: len(m.Files) + 1}); got != want {
 		t.Errorf("unchanged build: got %+v, want %+v", got, want)
 	}
-	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", page} {
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", "articles/10/997.json", page} {
 		if !isPipe(name) {
 			t.Errorf("%s: no longer a named pipe after a publish of an unchanged build", name)
 		}
@@ -149,23 +151,124 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 	// A new build: the folder is walked.
 	s.edit(t, 3, "Edited, with pipes in the bucket")
 	publish()
-	for _, name := range []string{"web.fifo", "static/app.fifo"} {
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo"} {
 		if !isPipe(name) {
-			t.Errorf("%s, outside articles/: no longer a named pipe", name)
+			t.Errorf("%s, not a name a build writes: no longer a named pipe", name)
 		}
 	}
-	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
-		t.Errorf("the socket under articles/: %v, want it deleted", err)
+	for _, name := range []string{sock, filepath.Join(store, "articles", "10", "997.json")} {
+		if _, err := os.Lstat(name); !os.IsNotExist(err) {
+			t.Errorf("%s, at a page's name: %v, want it deleted", name, err)
+		}
 	}
 	if !isPipe(attrsPage + attrsExt) {
 		t.Errorf("%s: not publish's, yet no longer a named pipe", attrsPage+attrsExt)
 	}
 	// The test reads the bucket through its driver, which would open them.
-	for _, name := range []string{"web.fifo", "static/app.fifo", attrsPage + attrsExt} {
+	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo", attrsPage + attrsExt} {
 		if err := os.Remove(filepath.Join(store, filepath.FromSlash(name))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
 	plainFolder(t, store, s.out, map[string]string{"static": ""})
+}
+
+// TestPublishFolderRootLinks: a file of a bucket on disk that publish
+// reads (manifest.json, its attribute file, the lock) is a symbolic
+// link: to the build's own manifest.json (so that the bucket would seem
+// to hold every build already, and never get a page), to a file
+// elsewhere, to nothing. Publish and its dry run refuse it, never
+// following it, and change nothing; the link's target is intact.
+func TestPublishFolderRootLinks(t *testing.T) {
+	for _, tt := range []struct {
+		name, file string
+		target     func(s *site, other string) string
+	}{
+		{"manifest to the build's", "manifest.json", func(s *site, _ string) string { return filepath.Join(s.out, "manifest.json") }},
+		{"manifest elsewhere", "manifest.json", func(_ *site, other string) string { return other }},
+		{"manifest broken", "manifest.json", func(_ *site, other string) string { return other + ".none" }},
+		{"attributes", "manifest.json" + attrsExt, func(_ *site, other string) string { return other }},
+		{"lock", LockName, func(_ *site, other string) string { return other }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSite(t, smallOpt)
+			url, store := fileBucket(t)
+			b := open(t, url)
+			opt := lockOptions(url, store)
+			opt.OutputDir = s.out
+			other := filepath.Join(t.TempDir(), "other.json")
+			if err := os.WriteFile(other, []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			target := tt.target(s, other)
+			link := filepath.Join(store, tt.file)
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			before, built := storeSnapshot(t, store), storeSnapshot(t, s.out)
+			want := link + " is not a regular file (a symbolic link to " + target + ", which publish does not follow): a bucket folder holds only the files of a build; remove it and publish again"
+			for _, dry := range []bool{true, false} {
+				opt.DryRun = dry
+				_, err := Publish(context.Background(), b, os.DirFS(s.out), opt)
+				if err == nil || err.Error() != want {
+					t.Errorf("dry run %v: got %v, want %q", dry, err, want)
+				}
+			}
+			sameStore(t, store, before)
+			sameStore(t, s.out, built)
+			if info, err := os.Lstat(link); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+				t.Errorf("the link is gone: %v", err)
+			}
+			if data, err := os.ReadFile(other); err != nil || string(data) != "{}" {
+				t.Errorf("the link's target changed: %q, %v", data, err)
+			}
+		})
+	}
+}
+
+// TestPublishFolderArticlesNotFolder: a bucket folder's articles is a
+// regular file, a named pipe or a link to nothing: publish and its dry
+// run refuse it at once, saying to remove it, and try nothing again.
+func TestPublishFolderArticlesNotFolder(t *testing.T) {
+	for _, tt := range []struct {
+		name, kind string
+		make       func(t *testing.T, p string)
+	}{
+		{"file", "is not a folder (a regular file)", func(t *testing.T, p string) { testfiles.WriteFile(t, p, "hi") }},
+		{"pipe", "is not a folder (a named pipe)", func(t *testing.T, p string) { testfiles.FIFO(t, p) }},
+		{"broken link", "is a link to nothing", func(t *testing.T, p string) {
+			if err := os.Symlink(p+".none", p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSite(t, smallOpt)
+			url, store := fileBucket(t)
+			b := open(t, url)
+			opt := lockOptions(url, store)
+			opt.OutputDir = s.out
+			var notices strings.Builder
+			opt.Notices = &notices
+			p := filepath.Join(store, "articles")
+			tt.make(t, p)
+			before := storeSnapshot(t, store)
+			want := p + " " + tt.kind + ": the pages of a bucket folder go in the folder articles; remove it and publish again"
+			for _, dry := range []bool{true, false} {
+				opt.DryRun = dry
+				err := eventtest.Returns(t, 5*time.Second, "Publish", func() error {
+					_, err := Publish(context.Background(), b, os.DirFS(s.out), opt)
+					return err
+				})
+				if err == nil || err.Error() != want {
+					t.Errorf("dry run %v: got %v, want %q", dry, err, want)
+				}
+			}
+			if notices.Len() > 0 {
+				t.Errorf("notices: %s", notices.String())
+			}
+			sameStore(t, store, before)
+		})
+	}
 }

@@ -40,7 +40,9 @@
 // the publish, never hangs it.
 //
 // Only manifest.json, keys under articles/ and the lock are ever written
-// or deleted; other objects of the bucket are never touched.
+// or deleted; other objects of the bucket are never touched. Under
+// articles/, only the names a feedgen build writes are deleted (see
+// buildWrites): any other file there is kept, and counted.
 package publish
 
 import (
@@ -241,12 +243,22 @@ type Result struct {
 	// have, left there: the bucket's manifest before this publish names
 	// them, so a cached index may still name them (or it could not tell:
 	// see decideChunks in remote.go). A later publish deletes them.
+	// It counts Foreign too.
 	Kept int
+	// Foreign counts the files under articles/ that the build does not
+	// have and that no feedgen build writes (a web root's
+	// articles/index.html, a *.md file), left there: a publish deletes
+	// only what a build writes. ForeignNames are the first few.
+	Foreign      int
+	ForeignNames []string
 	// Chunked: the build is in the chunks layout.
 	Chunked bool
 	// ManifestUploaded: the build's manifest.json is in the bucket now
 	// (uploaded by this publish; not set by a dry run).
 	ManifestUploaded bool
+	// HadManifest: the bucket held a manifest.json when this publish
+	// read it.
+	HadManifest bool
 	// Remote says how what the bucket holds was known when its
 	// manifest.json could not be used for it: "" when it could (or the
 	// bucket held nothing), else a sentence such as "the bucket has no
@@ -262,11 +274,16 @@ type Result struct {
 // Summary is the one line a publish prints.
 func (r *Result) Summary() string {
 	var kept string
-	if r.Kept > 0 {
-		kept = ", kept " + human.Plural(r.Kept, "old chunk")
-		if r.DryRun {
-			kept = ", would keep " + human.Plural(r.Kept, "old chunk")
-		}
+	verb := ", kept "
+	if r.DryRun {
+		verb = ", would keep "
+	}
+	if chunks := r.Kept - r.Foreign; chunks > 0 {
+		kept = verb + human.Plural(chunks, "old chunk")
+		verb = " and "
+	}
+	if r.Foreign > 0 {
+		kept += verb + human.Plural(r.Foreign, "file") + " under " + Prefix + " that no feedgen build writes"
 	}
 	if r.DryRun {
 		return fmt.Sprintf("dry run: would upload %s (%s), unchanged %d, would delete %d%s, in %s; nothing changed",
@@ -462,7 +479,7 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 	if err != nil {
 		return err
 	}
-	p.res.Remote, p.res.Kept = rem.note, rem.kept
+	p.keep(rem)
 	p.step(ctx, "read")
 	items := p.plan(rem)
 	p.total = len(items) + rem.stale
@@ -620,7 +637,7 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 	if err != nil {
 		return err
 	}
-	p.res.Remote, p.res.Kept = rem.note, rem.kept
+	p.keep(rem)
 	items := p.plan(rem)
 	if err := p.run(ctx, items); err != nil {
 		return err
@@ -653,6 +670,12 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 		if rem.kept > 0 {
 			fmt.Fprintf(&b, "keep %s: %s\n", human.Plural(rem.kept, "old chunk"), rem.keptWhy)
 		}
+		for _, key := range rem.foreignNames {
+			fmt.Fprintf(&b, "keep %s: no feedgen build writes it\n", key)
+		}
+		if more := rem.foreign - len(rem.foreignNames); more > 0 {
+			fmt.Fprintf(&b, "and %s more that no feedgen build writes to keep\n", human.Plural(more, "file"))
+		}
 		if _, err := p.opt.Log.Write(b.Bytes()); err != nil {
 			return err
 		}
@@ -669,6 +692,14 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 		return p.tooManyDeletes(rem)
 	}
 	return nil
+}
+
+// keep records in the result what rem says of the bucket: why its
+// manifest was not used, and the files it keeps.
+func (p *publisher) keep(rem *remote) {
+	p.res.Remote, p.res.HadManifest = rem.note, rem.exists
+	p.res.Kept, p.res.Foreign = rem.kept+rem.foreign, rem.foreign
+	p.res.ForeignNames = slices.Clone(rem.foreignNames)
 }
 
 // tooManyDeletes is the error of a publish that would delete more than

@@ -223,7 +223,7 @@ func TestPublish(t *testing.T) {
 				if err := tt.spoil(); err != nil {
 					t.Fatal(err)
 				}
-				if err := b.WriteAll(ctx, "articles/5/stray.json", []byte("{}"), nil); err != nil {
+				if err := b.WriteAll(ctx, "articles/5/999.json", []byte("{}"), nil); err != nil {
 					t.Fatal(err)
 				}
 				res := publishDir(t, b, s.out, lockOptions(url, store))
@@ -250,7 +250,7 @@ func TestPublish(t *testing.T) {
 			if err := b.WriteAll(ctx, files[2].Path, bytes.Repeat([]byte("x"), int(files[2].Size)), nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.WriteAll(ctx, "articles/10/stray.json", []byte("{}"), nil); err != nil {
+			if err := b.WriteAll(ctx, "articles/10/999.json", []byte("{}"), nil); err != nil {
 				t.Fatal(err)
 			}
 			res := publishDir(t, b, s.out, lockOptions(url, store))
@@ -501,7 +501,7 @@ func TestPublishFolderListed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(store, filepath.FromSlash(cut)), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(store, "articles", "stray.json"), []byte("{}"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(store, "articles", "10", "999.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// Links, never read: one in place of a page, one of its own.
@@ -513,7 +513,7 @@ func TestPublishFolderListed(t *testing.T) {
 	if err := os.Remove(filepath.Join(store, filepath.FromSlash(linked))); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{linked, "articles/link.json"} {
+	for _, name := range []string{linked, "articles/10/998.json"} {
 		if err := os.Symlink(outside, filepath.Join(store, filepath.FromSlash(name))); err != nil {
 			t.Fatal(err)
 		}
@@ -560,7 +560,7 @@ func TestPublishFolderArticlesLink(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(store, "articles")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(elsewhere, "stray.json"), []byte("{}"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(elsewhere, "10", "999.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before := readManifest(t, s.out)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
 )
@@ -76,6 +77,44 @@ type remote struct {
 	keptWhy string
 	// staleChunks: chunks or indexes are among the deletions.
 	staleChunks bool
+	// foreign counts the keys under articles/ that the build does not
+	// have and that no feedgen build writes (see buildWrites): never
+	// deleted; foreignNames are the first maxForeignNames of them.
+	foreign      int
+	foreignNames []string
+}
+
+// maxForeignNames bounds the keys that no feedgen build writes that a
+// publish names.
+const maxForeignNames = 10
+
+// buildWrites reports whether a feedgen build (or a publish, on disk)
+// writes a file at key: a page (listing.ParsePageKey reads its path
+// back), a chunk or a collection's index of the chunks layout, or the
+// temporary file of one that a stopped publish to a bucket on disk left
+// (fileblob's KEY.<hex>.tmp). A publish deletes no other key: a web
+// root's articles/index.html, or a source article (*.md) of a bucket
+// folder that is a site's content, is another tool's, or a person's.
+func buildWrites(key string) bool {
+	if base, ok := strings.CutSuffix(key, ".tmp"); ok {
+		if i := strings.LastIndexByte(base, '.'); i > 0 && isHex(base[i+1:]) {
+			key = base[:i]
+		}
+	}
+	if _, ok := listing.ParsePageKey(key); ok {
+		return true
+	}
+	return chunk.IsChunk(key) || chunk.IsIndex(key)
+}
+
+// isHex reports whether s is one or more lowercase hex digits.
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // reset forgets what was read of the bucket's pages.
@@ -84,6 +123,7 @@ func (r *remote) reset() {
 		r.size[i], r.sum[i] = -1, ""
 	}
 	r.deletes, r.stale, r.kept, r.staleChunks = r.deletes[:0], 0, 0, false
+	r.foreign, r.foreignNames = 0, r.foreignNames[:0]
 }
 
 // saw records the object key of size bytes, named with SHA-256 sum ("" when
@@ -93,6 +133,13 @@ func (r *remote) reset() {
 func (r *remote) saw(index map[string]int, key string, size int64, sum string) {
 	if i, ok := index[key]; ok {
 		r.size[i], r.sum[i] = size, sum
+		return
+	}
+	if !buildWrites(key) {
+		r.foreign++
+		if len(r.foreignNames) < maxForeignNames {
+			r.foreignNames = append(r.foreignNames, key)
+		}
 		return
 	}
 	isChunk := chunk.IsChunk(key)
