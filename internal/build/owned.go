@@ -53,10 +53,7 @@ func buildName(p string) bool {
 	if t, ok := tempOf(p); ok {
 		p = t
 	}
-	if _, ok := listing.ParsePageKey(p); ok {
-		return true
-	}
-	return chunk.IsChunk(p) || chunk.IsIndex(p)
+	return manifest.IsBuildFile(p)
 }
 
 // scanOwned walks outDir/articles and sorts its files by who wrote them:

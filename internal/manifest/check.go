@@ -346,3 +346,17 @@ func ReadChecked(r io.Reader, f File, buf []byte) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// IsBuildFile reports whether p (slash-separated, relative to the output
+// folder or the bucket's prefix) is the name of a file a build writes
+// under articles/: a page (listing.ParsePageKey reads it back), a chunk
+// or a collection's index of the chunks layout. Build and publish delete
+// no other file there (each adds the temporary files it writes itself):
+// a web root's articles/index.html, or a source article of a folder that
+// is also a site's content, is another tool's, or a person's.
+func IsBuildFile(p string) bool {
+	if _, ok := listing.ParsePageKey(p); ok {
+		return true
+	}
+	return chunk.IsChunk(p) || chunk.IsIndex(p)
+}

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
-	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
 )
@@ -101,10 +100,7 @@ func buildWrites(key string) bool {
 			key = base[:i]
 		}
 	}
-	if _, ok := listing.ParsePageKey(key); ok {
-		return true
-	}
-	return chunk.IsChunk(key) || chunk.IsIndex(key)
+	return manifest.IsBuildFile(key)
 }
 
 // isHex reports whether s is one or more lowercase hex digits.
