@@ -23,8 +23,14 @@ run: build
 	./$(BIN) build
 	./$(BIN) serve --watch --addr $(ADDR)
 
+# -buildvcs=auto: feedgen version names the commit, even where GOFLAGS
+# says -buildvcs=false. go stamps none in a linked git worktree (whose .git
+# is a file): BUILD_VCS passes it, as go would stamp it (its time in UTC;
+# modified when git status lists anything), which feedgen version takes
+# when there is no stamp.
+BUILD_VCS = $(shell TZ=UTC git log -1 --format='%H %cd' --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)$(shell git status --porcelain 2>/dev/null | grep -q . && echo ' modified')
 build:
-	$(GO) build -o $(BIN) ./cmd/feedgen
+	$(GO) build -buildvcs=auto -ldflags "-X 'main.buildVCS=$(BUILD_VCS)'" -o $(BIN) ./cmd/feedgen
 
 # gotestsum runs go test -json and prints one line per package as it
 # finishes, with its time, then the slowest tests (from .cache/test.json).

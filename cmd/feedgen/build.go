@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,6 +180,7 @@ type summaryJSON struct {
 	Scheduled int     `json:"scheduled"`
 	Pages     int     `json:"pages"`
 	Written   int     `json:"written"`
+	Repaired  int     `json:"repaired,omitempty"` // of written
 	Unchanged int     `json:"unchanged"`
 	Deleted   int     `json:"deleted"`
 	Bytes     int64   `json:"bytes"`
@@ -192,16 +192,11 @@ type summaryJSON struct {
 
 // writeSummaryJSON prints the summary of res as one JSON object on a line.
 func writeSummaryJSON(w io.Writer, res *build.Result) error {
-	data, err := json.Marshal(summaryJSON{
+	return writeJSON(w, summaryJSON{
 		Articles: res.Articles, Drafts: res.Drafts, Scheduled: res.Scheduled, Pages: res.Pages,
-		Written: res.Written, Unchanged: res.Unchanged, Deleted: res.Deleted, Bytes: res.Bytes,
-		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: res.Duration.Round(time.Millisecond).Seconds(), OutDir: res.OutDir,
+		Written: res.Written, Repaired: res.Repaired, Unchanged: res.Unchanged, Deleted: res.Deleted, Bytes: res.Bytes,
+		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: seconds(res.Duration), OutDir: res.OutDir,
 	})
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", data)
-	return err
 }
 
 func newBuildCmd(g *globalOptions) *cobra.Command {
@@ -216,8 +211,9 @@ exist are deleted; a build with any content or config error writes nothing.
 A build deletes or overwrites only what a build of feedgen wrote there (what
 output_dir/manifest.json lists): one that finds other files under
 output_dir/articles/ refuses, naming them, unless --clean deletes them. Nothing
-outside articles/ and manifest.json is touched. SOURCE_DATE_EPOCH, when set,
-is the build time.`,
+outside articles/ and manifest.json is touched. A file of the last build that
+changed since (found by its change time; with --clean, by reading every file)
+is written again. SOURCE_DATE_EPOCH, when set, is the build time.`,
 		Example: `  feedgen build
   feedgen build --config /srv/feed/config.yaml --out /tmp/public
   SOURCE_DATE_EPOCH=1796083200 feedgen build --quiet`,
@@ -231,7 +227,7 @@ is the build time.`,
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "make warnings errors: a build with any writes nothing (for CI)")
 	cmd.Flags().BoolVar(&o.json, "json", false, `print the summary as one JSON object (articles, pages, written, unchanged, deleted, bytes, warnings, seconds, ...)`)
-	cmd.Flags().BoolVar(&o.clean, "clean", false, "delete the files under the output folder's articles/ that no feedgen build wrote (a build refuses them otherwise)")
+	cmd.Flags().BoolVar(&o.clean, "clean", false, "delete the files under the output folder's articles/ that no feedgen build wrote (a build refuses them otherwise), and read every file to rewrite any that changed")
 	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "the base URL of the links instead of the config's base_url (a staging host)")
 	cmd.Flags().BoolVar(&o.sample, "sample", false, "build the embedded sample site (into ./public, or --out)")
 	return cmd

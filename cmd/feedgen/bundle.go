@@ -13,6 +13,7 @@ import (
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +22,7 @@ type bundleOptions struct {
 	*globalOptions
 	dir, file, config string
 	quiet, force      bool
+	json              bool                   // the summary as JSON (jsonout.go)
 	set               func(flag string) bool // whether the flag was given
 
 	cfg []byte // the config's bytes: read by check
@@ -68,7 +70,7 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 
 	start := time.Now()
 	bo := bundle.Options{Config: o.cfg, BundledBy: "feedgen " + o.version}
-	if !o.quiet {
+	if !o.quiet && !o.json {
 		bar := newProgress(o.stderr)
 		defer bar.Close()
 		bo.Progress = bar.Set
@@ -76,11 +78,14 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 	var res *bundle.Result
 	err = writeFileAtomic(o.file, func(w io.Writer) error {
 		var err error
-		res, err = bundle.Write(ctx, w, root.FS(), bo)
+		res, err = bundle.Write(ctx, w, outfile.RootFS(root, o.dir), bo)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.dir, err)
+	}
+	if o.json {
+		return writeJSON(o.stdout, newBundleJSON(o.file, res, nil, time.Since(start)))
 	}
 	if !o.quiet {
 		fmt.Fprintf(o.stdout, "%s: the build of %s (%s, %s, %s) in %s (%.2f), %s\n",
@@ -112,7 +117,13 @@ end: a failed bundle leaves nothing behind.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.set = cmd.Flags().Changed
-			return checkRun(cmd.Context(), o, runBundle)
+			start := time.Now()
+			err := checkRun(cmd.Context(), o, runBundle)
+			if err != nil && o.json {
+				// The failure as JSON too, as verify's: a CI reads stdout.
+				writeJSON(o.stdout, newBundleJSON(o.file, nil, err, time.Since(start)))
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to bundle (default: output_dir of the config, else public)")
@@ -120,6 +131,7 @@ end: a failed bundle leaves nothing behind.`,
 	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the config.yaml the output was built with, stored in the bundle (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "replace the archive if it exists")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (file, ok, error, build_time, articles, pages, bytes, size, seconds)")
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/config"
@@ -108,6 +109,9 @@ func runImport(ctx context.Context, o *importOptions) error {
 		MaxRequests: o.maxReqs,
 		MaxBytes:    o.bytes,
 	}
+	// The import holds about --max-bytes: the collector keeps the heap
+	// near it, rather than at twice what is held.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(importer.MemoryLimit(o.bytes)))
 	if !o.quiet {
 		bar := newProgressOf(o.stderr, "reading articles")
 		defer bar.Close()
@@ -175,9 +179,11 @@ the page's URL, and nothing is written, unless --keep-going leaves it out.
 Failed requests are tried again, and so is a request that goes --timeout
 without an answer; a listing whose count changes while it is read is read
 once more. An import makes at most --max-requests requests and holds at most
---max-bytes of pages (its memory is a few times that): a listing that needs
-more is refused, before its pages are read when its count tells. DIR must be
-empty or not exist.
+--max-bytes: the pages read and what it makes of their articles (about 5 kB
+an article of 500 bytes). A listing that needs more is refused, before its
+pages are read when its count tells; one whose pages contradict its first
+(another count, more articles than asked, links of another page size) is
+stopped there. DIR must be empty or not exist.
 
 Published times are kept as written, in --timezone (default UTC): an article
 later than now there would be left out of a build as scheduled, and is
@@ -217,7 +223,7 @@ time zone or filters: add them after.`,
 	f.BoolVar(&o.keepGoing, "keep-going", false, "leave out what cannot be kept exact, and write the rest")
 	f.DurationVar(&o.timeout, "timeout", importer.DefaultTimeout, "how long a request may go without an answer before it is tried again")
 	f.IntVar(&o.maxReqs, "max-requests", importer.DefaultMaxRequests, "the most requests the import may make, retries included")
-	f.StringVar(&o.maxBytes, "max-bytes", "1GiB", "the most bytes of pages the import may hold")
+	f.StringVar(&o.maxBytes, "max-bytes", "1GiB", "the most memory the import may hold: pages read and the site made of them (about 5 kB an article)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
 	return cmd
 }

@@ -17,6 +17,10 @@ type newOptions struct {
 	arg    string // the folder of the site, or SECTION/CATEGORY/SLUG
 	config string // new article: the site's config, or its folder
 	set    func(flag string) bool
+
+	// new article's front matter: "" and none for the defaults.
+	title, author string
+	tags          []string
 }
 
 func (o *newOptions) check() error { return nil }
@@ -48,16 +52,20 @@ func runNewArticle(ctx context.Context, o *newOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := scaffold.Article(ctx, cfg, o.arg, now())
+	w, err := scaffold.Article(ctx, cfg, scaffold.NewArticle{Path: o.arg, Title: o.title, Author: o.author, Tags: o.tags}, now())
 	if err != nil {
 		return err
 	}
+	p := w.Path
 	if abs, err := filepath.Abs(p); err == nil {
 		if rel, err := filepath.Rel(cwd, abs); err == nil {
 			p = rel
 		}
 	}
 	fmt.Fprintln(o.stdout, p)
+	if note := w.Note(); note != "" {
+		fmt.Fprintln(o.stderr, note)
+	}
 	return nil
 }
 
@@ -70,7 +78,13 @@ article, a .gitignore for the build), or an article of the site, as a draft
 with the next free id and published now.`,
 		Example: `  feedgen new site mysite && cd mysite
   feedgen new article news/general/budget-vote`,
-		Args: noArgs,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return unknownCommand(cmd, args)
+			}
+			return cmd.Help()
+		},
 	}
 	one := func(what string) cobra.PositionalArgs {
 		return func(cmd *cobra.Command, args []string) error {
@@ -99,14 +113,21 @@ with the next free id and published now.`,
 out of builds until you remove draft: true; feedgen build -D and serve --watch
 -D show it), with the next free id, published now in the site's time zone
 (SOURCE_DATE_EPOCH sets now), and its title from the slug, as Hugo does
-(my-great-story: My great story). It prints the file's path and opens nothing.`,
-		Example: "  feedgen new article news/general/budget-vote   # title: Budget vote",
-		Args:    one("SECTION/CATEGORY/SLUG"),
+(my-great-story: My great story), or --title. Its author is --author, or the
+first of config.yaml's authors by key, which it names. It prints the file's
+path and opens nothing.`,
+		Example: `  feedgen new article news/general/budget-vote   # title: Budget vote
+  feedgen new article news/general/election-night --title "Election: night" --author editor --tags elections,city`,
+		Args:              one("SECTION/CATEGORY/SLUG"),
+		ValidArgsFunction: completeArticle(art),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			art.arg, art.set = args[0], cmd.Flags().Changed
 			return checkRun(cmd.Context(), art, runNewArticle)
 		},
 	}
+	articleCmd.Flags().StringVar(&art.title, "title", "", "the article's title (default: from the slug)")
+	articleCmd.Flags().StringVar(&art.author, "author", "", "the `key` of its author in config.yaml's authors (default: the first by key)")
+	articleCmd.Flags().StringSliceVar(&art.tags, "tags", nil, "its tags, separated by commas")
 	articleCmd.Flags().StringVarP(&art.config, "config", "c", "", "the site's config file, or its folder (default: config.yaml here or in the nearest folder above)")
 	cmd.AddCommand(siteCmd, articleCmd)
 	return cmd

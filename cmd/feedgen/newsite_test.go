@@ -68,6 +68,15 @@ func TestNewSiteFileServer(t *testing.T) {
 				if target != "nginx" {
 					continue
 				}
+				// nginx is told the nginx-njs command, with the flags
+				// given, that serves the chunks build as it is.
+				m := njsAdvice.FindStringSubmatch(r.stderr)
+				if m == nil {
+					t.Fatalf("rules nginx does not give the nginx-njs command:\n%s", r.stderr)
+				}
+				if r := runFeedgen(t, dir, nil, strings.Fields(m[1])[1:]...); r.code != 0 {
+					t.Fatalf("%s: exit %d\n%s", m[1], r.code, r.stderr)
+				}
 				setPagination(t, name, keys)
 				for _, c := range commands {
 					if r := runFeedgen(t, dir, nil, c[1:]...); r.code != 0 {
@@ -81,6 +90,7 @@ func TestNewSiteFileServer(t *testing.T) {
 
 var (
 	adviceKey = regexp.MustCompile(`pagination\.(\w+): (\[[^]]*\]|\w+)`)
+	njsAdvice = regexp.MustCompile(`(?m)^to keep layout: chunks, nginx puts its pages together with its JavaScript module \(Debian: libnginx-mod-http-js\): run (feedgen rules nginx-njs .*)$`)
 	adviceRun = regexp.MustCompile(`; then run (feedgen build[^;]*?) and (feedgen rules .*) again$`)
 )
 
@@ -95,7 +105,7 @@ func followPagesAdvice(t *testing.T, stderr string) (keys map[string]string, com
 		keys[m[1]] = m[2]
 	}
 	m := adviceRun.FindStringSubmatch(last)
-	if len(lines) != 2 || keys["layout"] != "pages" || keys["limits"] == "" || keys["offsets"] == "" || m == nil {
+	if len(lines) < 2 || keys["layout"] != "pages" || keys["limits"] == "" || keys["offsets"] == "" || m == nil {
 		t.Fatalf("rules does not say what to set and what to run:\n%s", stderr)
 	}
 	return keys, [][]string{strings.Fields(m[1]), strings.Fields(m[2])}

@@ -55,6 +55,22 @@ func (p *progress) Set(done, total int) {
 	p.bar.Set(done)
 }
 
+// Lines returns a writer of whole lines, for what is said while the bar
+// may be shown: each clears the bar's line before it, and the bar is
+// drawn again at its next update.
+func (p *progress) Lines() io.Writer { return progressLines{p} }
+
+type progressLines struct{ p *progress }
+
+func (l progressLines) Write(b []byte) (int, error) {
+	l.p.mu.Lock()
+	defer l.p.mu.Unlock()
+	if l.p.bar != nil {
+		l.p.bar.Clear()
+	}
+	return l.p.w.Write(b)
+}
+
 // Close removes the bar, if one was shown.
 func (p *progress) Close() {
 	p.mu.Lock()

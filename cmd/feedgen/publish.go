@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,13 +14,10 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/azureblob" // azblob://
-	"gocloud.dev/blob/fileblob"    // file://
-	_ "gocloud.dev/blob/gcsblob"   // gs://
-	_ "gocloud.dev/blob/s3blob"    // s3://
 )
 
 // publishOptions are the options of feedgen publish.
@@ -29,15 +25,17 @@ type publishOptions struct {
 	*globalOptions
 	url, dir, config    string
 	dryRun, full, quiet bool
+	json                bool // the summary as JSON (jsonout.go)
+	strict              bool
 	maxDeletes, workers int
 	timeout, lockWait   time.Duration
+	connectTimeout      time.Duration
 	set                 func(flag string) bool // whether the flag was given
 
-	scheme       string         // the URL's scheme: set by check
-	bucketDir    string         // the folder of a file:// bucket: set by check
-	cacheControl string         // from the config: set by check
-	pathStyle    *pathStyle     // an s3:// endpoint without use_path_style: set by check
-	site         *config.Config // the site whose build this is, when known: set by check
+	bucket       *publish.Bucket // where BUCKET_URL says: set by check
+	bucketDir    string          // the folder of a file:// bucket: set by check
+	cacheControl string          // from the config: set by check
+	site         *config.Config  // the site whose build this is, when known: set by check
 	now          func() time.Time
 }
 
@@ -45,26 +43,11 @@ type publishOptions struct {
 // the site's config (publish.cache_control) and, without --dir, the
 // output folder in it (see outputDir).
 func (o *publishOptions) check() error {
-	u, err := url.Parse(o.url)
-	switch {
-	case err != nil:
-		return usageError{fmt.Errorf("BUCKET_URL %q is not a URL: %v", o.url, unwrapURLError(err))}
-	case u.Scheme == "":
-		return usageError{fmt.Errorf("BUCKET_URL %q has no scheme: write s3://BUCKET?region=REGION, gs://BUCKET, azblob://CONTAINER or file:///PATH", o.url)}
-	case !blob.DefaultURLMux().ValidBucketScheme(u.Scheme):
-		return usageError{fmt.Errorf("BUCKET_URL %q: unknown scheme %q: feedgen publishes to %s", o.url, u.Scheme, schemes())}
-	case u.Scheme != "file" && u.Host == "":
-		return usageError{fmt.Errorf("BUCKET_URL %q names no bucket: write %s://BUCKET", o.url, u.Scheme)}
-	case u.Scheme == "file" && u.Path == "":
-		return usageError{fmt.Errorf("BUCKET_URL %q names no folder: write file:///PATH (an absolute path)", o.url)}
+	b, err := publish.ParseBucketURL(o.url)
+	if err != nil {
+		return usageError{err}
 	}
-	o.scheme = u.Scheme
-	if o.pathStyle = pathStyleOf(o.url, u); o.pathStyle != nil {
-		if what := o.pathStyle.never(); what != "" {
-			return usageError{fmt.Errorf("BUCKET_URL '%s': the endpoint is %s, which cannot name the bucket as the host %s.%s (virtual-hosted style, the default): add use_path_style=true, as in '%s'",
-				o.url, what, o.pathStyle.bucket, o.pathStyle.host, o.pathStyle.fixed)}
-		}
-	}
+	o.bucket = b
 	if o.maxDeletes < 0 {
 		return usageError{fmt.Errorf("--max-deletes %d: give 0 or more", o.maxDeletes)}
 	}
@@ -73,6 +56,9 @@ func (o *publishOptions) check() error {
 	}
 	if o.timeout <= 0 {
 		return usageError{fmt.Errorf("--timeout %v: give a duration, e.g. 60s", o.timeout)}
+	}
+	if o.connectTimeout <= 0 {
+		return usageError{fmt.Errorf("--connect-timeout %v: give a duration, e.g. 10s", o.connectTimeout)}
 	}
 	if o.lockWait < 0 {
 		return usageError{fmt.Errorf("--lock-wait %v is negative: give 0 not to wait", o.lockWait)}
@@ -85,8 +71,8 @@ func (o *publishOptions) check() error {
 	if err != nil {
 		return err
 	}
-	if u.Scheme == "file" {
-		o.bucketDir = publish.BucketFolder(u)
+	if b.Scheme == "file" {
+		o.bucketDir = b.Name
 		if err := publish.CheckBucketFolder(o.bucketDir, dir); err != nil {
 			return usageError{err}
 		}
@@ -98,10 +84,22 @@ func (o *publishOptions) check() error {
 			return err
 		}
 		o.cacheControl = cfg.Publish.CacheControl
+		if o.bucketDir != "" {
+			if err := publish.CheckBucketSite(o.bucketDir, cfg.ContentDir, cfg.Path); err != nil {
+				return usageError{err}
+			}
+		}
 		// A build named by --dir alone may be of another site.
 		if !o.set("dir") || o.set("config") {
 			o.site = cfg
 		}
+	}
+	if o.strict && o.site == nil {
+		why := "no " + configName + " was found here or in a folder above: pass --config FILE (the site's " + configName + ")"
+		if cfgPath != "" {
+			why = "--dir alone does not say which site it is: pass --config FILE (the site's " + configName + ") too"
+		}
+		return usageError{errors.New("--strict compares the build with its site, and " + why)}
 	}
 	if o.now, err = buildTime(o.getenv); err != nil {
 		return err
@@ -111,7 +109,8 @@ func (o *publishOptions) check() error {
 
 // warnBehind says, on stderr, when the site changed since the build was
 // made (content, config, a scheduled article now due): publish uploads
-// the build as it is, and says nothing else of it.
+// the build as it is, and says nothing else of it; with --strict, that
+// is an error, and nothing is published.
 func (o *publishOptions) warnBehind(ctx context.Context, fsys fs.FS) error {
 	if o.site == nil {
 		return nil
@@ -153,8 +152,11 @@ func (o *publishOptions) warnBehind(ctx context.Context, fsys fs.FS) error {
 	if o.set("dir") {
 		cmd += " --out " + o.dir
 	}
-	fmt.Fprintf(o.stderr, "warning: %s since %s/ was built (%s): this publishes the old build; run %s first, then publish\n",
-		why, relTo(cwd, o.dir), m.BuildTime.UTC().Format("2006-01-02 15:04:05 UTC"), cmd)
+	since := fmt.Sprintf("%s since %s/ was built (%s)", why, relTo(cwd, o.dir), m.BuildTime.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if o.strict {
+		return fmt.Errorf("%s: --strict publishes only a build of the site as it is, and nothing was published; run %s first, then publish", since, cmd)
+	}
+	fmt.Fprintf(o.stderr, "warning: %s: this publishes the old build; run %s first, then publish\n", since, cmd)
 	return nil
 }
 
@@ -166,18 +168,33 @@ func relTo(dir, p string) string {
 	return p
 }
 
-// runPublish uploads the build in the folder to the bucket.
-func runPublish(ctx context.Context, o *publishOptions) (err error) {
-	root, err := os.OpenRoot(o.dir)
-	if err != nil {
-		return fmt.Errorf("opening output folder: %w", err)
-	}
-	defer root.Close()
-	if err := o.warnBehind(ctx, root.FS()); err != nil {
+// runPublish uploads the build in the folder to the bucket, and prints
+// what it did: with --json, one object, also on a failure.
+func runPublish(ctx context.Context, o *publishOptions) error {
+	start := time.Now()
+	res, err := o.publish(ctx)
+	if !o.json {
 		return err
 	}
+	if jerr := writeJSON(o.stdout, newPublishJSON(o.url, o.bucket, o.dryRun, res, err, time.Since(start))); err == nil {
+		err = jerr
+	}
+	return err
+}
+
+// publish uploads the build in the folder to the bucket; it prints the
+// summary line but with --json.
+func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err error) {
+	root, err := os.OpenRoot(o.dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening output folder: %w", err)
+	}
+	defer root.Close()
+	if err := o.warnBehind(ctx, outfile.RootFS(root, o.dir)); err != nil {
+		return nil, err
+	}
 	var empty *blob.Bucket // for a dry run, a bucket folder that does not exist
-	lockDir := o.bucketDir
+	lockDir := o.bucketDir // the folder of a bucket on disk
 	if o.bucketDir != "" {
 		if _, statErr := os.Stat(o.bucketDir); errors.Is(statErr, fs.ErrNotExist) {
 			// A bucket folder that does not exist yet is made, as aws
@@ -186,18 +203,18 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 			if o.dryRun {
 				tmp, err := os.MkdirTemp("", "feedgen-dry-run-")
 				if err != nil {
-					return err
+					return nil, err
 				}
 				defer os.RemoveAll(tmp)
-				if empty, err = fileblob.OpenBucket(tmp, nil); err != nil {
-					return err
+				if empty, err = publish.OpenFolder(tmp); err != nil {
+					return nil, err
 				}
 				lockDir = tmp
 				fmt.Fprintf(o.stderr, "%s does not exist: publish will create it\n", o.bucketDir)
 			} else {
 				created, mkErr := mkdirAll(o.bucketDir)
 				if mkErr != nil {
-					return fmt.Errorf("creating the bucket folder: %w", mkErr)
+					return nil, fmt.Errorf("creating the bucket folder: %w", mkErr)
 				}
 				// A publish that fails (as one of a folder that is not a
 				// build does before it writes) leaves no folder it made
@@ -212,52 +229,72 @@ func runPublish(ctx context.Context, o *publishOptions) (err error) {
 			}
 		}
 	}
-	bucket := empty
-	if bucket == nil {
-		bucket, err = blob.OpenBucket(ctx, o.url)
-	}
-	if err != nil {
-		err = fmt.Errorf("opening %s: %w", o.url, err)
-		if msg := err.Error(); strings.Contains(msg, "unknown query parameter") || strings.Contains(msg, "invalid value for") {
-			return usageError{err}
+	if !o.quiet {
+		for _, note := range o.bucket.Notes {
+			fmt.Fprintln(o.stderr, note)
 		}
-		return err
 	}
-	defer bucket.Close()
-
+	if o.dryRun {
+		// Where it would publish, as the URL says it, before the bucket
+		// is opened (which needs credentials).
+		w := o.stdout
+		if o.json {
+			w = o.stderr // stdout holds the JSON alone
+		}
+		fmt.Fprintln(w, o.bucket)
+	}
 	po := publish.Options{
-		CacheControl: o.cacheControl,
-		Workers:      o.workers,
-		MaxDeletes:   o.maxDeletes,
-		DryRun:       o.dryRun,
-		Full:         o.full,
-		Log:          o.stdout,
-		Timeout:      o.timeout,
-		LockWait:     o.lockWait,
-		LockDir:      lockDir,
+		CacheControl:   o.cacheControl,
+		Workers:        o.workers,
+		MaxDeletes:     o.maxDeletes,
+		DryRun:         o.dryRun,
+		Full:           o.full,
+		Log:            o.stdout,
+		Timeout:        o.timeout,
+		ConnectTimeout: o.connectTimeout,
+		LockWait:       o.lockWait,
+		Folder:         lockDir,
+	}
+	if lockDir != "" {
+		po.OutputDir = o.dir
+	}
+	if o.json {
+		po.Log = o.stderr // stdout holds the JSON alone
 	}
 	if po.LockWait == 0 {
 		po.LockWait = -1 // not at all: the library's 0 is its default
 	}
-	if !o.quiet {
+	if !o.quiet && !o.json {
 		po.Notices = o.stderr
 	}
-	if !o.quiet && !o.dryRun {
+	bucket := empty
+	if bucket == nil {
+		bucket, err = o.bucket.Open(ctx, po)
+	}
+	var ue *publish.URLError
+	if errors.As(err, &ue) {
+		return nil, usageError{err}
+	}
+	if err != nil {
+		return nil, o.explain(err, nil)
+	}
+	defer bucket.Close()
+	if !o.quiet && !o.json && !o.dryRun {
 		bar := newProgressOf(o.stderr, "publishing pages")
 		defer bar.Close()
-		po.Progress = bar.Set
+		po.Progress, po.Notices = bar.Set, bar.Lines()
 	}
-	res, err := publish.Publish(ctx, bucket, root.FS(), po)
+	res, err = publish.Publish(ctx, bucket, outfile.RootFS(root, o.dir), po)
 	if res != nil && res.Remote != "" && !o.quiet {
 		fmt.Fprintf(o.stderr, "%s: checking the %ss it holds one by one\n", res.Remote, noun(res))
 	}
 	if err != nil {
-		return o.explain(err, res)
+		return res, o.explain(err, res)
 	}
-	if !o.quiet || o.dryRun {
+	if !o.json && (!o.quiet || o.dryRun) {
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
-	return nil
+	return res, nil
 }
 
 // mkdirAll makes dir and the folders above it that do not exist, and
@@ -293,20 +330,17 @@ func (o *publishOptions) explain(err error, res *publish.Result) error {
 		return fmt.Errorf("publishing %s would delete %s from the bucket, more than --max-deletes %d: nothing was changed; check the build, or pass --max-deletes %d",
 			o.dir, human.Plural(tm.Deletes, tm.Noun), tm.Max, tm.Deletes)
 	}
-	var be *publish.BucketError
-	if errors.As(err, &be) {
-		if hint := credentialsHint(o.scheme, be.Kind); hint != "" {
-			err = fmt.Errorf("%w\n%s", err, hint)
-		}
+	if hint := o.bucket.Hint(err, o.getenv); hint != "" {
+		err = fmt.Errorf("%w\n%s", err, hint)
 	}
-	if o.pathStyle != nil && o.pathStyle.virtualHost(err) {
-		p := o.pathStyle
-		err = fmt.Errorf("%w\nthe bucket was looked for at the host %s.%s (virtual-hosted style, the default); for a server that takes the bucket in the path, add use_path_style=true: '%s'",
-			err, p.bucket, p.host, p.fixed)
+	if hint := o.bucket.ThrottleHint(err, o.workers); hint != "" {
+		err = fmt.Errorf("%w\n%s", err, hint)
 	}
 	var then string
 	switch {
-	case res == nil:
+	case res == nil || res.DryRun: // a dry run uploads nothing
+	case res.Uploaded > 0 && !res.ManifestUploaded && !res.HadManifest:
+		then = fmt.Sprintf("%s uploaded; the bucket has no manifest.json yet and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
 	case res.Uploaded > 0 && !res.ManifestUploaded:
 		then = fmt.Sprintf("%s uploaded; the bucket's manifest.json is still the previous one and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
 	case res.ManifestUploaded:
@@ -331,44 +365,6 @@ func noun(res *publish.Result) string {
 	return "page"
 }
 
-// credentialsHint says where each cloud's SDK looks for credentials, for
-// an error of that kind.
-func credentialsHint(scheme string, kind publish.Kind) string {
-	if kind != publish.NoCredentials && kind != publish.BadCredentials && kind != publish.Denied {
-		return ""
-	}
-	switch scheme {
-	case "s3":
-		return "S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the profile AWS_PROFILE names in ~/.aws; publishing needs s3:ListBucket, s3:GetObject, s3:PutObject and s3:DeleteObject"
-	case "gs":
-		return "Google Cloud credentials come from GOOGLE_APPLICATION_CREDENTIALS (a key file) or gcloud auth application-default login; publishing needs the Storage Object Admin role on the bucket"
-	case "azblob":
-		return "Azure credentials come from AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_CONNECTION_STRING, or az login"
-	}
-	return ""
-}
-
-// schemes lists the bucket URL schemes publish knows.
-func schemes() string {
-	var b strings.Builder
-	for i, s := range blob.DefaultURLMux().BucketSchemes() {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(s + "://")
-	}
-	return b.String()
-}
-
-// unwrapURLError drops url.Error's repetition of the operation and URL.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
 func newPublishCmd(g *globalOptions) *cobra.Command {
 	o := &publishOptions{globalOptions: g}
 	cmd := &cobra.Command{
@@ -379,15 +375,20 @@ config.yaml, here or in a folder above) to the bucket BUCKET_URL names, as
 gocloud.dev opens it:
 
   s3://BUCKET?region=REGION                  Amazon S3
+  s3://BUCKET/FOLDER/?region=REGION          under a folder of the bucket
+                                             (prefix=FOLDER/ says the same)
   s3://BUCKET?endpoint=http://HOST:PORT&use_path_style=true&region=REGION
                                              an S3-compatible server
   gs://BUCKET                                Google Cloud Storage
   azblob://CONTAINER                         Azure Blob Storage
-  file:///PATH                               a folder (created if it is not there)
+  file:///PATH                               a folder, a plain copy of the build
+                                             that a web server serves as it is
+                                             (created if it is not there)
 
 It uploads that build as it is: in a site whose content or config changed
 since the build (or with a scheduled article now due), it says so on stderr,
-and that feedgen build comes first. An S3-compatible server at an IP address
+and that feedgen build comes first; with --strict (for CI) it publishes
+nothing and exits 1. An S3-compatible server at an IP address
 or localhost needs use_path_style=true.
 
 Credentials are found as each cloud's SDK finds them (AWS_ACCESS_KEY_ID and
@@ -399,8 +400,10 @@ downloading a page: from the bucket's manifest.json when publish uploaded it,
 else from a listing of articles/ and the SHA-256 publish stores with each page
 (--full always does that). Pages go first, manifest.json last, then the pages
 the build no longer has are deleted; an unchanged build uploads nothing.
-Every object gets Content-Type: application/json and the Cache-Control of the
-config's publish.cache_control (default "public, max-age=60").
+In a bucket of a cloud, every object gets Content-Type: application/json and
+the Cache-Control of the config's publish.cache_control (default "public,
+max-age=60"); a folder keeps no headers (its web server gives them: see
+feedgen rules).
 
 A build of layout: chunks goes up as chunks, then indexes, then manifest.json.
 Chunks never change (each is named by its bytes' SHA-256): they get
@@ -409,29 +412,42 @@ longer has is deleted only once the bucket's previous manifest does not name it
 either, so that a cached index of the previous build still finds its chunks.
 
 Two publishes to one bucket never run at once: a publish holds the bucket's
-lock, the object .feedgen-publish-lock (on disk, a file of the folder it
-keeps locked), and another one waits for it (--lock-wait), or takes it over
-once its holder is gone (the lock unchanged for 30s). A publish that stops
-half way (an error, Ctrl-C, killed) leaves the previous manifest.json in
-place and the lock saying so: the next one checks every page and finishes
-the job. A request that goes --timeout without an answer, or past it at less
-than 1 kB/s, is tried again, then the publish fails. Nothing outside
-articles/, manifest.json and the lock is written or deleted.`,
+lock, the object .feedgen-publish-lock (on disk, the folder's flock, and
+that file while a publish runs), and another one waits for it
+(--lock-wait), or takes it over once its holder is gone (the lock unchanged
+for 30s). A publish that stops half way (an error, Ctrl-C, killed) leaves
+the previous manifest.json in place and the lock saying so: the next one
+checks every page and finishes the job. A request that waits
+--connect-timeout for the first byte of its answer once it is sent, or
+makes no progress for --timeout (an upload's body going, its answer
+coming; or runs past it at less than 1 kB/s), is tried again, and said;
+then the publish fails. Nothing outside articles/, manifest.json and the lock is written or
+deleted.`,
 		Example: `  feedgen publish 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dry-run 's3://feed-bucket?region=eu-central-1'
   feedgen publish --dir public 's3://feed?endpoint=http://127.0.0.1:9000&use_path_style=true&region=us-east-1'
+  feedgen publish 's3://feed-bucket/news/?region=eu-central-1'   # under news/
   feedgen publish gs://feed-bucket
   feedgen publish file:///srv/www/feed   # a folder a web server serves`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))}
-			}
-			return nil
-		},
+		// The arguments are checked in RunE, so that --json prints a
+		// usage error as JSON too.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.url = args[0]
+			start := time.Now()
 			o.set = cmd.Flags().Changed
-			return checkRun(cmd.Context(), o, runPublish)
+			err := error(usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))})
+			if len(args) == 1 {
+				o.url = args[0]
+				err = o.check()
+			}
+			if err != nil {
+				if o.json {
+					// As runPublish prints a failure: a CI reads stdout.
+					writeJSON(o.stdout, newPublishJSON(o.url, o.bucket, o.dryRun, nil, err, time.Since(start)))
+				}
+				return err
+			}
+			return runPublish(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to publish (default: output_dir of the config, else public)")
@@ -440,8 +456,11 @@ articles/, manifest.json and the lock is written or deleted.`,
 	cmd.Flags().BoolVar(&o.full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
 	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more objects than this would be deleted")
 	cmd.Flags().IntVar(&o.workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without an answer before it is tried again (an upload: a second more per 64 kB)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without progress (nothing more of an upload sent, nothing more of its answer) before it is tried again")
+	cmd.Flags().DurationVar(&o.connectTimeout, "connect-timeout", publish.DefaultConnectTimeout, "how long a request may wait for the first byte of its answer, once it is sent, before it is tried again")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "refuse a build older than its site (content or config changed since, or a scheduled article came due): exit 1, publish nothing; with --dir, give --config too")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (url, scheme, bucket, prefix, ok, error, dry_run, uploaded, uploaded_bytes, unchanged, deleted, kept, seconds), also on a failure")
 	return cmd
 }

@@ -12,8 +12,10 @@ import (
 )
 
 // TestPublishStalledS3 stops the S3 service (SIGSTOP) under feedgen
-// publish: it exits 1 with a message that says the service did not
-// answer and how to give it longer, and does not hang.
+// publish: it says each try that found no answer, after the short wait
+// for a first byte (--connect-timeout, not --timeout), then exits 1 with
+// a message that says the service did not answer and how to give it
+// longer, and does not hang.
 func TestPublishStalledS3(t *testing.T) {
 	v := versitytest.Start(t)
 	url, _ := v.NewBucket(t)
@@ -24,8 +26,10 @@ func TestPublishStalledS3(t *testing.T) {
 	}
 	defer v.Process.Signal(syscall.SIGCONT)
 	start := time.Now()
-	r := runFeedgen(t, dir, nil, "publish", "--dir", "site/public", "--timeout", "300ms", url)
-	want := `\Afeedgen: listing articles/: the bucket's service did not answer for 300ms, tried 3 times \(--timeout sets how long a request may go without an answer\)
+	r := runFeedgen(t, dir, nil, "publish", "--dir", "site/public", "--connect-timeout", "300ms", url)
+	want := `\Alisting articles/: no answer for 300ms \(try 1 of 3\); trying again
+listing articles/: no answer for 300ms \(try 2 of 3\); trying again
+feedgen: listing articles/: the bucket's service did not answer for 300ms, tried 3 times \(--connect-timeout sets how long a request may wait for the first byte of an answer\)
 \z`
 	if r.code != 1 || !regexp.MustCompile(want).MatchString(r.stderr) {
 		t.Errorf("got exit %d, stderr %q; want 1, %s", r.code, r.stderr, want)

@@ -42,7 +42,7 @@ func (e usageError) Unwrap() error { return e.err }
 
 // run executes the command line args and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignal()
 	defer stop()
 	opts := &globalOptions{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, version: version(), args: args}
 	cmd := newRootCmd(opts)
@@ -53,6 +53,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		path = c.CommandPath()
 	}
 	return report(stderr, err, path)
+}
+
+// stopOnSignal returns a context cancelled by the first SIGINT or
+// SIGTERM, which stops the command cleanly; the signals are no longer
+// caught by then, so that a second ends the process at once, whatever the
+// first waits for (requests in flight, a slow disk).
+func stopOnSignal() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-sigs:
+			signal.Stop(sigs) // before anything sees the cancel
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		cancel()
+	}
 }
 
 // report prints err, of the command path (e.g. "feedgen build"), and
@@ -98,10 +120,7 @@ files, and serves them exactly as the original dynamic service answered.`,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-					return usageError{fmt.Errorf("unknown command %q for %q: did you mean %q?", args[0], cmd.CommandPath(), s[0])}
-				}
-				return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+				return unknownCommand(cmd, args)
 			}
 			return cmd.Help()
 		},
@@ -109,7 +128,12 @@ files, and serves them exactly as the original dynamic service answered.`,
 	cmd.SetOut(opts.stdout)
 	cmd.SetErr(opts.stderr)
 	cmd.SetIn(opts.stdin)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{flagHint(c, err, opts.args)} })
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if args, ok := commandWords(c, opts.args); ok {
+			return unknownCommand(c, args)
+		}
+		return usageError{flagHint(c, err, opts.args)}
+	})
 	cmd.SetVersionTemplate("feedgen {{.Version}}\n")
 	cmd.SuggestionsMinimumDistance = 2
 	cmd.AddCommand(
@@ -163,46 +187,95 @@ func runVersion(g *globalOptions) error {
 	return err
 }
 
+// buildVersion, when set at link time (go build -ldflags "-X
+// main.buildVersion=v1.2.3"), is the version feedgen says it is, whatever
+// the build information says: for packagers who build from a tarball.
+var buildVersion string
+
+// buildVCS, when set at link time, is the commit feedgen was built from,
+// where the Go toolchain stamped none: "REVISION TIME", then " modified"
+// when the tree had changes. make build sets it (-ldflags "-X
+// 'main.buildVCS=...'"): go stamps no commit in a linked git worktree,
+// whose .git is a file.
+var buildVCS string
+
 // versionLine is what feedgen version and --version print after
-// "feedgen": the release (v1.2.3), or for a build from source "dev" and,
-// when the Go toolchain stamped it, the commit, its time, and whether the
-// tree had changes: "dev (commit 0123456789ab, 2026-11-23T17:00:00Z,
-// modified)".
+// "feedgen", from the build information the Go toolchain stamped into the
+// binary (runtime/debug.ReadBuildInfo), or buildVCS.
 func versionLine(v string) string {
-	if v != "dev" {
-		return v
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	var rev, at string
-	modified := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value[:min(12, len(s.Value))]
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return v
-	}
-	line := v + " (commit " + rev
-	if at != "" {
-		line += ", " + at
-	}
-	if modified {
-		line += ", modified"
-	}
-	return line + ")"
+	info, _ := debug.ReadBuildInfo()
+	return describeVersion(v, buildVCS, info)
 }
 
-// version is the module version feedgen was built as, or "dev".
+// describeVersion is versionLine for the version v (a release, or "dev"),
+// the commit vcs given at link time (buildVCS; "" for none) and the build
+// information info (nil when there is none): the release, or for a build
+// from source "dev" and the commit (from the VCS stamp, a pseudo-version's
+// or vcs), its time and whether the tree had changes; then the Go
+// version: "v1.2.3 (go1.26.8)", "dev (commit 0123456789ab,
+// 2026-11-23T17:00:00Z, modified, go1.26.8)". A build with no commit
+// recorded (go run, go build in a git worktree, or -buildvcs=false, which
+// GOFLAGS may set) says how to get one.
+func describeVersion(v, vcs string, info *debug.BuildInfo) string {
+	if info == nil {
+		return v
+	}
+	var details []string
+	note := ""
+	if v == "dev" {
+		var rev, at string
+		modified := false
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(12, len(s.Value))]
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if rev == "" && pseudoVersion(info.Main.Version) {
+			// go install of a commit: the module's pseudo-version names it.
+			base, dirty := strings.CutSuffix(info.Main.Version, "+dirty")
+			rev, modified = base[len(base)-12:], dirty
+		}
+		if f := strings.Fields(vcs); rev == "" && len(f) > 0 {
+			// make build in a git worktree: the commit it passed.
+			rev = f[0][:min(12, len(f[0]))]
+			if len(f) > 1 {
+				at = f[1]
+			}
+			modified = len(f) > 2 && f[2] == "modified"
+		}
+		switch {
+		case rev != "":
+			details = append(details, "commit "+rev)
+			if at != "" {
+				details = append(details, at)
+			}
+			if modified {
+				details = append(details, "modified")
+			}
+		default:
+			note = "; no commit recorded: make build records it, as go build -buildvcs=auto ./cmd/feedgen does in a clone (not in a git worktree)"
+		}
+	}
+	if info.GoVersion != "" {
+		details = append(details, info.GoVersion)
+	}
+	if len(details) == 0 {
+		return v
+	}
+	return v + " (" + strings.Join(details, ", ") + note + ")"
+}
+
+// version is the version feedgen was built as: buildVersion, or the
+// module's version, or "dev".
 func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" || pseudoVersion(info.Main.Version) {
 		return "dev"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
 )
@@ -22,6 +23,7 @@ type rulesOptions struct {
 	target, config, root, listen, out string
 	cache, modules                    string
 	strict, standalone, checkFiles    bool
+	json                              bool // --check's answer as JSON (jsonout.go)
 
 	set func(flag string) bool // whether the flag was given
 
@@ -43,6 +45,9 @@ func (o *rulesOptions) check() error {
 	}
 	if o.cache != "" && t.Name != "nginx-njs" {
 		return usageError{fmt.Errorf("--cache is for nginx-njs (a folder where nginx keeps the pages njs puts together), not %s", t.Name)}
+	}
+	if o.json && !o.checkFiles {
+		return usageError{errors.New("--json is for --check: rules prints the paths of the files it writes, one a line")}
 	}
 	if o.checkFiles {
 		return nil // --standalone and --modules may come from the record: see checkStandalone
@@ -89,7 +94,7 @@ type staleFiles struct{ msg string }
 func (e staleFiles) Error() string { return e.msg }
 
 // writeRules is runRules.
-func writeRules(_ context.Context, o *rulesOptions) error {
+func writeRules(ctx context.Context, o *rulesOptions) error {
 	// A site's folder given as --root says where its build is before
 	// the config is looked for: run outside a site, there is none here.
 	if o.root != "" {
@@ -128,7 +133,7 @@ func writeRules(_ context.Context, o *rulesOptions) error {
 	if root == "" {
 		root = cfg.OutputDir
 	}
-	snap, err := manifest.Read(os.DirFS(root))
+	snap, err := manifest.ReadContext(ctx, outfile.DirFS(root))
 	if err != nil {
 		return fmt.Errorf("%s: %w", root, err)
 	}
@@ -163,6 +168,18 @@ func writeRules(_ context.Context, o *rulesOptions) error {
 	}
 	written, warnings, err := rules.Write(o.t, s, o.out, o.strict)
 	if errors.Is(err, rules.ErrChunks) {
+		if o.t.Name == "nginx" {
+			// The command suggested is checked first: one that would fail
+			// is named with why.
+			how := "run " + o.typedCommand("nginx-njs")
+			if njs, ferr := rules.Find("nginx-njs"); ferr == nil {
+				if terr := rules.Try(njs, s, o.out); terr != nil {
+					how = fmt.Sprintf("%s would, but not with these flags: %v", o.typedCommand("nginx-njs"), terr)
+				}
+			}
+			return fmt.Errorf("%w\nto keep layout: chunks, nginx puts its pages together with its JavaScript module (Debian: libnginx-mod-http-js): %s\n%s",
+				err, how, o.pagesAdvice(cfg.Path, cfg.Pagination))
+		}
 		return fmt.Errorf("%w\n%s", err, o.pagesAdvice(cfg.Path, cfg.Pagination))
 	}
 	if err != nil {
@@ -186,7 +203,8 @@ func writeRules(_ context.Context, o *rulesOptions) error {
 				fmt.Fprintf(o.stderr, "warning: %s: no module %s here: install it, or name its folder with --modules\n", o.t.Name, m)
 			}
 		}
-		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s\n", o.t.Name, standaloneRun(o.t.Name, o.out))
+		c := o.t.CommandsFor(o.out, true)
+		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s, stop it with %s\n", o.t.Name, c.Start, c.Stop)
 	}
 	if o.t.Counts && !m.Pagination.Chunked() {
 		rec.Counts = rules.Counts(m.Collections)
@@ -247,19 +265,41 @@ func (o *rulesOptions) report(s *rules.Site, old map[string]int, r rules.Record,
 	if err != nil {
 		return err
 	}
+	cwd, _ := os.Getwd()
+	cmd := refreshCommand(shown(r, outputDir, cwd), o.config)
+	if o.json {
+		if err := writeJSON(o.stdout, newRulesCheckJSON(o.t.Name, o.out, stale, recorded, cmd)); err != nil || len(stale) == 0 {
+			return err
+		}
+	}
 	if len(stale) == 0 {
 		fmt.Fprintf(o.stdout, "the %s rules in %s are up to date\n", o.t.Name, o.out)
 		return nil
 	}
-	for _, f := range stale {
-		fmt.Fprintf(o.stdout, "%s: stale: %s\n", f.File, f.Why)
+	if !o.json {
+		for _, f := range stale {
+			fmt.Fprintf(o.stdout, "%s: stale: %s\n", f.File, f.Why)
+		}
 	}
-	cwd, _ := os.Getwd()
-	cmd := refreshCommand(shown(r, outputDir, cwd), o.config)
 	if !recorded {
 		return staleFiles{fmt.Sprintf("the %s rules in %s are not those %s writes (with no record, the flags they were written with are not known)", o.t.Name, o.out, cmd)}
 	}
-	return staleFiles{fmt.Sprintf("the %s rules in %s are stale: run %s", o.t.Name, o.out, cmd)}
+	return staleFiles{fmt.Sprintf("the %s rules in %s are stale: run %s%s", o.t.Name, o.out, cmd, reloadHint(shown(r, outputDir, cwd)))}
+}
+
+// reloadHint says how the platform of r, files written again, takes them
+// (rules.Commands): ", then reload nginx: nginx -s reload"; "" when there
+// is nothing to say. r's paths are as the reader's commands name them
+// (shown).
+func reloadHint(r rules.Record) string {
+	t, err := rules.Find(r.Target)
+	if err != nil {
+		return ""
+	}
+	if next := t.CommandsFor(r.Out, r.Standalone).Next(); next != "" {
+		return ", then " + next
+	}
+	return ""
 }
 
 // shown is r with its paths as a command run in dir shows them: relative
@@ -299,13 +339,9 @@ func refreshCommand(r rules.Record, config string) string {
 	return strings.Join(args, " ")
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote quotes s for a POSIX shell when it needs it, as the
+// commands of rules.Commands are.
+func shellQuote(s string) string { return rules.ShellQuote(s) }
 
 // staleWarnings are the warnings of a build for the checks of the rules
 // recorded for its output (rules.CheckRecords), with the paths as a
@@ -323,8 +359,8 @@ func staleWarnings(checks []rules.RecordCheck, outputDir, config, dir string) []
 			warnings = append(warnings, fmt.Sprintf("the %s rules in %s cannot serve this build: %v", r.Target, relTo(dir, r.Out), c.Err))
 		case len(c.Stale) > 0:
 			show := shown(r, outputDir, dir)
-			warnings = append(warnings, fmt.Sprintf("the %s rules in %s are stale (%s): run %s",
-				r.Target, show.Out, c.Stale[0].Why, refreshCommand(show, config)))
+			warnings = append(warnings, fmt.Sprintf("the %s rules in %s are stale (%s): run %s%s",
+				r.Target, show.Out, c.Stale[0].Why, refreshCommand(show, config), reloadHint(show)))
 		}
 	}
 	return warnings
@@ -336,24 +372,31 @@ func staleWarnings(checks []rules.RecordCheck, outputDir, config, dir string) []
 // It is the one place that says it: the config of a new site and
 // docs/configuration.md send the reader to feedgen rules.
 func (o *rulesOptions) pagesAdvice(path string, p listing.Pagination) string {
-	var build, rules strings.Builder
+	var build strings.Builder
 	build.WriteString("feedgen build")
-	fmt.Fprintf(&rules, "feedgen rules %s", o.t.Name)
 	if o.config != "" {
-		fmt.Fprintf(&build, " --config %s", o.config)
-		fmt.Fprintf(&rules, " --config %s", o.config)
+		fmt.Fprintf(&build, " --config %s", shellQuote(o.config))
 	}
 	if o.root != "" {
-		fmt.Fprintf(&build, " --out %s", o.root)
-		fmt.Fprintf(&rules, " --root %s", o.root)
+		fmt.Fprintf(&build, " --out %s", shellQuote(o.root))
 	}
-	fmt.Fprintf(&rules, " -o %s", o.out)
 	limits := make([]string, 0, 5)
 	for _, l := range pagesLimits(p) {
 		limits = append(limits, strconv.Itoa(l))
 	}
 	return fmt.Sprintf("for pagination.layout: pages, in %s also set pagination.limits: %s (the page sizes a request may ask for: default_limit %d among them, none above max_limit %d) and pagination.offsets: aligned (a page per multiple of each limit; all, a page per offset, is far larger); then run %s and %s again",
-		path, "["+strings.Join(limits, ", ")+"]", p.DefaultLimit, p.MaxLimit, build.String(), rules.String())
+		path, "["+strings.Join(limits, ", ")+"]", p.DefaultLimit, p.MaxLimit, build.String(), o.typedCommand(o.t.Name))
+}
+
+// typedCommand is the feedgen rules command of target with the flags of
+// the command line, as typed: the user's own --standalone, --listen,
+// --root, -o... (--cache only for nginx-njs, which alone takes it).
+func (o *rulesOptions) typedCommand(target string) string {
+	r := rules.Record{Target: target, Root: o.root, Listen: o.listen, Standalone: o.standalone, Modules: o.modules, Out: o.out}
+	if target == "nginx-njs" {
+		r.Cache = o.cache
+	}
+	return refreshCommand(r, o.config)
 }
 
 // pagesLimits are the limits of layout: pages for the pagination p of
@@ -415,6 +458,7 @@ Targets, the files each writes and how they run:
 			}
 			return nil
 		},
+		ValidArgsFunction: completeTarget,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.target = args[0]
 			o.set = cmd.Flags().Changed
@@ -429,6 +473,7 @@ Targets, the files each writes and how they run:
 	cmd.Flags().BoolVar(&o.standalone, "standalone", false, "nginx, nginx-njs, apache: write a complete config of the server, which keeps its pid, logs and temporary files in OUTDIR (no system config needed)")
 	cmd.Flags().StringVar(&o.modules, "modules", "", "with --standalone, nginx-njs or apache: the `folder` of the server's modules (default: Debian's)")
 	cmd.Flags().BoolVar(&o.checkFiles, "check", false, "write nothing: compare the files in OUTDIR with those the build needs now (exit 1 when stale, 2 when it cannot check), with the flags they were written with")
+	cmd.Flags().BoolVar(&o.json, "json", false, "with --check: print the answer as one JSON object (target, output, up_to_date, recorded, stale files and why, command)")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "fail, writing nothing, when the files cannot answer all the build has (cloudfront: filters that do not fit)")
 	return cmd
 }
@@ -442,16 +487,6 @@ func standaloneTargets() []string {
 		}
 	}
 	return names
-}
-
-// standaloneRun is the command that runs the standalone config of
-// target in dir, and the one that stops it.
-func standaloneRun(target, dir string) string {
-	dir = shellQuote(dir)
-	if target == "apache" {
-		return fmt.Sprintf("apache2 -d %[1]s -f apache.conf -k start, stop it with apache2 -d %[1]s -f apache.conf -k stop", dir)
-	}
-	return fmt.Sprintf("nginx -p %[1]s -c nginx.conf, stop it with nginx -p %[1]s -c nginx.conf -s stop", dir)
 }
 
 // checkListen refuses a --listen that is neither a port nor host:port

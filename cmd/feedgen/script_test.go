@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 			}
 			os.Exit(code)
 		},
+		"feedgen-stop-test": stopTest,
 	})
 }
 
@@ -54,8 +55,10 @@ func TestMain(m *testing.M) {
 //	             to the second) than a build before it
 //	curl [-s] [-i] URL
 //	             GET URL into stdout (-i: the status line and headers
-//	             first); a refused connection is tried again for up to
-//	             10 seconds, for a server the script started just before;
+//	             first); a refused connection, or feedgen serve's 503
+//	             while it loads its build (Connection: close), is tried
+//	             again for up to 10 seconds, for a server the script
+//	             started just before;
 //	             $VAR in URL is expanded, quoted or not
 //	[!] waitfile PATH
 //	             wait until the file exists (10 s at most): after a
@@ -299,6 +302,15 @@ func cmdCurl(ts *testscript.TestScript, neg bool, args []string) {
 	for {
 		var err error
 		resp, err = client.Get(url)
+		if err == nil && resp.StatusCode == http.StatusServiceUnavailable && resp.Close && time.Now().Before(deadline) {
+			// feedgen serve listens before it loads its build and answers
+			// 503 with Connection: close until it is loaded (a page not
+			// ready keeps the connection): a server still starting, as
+			// a refused connection is.
+			resp.Body.Close()
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if err == nil {
 			break
 		}

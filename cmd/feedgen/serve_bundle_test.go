@@ -115,13 +115,19 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 			flipped[off+int64(f.CompressedSize64)/2] ^= 0x55
 		}
 	}
+	// A byte of the name in the first local header (the zip package
+	// reads the central directory's): verify refuses it, and so serve.
+	renamed := bytes.Clone(good)
+	renamed[30+3] ^= 1
 	tests := []struct {
 		name string
 		data []byte
 		line string // the start of stderr
+		err  string // after the file's name
 	}{
-		{"flipped.zip", flipped, "flipped.zip: articles/20/1.json: corrupted: "},
-		{"cut.zip", good[:len(good)-100], "cut.zip: truncated: the archive stops before its end"},
+		{"flipped.zip", flipped, "flipped.zip: articles/20/1.json: corrupted: ", ": damaged: restore it from a copy, or write it again from its build with feedgen bundle"},
+		{"renamed.zip", renamed, "renamed.zip: articles/20/0.json: damaged: its local header's name differs from its central directory record's\n", ": damaged: restore it from a copy, or write it again from its build with feedgen bundle"},
+		{"cut.zip", good[:len(good)-100], "cut.zip: truncated: the archive stops before its end", ": 1 problem: the bundle is damaged or not a feedgen bundle"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +140,7 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 				b.Close()
 				t.Fatal("got no error, want the bundle refused")
 			}
-			if want := name + ": 1 problem: the bundle is damaged or not a feedgen bundle"; err.Error() != want {
+			if want := name + tt.err; err.Error() != want {
 				t.Errorf("got error %q, want %q", err, want)
 			}
 			if got := strings.TrimPrefix(stderr.String(), dir+string(filepath.Separator)); !strings.HasPrefix(got, tt.line) {

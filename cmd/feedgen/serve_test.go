@@ -62,8 +62,15 @@ func (p *servedProcess) waitStderr(t *testing.T, s string) {
 }
 
 // startServe starts the binary with args in dir and waits for it to say
-// where it listens (serve --watch says it as "previewing on").
+// where it serves (serve --watch says it as "previewing on").
 func startServe(t *testing.T, dir string, args ...string) *servedProcess {
+	t.Helper()
+	return startUntil(t, dir, regexp.MustCompile(`^(?:serving .*|previewing) on (http://127\.0\.0\.1:\d+)/articles/(?:$|:)`), args...)
+}
+
+// startUntil starts the binary with args in dir and waits for a line of
+// its stderr that re matches: its first group is the server's URL.
+func startUntil(t *testing.T, dir string, re *regexp.Regexp, args ...string) *servedProcess {
 	t.Helper()
 	p := &servedProcess{cmd: exec.Command(binary(t), args...), more: make(chan struct{}), done: make(chan struct{})}
 	p.cmd.Dir = dir
@@ -81,7 +88,6 @@ func startServe(t *testing.T, dir string, args ...string) *servedProcess {
 			p.cmd.Wait()
 		}
 	})
-	re := regexp.MustCompile(`^(?:serving .*|previewing) on (http://127\.0\.0\.1:\d+)/articles/(?:$|:)`)
 	found := make(chan string, 1)
 	go func() {
 		defer close(p.done)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/bundle"
-	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/spf13/cobra"
@@ -21,12 +20,22 @@ import (
 type verifyOptions struct {
 	*globalOptions
 	file string // the bundle
+	json bool   // the summary as JSON (jsonout.go)
 }
 
 // runVerify verifies the bundle and prints what it holds.
 func runVerify(ctx context.Context, o *verifyOptions) error {
 	start := time.Now()
 	b, err := openBundle(ctx, o.file, o.stderr, nil)
+	if o.json {
+		if jerr := writeJSON(o.stdout, newVerifyJSON(o.file, b, err, time.Since(start))); err == nil {
+			err = jerr
+		}
+		if b != nil {
+			b.Close()
+		}
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -39,7 +48,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 
 func newVerifyCmd(g *globalOptions) *cobra.Command {
 	o := &verifyOptions{globalOptions: g}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "verify FILE",
 		Short: "Check a bundle: its structure and every page against its manifest",
 		Long: `Verify checks a bundle written by "feedgen bundle": that it is a complete zip
@@ -47,7 +56,8 @@ archive whose entries all have clean relative names, found once; that its
 manifest and bundle.json are of a format this feedgen reads; and that every
 page the manifest lists is there, decompresses to the size and SHA-256 the
 manifest gives, and that nothing else is. It prints one line per problem,
-"FILE: entry: what is wrong", and exits 1 on any; on none, one summary line.`,
+"FILE: entry: what is wrong", and exits 1 on any; on none, one summary line.
+With --json, the summary is one JSON object, "ok" false on problems.`,
 		Example: `  feedgen verify feed-2026-11-23.zip`,
 		Args:    oneBundle,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -55,6 +65,8 @@ manifest gives, and that nothing else is. It prints one line per problem,
 			return runVerify(cmd.Context(), o)
 		},
 	}
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (file, ok, error, build_time, articles, pages, bytes, size, seconds)")
+	return cmd
 }
 
 // oneBundle takes the one argument of verify, as a usage error when there
@@ -75,17 +87,29 @@ func openBundle(ctx context.Context, name string, stderr io.Writer, keep bundle.
 		return nil, err
 	}
 	b, err := bundle.OpenWith(ctx, name, keep)
-	var ps diag.List
+	var ps *bundle.Problems
 	if errors.As(err, &ps) {
-		for _, p := range ps {
+		var lines []string
+		for _, p := range ps.Report() {
 			fmt.Fprintf(stderr, "%s: %s\n", name, p)
+			lines = append(lines, p.String())
 		}
-		return nil, fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, human.Plural(len(ps), "problem"))
+		if len(ps.Damage) > 0 {
+			return nil, &bundleProblems{fmt.Errorf("%s: damaged: restore it from a copy, or write it again from its build with feedgen bundle", name), lines}
+		}
+		return nil, &bundleProblems{fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, human.Plural(len(ps.Other), "problem")), lines}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return b, nil
+}
+
+// bundleProblems is the error of a bundle that does not verify, with the
+// lines printed for it (verify --json gives them).
+type bundleProblems struct {
+	error
+	lines []string
 }
 
 // notBundle refuses name, given as a bundle, when it is a folder: a

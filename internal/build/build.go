@@ -32,6 +32,7 @@ import (
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Options say what to build and where.
@@ -210,7 +211,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	if err := b.checkOutDir(cfg); err != nil {
 		return nil, err
 	}
-	out := b.output(cfg)
+	out := b.output(ctx, cfg)
 	outDir, fsDir, early := out.dir(), out.fsDir(), out.early()
 	baseURL := cfg.BaseURL
 	if b.opt.BaseURL != "" {
@@ -252,7 +253,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
 		opts.Unchanged = func(digest [sha256.Size]byte) bool {
 			last, _ := early()
-			return last != nil && b.builtFrom(last.Manifest, baseURL, digest, now)
+			return last != nil && b.builtFrom(last, baseURL, digest, now)
 		}
 	}
 	site, err := b.load(ctx, contentFS, opts)
@@ -520,8 +521,8 @@ func (b *Builder) loadConfig() (*config.Config, error) {
 
 // readManifest reads the manifest of outDir: nil, and no error, when there
 // is none.
-func readManifest(outDir string) (*manifest.Snapshot, error) {
-	r, err := manifest.Read(os.DirFS(outDir))
+func readManifest(ctx context.Context, outDir string) (*manifest.Snapshot, error) {
+	r, err := manifest.ReadContext(ctx, outfile.DirFS(outDir))
 	if errors.Is(err, manifest.ErrNoBuild) {
 		return nil, nil
 	}
@@ -531,19 +532,16 @@ func readManifest(outDir string) (*manifest.Snapshot, error) {
 // lastManifest returns the manifest of outDir, with the build's lock held:
 // the one read early, unless the file changed since (another build
 // finished meanwhile), in which case it is read again. nil when there is
-// none, or it cannot be read (said on the log, and returned: every page is
-// rewritten).
-func (b *Builder) lastManifest(outDir string, early func() (*manifest.Snapshot, error)) (*manifest.Snapshot, error) {
+// none, or it cannot be read (returned: the caller says so, once it knows
+// that the build goes on and rewrites every page).
+func (b *Builder) lastManifest(ctx context.Context, outDir string, early func() (*manifest.Snapshot, error)) (*manifest.Snapshot, error) {
 	var r *manifest.Snapshot
 	var err error
 	if early != nil {
 		r, err = early()
 	}
 	if now, serr := os.Stat(filepath.Join(outDir, manifest.Name)); early == nil || serr != nil || !r.Current(now) {
-		r, err = readManifest(outDir)
-	}
-	if err != nil {
-		fmt.Fprintf(b.opt.Log, "warning: %s: %v; every page will be rewritten\n", filepath.Join(outDir, manifest.Name), err)
+		r, err = readManifest(ctx, outDir)
 	}
 	return r, err
 }

@@ -18,7 +18,9 @@ import (
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // The chunks layout (pagination.layout: chunks): a build writes, per
@@ -36,13 +38,24 @@ import (
 // written in one go.
 
 // inputsName is the file, in the output folder, that says which chunk
-// each chunk input (feed.ChunkInput) is: "input path size" a line. The
-// manifest does not list chunks (manifest.Marshal), so a build in a new
-// process learns there which chunks it may keep without rendering them.
-// It is a cache, never published nor bundled: each line is true of any
-// build (an input makes the same bytes, and a chunk's name is their
-// digest), and a chunk is kept only when its file is there with its size.
+// each chunk input (feed.ChunkInput) is: "input path size check" a line.
+// The manifest does not list chunks (manifest.Marshal), so a build in a
+// new process learns there which chunks it may keep without rendering
+// them. It is a cache, never published nor bundled: each line a build
+// wrote is true of any build (an input makes the same bytes, and a
+// chunk's name is their digest), and a chunk is kept only when its file
+// is there with its size. A cache must never change what is built: a
+// line's check (lineCheck) holds the rest of it, so that a line changed
+// since a build wrote it (by hand, or a bad disk) is not believed, and
+// its chunk is rendered.
 const inputsName = ".feedgen-chunk-inputs"
+
+// lineCheck returns the check of a line of inputsName: the first 8
+// bytes, in hex, of the SHA-256 of its input, path and size.
+func lineCheck(input, path, size string) string {
+	sum := sha256.Sum256([]byte("feedgen chunk input 2\n" + input + " " + path + " " + size))
+	return hex.EncodeToString(sum[:8])
+}
 
 // chunkJob is one chunk file of the build.
 type chunkJob struct {
@@ -63,13 +76,18 @@ type chunkPlan struct {
 // build wrote (prev, its manifest) by their input, and returns the paths
 // of the build's files: the chunks kept, chunk.Dir when there are chunks
 // to write (their names are not known yet), and the indexes.
-func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
+func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([]string, error) {
 	w.plan(prev)
 	cuts := w.l.Chunks()
 	p := &chunkPlan{of: make([][]*chunkJob, len(cuts))}
 	byInput := map[[sha256.Size]byte]*chunkJob{}
 	var scratch []byte
 	for i, cs := range cuts {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		for _, ch := range cs {
 			var in [sha256.Size]byte
 			in, scratch = feed.ChunkInput(ch, scratch)
@@ -94,12 +112,20 @@ func (w *pageWriter) planChunks(prev *manifest.Manifest) ([]string, error) {
 			}
 		}
 		if len(old) == 0 && w.out.fsDir() != "" {
-			readInputs(filepath.Join(w.out.fsDir(), inputsName), old)
+			name := filepath.Join(w.out.fsDir(), inputsName)
+			if bad := readInputs(name, old); bad > 0 {
+				fmt.Fprintf(b.opt.Log, "warning: %s: %s changed since a build wrote it (by hand, or on a bad disk): not believed, their chunks are rendered again\n", filepath.Join(w.out.dir(), inputsName), human.Plural(bad, "line"))
+			}
 		}
 	}
 	paths := make([]string, 0, len(p.jobs)+len(w.l.Collections)+1)
 	toWrite := false
-	for _, j := range p.jobs {
+	for i, j := range p.jobs {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		in := hex.EncodeToString(j.in[:])
 		if f, ok := old[in]; ok && w.out.has(f) {
 			j.file, j.kept = f, true
@@ -260,6 +286,7 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 	}
 	res := w.res
 	res.Written = int(w.written.Load())
+	res.Repaired = int(w.repaired.Load())
 	res.Rendered = int(w.rendered.Load())
 	res.Pages = len(w.files)
 	res.Unchanged = res.Pages - res.Written
@@ -279,7 +306,9 @@ func (w *pageWriter) put(f manifest.File, data []byte) error {
 	o, known := w.old[f.Path]
 	var err error
 	switch {
-	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(f):
+	case known && w.repairs(o, f):
+		err = w.out.rewrite(f.Path, data)
+	case known && o.SHA256 == f.SHA256 && o.Size == f.Size:
 		return nil
 	case known:
 		err = w.out.rewrite(f.Path, data)
@@ -295,25 +324,35 @@ func (w *pageWriter) put(f manifest.File, data []byte) error {
 }
 
 // readInputs adds to old the chunks of the file name (see inputsName), by
-// input. A file that is missing or damaged adds what it can: the chunks
-// it does not name are rendered.
-func readInputs(name string, old map[string]manifest.File) {
-	data, err := os.ReadFile(name)
+// input, and returns how many of its lines it did not believe: changed
+// since a build wrote them (their check differs), or cut short. A file
+// that is missing adds nothing, nor do lines of the format before checks
+// (a feedgen before them wrote the file), nor one that is not a regular
+// file (never opened: see outfile), which the build then replaces: the
+// chunks it does not name are rendered.
+func readInputs(name string, old map[string]manifest.File) (bad int) {
+	data, err := outfile.ReadFile(name)
 	if err != nil {
-		return
+		return 0
 	}
 	for line := range strings.Lines(string(data)) {
 		f := strings.Fields(line)
-		if len(f) != 3 {
+		if len(f) == 3 && strings.HasSuffix(line, "\n") {
+			continue // before checks
+		}
+		if len(f) != 4 || !strings.HasSuffix(line, "\n") || f[3] != lineCheck(f[0], f[1], f[2]) {
+			bad++
 			continue
 		}
 		sum, ok := chunk.ParseChunkPath(f[1])
 		size, err := strconv.ParseInt(f[2], 10, 64)
 		if !ok || err != nil || size < 0 {
+			bad++
 			continue
 		}
 		old[f[0]] = manifest.File{Path: f[1], Size: size, SHA256: hex.EncodeToString(sum[:]), Input: f[0]}
 	}
+	return bad
 }
 
 // writeInputs writes the inputs file of the build's chunks into the
@@ -331,7 +370,8 @@ func (w *pageWriter) writeInputs() error {
 	}
 	var b strings.Builder
 	for _, j := range w.chunks.jobs {
-		fmt.Fprintf(&b, "%s %s %d\n", j.file.Input, j.file.Path, j.file.Size)
+		size := strconv.FormatInt(j.file.Size, 10)
+		fmt.Fprintf(&b, "%s %s %s %s\n", j.file.Input, j.file.Path, size, lineCheck(j.file.Input, j.file.Path, size))
 	}
 	return writeAtomic(filepath.Join(dir, inputsName), []byte(b.String()))
 }

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -306,5 +307,70 @@ func TestChunksEstimate(t *testing.T) {
 	want := fmt.Sprintf("the output would be %s in %d files, more than", human.Bytes(written), len(chunks)+len(indexes))
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("at max_output_bytes %d: %v, want an error saying %q", written-1, err, want)
+	}
+}
+
+// TestChunkInputsChanged changes the build's cache of chunk inputs
+// (inputsName) as a hand or a bad disk could, then edits an unrelated
+// article and builds: the build must write what a clean build writes,
+// whatever the cache says (a line that is not the build's is not
+// trusted: its chunk is rendered), and write the cache again.
+func TestChunkInputsChanged(t *testing.T) {
+	// swap exchanges the chunks (path and size) of two lines whose
+	// chunks are of sizes of the same length: the file keeps its length.
+	swap := func(t *testing.T, data []byte) []byte {
+		lines := strings.SplitAfter(string(data), "\n")
+		for i := range lines {
+			for j := i + 1; j < len(lines); j++ {
+				a, b := strings.Fields(lines[i]), strings.Fields(lines[j])
+				if len(a) >= 3 && len(b) >= 3 && len(a[2]) == len(b[2]) && a[2] != b[2] {
+					a[1], b[1], a[2], b[2] = b[1], a[1], b[2], a[2]
+					lines[i], lines[j] = strings.Join(a, " ")+"\n", strings.Join(b, " ")+"\n"
+					return []byte(strings.Join(lines, ""))
+				}
+			}
+		}
+		t.Fatal("no two lines to swap")
+		return nil
+	}
+	tests := []struct {
+		name   string
+		change func(t *testing.T, data []byte) []byte
+		lines  string // the lines not believed
+	}{
+		{"two chunks swapped", swap, "2 lines"},
+		{"a byte of a size", func(t *testing.T, data []byte) []byte {
+			i := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1 // the last line
+			f := bytes.Fields(data[i:])
+			at := i + bytes.Index(data[i:], f[2])
+			data[at] = "1234567890"[(data[at]-'0'+1)%10] // another size, as long
+			return data
+		}, "1 line"},
+		{"cut in a line", func(t *testing.T, data []byte) []byte { return data[:len(data)/2] }, "1 line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := chunkSite(t, 300)
+			out := filepath.Join(dir, "public")
+			mustBuild(t, dir)
+			name := filepath.Join(out, inputsName)
+			data, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testfiles.WriteFile(t, name, string(tt.change(t, data)))
+			testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a150.md"), strings.Replace(chunkArticle(150, dateOf(150)), "Article 150", "Article CL", 1))
+			var log strings.Builder
+			b := builder(dir)
+			b.opt.Log = &log
+			if _, err := b.Build(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			identical(t, snap(t, out), cleanBuild(t, dir))
+			want := "warning: " + filepath.Join("public", inputsName) + ": " + tt.lines + " changed since a build wrote it (by hand, or on a bad disk): not believed, their chunks are rendered again\n"
+			if got := strings.ReplaceAll(log.String(), dir+string(filepath.Separator), ""); got != want {
+				t.Errorf("got log %q, want %q", got, want)
+			}
+		})
 	}
 }

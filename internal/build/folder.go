@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // exists reports whether name exists.
@@ -17,23 +19,27 @@ func exists(name string) bool {
 	return err == nil
 }
 
-// sizeIs reports whether name is a regular file of size bytes: how a
-// build checks that a page a manifest lists is still there, whole.
-func sizeIs(name string, size int64) bool {
-	info, err := os.Stat(name)
-	return err == nil && info.Mode().IsRegular() && info.Size() == size
-}
-
-// makeDirs creates the folders of pages under outDir.
-func makeDirs(outDir string, paths []string) error {
+// makeDirs creates the folders of pages under outDir, calling made after
+// each; it stops when ctx is done: a site of a million collections has
+// as many folders, which take many seconds to make.
+func makeDirs(ctx context.Context, outDir string, paths []string, made func()) error {
 	dirs := map[string]bool{}
-	for _, p := range paths {
+	for i, p := range paths {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		dirs[path.Dir(p)] = true
 	}
 	for d := range dirs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := os.MkdirAll(filepath.Join(outDir, filepath.FromSlash(d)), 0o755); err != nil {
 			return fmt.Errorf("creating output folder: %w", err)
 		}
+		made()
 	}
 	return nil
 }

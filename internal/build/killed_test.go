@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -45,7 +44,7 @@ func killPoints(pages int) []killPoint {
 }
 
 // TestHelperKilledBuild is not a test: it is the build that
-// TestKilledBuildRepaired runs in another process and kills with SIGKILL
+// TestKilledBuildRepaired runs in another process and kills (killSelf)
 // at the point FEEDGEN_KILL_AT names (what#n).
 func TestHelperKilledBuild(t *testing.T) {
 	dir, at := os.Getenv("FEEDGEN_KILL_DIR"), os.Getenv("FEEDGEN_KILL_AT")
@@ -58,8 +57,7 @@ func TestHelperKilledBuild(t *testing.T) {
 	var calls atomic.Int64
 	b.onStep = func(w string) {
 		if w == what && calls.Add(1) == int64(n) {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {} // the signal is on its way
+			killSelf()
 		}
 	}
 	if _, err := b.Build(context.Background()); err != nil {
@@ -74,8 +72,7 @@ func killedBuild(t *testing.T, dir string, k killPoint) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperKilledBuild$")
 	cmd.Env = append(os.Environ(), "FEEDGEN_KILL_DIR="+dir, "FEEDGEN_KILL_AT="+k.String())
 	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+	if !killed(err) {
 		t.Fatalf("build to kill at %s: %v, want killed\n%s", k, err, out)
 	}
 }

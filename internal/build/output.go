@@ -9,8 +9,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/chunk"
@@ -18,6 +20,7 @@ import (
 	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // output is where a build puts its pages: an output folder (disk), or
@@ -46,25 +49,29 @@ type output interface {
 	intact() bool
 	// has reports whether the page f.Path (a path in the folder, with
 	// slashes) is still as the last build left it: f.Size bytes and, when
-	// the output is not intact, f.SHA256.
+	// the output is not intact, when the file changed since the last
+	// manifest was written, or with Options.Clean, f.SHA256 (see
+	// disk.has).
 	has(f manifest.File) bool
 	// create puts a page the last build did not have; rewrite one whose
 	// bytes changed.
 	create(p string, data []byte) error
 	rewrite(p string, data []byte) error
 	// removeStale deletes the pages of the last build (prev) that are not
-	// in keep, and returns how many there were.
-	removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error)
-	// writeManifest stores the manifest of the build, as data; finish
+	// in keep, and returns how many there were; it stops when ctx is done.
+	removeStale(ctx context.Context, prev *manifest.Manifest, keep map[string]bool) (int, error)
+	// writeManifest stores the manifest of the build, as data, even when
+	// the folder holds these bytes if again is set (files were repaired:
+	// a server that follows the folder loads the build again); finish
 	// then says that the output is what it describes.
-	writeManifest(data []byte) error
+	writeManifest(data []byte, again bool) error
 	finish() error
 }
 
 // output returns where this build goes: memory when Options.Memory is set,
 // else the output folder (Options.OutDir, or the config's), whose manifest
 // it starts reading unless this Builder knows it.
-func (b *Builder) output(cfg *config.Config) output {
+func (b *Builder) output(ctx context.Context, cfg *config.Config) output {
 	if b.opt.Memory {
 		return memory{b}
 	}
@@ -84,7 +91,7 @@ func (b *Builder) output(cfg *config.Config) output {
 	// The last build's manifest, needed to write, is read and parsed while
 	// the content loads.
 	if b.prev == nil || b.prevDir != d.path {
-		d.read = sync.OnceValues(func() (*manifest.Snapshot, error) { return readManifest(d.fs) })
+		d.read = sync.OnceValues(func() (*manifest.Snapshot, error) { return readManifest(ctx, d.fs) })
 		go d.read()
 	}
 	return d
@@ -109,6 +116,17 @@ type disk struct {
 	unfinished bool
 	// mark creates the marker, once, before the first change to the folder.
 	mark func() error
+	// since is the stat of the last build's manifest (nil: none), set
+	// by open: a page changed after it was not written by a build.
+	since fs.FileInfo
+	// rechecked are the pages read because their times were not earlier
+	// than since's, and found intact (see has).
+	rechecked rechecked
+	// wrote is set once a page is written.
+	wrote atomic.Bool
+	// unmatched are the indexes that do not match the last build's
+	// manifest (manifest.Snapshot.Unmatched), set by open.
+	unmatched []string
 	// found is what open found under articles/ when this Builder did not
 	// write the folder last: what may be deleted (see owned). cleaned
 	// counts the strays it deleted (Options.Clean).
@@ -138,22 +156,35 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	if err != nil {
 		return nil, nil, err
 	}
-	prev, why := b.prev, ""
+	prev, why, warning := b.prev, "", ""
+	d.unmatched = nil
 	if prev == nil || b.prevDir != d.path {
-		r, err := b.lastManifest(d.fs, d.read)
+		r, err := b.lastManifest(ctx, d.fs, d.read)
+		if ctx.Err() != nil {
+			unlock()
+			return nil, nil, ctx.Err()
+		}
 		switch {
 		case r != nil:
-			prev = r.Manifest
+			prev, d.unmatched = r.Manifest, r.Unmatched
 		case err != nil:
 			why = filepath.Join(d.path, manifest.Name) + " cannot be read"
+			warning = fmt.Sprintf("warning: %s: %v; every page will be rewritten\n", filepath.Join(d.path, manifest.Name), err)
 		default:
 			why = d.path + " has no " + manifest.Name
 		}
 	}
 	d.unfinished = exists(filepath.Join(d.fs, unfinishedName))
+	d.since, _ = os.Stat(filepath.Join(d.fs, manifest.Name))
 	var pending []string
 	if d.unfinished {
 		pending = readPending(d.fs)
+	}
+	if len(d.unmatched) > 0 {
+		// An index changed since its manifest was written (damaged): the
+		// chunks it named are not known, and any chunk in their folder
+		// may be a build's, as after a build that did not finish.
+		pending = append(pending, chunk.Dir)
 	}
 	paths, err := pathsOf(prev)
 	if err != nil {
@@ -169,9 +200,13 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 		for _, p := range paths {
 			set[p] = true
 		}
-		if d.found, err = scanOwned(d.fs, prev, pending, set); err != nil {
+		if d.found, err = scanOwned(ctx, d.fs, prev, pending, set); err != nil {
 			unlock()
 			return nil, nil, err
+		}
+		if len(d.found.foreign) > 0 {
+			unlock()
+			return nil, nil, &foreignError{dir: d.path, foreign: d.found.foreign}
 		}
 		if len(d.found.strays) > 0 && !b.opt.Clean {
 			unlock()
@@ -183,6 +218,10 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			}
 			return nil, nil, &strayError{dir: d.path, strays: d.found.strays, why: why}
 		}
+	}
+	if warning != "" {
+		// Said once the build goes on: a refusal changes nothing.
+		fmt.Fprint(b.opt.Log, warning)
 	}
 	d.mark = sync.OnceValue(func() error {
 		create := newPages(paths, prev, pending)
@@ -206,7 +245,11 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 					strays = append(strays, p)
 				}
 			}
-			strays = append(strays, linkedFolders(d.fs, paths)...)
+			links, err := linkedFolders(ctx, d.fs, paths)
+			if err != nil {
+				return err
+			}
+			strays = append(strays, links...)
 			if len(strays) > 0 {
 				return &strayError{dir: d.path, strays: strays, why: "put there after the last build"}
 			}
@@ -220,12 +263,12 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			unlock()
 			return nil, nil, err
 		}
-		if err := d.clean(set); err != nil {
+		if err := d.clean(ctx, set); err != nil {
 			unlock()
 			return nil, nil, err
 		}
 	}
-	if err := makeDirs(d.fs, paths); err != nil {
+	if err := makeDirs(ctx, d.fs, paths, func() { b.step("folder") }); err != nil {
 		unlock()
 		return nil, nil, err
 	}
@@ -236,18 +279,39 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	return prev, release, nil
 }
 
+// has checks a page's size, and reads it to check its SHA-256 when it
+// may differ at the same size: after a build that did not finish; when
+// it changed after the last manifest was written (by hand, a copy over
+// it, a tool: a build writes every page before its manifest), which its
+// status change time says at no cost; and with Options.Clean, whatever
+// its times (a failing disk changes bytes and no time): a normal build
+// reads only the pages that changed since, a clean one every page. A
+// page read because of its times and found intact is recorded (see
+// rechecked): the manifest is then written again after it, so that the
+// next build does not read it again.
 func (d *disk) has(f manifest.File) bool {
 	name := d.fs + "/" + f.Path
-	if d.unfinished {
-		return hashIs(name, f.Size, f.SHA256)
+	if !d.unfinished && !d.b.opt.Clean && !slices.Contains(d.unmatched, f.Path) {
+		info, err := os.Stat(name)
+		if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
+			return false
+		}
+		if d.since == nil || !changedSince(info, d.since) {
+			return true
+		}
 	}
-	return sizeIs(name, f.Size)
+	info, ok := hashed(name, f.Size, f.SHA256)
+	if ok && d.since != nil && changedSince(info, d.since) {
+		d.rechecked.add(name, info)
+	}
+	return ok
 }
 
 func (d *disk) create(p string, data []byte) error {
 	if err := d.mark(); err != nil {
 		return err
 	}
+	d.wrote.Store(true)
 	if err := d.behind.error(); err != nil {
 		return err
 	}
@@ -267,10 +331,11 @@ func (d *disk) rewrite(p string, data []byte) error {
 	if err := d.mark(); err != nil {
 		return err
 	}
+	d.wrote.Store(true)
 	return writeAtomic(d.fs+"/"+p, data)
 }
 
-func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
+func (d *disk) removeStale(ctx context.Context, prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	var stale []string
 	if d.wroteLast {
 		// This Builder wrote the folder last: its manifest names every
@@ -289,8 +354,13 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 	}
 	deleted := d.cleaned
 	dirs := map[string]bool{}
-	for _, p := range stale {
-		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
+	for i, p := range stale {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return deleted, err
+			}
+		}
+		if !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) || !buildName(p) {
 			continue // not a page: never deleted
 		}
 		if err := d.mark(); err != nil {
@@ -322,15 +392,24 @@ func (d *disk) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, 
 // they point to), naming each, and the folders that leaves empty; not
 // those at the paths of this build's pages (pages), which are replaced (a
 // rename replaces a link, not what it points to).
-func (d *disk) clean(pages map[string]bool) error {
+func (d *disk) clean(ctx context.Context, pages map[string]bool) error {
 	dirs := map[string]bool{}
-	for _, p := range d.found.strays {
+	for i, p := range d.found.strays {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if pages[p] || p != listing.Dir && !strings.HasPrefix(p, listing.Dir+"/") || !fs.ValidPath(p) {
 			continue
 		}
 		name := filepath.Join(d.fs, filepath.FromSlash(p))
-		if info, err := os.Lstat(name); err == nil && info.IsDir() {
+		info, err := os.Lstat(name)
+		if err == nil && info.IsDir() {
 			continue // a folder: its files are strays of their own
+		}
+		if err == nil && info.Mode()&fs.ModeSymlink == 0 && !buildName(p) {
+			continue // not a name a build writes: never deleted (see scanOwned)
 		}
 		fmt.Fprintf(d.b.opt.Log, "deleting %s (--clean): no feedgen build wrote it\n", filepath.Join(d.path, filepath.FromSlash(p)))
 		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -343,13 +422,22 @@ func (d *disk) clean(pages map[string]bool) error {
 	return nil
 }
 
-// writeManifest writes the manifest unless the folder holds these bytes.
-func (d *disk) writeManifest(data []byte) error {
+// writeManifest writes the manifest unless the folder holds these bytes
+// (in a regular file: any other is replaced, never opened), again is not
+// set, and no page was read because of its times (see rechecked); then,
+// when pages were written or read, settles it (see settle).
+func (d *disk) writeManifest(data []byte, again bool) error {
 	name := filepath.Join(d.fs, manifest.Name)
-	if cur, err := os.ReadFile(name); err == nil && bytes.Equal(cur, data) {
+	if cur, err := outfile.ReadFile(name); err == nil && bytes.Equal(cur, data) && !again && !d.rechecked.moved() {
 		return nil
 	}
-	return writeAtomic(name, data)
+	if err := writeAtomic(name, data); err != nil {
+		return err
+	}
+	if d.wrote.Load() || d.rechecked.any() {
+		settle(name)
+	}
+	return nil
 }
 
 // finish removes the marker of an unfinished build: the folder is what
@@ -390,14 +478,14 @@ func (memory) byInput() bool { return false }
 
 // intact and has are true: memory holds no file that could have
 // changed since.
-func (memory) intact() bool                 { return true }
-func (memory) has(manifest.File) bool       { return true }
-func (memory) create(string, []byte) error  { return nil }
-func (memory) rewrite(string, []byte) error { return nil }
-func (memory) writeManifest([]byte) error   { return nil }
-func (memory) finish() error                { return nil }
+func (memory) intact() bool                     { return true }
+func (memory) has(manifest.File) bool           { return true }
+func (memory) create(string, []byte) error      { return nil }
+func (memory) rewrite(string, []byte) error     { return nil }
+func (memory) writeManifest([]byte, bool) error { return nil }
+func (memory) finish() error                    { return nil }
 
-func (memory) removeStale(prev *manifest.Manifest, keep map[string]bool) (int, error) {
+func (memory) removeStale(_ context.Context, prev *manifest.Manifest, keep map[string]bool) (int, error) {
 	deleted := 0
 	if prev != nil {
 		for _, f := range prev.Files {

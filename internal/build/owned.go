@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // A build deletes only what a build of feedgen wrote in its output
@@ -34,16 +36,31 @@ type owned struct {
 	// temps are the temporary files of feedgen's writes of those (and of
 	// this build's pages), as paths on disk.
 	temps []string
-	// strays are the other files (paths relative to the output folder):
-	// deleted only with Options.Clean.
+	// strays are the other files whose names a build writes (see
+	// buildName), and links, which hold no data (paths relative to the
+	// output folder): deleted only with Options.Clean.
 	strays []string
+	// foreign are the files whose names no build writes (a source
+	// article, an index.html): never deleted, even with Options.Clean.
+	foreign []string
+}
+
+// buildName reports whether p (slash-separated, relative to the output
+// folder) is the name of a file a build writes under articles/: a page
+// (listing.ParsePageKey), a chunk or a collection's index of the chunks
+// layout, or the temporary file of one of those.
+func buildName(p string) bool {
+	if t, ok := tempOf(p); ok {
+		p = t
+	}
+	return manifest.IsBuildFile(p)
 }
 
 // scanOwned walks outDir/articles and sorts its files by who wrote them:
 // a build of feedgen when prev (the folder's manifest) or pending (the
 // marker of an unfinished build) lists them, or when they are the
 // temporary file of such a page or of one of pages; else no one known.
-func scanOwned(outDir string, prev *manifest.Manifest, pending []string, pages map[string]bool) (*owned, error) {
+func scanOwned(ctx context.Context, outDir string, prev *manifest.Manifest, pending []string, pages map[string]bool) (*owned, error) {
 	listed := make(map[string]bool, len(pending))
 	if prev != nil {
 		for _, f := range prev.Files {
@@ -58,7 +75,13 @@ func scanOwned(outDir string, prev *manifest.Manifest, pending []string, pages m
 	anyChunk := listed[chunk.Dir]
 	o := &owned{}
 	root := filepath.Join(outDir, listing.Dir)
+	n := 0
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if n++; n%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == root {
 				return nil
@@ -78,12 +101,17 @@ func scanOwned(outDir string, prev *manifest.Manifest, pending []string, pages m
 			o.files = append(o.files, rel)
 		case isTemp && (listed[target] || pages[target] || anyChunk && chunk.IsChunk(target)):
 			o.temps = append(o.temps, p)
-		default:
+		case d.Type()&fs.ModeSymlink != 0 || buildName(rel):
 			o.strays = append(o.strays, rel)
+		default:
+			o.foreign = append(o.foreign, rel)
 		}
 		return nil
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("reading the output folder: %w", err)
 	}
 	return o, nil
@@ -138,11 +166,34 @@ func (e *strayError) Error() string {
 		filepath.Join(e.dir, listing.Dir), what, e.why, strings.Join(names, ", "), more, filepath.Join(e.dir, listing.Dir))
 }
 
+// foreignError is the refusal of a build whose output folder holds files
+// under articles/ whose names no build of feedgen writes: with --clean
+// too, as a build deletes only what it wrote.
+type foreignError struct {
+	dir     string
+	foreign []string
+}
+
+func (e *foreignError) Error() string {
+	names := e.foreign[:min(len(e.foreign), maxStraysNamed)]
+	more := ""
+	if n := len(e.foreign) - len(names); n > 0 {
+		more = fmt.Sprintf(" and %d more", n)
+	}
+	what, them := "a file whose name", "it"
+	if len(e.foreign) > 1 {
+		what, them = strconv.Itoa(len(e.foreign))+" files whose names", "them"
+	}
+	arts := filepath.Join(e.dir, listing.Dir)
+	return fmt.Sprintf("%s holds %s no feedgen build writes (it writes only pages LIMIT/OFFSET.json and index.json, chunks and chunks.json): %s%s; a build never deletes or overwrites such a file, even with --clean, so it changed nothing: move %s out of %s (is the output folder also a source folder?)",
+		arts, what, strings.Join(names, ", "), more, them, arts)
+}
+
 // readPending returns the pages that the unfinished build whose marker is
 // in dir was to create: none when there is no marker, or one that lists
 // none (an older feedgen's). Only paths under articles/ are taken.
 func readPending(dir string) []string {
-	data, err := os.ReadFile(filepath.Join(dir, unfinishedName))
+	data, err := outfile.ReadFile(filepath.Join(dir, unfinishedName))
 	if err != nil {
 		return nil
 	}
@@ -176,11 +227,16 @@ func newPages(pages []string, prev *manifest.Manifest, pending []string) []strin
 
 // linkedFolders returns the folders of pages (and theirs, up to
 // articles/) that are symbolic links in outDir: a page written there
-// would go wherever they point.
-func linkedFolders(outDir string, pages []string) []string {
+// would go wherever they point. It stops when ctx is done.
+func linkedFolders(ctx context.Context, outDir string, pages []string) ([]string, error) {
 	seen := map[string]bool{}
 	var links []string
-	for _, p := range pages {
+	for i, p := range pages {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		for d := path.Dir(p); d != "." && !seen[d]; d = path.Dir(d) {
 			seen[d] = true
 			if info, err := os.Lstat(filepath.Join(outDir, filepath.FromSlash(d))); err == nil && info.Mode()&fs.ModeSymlink != 0 {
@@ -189,5 +245,5 @@ func linkedFolders(outDir string, pages []string) []string {
 		}
 	}
 	slices.Sort(links)
-	return links
+	return links, nil
 }

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -9,20 +10,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // TestOutputDirOverlap checks that a build refuses an output folder that
 // is the content folder, lies inside it or holds it, however it is named
-// (output_dir, --out, a symbolic link), with the config's line, and that
-// it changes nothing: not the source articles, not the files beside them.
+// (output_dir, --out, a symbolic link, a bind mount), with the config's
+// line, and that it changes nothing: not the source articles, not the
+// files beside them, not with Clean either. Not root, it runs as root of
+// its own user and mount namespaces, for the bind mounts.
 func TestOutputDirOverlap(t *testing.T) {
+	if testfiles.InMountNamespace(t) {
+		return
+	}
 	tests := []struct {
 		name   string
 		output string // output_dir, "" for none
 		out    string // Options.OutDir relative to the site, "" for none
 		link   bool   // "LINK" is a symbolic link to content, outside the site
+		bind   string // "BOUND" is this folder of the site mounted again (mount --bind), outside the site
+		clean  bool   // Options.Clean
 		want   string
 	}{
 		{name: "equal", output: "content", want: `config.yaml:11: output_dir: "content" (`},
@@ -32,6 +41,11 @@ func TestOutputDirOverlap(t *testing.T) {
 		{name: "holds it from above", output: "..", want: "holds the content folder"},
 		{name: "through a link", output: "LINK", link: true, want: "is the content folder"},
 		{name: "inside, through a link", output: "LINK/x", link: true, want: "lies inside the content folder"},
+		{name: "through a link, --clean", output: "LINK", link: true, clean: true, want: "is the content folder"},
+		{name: "a bind mount", output: "BOUND", bind: "content", clean: true, want: "is the content folder, under another name (a bind mount?): "},
+		{name: "inside a bind mount", output: "BOUND/news", bind: "content", clean: true, want: "/content, under another name (a bind mount?): "},
+		{name: "a bind mount of a folder inside", output: "BOUND", bind: "content/articles", clean: true, want: "/content, under another name (a bind mount?): "},
+		{name: "holds it through a bind mount", output: "BOUND", bind: ".", clean: true, want: "/content, under another name (a bind mount?): "},
 		{name: "--out", out: "content", want: "--out "},
 		{name: "--out holds it", output: "public", out: ".", want: "holds the content folder"},
 	}
@@ -48,9 +62,9 @@ func TestOutputDirOverlap(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.RemoveAll(base) })
-			link := filepath.Join(base, "linked")
+			link, bound := filepath.Join(base, "linked"), filepath.Join(base, "bound")
 			if tt.output != "" {
-				cfg += "output_dir: " + strings.Replace(tt.output, "LINK", link, 1) + "\n"
+				cfg += "output_dir: " + strings.NewReplacer("LINK", link, "BOUND", bound).Replace(tt.output) + "\n"
 			}
 			testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), cfg)
 			testfiles.WriteFile(t, filepath.Join(dir, "content/articles/2019/post.md"), article(9, "2019-01-01T10:00:00"))
@@ -60,11 +74,17 @@ func TestOutputDirOverlap(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow}
+			if tt.bind != "" {
+				testfiles.BindMount(t, filepath.Join(dir, tt.bind), bound)
+			}
+			opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Clean: tt.clean}
 			if tt.out != "" {
 				opt.OutDir = filepath.Join(dir, tt.out)
 			}
-			before := snap(t, filepath.Dir(dir))
+			before, beforeBase := snap(t, filepath.Dir(dir)), snapshot{}
+			if tt.bind != "" {
+				beforeBase = snap(t, base)
+			}
 			_, err = New(opt).Build(context.Background())
 			var dl diag.List
 			if !errors.As(err, &dl) || !strings.Contains(err.Error(), tt.want) {
@@ -73,14 +93,19 @@ func TestOutputDirOverlap(t *testing.T) {
 			if d := diffSnap(before, snap(t, filepath.Dir(dir))); len(d) > 0 {
 				t.Errorf("the refused build changed %v", d)
 			}
+			if tt.bind != "" {
+				if d := diffSnap(beforeBase, snap(t, base)); len(d) > 0 {
+					t.Errorf("the refused build changed %v", d)
+				}
+			}
 		})
 	}
 }
 
 // TestStraysRefused checks a first build into a folder that holds files
-// of its own under articles/ (the probe's case: articles/2019/post.html
-// and articles/index.html): it refuses, naming them, and changes nothing;
-// with Clean it deletes them; and no build touches a file outside
+// under articles/ named like pages that no build of it wrote: it refuses,
+// naming them, and changes nothing; with Clean it deletes them (files
+// whose names no build writes are never deleted: TestForeignKeptWithClean); and no build touches a file outside
 // articles/, manifest.json and its marker.
 func TestStraysRefused(t *testing.T) {
 	dir := site(t, 3)
@@ -95,8 +120,8 @@ func TestStraysRefused(t *testing.T) {
 	for p, data := range outside {
 		testfiles.WriteFile(t, filepath.Join(out, p), data)
 	}
-	testfiles.WriteFile(t, filepath.Join(out, "articles/2019/post.html"), "<p>post")
-	testfiles.WriteFile(t, filepath.Join(out, "articles/index.html"), "<p>index")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2019/7/0.json"), "<p>post")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/tag/x/index.json"), "<p>index")
 	testfiles.WriteFile(t, filepath.Join(out, "articles/2/.7.json.1-0.tmp"), "looks like a temporary file of a page no build has")
 	before := snap(t, out)
 	_, err := builder(dir).Build(context.Background())
@@ -104,7 +129,7 @@ func TestStraysRefused(t *testing.T) {
 	if !errors.As(err, &se) {
 		t.Fatalf("got %v, want the refusal of files no build wrote", err)
 	}
-	for _, want := range []string{"holds 3 files that no feedgen build wrote", "has no manifest.json", "articles/2019/post.html", "articles/index.html", "articles/2/.7.json.1-0.tmp", "--clean"} {
+	for _, want := range []string{"holds 3 files that no feedgen build wrote", "has no manifest.json", "articles/2019/7/0.json", "articles/tag/x/index.json", "articles/2/.7.json.1-0.tmp", "--clean"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -315,4 +340,109 @@ func keysOf(s snapshot) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestBuildName checks which names under articles/ a build may delete as
+// its own (--clean, stale pages): only those it writes.
+func TestBuildName(t *testing.T) {
+	for _, tt := range []struct {
+		p    string
+		want bool
+	}{
+		{"articles/20/0.json", true},
+		{"articles/index.json", true},
+		{"articles/tag/go/3/60.json", true},
+		{"articles/tag/go/index.json", true},
+		{"articles/2/.7.json.1-0.tmp", true},
+		{chunk.ChunkPath([32]byte{0xab}), true},
+		{"articles/chunks/" + strings.Repeat("ab", 32) + ".json", false},
+		{"articles/tag/go/chunks.json", true},
+		{"articles/precious.md", false},
+		{"articles/index.html", false},
+		{"articles/2019/post.html", false},
+		{"articles/notes.txt", false},
+		{"articles/20/00.json", false},
+		{"articles/20/-1.json", false},
+		{"articles/0/0.json", false},
+		{"articles/20/0.json.bak", false},
+		{"articles/.precious.md.1-0.tmp", false},
+		{"articles", false},
+		{"manifest.json", false},
+	} {
+		if got := buildName(tt.p); got != tt.want {
+			t.Errorf("buildName(%q) = %t, want %t", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestForeignKeptWithClean checks the probe's case (M3): a source article
+// under the output's articles/ is never deleted, not with Clean either:
+// the build refuses, naming it, and changes nothing; a stray page is
+// still deleted by Clean once the foreign file is moved out.
+func TestForeignKeptWithClean(t *testing.T) {
+	dir := site(t, 3)
+	out := filepath.Join(dir, "public")
+	mustBuild(t, dir)
+	testfiles.WriteFile(t, filepath.Join(out, "articles/precious.md"), article(99, "2025-01-20T10:00:00"))
+	testfiles.WriteFile(t, filepath.Join(out, "articles/20/index.html"), "<p>")
+	testfiles.WriteFile(t, filepath.Join(out, "articles/2/9.json"), "{}")
+	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a4.md"), article(4, "2025-01-04T10:00:00"))
+	var log bytes.Buffer
+	opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Log: &log, Clean: true}
+	before := snap(t, out)
+	_, err := New(opt).Build(context.Background())
+	var fe *foreignError
+	if !errors.As(err, &fe) {
+		t.Fatalf("got %v, want the refusal of files whose names no build writes", err)
+	}
+	for _, want := range []string{out + "/articles holds 2 files whose names no feedgen build writes", "articles/20/index.html, articles/precious.md;", "even with --clean", "move them out of " + out + "/articles "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if d := diffSnap(before, snap(t, out)); len(d) > 0 {
+		t.Errorf("the refused build changed %v", d)
+	}
+	if log.Len() > 0 {
+		t.Errorf("log %q, want nothing", log.String())
+	}
+	os.Remove(filepath.Join(out, "articles/precious.md"))
+	os.Remove(filepath.Join(out, "articles/20/index.html"))
+	if _, err := New(opt).Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(out, "articles/2/9.json")) {
+		t.Error("--clean left the stray page articles/2/9.json")
+	}
+}
+
+// TestForeignThroughBindMount is the probe's layout (M3): one folder
+// mounted both as the output folder and as a section of the content
+// folder, holding a source article under articles/. A build, with Clean
+// too, refuses the output folder (it is a folder of the content, by
+// device and inode) and deletes nothing; were it let through, it would
+// still not delete the article (TestForeignKeptWithClean).
+func TestForeignThroughBindMount(t *testing.T) {
+	if testfiles.InMountNamespace(t) {
+		return
+	}
+	dir := site(t, 0)
+	testfiles.WriteFile(t, filepath.Join(dir, "config.yaml"), strings.Replace(siteConfig, "news: {politics: Politics}", "news: {politics: Politics, articles: Old}", 1)+"output_dir: bound\n")
+	shared := t.TempDir()
+	testfiles.WriteFile(t, filepath.Join(shared, "politics/a1.md"), article(1, "2025-01-01T10:00:00"))
+	testfiles.WriteFile(t, filepath.Join(shared, "articles/precious.md"), article(2, "2025-01-02T10:00:00"))
+	os.MkdirAll(filepath.Join(dir, "content/news"), 0o755)
+	testfiles.BindMount(t, shared, filepath.Join(dir, "content/news"))
+	testfiles.BindMount(t, shared, filepath.Join(dir, "bound"))
+	for _, clean := range []bool{false, true} {
+		opt := Options{FS: os.DirFS(dir), ConfigName: "config.yaml", Root: dir, Now: fixedNow, Generator: "feedgen test", Code: testCode, Clean: clean}
+		_, err := New(opt).Build(context.Background())
+		var dl diag.List
+		if want := "output_dir: \"bound\" (" + filepath.Join(dir, "bound") + ") is " + filepath.Join(dir, "content/news") + ", a folder mounted inside the content folder"; !errors.As(err, &dl) || !strings.Contains(err.Error(), want) {
+			t.Errorf("clean %t: got %v, want a config error with %q", clean, err, want)
+		}
+		if !exists(filepath.Join(shared, "articles/precious.md")) {
+			t.Fatalf("clean %t: the source article was deleted (%v)", clean, err)
+		}
+	}
 }

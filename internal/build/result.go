@@ -27,11 +27,14 @@ type Result struct {
 	// from (Options.Code): no file was parsed, no page rendered.
 	Skipped bool
 
-	Pages     int  // files: pages, or chunks and indexes
-	Chunked   bool // the chunks layout: Pages are chunks and indexes
-	Chunks    int  // of Pages, the chunks
-	Rendered  int  // pages rendered (the others were known unchanged)
-	Written   int
+	Pages    int  // files: pages, or chunks and indexes
+	Chunked  bool // the chunks layout: Pages are chunks and indexes
+	Chunks   int  // of Pages, the chunks
+	Rendered int  // pages rendered (the others were known unchanged)
+	Written  int
+	// Repaired counts, of Written, the files written again with the
+	// bytes the last build wrote: changed or damaged since.
+	Repaired  int
 	Unchanged int
 	Deleted   int
 	Bytes     int64 // size of all pages
@@ -65,8 +68,12 @@ func (r *Result) Summary() string {
 		}
 		files = human.Plural(r.Chunks, "chunk") + " and " + indexes
 	}
-	fmt.Fprintf(&b, ", %s in %s: %d written, %d unchanged, %d deleted, %s (estimated %s), %s",
-		files, filepath.Join(r.OutDir, listing.Dir), r.Written, r.Unchanged, r.Deleted,
+	written := strconv.Itoa(r.Written) + " written"
+	if r.Repaired > 0 {
+		written += " (" + strconv.Itoa(r.Repaired) + " repaired: changed since the last build)"
+	}
+	fmt.Fprintf(&b, ", %s in %s: %s, %d unchanged, %d deleted, %s (estimated %s), %s",
+		files, filepath.Join(r.OutDir, listing.Dir), written, r.Unchanged, r.Deleted,
 		human.Bytes(r.Bytes), human.Bytes(r.Estimate), r.Duration.Round(time.Millisecond))
 	if r.Skipped {
 		b.WriteString(", inputs unchanged")

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,23 +14,43 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // sourceDigest is Source.Digest: for content of the given digest, built
-// with this Builder's code, config and options, into the pages of files.
-func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte, files []manifest.File) string {
+// with this Builder's code, config and options, into the manifest whose
+// bytes, with its Source.Digest empty, are data. The manifest's bytes
+// list every page's size and SHA-256 (a chunk's through its index), and
+// the rest of what the build wrote there (collections and their counts,
+// config_sha256, …): a byte of it changed since, at the same size too,
+// is a manifest that no build wrote, which a build rewrites.
+func (b *Builder) sourceDigest(baseURL string, content [sha256.Size]byte, data []byte) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "feedgen source 1\n%q\n%q\nfuture=%t\n%d\n", b.opt.Code, baseURL, b.opt.Future, len(b.cfgData))
+	fmt.Fprintf(h, "feedgen source 2\n%q\n%q\nfuture=%t\n%d\n", b.opt.Code, baseURL, b.opt.Future, len(b.cfgData))
 	if b.opt.Drafts {
 		h.Write([]byte("drafts\n"))
 	}
 	h.Write(b.cfgData)
 	writeZone(h, b.cfg.Location)
 	h.Write(content[:])
-	for _, f := range files {
-		fmt.Fprintf(h, "%q %d %s\n", f.Path, f.Size, f.SHA256)
-	}
+	fmt.Fprintf(h, "%d\n", len(data))
+	h.Write(data)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// unsealed returns the manifest's bytes data with its Source.Digest
+// (digest) empty, as sourceDigest hashed them; nil when data does not
+// hold it.
+func unsealed(data []byte, digest string) []byte {
+	field := []byte(`"digest":"` + digest + `"`)
+	i := bytes.Index(data, field)
+	if digest == "" || i < 0 {
+		return nil
+	}
+	out := make([]byte, 0, len(data))
+	out = append(out, data[:i]...)
+	out = append(out, `"digest":""`...)
+	return append(out, data[i+len(field):]...)
 }
 
 // writeZone writes the offsets of loc from 1900 to 2100 to w: the same
@@ -48,21 +69,26 @@ func writeZone(w io.Writer, loc *time.Location) {
 	}
 }
 
-// builtFrom reports whether m describes a build of the same code, config,
-// options and content (whose digest is given) as this one, into pages it
-// lists, and whether a build at now lists the same articles.
-func (b *Builder) builtFrom(m *manifest.Manifest, baseURL string, content [sha256.Size]byte, now time.Time) bool {
-	if m == nil || m.Source == nil {
+// builtFrom reports whether r is the manifest, byte for byte, of a build
+// of the same code, config, options and content (whose digest is given)
+// as this one, into pages it lists, and whether a build at now lists the
+// same articles.
+func (b *Builder) builtFrom(r *manifest.Snapshot, baseURL string, content [sha256.Size]byte, now time.Time) bool {
+	if r == nil || r.Manifest == nil || r.Source == nil {
 		return false
 	}
-	s := m.Source
-	return (s.From == nil || !now.Before(*s.From)) && (s.Until == nil || now.Before(*s.Until)) &&
-		s.Digest == b.sourceDigest(baseURL, content, m.Files)
+	s := r.Source
+	if s.From != nil && now.Before(*s.From) || s.Until != nil && !now.Before(*s.Until) {
+		return false
+	}
+	data := unsealed(r.Data, s.Digest)
+	return data != nil && s.Digest == b.sourceDigest(baseURL, content, data)
 }
 
-// source describes the inputs of a build of site into files.
-func (b *Builder) source(baseURL string, site *content.Site, files []manifest.File) *manifest.Source {
-	s := &manifest.Source{Digest: b.sourceDigest(baseURL, site.Digest, files), Drafts: site.Drafts, Scheduled: site.Scheduled}
+// source describes the inputs of a build of site, but for its Digest,
+// which seal sets once the manifest is complete.
+func (b *Builder) source(site *content.Site) *manifest.Source {
+	s := &manifest.Source{Drafts: site.Drafts, Scheduled: site.Scheduled}
 	if b.opt.Future {
 		return s
 	}
@@ -82,8 +108,10 @@ func (b *Builder) source(baseURL string, site *content.Site, files []manifest.Fi
 // unchanged finishes a build whose inputs are those the manifest of outDir
 // records: with the lock held, it checks that the manifest is still one of
 // a build of those inputs, that every page it lists is there with its size
-// and that no other page is, deletes the temporary files of an interrupted
-// build, and reports every page unchanged. It returns nil, and no error,
+// (and its SHA-256, when it changed since the manifest was written, or
+// with --clean) and that no other page is, deletes the temporary files of an interrupted
+// build, writes the manifest again when it read pages because of their
+// times (see rechecked), and reports every page unchanged. It returns nil, and no error,
 // when the folder does not hold what the manifest says, for a full build
 // to mend.
 func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early func() (*manifest.Snapshot, error), baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
@@ -95,8 +123,8 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	if exists(filepath.Join(fsDir, unfinishedName)) {
 		return nil, nil // a build died mid-way: any page may be its
 	}
-	r, _ := b.lastManifest(fsDir, early)
-	if r == nil || !b.builtFrom(r.Manifest, baseURL, content, now) {
+	r, _ := b.lastManifest(ctx, fsDir, early)
+	if r == nil || !b.builtFrom(r, baseURL, content, now) {
 		return nil, nil // another build replaced it meanwhile
 	}
 	m := r.Manifest
@@ -108,10 +136,32 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	if m.Source.Until != nil {
 		res.NextScheduled = *m.Source.Until
 	}
+	if len(r.Unmatched) > 0 {
+		return nil, nil // an index changed since: its chunks are not known
+	}
 	keep := make(map[string]bool, len(m.Files))
-	for _, f := range m.Files {
-		if !sizeIs(filepath.Join(fsDir, filepath.FromSlash(f.Path)), f.Size) {
+	var re rechecked // see disk.has
+	for i, f := range m.Files {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		// As disk.has checks them: a page changed since the manifest
+		// was written, and with --clean every page, is read.
+		name := filepath.Join(fsDir, filepath.FromSlash(f.Path))
+		info, err := os.Stat(name)
+		if err != nil || !info.Mode().IsRegular() || info.Size() != f.Size {
 			return nil, nil
+		}
+		if b.opt.Clean || r.Info != nil && changedSince(info, r.Info) {
+			info, ok := hashed(name, f.Size, f.SHA256)
+			if !ok {
+				return nil, nil // damaged since: a full build rewrites it
+			}
+			if r.Info != nil && changedSince(info, r.Info) {
+				re.add(name, info)
+			}
 		}
 		keep[f.Path] = true
 		res.Bytes += f.Size
@@ -120,16 +170,24 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		}
 	}
 	res.Estimate = res.Bytes
-	found, err := scanOwned(fsDir, m, nil, nil)
+	found, err := scanOwned(ctx, fsDir, m, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	if len(found.strays) > 0 {
+	if len(found.strays) > 0 || len(found.foreign) > 0 {
 		return nil, nil // a full build names them
 	}
 	for _, t := range found.temps {
 		os.Remove(t)
 	}
 	removeManifestTemps(fsDir)
+	if re.moved() {
+		// The same bytes, at a later time than the pages read.
+		name := filepath.Join(fsDir, manifest.Name)
+		if err := writeAtomic(name, r.Data); err != nil {
+			return nil, err
+		}
+		settle(name)
+	}
 	return res, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // unfinishedName is the marker (manifest.Unfinished) of a build that
@@ -92,21 +93,23 @@ func syncDir(dir string) error {
 	return f.Sync()
 }
 
-// hashIs reports whether name is a regular file of size bytes whose
-// SHA-256 is sum (in hex).
-func hashIs(name string, size int64, sum string) bool {
-	f, err := os.Open(name)
+// hashed reports whether name is a regular file of size bytes whose
+// SHA-256 is sum (in hex), and returns its stat before it was read (nil
+// when it could not be opened). Any other file is not opened (see
+// outfile).
+func hashed(name string, size int64, sum string) (fs.FileInfo, bool) {
+	f, err := outfile.Open(name)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() || info.Size() != size {
-		return false
+		return nil, false
 	}
 	h := sha256.New()
 	if n, err := io.Copy(h, f); err != nil || n != size {
-		return false
+		return info, false
 	}
-	return hex.EncodeToString(h.Sum(nil)) == sum
+	return info, hex.EncodeToString(h.Sum(nil)) == sum
 }

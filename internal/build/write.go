@@ -39,6 +39,7 @@ type pageWriter struct {
 
 	files                               []manifest.File // what pages[i] became
 	next, done, written, rendered, size atomic.Int64
+	repaired                            atomic.Int64 // of written: the same bytes as the last build's (see repairs)
 
 	// The pages are done in order (see feed.Listing.Order): pages[order[k]]
 	// is the k-th; the first low of them, and those marked finished, are
@@ -54,7 +55,7 @@ type pageWriter struct {
 func (w *pageWriter) write(ctx context.Context) error {
 	pathsOf := w.paths
 	if w.chunked {
-		pathsOf = w.planChunks
+		pathsOf = func(prev *manifest.Manifest) ([]string, error) { return w.planChunks(ctx, prev) }
 	}
 	prev, release, err := w.out.open(ctx, pathsOf)
 	if err != nil {
@@ -70,7 +71,7 @@ func (w *pageWriter) write(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.deleteStale(); err != nil {
+	if err := w.deleteStale(ctx); err != nil {
 		return err
 	}
 	w.b.step("deleted")
@@ -176,6 +177,7 @@ func (w *pageWriter) run(ctx context.Context) error {
 	}
 	res := w.res
 	res.Written = int(w.written.Load())
+	res.Repaired = int(w.repaired.Load())
 	res.Rendered = int(w.rendered.Load())
 	res.Unchanged = len(w.pages) - res.Written
 	res.Bytes = w.size.Load()
@@ -278,12 +280,26 @@ func (w *pageWriter) decide(pg feed.Page, s *scratch) (manifest.File, step, erro
 	}
 	f := manifest.File{Path: pg.Path, Size: int64(len(s.page)), SHA256: hex.EncodeToString(sum[:]), Input: input}
 	switch {
-	case known && o.SHA256 == f.SHA256 && o.Size == f.Size && w.out.has(f):
+	case known && w.repairs(o, f):
+		return f, rewrite, nil
+	case known && o.SHA256 == f.SHA256 && o.Size == f.Size:
 		return f, unchanged, nil
 	case known:
 		return f, rewrite, nil
 	}
 	return f, create, nil
+}
+
+// repairs reports whether f, the bytes the last build wrote as o, is to
+// be written again because the file is not as that build left it
+// (changed or damaged since, at the same size or not: see output.has),
+// and counts it.
+func (w *pageWriter) repairs(o, f manifest.File) bool {
+	if o.SHA256 != f.SHA256 || o.Size != f.Size || w.out.has(f) {
+		return false
+	}
+	w.repaired.Add(1)
+	return true
 }
 
 // counted reports whether the watcher's change counts say that none of
@@ -299,13 +315,13 @@ func (w *pageWriter) counted(pg feed.Page) bool {
 
 // deleteStale deletes the pages of the last build that this one does not
 // have.
-func (w *pageWriter) deleteStale() error {
+func (w *pageWriter) deleteStale(ctx context.Context) error {
 	keep := make(map[string]bool, len(w.files))
 	for _, f := range w.files {
 		keep[f.Path] = true
 	}
 	var err error
-	w.res.Deleted, err = w.out.removeStale(w.prev, keep)
+	w.res.Deleted, err = w.out.removeStale(ctx, w.prev, keep)
 	return err
 }
 
@@ -317,13 +333,18 @@ func (w *pageWriter) writeManifest() ([]byte, error) {
 	slices.SortFunc(w.files, func(a, b manifest.File) int { return strings.Compare(a.Path, b.Path) })
 	m.Files = w.files
 	if w.b.opt.Code != "" && len(res.Warnings) == 0 {
-		m.Source = w.b.source(w.l.BaseURL, w.site, m.Files)
+		m.Source = w.b.source(w.site)
 	}
-	if w.prev != nil && res.Written == 0 && res.Deleted == 0 {
-		// Same pages: keep the manifest (and its build time) unless
-		// something else in it changed.
+	if w.prev != nil && res.Written == res.Repaired && res.Deleted == 0 {
+		// Same pages (some written again as they were): keep the
+		// manifest (and its build time) unless something else in it
+		// changed.
 		m.BuildTime = w.prev.BuildTime
 	}
+	if m.Source != nil {
+		// Sealed last: the digest covers every other byte written.
+		m.Source.Digest = w.b.sourceDigest(w.l.BaseURL, w.site.Digest, m.Marshal())
+	}
 	data := m.Marshal()
-	return data, w.out.writeManifest(data)
+	return data, w.out.writeManifest(data, res.Repaired > 0)
 }

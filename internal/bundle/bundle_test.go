@@ -19,6 +19,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // TestRoundTrip writes a bundle, reads it back, and checks that it holds
@@ -280,7 +281,7 @@ func TestWriteRefuses(t *testing.T) {
 			data, _ := os.ReadFile(p)
 			data[10] ^= 1
 			os.WriteFile(p, data, 0o644)
-		}, "articles/5/3.json: its SHA-256 differs from the manifest: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, "articles/5/3.json: its SHA-256 differs from the manifest: the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"another config", func(*testing.T, string) {},
 			"the config given is not the one the build used (its SHA-256 differs from the manifest's config_sha256): pass the config.yaml of the build's site, or build again"},
 		{"build unfinished", func(t *testing.T, out string) {
@@ -288,17 +289,17 @@ func TestWriteRefuses(t *testing.T) {
 		}, "a build of the output folder is running or did not finish (it left .feedgen-unfinished): run feedgen build, and bundle once it is done"},
 		{"page missing", func(t *testing.T, out string) {
 			os.Remove(filepath.Join(out, "articles", "10", "11.json"))
-		}, "articles/10/11.json: missing: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, "articles/10/11.json: missing: the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"page longer", func(t *testing.T, out string) {
 			p := filepath.Join(out, "articles", "index.json")
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, append(data, ' '), 0o644)
-		}, "articles/index.json: longer than the manifest says: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, "articles/index.json: longer than the manifest says: the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"page shorter", func(t *testing.T, out string) {
 			p := filepath.Join(out, "articles", "index.json")
 			data, _ := os.ReadFile(p)
 			os.WriteFile(p, data[:len(data)-1], 0o644)
-		}, "articles/index.json: shorter than the manifest says: the output changed since its manifest was written; run feedgen build again, and bundle once it is done"},
+		}, "articles/index.json: shorter than the manifest says: the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"manifest lists a path outside", func(t *testing.T, out string) {
 			m := readManifest(t, out)
 			m.Files[3].Path = "../secret.json"
@@ -364,24 +365,25 @@ func TestProgress(t *testing.T) {
 }
 
 // TestRezipped checks that a bundle re-zipped by another tool (data
-// descriptors, folder entries, an entry stored) still verifies.
+// descriptors, folder entries, an entry stored), whose pages are all
+// there, is refused: its bytes are not those feedgen bundle wrote, and
+// verify holds every one.
 func TestRezipped(t *testing.T) {
 	o := buildSite(t, smallOpt)
 	data := o.write(t, Options{})
 	if ps := problems(t, rezip(t, entries(t, data))); ps != nil {
-		t.Errorf("a plain re-zip of a bundle: got problems %q, want none", ps)
+		t.Errorf("written again as feedgen writes it: got problems %q, want none", ps)
 	}
-	// zip -r adds folder entries: harmless.
-	es := entries(t, data)
-	for _, d := range []string{"articles/", "articles/10/", "articles/5/"} {
-		es = append(es, zipEntry{hdr: zip.FileHeader{Name: d, Method: zip.Store}})
+	want := []string{
+		"articles/10/0.json: damaged: its local header's flags are not what feedgen bundle writes",
+		"articles/10/1.json: damaged: its local header's flags are not what feedgen bundle writes",
 	}
-	if ps := problems(t, rezip(t, es)); ps != nil {
-		t.Errorf("with folder entries: got problems %q, want none", ps)
+	if ps := problems(t, otherZip(t, entries(t, data))); len(ps) < 2 || !slices.Equal(ps[:2], want) {
+		t.Errorf("re-zipped: got problems %q, want them to start with %q", ps, want)
 	}
 	stored := edit(entries(t, data), "articles/5/0.json", func(e *zipEntry) bool { e.hdr.Method = zip.Store; return true })
-	if ps := problems(t, rezip(t, stored)); ps != nil {
-		t.Errorf("with an entry stored: got problems %q, want none", ps)
+	if ps := problems(t, otherZip(t, stored)); ps == nil {
+		t.Errorf("with an entry stored: got no problem")
 	}
 }
 
@@ -443,11 +445,14 @@ func TestTampering(t *testing.T) {
 			[]string{`"articles\\5\\0.json": backslash in the name: entries must use forward slashes`}},
 		{"a dot element", add(file("articles/./5/0.json", "{}")),
 			[]string{`"articles/./5/0.json": not a clean relative path (an empty or . element)`}},
-		{"a symbolic link", add(func() zipEntry {
-			e := file("link", "/etc/passwd")
-			e.hdr.SetMode(fs.ModeSymlink | 0o777)
-			return e
-		}()), []string{"link: not a regular file (L---------)"}},
+		{"a symbolic link", func(t *testing.T) []byte {
+			data := rezip(t, append(entries(t, good), file("link", "/etc/passwd")))
+			patchCentral(t, data, "link", 38, (uint32(0o120777) << 16))
+			return data
+		}, []string{
+			"link: damaged: its central directory record's file mode is not what feedgen bundle writes",
+			"and 1 more problem caused by it, not listed",
+		}},
 		{"manifest missing", mutate(ManifestName, func(*zipEntry) bool { return false }),
 			[]string{"manifest.json: missing: a bundle holds the manifest of its build"}},
 		{"bundle.json missing", mutate(InfoName, func(*zipEntry) bool { return false }),
@@ -533,7 +538,7 @@ func TestRawDamage(t *testing.T) {
 		{"the crc flipped in both headers", func(b []byte) {
 			flipCRC(b, header, page)
 		}, page + ": corrupted: its CRC-32 differs from the archive's"},
-		{"the local header's signature", func(b []byte) { b[header] = 'X' }, page + ": damaged: its local header cannot be read (zip: not a valid zip file)"},
+		{"the local header's signature", func(b []byte) { b[header] = 'X' }, page + ": damaged: its local header's signature is not what feedgen bundle writes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -586,8 +591,12 @@ func TestOpen(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Error(err)
 	}
+	pipe := filepath.Join(filepath.Dir(name), "pipe.zip")
+	testfiles.FIFO(t, pipe)
 	for _, tt := range []struct{ name, want string }{
-		{filepath.Dir(name), "opening bundle: " + filepath.Dir(name) + " is not a regular file"},
+		{filepath.Dir(name), "opening bundle: " + filepath.Dir(name) + " is not a regular file (a folder): a bundle is the .zip file that feedgen bundle writes"},
+		// Opened without waiting for a writer, then refused.
+		{pipe, "opening bundle: " + pipe + " is not a regular file (a named pipe): a bundle is the .zip file that feedgen bundle writes"},
 		{name + ".nope", "opening bundle: open " + name + ".nope: no such file or directory"},
 	} {
 		if _, err := Open(context.Background(), tt.name); err == nil || err.Error() != tt.want {

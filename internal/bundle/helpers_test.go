@@ -4,17 +4,20 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
-	"github.com/feedgen/feedgen/internal/diag"
 )
 
 // buildTime is the build time of the test sites.
@@ -72,21 +75,21 @@ func read(data []byte) (*Bundle, error) {
 	return Read(context.Background(), bytes.NewReader(data), int64(len(data)))
 }
 
-// problems verifies data and returns its problems as lines; it fails the
-// test on an error that is not Problems.
+// problems verifies data and returns its problems as lines, as Report
+// gives them; it fails the test on an error that is not *Problems.
 func problems(t testing.TB, data []byte) []string {
 	t.Helper()
 	_, err := read(data)
 	if err == nil {
 		return nil
 	}
-	var ps diag.List
+	var ps *Problems
 	if !errors.As(err, &ps) {
-		t.Fatalf("got error %v, want a diag.List", err)
+		t.Fatalf("got error %v, want *Problems", err)
 	}
-	lines := make([]string, len(ps))
-	for i, p := range ps {
-		lines[i] = p.String()
+	var lines []string
+	for _, p := range ps.Report() {
+		lines = append(lines, p.String())
 	}
 	return lines
 }
@@ -120,10 +123,40 @@ func entries(t testing.TB, data []byte) []zipEntry {
 	return es
 }
 
-// rezip writes es as a new archive with the zip package's own writer
+// rezip writes es as a new archive as Write writes one (entries sorted
+// by name, deflated, dated with buildTime, sealed), whatever their
+// headers say: an archive whose bytes are all as feedgen writes them,
+// with the entries given.
+func rezip(t testing.TB, es []zipEntry) []byte {
+	t.Helper()
+	es = slices.Clone(es)
+	slices.SortStableFunc(es, func(a, b zipEntry) int { return strings.Compare(a.hdr.Name, b.hdr.Name) })
+	var buf bytes.Buffer
+	zw := newZipWriter(&buf, buildTime)
+	c := newCompressor(DefaultLevel)
+	for _, e := range es {
+		var comp bytes.Buffer
+		c.Reset(&comp)
+		if _, err := c.Write(e.data); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.add(e.hdr.Name, crc32.ChecksumIEEE(e.data), int64(len(e.data)), comp.Bytes(), sha256.Sum256(comp.Bytes())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// otherZip writes es as a new archive with the zip package's own writer
 // (deflate, data descriptors): what another zip tool could make of a
 // bundle.
-func rezip(t testing.TB, es []zipEntry) []byte {
+func otherZip(t testing.TB, es []zipEntry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -156,4 +189,18 @@ func edit(es []zipEntry, name string, f func(*zipEntry) bool) []zipEntry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// patchCentral sets the 4 bytes at field (an offset in the record) of the
+// central directory record of the entry name in data to v.
+func patchCentral(t testing.TB, data []byte, name string, field int, v uint32) {
+	t.Helper()
+	for i := bytes.LastIndex(data, []byte("PK\x01\x02")); i >= 0; i = bytes.LastIndex(data[:i], []byte("PK\x01\x02")) {
+		n := int(binary.LittleEndian.Uint16(data[i+28:]))
+		if i+46+n <= len(data) && string(data[i+46:i+46+n]) == name {
+			binary.LittleEndian.PutUint32(data[i+field:], v)
+			return
+		}
+	}
+	t.Fatalf("no central directory record of %s", name)
 }

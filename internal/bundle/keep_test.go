@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/server"
@@ -78,12 +77,12 @@ func TestReadWithKeepsEachPage(t *testing.T) {
 			} else {
 				b, err = ReadWith(context.Background(), bytes.NewReader(tt.archive), int64(len(tt.archive)), k.keep)
 			}
-			var ps diag.List
+			var ps *Problems
 			switch {
 			case tt.bad == "" && !tt.none && err != nil:
 				t.Fatalf("got error %v, want none", err)
 			case (tt.bad != "" || tt.none) && !errors.As(err, &ps):
-				t.Fatalf("got error %v, want a diag.List", err)
+				t.Fatalf("got error %v, want *Problems", err)
 			}
 			if b != nil {
 				defer b.Close()

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -21,7 +20,9 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Limits on what a bundle's own files may be, so that a damaged or
@@ -81,7 +82,7 @@ func (b *Bundle) Close() error {
 type KeepFunc func(path string, data []byte, sum [sha256.Size]byte)
 
 // Open opens the bundle in the file name and verifies it (see Read).
-// Problems with the archive come back as a diag.List; other errors (the file
+// Problems with the archive come back as *Problems; other errors (the file
 // cannot be read) as themselves.
 func Open(ctx context.Context, name string) (*Bundle, error) {
 	return OpenWith(ctx, name, nil)
@@ -90,7 +91,10 @@ func Open(ctx context.Context, name string) (*Bundle, error) {
 // OpenWith is Open, handing every verified page to keep (see KeepFunc);
 // a nil keep is Open.
 func OpenWith(ctx context.Context, name string, keep KeepFunc) (*Bundle, error) {
-	f, err := os.Open(name)
+	f, err := outfile.Open(name) // a named pipe opens at once, and is refused
+	if nr := (*outfile.NotRegularError)(nil); errors.As(err, &nr) {
+		return nil, fmt.Errorf("opening bundle: %s is not a regular file (%s): a bundle is the .zip file that feedgen bundle writes", name, outfile.Kind(nr.Mode))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening bundle: %w", err)
 	}
@@ -98,10 +102,6 @@ func OpenWith(ctx context.Context, name string, keep KeepFunc) (*Bundle, error) 
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("opening bundle: %w", err)
-	}
-	if !info.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("opening bundle: %s is not a regular file", name)
 	}
 	b, err := ReadWith(ctx, f, info.Size(), keep)
 	if err != nil {
@@ -113,14 +113,15 @@ func OpenWith(ctx context.Context, name string, keep KeepFunc) (*Bundle, error) 
 }
 
 // Read verifies the archive in r, size bytes long, and returns it opened.
-// It checks the archive's structure (a zip archive, complete, every name a
-// clean relative path found once, supported compression, no entry
-// overlapping another), its own files (manifest.json and bundle.json of
+// It checks the archive's every byte: its structure as Write writes it
+// (see zipfmt.go: every header written again from the entries and
+// compared, nothing between or after them, the seal), each entry's data
+// against its CRC-32, its own files (manifest.json and bundle.json of
 // known formats that agree, config.yaml), and every page against the
 // manifest: none missing, none extra, each decompressing to the size and
 // SHA-256 the manifest gives. Everything found wrong comes back at once,
-// as a diag.List sorted by entry (a read error of r is one too); the only
-// other error is the context's. It never panics, whatever r holds.
+// as *Problems (a read error of r is one too); the only other error is
+// the context's. It never panics, whatever r holds.
 func Read(ctx context.Context, r io.ReaderAt, size int64) (*Bundle, error) {
 	return ReadWith(ctx, r, size, nil)
 }
@@ -133,10 +134,12 @@ func ReadWith(ctx context.Context, r io.ReaderAt, size int64, keep KeepFunc) (*B
 	if err != nil {
 		return nil, err
 	}
-	if len(v.problems) > 0 {
-		ps := v.problems
-		ps.Sort()
-		return nil, ps
+	if len(v.damage) > 0 || len(v.problems) > 0 || v.sealBroken {
+		var zr *zip.Reader
+		if b != nil {
+			zr = b.zr
+		}
+		return nil, v.result(zr)
 	}
 	return b, nil
 }
@@ -148,7 +151,141 @@ type verifier struct {
 	keep     KeepFunc // nil: the pages are checked, then dropped
 	mu       sync.Mutex
 	problems diag.List
+	damage   []damage
+	lay      layout
+	// index is the place of each entry in the zip.Reader's File; sums
+	// are the SHA-256 of each one's compressed data, when summed, read
+	// once with its data (see openEntry and checkSeal).
+	index  map[*zip.File]int
+	sums   [][sha256.Size]byte
+	summed []bool
+	// sealBroken is set when the archive's bytes differ from its seal.
+	sealBroken bool
+	// dec is the decompressor of the bundle's own files (readOwn).
+	dec io.ReadCloser
+	// shifted is set when the end record gives the central directory
+	// another offset than where it is (see checkBytes).
+	shifted bool
+	// prefix is how many bytes came before the first entry, when that
+	// is why (shifted): every other damage follows from them.
+	prefix int64
 }
+
+// damage is a place where the archive's bytes are not those Write wrote.
+type damage struct {
+	entry string // "": the archive's own records
+	at    int64  // where, to order them; -1: the entry's data
+	msg   string
+}
+
+// damaged reports damage of entry (or of the archive, "") at byte at
+// (-1: in the entry's data).
+func (v *verifier) damaged(entry string, at int64, format string, args ...any) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.damage = append(v.damage, damage{entry, at, fmt.Sprintf(format, args...)})
+}
+
+// result returns what was found wrong: the damage, in the order of the
+// archive, once per entry, then the other problems.
+func (v *verifier) result(zr *zip.Reader) *Problems {
+	if v.sealBroken && len(v.damage) == 0 {
+		v.damaged("", -1, sealMessage)
+	}
+	var where map[string]int64
+	if zr != nil && v.lay.offsets != nil {
+		where = make(map[string]int64, len(zr.File))
+		for i, f := range zr.File {
+			where[f.Name] = v.lay.offsets[i]
+		}
+	}
+	at := func(d damage) int64 {
+		switch {
+		case d.at >= 0:
+			return d.at
+		case d.entry == "":
+			return v.size
+		}
+		if o, ok := where[d.entry]; ok {
+			return o + 1 // after a problem of its headers
+		}
+		return v.size
+	}
+	slices.SortStableFunc(v.damage, func(a, b damage) int { return compare(at(a), at(b)) })
+	ps := &Problems{Other: v.problems}
+	if v.shifted {
+		// The entries' data was read from other places: what was found
+		// wrong there follows from the end record.
+		v.damage = slices.DeleteFunc(v.damage, func(d damage) bool {
+			if d.at < 0 && d.entry != "" {
+				ps.Other.Add(d.entry, 0, d.msg)
+				return true
+			}
+			return false
+		})
+	}
+	if v.prefix > 0 {
+		// One cause: the rest is counted, not listed.
+		ps.Damage.Add("", 0, fmt.Sprintf("damaged: %s before its first entry, where feedgen bundle writes none (the entries are where its central directory says, that far on): the bundle is what follows them (tail -c +%d FILE)", human.Plural(int(v.prefix), "byte"), v.prefix+1))
+		for _, d := range v.damage {
+			ps.Other.Add(d.entry, 0, d.msg)
+		}
+		ps.Other.Sort()
+		return ps
+	}
+	seen := map[string]bool{}
+	for _, d := range v.damage {
+		if d.entry != "" && seen[d.entry] {
+			continue
+		}
+		seen[d.entry] = true
+		name := d.entry
+		if name != "" {
+			name = quoteName(name)
+		}
+		ps.Damage.Add(name, 0, d.msg)
+	}
+	ps.Other.Sort()
+	return ps
+}
+
+// Problems is the error of Read: what is wrong with an archive.
+type Problems struct {
+	// Damage is where the archive's bytes are not those feedgen bundle
+	// wrote, in the order of the archive: one problem an entry (its
+	// first), and the archive's own records.
+	Damage diag.List
+	// Other is every other problem found, sorted by entry: when there
+	// is damage, what follows from it.
+	Other diag.List
+}
+
+// maxDamage is how many damaged places Report lists.
+const maxDamage = 10
+
+// Report returns the problems to show, one a line: without damage,
+// every one; with damage, the damage (at most maxDamage places), then a
+// line that counts the other problems, which follow from it.
+func (p *Problems) Report() diag.List {
+	if len(p.Damage) == 0 {
+		return p.Other
+	}
+	var out diag.List
+	out = append(out, p.Damage[:min(len(p.Damage), maxDamage)]...)
+	if n := len(p.Damage) - maxDamage; n > 0 {
+		out.Add("", 0, fmt.Sprintf("and %d more damaged places", n))
+	}
+	if n := len(p.Other); n > 0 {
+		it := "it"
+		if len(p.Damage) > 1 {
+			it = "them"
+		}
+		out.Add("", 0, fmt.Sprintf("and %s caused by %s, not listed", human.Plural(n, "more problem"), it))
+	}
+	return out
+}
+
+func (p *Problems) Error() string { return p.Report().Error() }
 
 func (v *verifier) add(entry, format string, args ...any) {
 	v.mu.Lock()
@@ -157,12 +294,16 @@ func (v *verifier) add(entry, format string, args ...any) {
 }
 
 func (v *verifier) run(ctx context.Context) (*Bundle, error) {
-	zr, err := v.open()
+	zr := v.open()
 	if zr == nil {
-		return nil, err
+		return nil, nil
 	}
+	v.index = make(map[*zip.File]int, len(zr.File))
+	for i, f := range zr.File {
+		v.index[f] = i
+	}
+	v.sums, v.summed = make([][sha256.Size]byte, len(zr.File)), make([]bool, len(zr.File))
 	es := v.checkEntries(zr)
-	v.checkLayout(zr)
 
 	b := &Bundle{Size: v.size, zr: zr}
 	var m *manifest.Manifest
@@ -172,9 +313,9 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 			b.Manifest = m
 			if m != nil && m.Pagination.Chunked() {
 				// The chunks, named by the indexes (manifest.Marshal): an
-				// index that does not match names none, and is reported
-				// with the pages.
-				if _, err := m.Expand(zr); err != nil {
+				// index that cannot be read names none (it is damaged,
+				// and said so by checkPages).
+				if _, err := m.Expand(readable{zr}); err != nil {
 					v.add(ManifestName, "corrupted: %v", err)
 				}
 			}
@@ -194,8 +335,16 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 	} else if !es.bad[ConfigName] {
 		v.add(ConfigName, "missing: a bundle holds the config.yaml its output was built with")
 	}
+	var built *time.Time
+	if m != nil {
+		built = &m.BuildTime
+	}
+	v.lay = v.checkBytes(ctx, zr, built)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if m == nil {
-		return b, nil // no page can be checked without a manifest
+		return b, v.checkSeal(ctx, zr) // no page can be checked without a manifest
 	}
 
 	var todo []pageCheck
@@ -232,40 +381,51 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 			v.add(name, "extra: a folder that holds no page of the manifest")
 		}
 	}
-	if err := v.checkPages(ctx, todo); err != nil {
+	// In the chunks layout, each index must fit its chunks, as serving
+	// relies on: checked as each chunk is read (checkPages).
+	ix, ps := manifest.ReadIndexes(m, func(f manifest.File) ([]byte, error) {
+		if zf := es.files[f.Path]; zf != nil && zf.UncompressedSize64 == uint64(f.Size) {
+			return manifest.ReadPage(readable{zr}, f, nil)
+		}
+		return nil, manifest.ErrReported // missing or corrupted: said with the pages above
+	})
+	v.mu.Lock()
+	v.problems = append(v.problems, ps...)
+	v.mu.Unlock()
+	if err := v.checkPages(ctx, todo, ix); err != nil {
 		return nil, err
 	}
-	if m.Pagination.Chunked() {
-		if err := v.checkChunks(ctx, m, es.files); err != nil {
-			return nil, err
-		}
-	}
-	return b, nil
+	return b, v.checkSeal(ctx, zr)
 }
 
 // open reads the archive's central directory. A nil reader means the
-// archive cannot be read at all, and err says why: an archive that cannot
-// be read, whatever the cause, is a problem with the archive.
-func (v *verifier) open() (*zip.Reader, error) {
+// archive cannot be read at all, and the problem says why: an archive
+// that cannot be read, whatever the cause, is a problem with the archive.
+func (v *verifier) open() *zip.Reader {
 	if v.size == 0 {
-		return nil, diag.List{{Msg: "not a zip archive: the file is empty"}}
+		v.add("", "not a zip archive: the file is empty")
+		return nil
 	}
 	zr, err := zip.NewReader(v.r, v.size)
 	if err == nil || errors.Is(err, zip.ErrInsecurePath) {
-		return zr, nil // names are checked one by one below
+		return zr // names are checked one by one below
 	}
 	var head [4]byte
 	n, _ := v.r.ReadAt(head[:], 0)
 	isZip := n == len(head) && string(head[:]) == "PK\x03\x04"
 	switch end := v.directoryEnd(); {
+	case v.endSignatureDamaged():
 	case isZip && end != endComplete:
-		return nil, diag.List{{Msg: "truncated: the archive stops before its end (its central directory is missing); the file was cut short, copy it again"}}
+		v.add("", "truncated: the archive stops before its end (its central directory is missing); the file was cut short, copy it again")
+	case isZip && v.locateDirectoryDamage():
 	case isZip:
-		return nil, diag.List{{Msg: fmt.Sprintf("damaged: the archive's central directory cannot be read (%v)", err)}}
+		v.add("", "damaged: the archive's central directory cannot be read (%v)", err)
 	case end == endMissing:
-		return nil, diag.List{{Msg: "not a zip archive"}}
+		v.add("", "not a zip archive")
+	default:
+		v.add("", "damaged: not a readable zip archive (%v)", err)
 	}
-	return nil, diag.List{{Msg: fmt.Sprintf("damaged: not a readable zip archive (%v)", err)}}
+	return nil
 }
 
 // What the end of an archive holds.
@@ -359,45 +519,6 @@ func quoteName(name string) string {
 	return strconv.Quote(name)
 }
 
-// checkLayout checks that every entry's data lies inside the archive and
-// that no two entries share bytes (a way to make a small archive unpack
-// into a huge one).
-func (v *verifier) checkLayout(zr *zip.Reader) {
-	type span struct {
-		name       string
-		start, end int64
-	}
-	var spans []span
-	for _, f := range zr.File {
-		start, err := f.DataOffset()
-		if err != nil {
-			v.add(quoteName(f.Name), "damaged: its local header cannot be read (%v)", err)
-			continue
-		}
-		end := start + int64(f.CompressedSize64)
-		if f.CompressedSize64 > uint64(v.size) || end > v.size || end < start {
-			v.add(quoteName(f.Name), "truncated: its data runs past the end of the archive")
-			continue
-		}
-		spans = append(spans, span{f.Name, start, end})
-	}
-	slices.SortFunc(spans, func(a, b span) int {
-		if a.start != b.start {
-			return compare(a.start, b.start)
-		}
-		return compare(a.end, b.end)
-	})
-	var last span // the span reaching furthest so far
-	for _, sp := range spans {
-		if sp.start < last.end && sp.end > sp.start {
-			v.add(quoteName(sp.name), "damaged: its data overlaps the data of %s", quoteName(last.name))
-		}
-		if sp.end > last.end {
-			last = sp
-		}
-	}
-}
-
 func compare(a, b int64) int {
 	switch {
 	case a < b:
@@ -415,22 +536,22 @@ func (v *verifier) readOwn(f *zip.File, limit int64) []byte {
 		v.add(f.Name, "too large: %d bytes, more than %d", f.UncompressedSize64, limit)
 		return nil
 	}
-	rc, err := f.Open()
+	rc, err := v.openEntry(f, &v.dec)
 	if err != nil {
-		v.add(f.Name, "corrupted: it cannot be opened (%v)", err)
+		v.damaged(f.Name, -1, "corrupted: it cannot be opened (%v)", err)
 		return nil
 	}
 	defer rc.Close()
 	data, err := io.ReadAll(io.LimitReader(rc, int64(f.UncompressedSize64)+1))
 	switch {
 	case err != nil:
-		v.add(f.Name, "corrupted: %s", readError(err))
+		v.damaged(f.Name, -1, "corrupted: %s", readError(err))
 		return nil
 	case uint64(len(data)) > f.UncompressedSize64:
-		v.add(f.Name, "corrupted: longer than the %d bytes the archive says", f.UncompressedSize64)
+		v.damaged(f.Name, -1, "corrupted: longer than the %d bytes the archive says", f.UncompressedSize64)
 		return nil
 	case uint64(len(data)) < f.UncompressedSize64:
-		v.add(f.Name, "corrupted: %d bytes, the archive says %d", len(data), f.UncompressedSize64)
+		v.damaged(f.Name, -1, "corrupted: %d bytes, the archive says %d", len(data), f.UncompressedSize64)
 		return nil
 	}
 	if data == nil {
@@ -446,6 +567,8 @@ func readError(err error) string {
 		return "its CRC-32 differs from the archive's"
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "its data ends early"
+	case errors.Is(err, errLonger):
+		return "it decompresses to more bytes than the archive says"
 	}
 	return fmt.Sprintf("it cannot be decompressed (%v)", err)
 }
@@ -536,7 +659,7 @@ type pageCheck struct {
 // checkPages decompresses every page on several cores and compares it
 // with its size and SHA-256 in the manifest; a page that matches goes to
 // v.keep, when set.
-func (v *verifier) checkPages(ctx context.Context, todo []pageCheck) error {
+func (v *verifier) checkPages(ctx context.Context, todo []pageCheck, ix *manifest.Indexes) error {
 	var (
 		next    atomic.Int64
 		wg      sync.WaitGroup
@@ -545,7 +668,10 @@ func (v *verifier) checkPages(ctx context.Context, todo []pageCheck) error {
 	)
 	for range min(runtime.GOMAXPROCS(0), max(1, len(todo))) {
 		wg.Go(func() {
-			var buf []byte
+			var (
+				buf []byte
+				dec io.ReadCloser
+			)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(todo) {
@@ -556,19 +682,24 @@ func (v *verifier) checkPages(ctx context.Context, todo []pageCheck) error {
 					return
 				}
 				c := todo[i]
-				rc, err := c.f.Open()
+				rc, err := v.openEntry(c.f, &dec)
 				if err != nil {
-					v.add(c.file.Path, "corrupted: it cannot be opened (%v)", err)
+					v.damaged(c.file.Path, -1, "corrupted: it cannot be opened (%v)", err)
 					continue
 				}
 				data, err := manifest.ReadChecked(rc, c.file, buf)
 				rc.Close()
+				if err == nil {
+					err = ix.Fits(c.file.Path, data)
+				}
 				var mm *manifest.Mismatch
 				switch {
+				case errors.As(err, &mm) && mm.Path != c.file.Path:
+					v.add(mm.Path, "corrupted: %s", mm.Reason) // an index
 				case errors.As(err, &mm):
 					v.add(c.file.Path, "corrupted: %s", mm.Reason)
 				case err != nil:
-					v.add(c.file.Path, "corrupted: %s", readError(errors.Unwrap(err)))
+					v.damaged(c.file.Path, -1, "corrupted: %s", readError(errors.Unwrap(err)))
 				default:
 					if v.keep != nil {
 						v.keep(c.file.Path, data, c.file.Sum())

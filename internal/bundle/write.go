@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -10,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"io/fs"
@@ -64,6 +64,7 @@ type packed struct {
 	crc  uint32
 	size int64
 	comp *bytes.Buffer
+	sum  [sha256.Size]byte // of comp, for the seal
 }
 
 // Write writes a bundle of the build in output (an output folder: its
@@ -85,7 +86,7 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
 		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and bundle once it is done")
 	}
-	r, err := manifest.Read(output)
+	r, err := manifest.ReadContext(ctx, output)
 	if err == nil {
 		err = r.Complete()
 	}
@@ -98,6 +99,12 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	}
 	if ps := checkManifest(m); len(ps) > 0 {
 		return nil, fmt.Errorf("checking the output's manifest: %w", ps)
+	}
+	// In the chunks layout, every index must fit its chunks (each is
+	// checked as it is packed): what serving the bundle relies on.
+	ix, ps := manifest.ReadIndexes(m, func(f manifest.File) ([]byte, error) { return manifest.ReadPage(output, f, nil) })
+	if len(ps) > 0 {
+		return nil, fmt.Errorf("%s: %s", ps[0], manifest.UnfitAdvice("bundle"))
 	}
 
 	info := Info{
@@ -123,63 +130,78 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 
 	bw := bufio.NewWriterSize(w, 256<<10)
-	cw := &countWriter{w: bw}
-	zw := zip.NewWriter(cw)
-	proto, err := headerAt(m.BuildTime)
-	if err != nil {
+	zw := newZipWriter(bw, m.BuildTime)
+	write := func(e *entry, p *packed) error { return zw.add(e.name, p.crc, p.size, p.comp.Bytes(), p.sum) }
+	if err := pack(ctx, output, m, ix, entries, level, opt, write); err != nil {
 		return nil, err
 	}
-	write := func(e *entry, p *packed) error {
-		fh := proto
-		fh.Name = e.name
-		if !isASCII(e.name) {
-			fh.Flags |= 0x800 // the name is UTF-8 (checkName made sure)
-		}
-		fh.Extra = slices.Clip(proto.Extra) // Close appends to it past 4 GiB
-		fh.CRC32 = p.crc
-		fh.CompressedSize64 = uint64(p.comp.Len())
-		fh.UncompressedSize64 = uint64(p.size)
-		ew, err := zw.CreateRaw(&fh)
-		if err != nil {
-			return err
-		}
-		_, err = ew.Write(p.comp.Bytes())
-		return err
-	}
-	if err := pack(ctx, output, m, entries, level, opt, write); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
+	if err := zw.close(); err != nil {
 		return nil, fmt.Errorf("writing bundle: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
 		return nil, fmt.Errorf("writing bundle: %w", err)
 	}
-	return &Result{Info: info, Size: cw.n, Pages: len(m.Files)}, nil
+	return &Result{Info: info, Size: zw.size(), Pages: len(m.Files)}, nil
 }
 
-// headerAt returns the header every entry of a bundle of a build made at
-// t starts from: deflated, mode 0644 from a Unix host, modified at
-// entryTime(t), with the sizes and checksum in the local header (no data
-// descriptor). The zip package encodes the time (an MS-DOS date and an
-// extended timestamp, as Info-ZIP writes them) when it creates an entry,
-// which CreateRaw does not: a header created once on a throwaway writer
-// carries them.
-func headerAt(t time.Time) (zip.FileHeader, error) {
-	fh := zip.FileHeader{Name: "x", Method: zip.Deflate, Modified: entryTime(t)}
-	fh.SetMode(0o644)
-	if _, err := zip.NewWriter(io.Discard).CreateHeader(&fh); err != nil {
-		return zip.FileHeader{}, fmt.Errorf("writing bundle: %w", err)
-	}
-	fh.Flags &^= 0x8 // sizes in the local header, no data descriptor
-	fh.Flags &^= 0x800
-	return fh, nil
+// zipWriter writes a bundle's zip structure (see zipfmt.go) around the
+// entries' data.
+type zipWriter struct {
+	cw   *countWriter
+	seal hash.Hash // of the entries' sums
+	st   stamp
+	dir  []placed
+	head []byte
 }
+
+// placed is an entry written, and where.
+type placed struct {
+	e      zentry
+	offset uint64
+}
+
+func newZipWriter(w io.Writer, built time.Time) *zipWriter {
+	return &zipWriter{cw: &countWriter{w: w}, seal: sha256.New(), st: stampOf(built)}
+}
+
+// add writes the entry name, of size bytes whose CRC-32 is crc, deflated
+// into comp, whose SHA-256 is sum. Entries go in name order.
+func (z *zipWriter) add(name string, crc uint32, size int64, comp []byte, sum [sha256.Size]byte) error {
+	e := zentry{name: name, crc: crc, csize: uint64(len(comp)), usize: uint64(size)}
+	z.dir = append(z.dir, placed{e, uint64(z.cw.n)})
+	z.seal.Write(sum[:])
+	z.head = appendLocal(z.head[:0], &e, z.st)
+	if _, err := z.cw.Write(z.head); err != nil {
+		return err
+	}
+	_, err := z.cw.Write(comp)
+	return err
+}
+
+// close writes the central directory, the end records and the seal.
+func (z *zipWriter) close() error {
+	start := uint64(z.cw.n)
+	for i := range z.dir {
+		z.head = appendCentral(z.head[:0], &z.dir[i].e, z.st, z.dir[i].offset)
+		if _, err := z.cw.Write(z.head); err != nil {
+			return err
+		}
+	}
+	z.head = appendEnd(z.head[:0], uint64(len(z.dir)), uint64(z.cw.n)-start, start, sealLen)
+	if _, err := z.cw.Write(z.head); err != nil {
+		return err
+	}
+	_, err := io.WriteString(z.cw, seal(z.seal.Sum(nil)))
+	return err
+}
+
+// size is the length of the archive written.
+func (z *zipWriter) size() int64 { return z.cw.n }
 
 // pack reads, checks and compresses the entries on several goroutines and
 // hands them to write one at a time, in order. At most a few entries per
 // worker wait in memory to be written.
-func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, entries []entry, level int, opt Options, write func(*entry, *packed) error) error {
+func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, ix *manifest.Indexes, entries []entry, level int, opt Options, write func(*entry, *packed) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	workers := opt.Workers
@@ -216,7 +238,7 @@ func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, entries []ent
 				if i >= len(entries) {
 					return
 				}
-				p, err := packEntry(output, m, &entries[i], c, &buf, pool.Get().(*bytes.Buffer))
+				p, err := packEntry(output, m, ix, &entries[i], c, &buf, pool.Get().(*bytes.Buffer))
 				if err != nil {
 					cancel(err)
 					return
@@ -259,14 +281,18 @@ func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, entries []ent
 }
 
 // packEntry reads entry e (a page from output, checked against the
-// manifest, or its data), and compresses it into comp.
-func packEntry(output fs.FS, m *manifest.Manifest, e *entry, c compressor, buf *[]byte, comp *bytes.Buffer) (*packed, error) {
+// manifest and, a chunk, against the indexes that name it, or its data),
+// and compresses it into comp.
+func packEntry(output fs.FS, m *manifest.Manifest, ix *manifest.Indexes, e *entry, c compressor, buf *[]byte, comp *bytes.Buffer) (*packed, error) {
 	data := e.data
 	if e.page >= 0 {
 		f := m.Files[e.page]
 		var err error
 		if data, err = readPage(output, f, buf); err != nil {
 			return nil, err
+		}
+		if err := ix.Fits(f.Path, data); err != nil {
+			return nil, fmt.Errorf("%w: %s", err, manifest.UnfitAdvice("bundle"))
 		}
 	}
 	c.Reset(comp)
@@ -276,8 +302,12 @@ func packEntry(output fs.FS, m *manifest.Manifest, e *entry, c compressor, buf *
 	if err := c.Close(); err != nil {
 		return nil, fmt.Errorf("compressing %s: %w", e.name, err)
 	}
-	return &packed{crc: crc32.ChecksumIEEE(data), size: int64(len(data)), comp: comp}, nil
+	return &packed{crc: crc32.ChecksumIEEE(data), size: int64(len(data)), comp: comp, sum: sha256.Sum256(comp.Bytes())}, nil
 }
+
+// changedAdvice ends the error of a bundle of an output that is not what
+// its manifest says.
+const changedAdvice = "the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"
 
 // readPage reads the page file f into *buf and checks it against its size
 // and SHA-256 in the manifest.
@@ -285,7 +315,7 @@ func readPage(output fs.FS, f manifest.File, buf *[]byte) ([]byte, error) {
 	data, err := manifest.ReadPage(output, f, *buf)
 	var mm *manifest.Mismatch
 	if errors.As(err, &mm) {
-		return nil, fmt.Errorf("%w: the output changed since its manifest was written; run feedgen build again, and bundle once it is done", err)
+		return nil, fmt.Errorf("%w: %s", err, changedAdvice)
 	}
 	if err != nil {
 		return nil, err

@@ -12,9 +12,15 @@ import (
 // lies inside it or holds it. A build deletes what it wrote under
 // out/articles/, and reads every file under the content folder as an
 // article: sharing one folder, each would take the other's files for its
-// own.
+// own. The folders are compared as the file system knows them (see
+// folder.Relate): a bind mount of the content folder is the content
+// folder.
 func (c *Config) CheckOutputDir(out string) error {
-	rel, err := folder.Relate(out, c.ContentDir)
+	l, err := folder.NewLocator(c.ContentDir)
+	if err != nil {
+		return fmt.Errorf("checking the output folder %s: %w", out, err)
+	}
+	rel, err := l.Relate(out)
 	if err != nil {
 		return fmt.Errorf("checking the output folder %s: %w", out, err)
 	}
@@ -27,7 +33,30 @@ func (c *Config) CheckOutputDir(out string) error {
 	case folder.Holds:
 		why = "holds the content folder " + c.ContentDir
 	default:
-		return nil
+		// A folder mounted inside the content folder may be the output
+		// folder too, mounted elsewhere: its parents there are not the
+		// content folder's.
+		for _, m := range l.MountsInside() {
+			switch r, err := folder.Relate(out, m); {
+			case err != nil:
+				return fmt.Errorf("checking the output folder %s: %w", out, err)
+			case r == folder.Same:
+				why = "is " + m + ", a folder mounted inside the content folder " + c.ContentDir + ", under another name (a bind mount?)"
+			case r == folder.Inside:
+				why = "lies inside " + m + ", a folder mounted inside the content folder " + c.ContentDir + ", under another name (a bind mount?)"
+			case r == folder.Holds:
+				why = "holds " + m + ", a folder mounted inside the content folder " + c.ContentDir + ", under another name (a bind mount?)"
+			default:
+				continue
+			}
+			break
+		}
+		if why == "" {
+			return nil
+		}
+	}
+	if named, err := folder.ByName(out, c.ContentDir); err == nil && named != rel && rel != folder.Apart {
+		why += ", under another name (a bind mount?)"
 	}
 	fix := "a build writes and deletes pages under it, and reads every file of the content folder as an article: use a folder of its own, e.g. output_dir: public"
 	if out != c.OutputDir {

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 const testConfig = `site_url: https://www.example.com
@@ -64,6 +64,8 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"malformed yaml", "---\nid: 1\ntitle: [unclosed\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
 			p + ":3: invalid YAML: did not find expected ',' or ']'"},
+		{"colon in the title", "---\nid: 1\ntitle: Election: night\npublished: 2025-01-02T10:00:00\nauthor: ivan\n---\n",
+			p + `:3: the value of title has a colon followed by a space; quote it: title: "Election: night"`},
 		{"no front matter", "Just a body.\n", p + ":1: no front matter: start the file with a line ---, the keys id, title and published, then a line ---"},
 		{"no closing", "---\nid: 1\ntitle: x\n", p + ":1: front matter is not closed: add a line --- after its last key"},
 		{"empty file", "", p + ": file is empty: start it with front matter between --- lines (id, title, published)"},
@@ -622,9 +624,7 @@ func TestFileNameURLs(t *testing.T) {
 	if err := os.MkdirAll(cat, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(cat, "pipe.md"), 0o644); err != nil {
-		t.Skipf("no FIFO here: %v", err)
-	}
+	testfiles.FIFO(t, filepath.Join(cat, "pipe.md"))
 	_, err := NewLoader(testCfg(t)).Load(context.Background(), os.DirFS(dir), Options{Now: now, Root: "content"})
 	want := "content/news/politics/pipe.md: not a regular file (p---------): an article is a plain file; remove it or rename it without .md"
 	if got := errString(err); got != want {

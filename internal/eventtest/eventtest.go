@@ -6,6 +6,7 @@ package eventtest
 
 import (
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -85,4 +86,23 @@ func (b *Buffer) String() string {
 // reports whether cond held.
 func (b *Buffer) Wait(timeout time.Duration, cond func(written string) bool) bool {
 	return b.cond.Wait(timeout, func() bool { return cond(string(b.b)) })
+}
+
+// Returns runs f and returns what it returns, or fails the test at once
+// (t.Fatalf) when f has not returned within d: for a call that must not
+// block, such as an open of a named pipe that no writer opens. f is left
+// running then (testfiles.FIFO's cleanup wakes a reader of its pipe).
+func Returns[T any](t testing.TB, d time.Duration, what string, f func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case v := <-done:
+		return v
+	case <-timer.C:
+		t.Fatalf("%s: still running after %s (blocked?)", what, d)
+		panic("unreachable")
+	}
 }

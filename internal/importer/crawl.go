@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/human"
 )
 
 // hugeLimit is the limit asked to learn the service's maximum: it answers
@@ -75,6 +78,63 @@ func fetchPage(ctx context.Context, f *fetcher, u string, off int) (*page, error
 	}
 	p.off = off
 	return p, nil
+}
+
+// madeOf is what the import will hold for the articles of page p after the
+// crawl, besides the page's bytes (counted as they are read): about
+// articleCost an article and copyCost times its JSON.
+func madeOf(p *page) int64 {
+	n := int64(len(p.results)) * articleCost
+	for _, a := range p.results {
+		n += int64(copyCost * len(a))
+	}
+	return n
+}
+
+// memoryOf is about what an import of count articles holds, when they
+// are the size of those of page p: their pages' bytes and what is made of
+// them.
+func memoryOf(p *page, count int) int64 {
+	if len(p.results) == 0 {
+		return 0
+	}
+	per := (int64(len(p.raw)) + madeOf(p)) / int64(len(p.results))
+	if int64(count) > math.MaxInt64/per {
+		return math.MaxInt64
+	}
+	return int64(count) * per
+}
+
+// sizeFlag writes n as a value of --max-bytes, rounded up: 230MB, 12GB.
+func sizeFlag(n int64) string {
+	if n < 10e9 {
+		return strconv.FormatInt((n+1e6-1)/1e6, 10) + "MB"
+	}
+	return strconv.FormatInt((n+1e9-1)/1e9, 10) + "GB"
+}
+
+// contradiction says how page p, at offset p.off, contradicts a listing of
+// count articles in pages of size, or "": it holds more articles than
+// those leave (or, exact, another number), or its next link has another
+// limit than size.
+func contradiction(p *page, size, count int, exact bool) string {
+	want := max(0, min(size, count-p.off))
+	switch {
+	case len(p.results) > want || (exact && len(p.results) != want):
+		return fmt.Sprintf("it holds %d articles where count %d in pages of %d leaves %d at offset %d", len(p.results), count, size, want, p.off)
+	case p.next == "":
+		return ""
+	}
+	if l, ok := parseLink(p.next); ok && l.limit != size {
+		return fmt.Sprintf("its next link %s has limit=%d where pages are of %d", p.next, l.limit, size)
+	}
+	return ""
+}
+
+// contradicts is the error of a page that contradicts the listing, as
+// contradiction says.
+func contradicts(p *page, what, as string) error {
+	return fmt.Errorf("%s: the listing contradicts %s: %s; stopped: feedgen imports a listing whose pages agree with their count and links: fix the service's pagination, or import another address", p.url, as, what)
 }
 
 // parsedLink is a link of a page: {base}/articles/?limit=L[&offset=O].
@@ -175,6 +235,8 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 	if def == 0 {
 		def = seedDefaultLimit
 		fmt.Fprintf(opt.Log, "%s: no link shows the default page size: taking %d, as the seed documents\n", bare.url, def)
+	} else if what := contradiction(bare, def, bare.count, true); what != "" {
+		return nil, contradicts(bare, what, "itself")
 	}
 	bare.limit = def
 	r.defaultLimit = def
@@ -192,13 +254,19 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 	if err != nil {
 		return nil, err
 	}
+	if most != 0 {
+		if what := contradiction(huge, most, huge.count, true); what != "" {
+			return nil, contradicts(huge, what, "itself")
+		}
+	}
 	read := 0 // the page size pages are read at: most, unless the service has none
 	switch {
 	case most == 0:
 		most = max(def, len(huge.results))
 		fmt.Fprintf(opt.Log, "%s: no link shows the maximum page size: taking %d\n", huge.url, most)
 	case most >= hugeLimit:
-		r.problems.Add(huge.url, 0, fmt.Sprintf("the service has no maximum page size (it answered limit=%d with that many): feedgen pre-renders fixed page sizes; taking max_limit %d", hugeLimit, def))
+		r.problems.Add(huge.url, 0, fmt.Sprintf("the service has no maximum page size (it answered limit=%d with %d of its %s, and links of limit=%d): feedgen pre-renders fixed page sizes; taking max_limit %d",
+			hugeLimit, len(huge.results), human.Plural(huge.count, "article"), most, def))
 		most, read = def, hugeLimit
 	case most < def:
 		r.problems.Add(huge.url, 0, fmt.Sprintf("the maximum page size %d is below the default %d: feedgen needs default_limit <= max_limit", most, def))
@@ -238,12 +306,24 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 		return nil, fmt.Errorf("%s: the listing has %d articles at %d a page: %d requests, more than the %d the import may still make (--max-requests %d): pass a larger --max-requests to import it",
 			huge.url, r.count, read, n-1, max(left, 0), opt.MaxRequests)
 	}
+	if need := memoryOf(huge, r.count); opt.MaxBytes > 0 && need > opt.MaxBytes {
+		return nil, fmt.Errorf("%s: the listing has %s: an import of them holds about %s (%s an article), more than the %s it may (--max-bytes): pass --max-bytes %s to import it",
+			huge.url, human.Plural(r.count, "article"), human.Bytes(need), human.Bytes(need/int64(r.count)), human.Bytes(opt.MaxBytes), sizeFlag(need+need/10))
+	}
+	for _, p := range append(slices.Clone(r.pages), huge, probe) {
+		if p == nil {
+			continue
+		}
+		if err := f.hold(madeOf(p)); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.url, err)
+		}
+	}
 	var done progressCounter
 	done.add(opt.Progress, len(huge.results), r.count)
 	rest, problems, err := readPages(ctx, f, n-1, func(i int) *page {
 		off := (i + 1) * read
 		return &page{url: pageURL(listURL, read, off), limit: read, off: off}
-	}, opt, r.count, &done)
+	}, opt, r.count, huge, &done)
 	if err != nil {
 		return nil, err
 	}
@@ -304,9 +384,10 @@ func (c *progressCounter) add(progress func(done, total int), n, total int) {
 // readPages fetches the n pages that mk makes, opt.Workers at a time,
 // each made as it is sent to a worker, and returns those sent, in order.
 // A page that cannot be read is a problem; a page whose count is not count
-// means the listing changed (errChanged); a bound of the import reached
-// stops it.
-func readPages(ctx context.Context, f *fetcher, n int, mk func(i int) *page, opt Options, count int, done *progressCounter) ([]*page, diag.List, error) {
+// means the listing changed (errChanged); a page that contradicts the
+// first (more articles than asked, a next link of another limit), or a
+// bound of the import reached, stops it.
+func readPages(ctx context.Context, f *fetcher, n int, mk func(i int) *page, opt Options, count int, first *page, done *progressCounter) ([]*page, diag.List, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -320,33 +401,30 @@ func readPages(ctx context.Context, f *fetcher, n int, mk func(i int) *page, opt
 		wg.Go(func() {
 			for p := range todo {
 				got, err := fetchPage(ctx, f, p.url, p.off)
+				var stop error // what ends the import
+				switch {
+				case err == nil:
+					stop = agrees(f, got, p.limit, count, first)
+				case errors.As(err, new(*limitError)) || !answered(err):
+					stop = err // a bound reached, or the service is down: no use going on
+				}
 				mu.Lock()
 				switch {
 				case ctx.Err() != nil:
-				case errors.As(err, new(*limitError)):
+				case stop != nil:
 					if fatal == nil {
-						fatal = err
-					}
-					cancel()
-				case err == nil && got.count != count:
-					if fatal == nil {
-						fatal = fmt.Errorf("%w (count %d, then %d on %s)", errChanged, count, got.count, p.url)
+						fatal = stop
 					}
 					cancel()
 				case err == nil:
 					limit := p.limit
 					*p = *got
 					p.limit = limit
-				case !answered(err):
-					if fatal == nil {
-						fatal = err // the service is down: no use going on
-					}
-					cancel()
 				default:
 					p.problem = strings.TrimPrefix(err.Error(), p.url+": ")
 				}
 				mu.Unlock()
-				if err == nil {
+				if err == nil && stop == nil {
 					done.add(opt.Progress, len(got.results), count)
 				}
 			}
@@ -377,6 +455,23 @@ send:
 		}
 	}
 	return pages, problems, nil
+}
+
+// agrees checks page p, of those read at limit, against the listing's
+// count and its first page: another count is the listing changing
+// (errChanged); more articles than asked or a next link of another limit,
+// a contradiction. Then it holds what the import will make of p.
+func agrees(f *fetcher, p *page, limit, count int, first *page) error {
+	if p.count != count {
+		return fmt.Errorf("%w (count %d, then %d on %s)", errChanged, count, p.count, p.url)
+	}
+	if what := contradiction(p, limit, count, false); what != "" {
+		return contradicts(p, what, "its page "+first.url)
+	}
+	if err := f.hold(madeOf(p)); err != nil {
+		return fmt.Errorf("%s: %w", p.url, err)
+	}
+	return nil
 }
 
 // answerError is an answer that is not a page of the listing.

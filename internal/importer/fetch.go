@@ -235,6 +235,16 @@ func (f *fetcher) readBody(r io.Reader, kick func()) ([]byte, error) {
 	}
 }
 
+// hold counts n more bytes against maxBytes: what the import will make of
+// a page read.
+func (f *fetcher) hold(n int64) error {
+	if held := f.held.Add(n); f.maxBytes > 0 && held > f.maxBytes {
+		return &limitError{fmt.Sprintf("the pages read and what the import makes of their articles (about %s an article and %d times its JSON) add up to more than %s, the import's limit (--max-bytes): pass a larger --max-bytes to import a listing this large",
+			human.Bytes(articleCost), copyCost, human.Bytes(f.maxBytes))}
+	}
+	return nil
+}
+
 // wait blocks until the request may start: delay after the start of the
 // one before.
 func (f *fetcher) wait(ctx context.Context) error {

@@ -50,7 +50,8 @@ type wireArticle struct {
 
 // article is one article of the listing: its values, and where it was read.
 type article struct {
-	raw  []byte // its JSON, as the service wrote it
+	raw  []byte // its JSON, as the service wrote it; nil once checked (verify)
+	size int    // the length of raw
 	page string // the URL of the page it was read from
 
 	ID                                          int64
@@ -140,7 +141,7 @@ func parseArticle(p *page, n int) (*article, error) {
 	if err := decodeStrict(raw, &w); err != nil {
 		return nil, fmt.Errorf("%s: %w", articleName(raw, p.off+n), err)
 	}
-	a := &article{raw: raw, page: p.url}
+	a := &article{raw: raw, size: len(raw), page: p.url}
 	ints := []struct {
 		key string
 		v   *int64

@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -192,7 +193,7 @@ func TestRefusedPages(t *testing.T) {
 		d    *dynamic
 		want []string
 	}{
-		{"no maximum page size", &dynamic{def: 2, articles: arts}, []string{"/articles/?limit=1000000000: ", "no maximum page size"}},
+		{"no maximum page size", &dynamic{def: 2, articles: arts}, []string{"/articles/?limit=1000000000: ", "the service has no maximum page size (it answered limit=1000000000 with 5 of its 5 articles, and links of limit=1000000000): feedgen pre-renders fixed page sizes; taking max_limit 2"}},
 		{"maximum below the default", &dynamic{def: 3, max: 2, articles: arts}, []string{"/articles/?limit=1000000000: ", "maximum page size 2 is below the default 3"}},
 		{"a page of HTML", &dynamic{def: 2, max: 2, articles: arts, answer: third("<html>", "text/html; charset=utf-8", 200)},
 			[]string{"/articles/?limit=2&offset=2: ", `Content-Type "text/html; charset=utf-8", not the listing's JSON`}},
@@ -242,7 +243,7 @@ func TestFailures(t *testing.T) {
 				return false
 			}
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"count":5,"next":"https://elsewhere.example.com/articles/?limit=2&offset=2","previous":null,"results":[]}`))
+			fmt.Fprintf(w, `{"count":5,"next":"https://elsewhere.example.com/articles/?limit=2&offset=2","previous":null,"results":[%s,%s]}`, arts[0], arts[1])
 			return true
 		}}, "one base_url cannot give both"},
 	}

@@ -71,14 +71,14 @@ const pageHead = 200
 func (sc *siteConfig) estimate(articles []*article) {
 	sc.all, sc.alignedSize, sc.chunks = 0, 0, 0
 	for _, a := range articles {
-		sc.chunks += int64(len(a.raw) + 1)
+		sc.chunks += int64(a.size + 1)
 	}
 	for _, l := range sc.limits {
 		pages := max(1, (len(articles)+l-1)/l)
 		sc.alignedSize += int64(pages * pageHead)
 		sc.all += int64(max(1, len(articles)) * pageHead)
 		for i, a := range articles {
-			n := int64(len(a.raw) + 1)
+			n := int64(a.size + 1)
 			sc.alignedSize += n
 			sc.all += n * int64(min(i+1, l))
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Validate checks what every reader of a build relies on in its manifest,
@@ -41,7 +42,7 @@ func (m *Manifest) Validate() diag.List {
 		if c.Dir == listing.Dir && len(c.Params) == 0 {
 			main = true
 			if c.Count != m.Articles {
-				add("collection %q counts %d articles, the manifest %d", c.Dir, c.Count, m.Articles)
+				add("collection %q counts %d articles, the manifest %d: it changed since a build wrote it; run feedgen build, which writes it again", c.Dir, c.Count, m.Articles)
 			}
 		}
 	}
@@ -264,21 +265,46 @@ type Mismatch struct {
 
 func (e *Mismatch) Error() string { return e.Path + ": " + e.Reason }
 
+// UnfitAdvice ends the error of a command (cmd: "publish", "bundle")
+// that refuses a build of the chunks layout whose indexes do not agree
+// with its chunks or its manifest (the problems of ReadIndexes, the error
+// of Indexes.Fits): a plain feedgen build writes such an index again.
+func UnfitAdvice(cmd string) string {
+	return "run feedgen build (it writes such an index again), and " + cmd + " once it is done"
+}
+
+// NotRegular is the Mismatch of page p, a file of mode m that is not a
+// regular file.
+func NotRegular(p string, m fs.FileMode) *Mismatch {
+	return &Mismatch{p, "not a regular file (" + outfile.Kind(m) + ")"}
+}
+
 // ReadPage reads the page f from fsys and checks it against the size and
-// SHA-256 the manifest records: a file that is missing, shorter, longer or
-// of other bytes gives a *Mismatch. buf is reused when it has room.
+// SHA-256 the manifest records: a file that is missing, shorter, longer,
+// of other bytes, or not a regular file (one a build did not write, which
+// the next build replaces) gives a *Mismatch. An fsys of an output folder
+// (outfile.DirFS, RootFS) refuses what is not a regular file before it is
+// opened: a named pipe would block the open. buf is reused when it has
+// room.
 func ReadPage(fsys fs.FS, f File, buf []byte) ([]byte, error) {
 	r, err := fsys.Open(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &Mismatch{f.Path, "missing"}
+	}
+	var nr *outfile.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, NotRegular(f.Path, nr.Mode)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading page: %w", err)
 	}
 	defer r.Close()
 	info, err := r.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading page: %s is not a regular file", f.Path)
+	if err != nil {
+		return nil, fmt.Errorf("reading page: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, NotRegular(f.Path, info.Mode())
 	}
 	switch {
 	case info.Size() < f.Size:
@@ -319,4 +345,18 @@ func ReadChecked(r io.Reader, f File, buf []byte) ([]byte, error) {
 		return nil, &Mismatch{f.Path, "its SHA-256 differs from the manifest"}
 	}
 	return data, nil
+}
+
+// IsBuildFile reports whether p (slash-separated, relative to the output
+// folder or the bucket's prefix) is the name of a file a build writes
+// under articles/: a page (listing.ParsePageKey reads it back), a chunk
+// or a collection's index of the chunks layout. Build and publish delete
+// no other file there (each adds the temporary files it writes itself):
+// a web root's articles/index.html, or a source article of a folder that
+// is also a site's content, is another tool's, or a person's.
+func IsBuildFile(p string) bool {
+	if _, ok := listing.ParsePageKey(p); ok {
+		return true
+	}
+	return chunk.IsChunk(p) || chunk.IsIndex(p)
 }

@@ -66,7 +66,7 @@ func TestValidate(t *testing.T) {
 		{"huge count", func(m *Manifest) { m.Collections[0].Count, m.Articles = 1<<40, 1<<40 },
 			`manifest.json: collection "articles" of 1099511627776 articles: page articles/2/3.json is not listed`},
 		{"articles differ from the count", func(m *Manifest) { m.Articles = 2 },
-			`manifest.json: collection "articles" counts 3 articles, the manifest 2`},
+			`manifest.json: collection "articles" counts 3 articles, the manifest 2: it changed since a build wrote it; run feedgen build, which writes it again`},
 		{"negative count", func(m *Manifest) { m.Collections[0].Count, m.Articles = -1, -1 },
 			`manifest.json: collection "articles" of -1 articles: page articles/2/0.json is not listed`},
 		{"huge page", func(m *Manifest) { m.Files[1].Size = 1 << 50 },

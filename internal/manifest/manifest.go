@@ -67,8 +67,11 @@ type Manifest struct {
 type Source struct {
 	// Digest is the hex SHA-256 of the program's code, the config, the
 	// time zone's offsets, the build options, the path, length and
-	// xxhash64 of every article file, and the path, size and SHA-256 of
-	// every page of Manifest.Files. The xxhash tells changed bytes from
+	// xxhash64 of every article file, and the manifest's own bytes as
+	// written, with this field empty (which list the path, size and
+	// SHA-256 of every page, and every count): a manifest changed since,
+	// at the same size too, is no build's, and the next build rewrites
+	// it. The xxhash tells changed bytes from
 	// unchanged ones, as a file system's modification time would try to;
 	// it is no defence against content crafted to collide.
 	Digest    string `json:"digest"`

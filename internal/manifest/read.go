@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // ErrNoBuild is the error of Read on a folder without a manifest.
@@ -28,9 +30,16 @@ type Snapshot struct {
 }
 
 // Read reads and parses the manifest of the build in fsys: ErrNoBuild when
-// there is none. The chunks of a build of the chunks layout are read
+// there is none. An output folder is read through outfile.DirFS or
+// RootFS, which never open what is not a regular file. The chunks of a build of the chunks layout are read
 // from its indexes (see Expand).
 func Read(fsys fs.FS) (*Snapshot, error) {
+	return ReadContext(context.Background(), fsys)
+}
+
+// ReadContext is Read, which stops when ctx is done: a build of a million
+// collections has as many indexes to read.
+func ReadContext(ctx context.Context, fsys fs.FS) (*Snapshot, error) {
 	f, err := fsys.Open(Name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoBuild
@@ -43,6 +52,9 @@ func Read(fsys fs.FS) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
+	if err := outfile.Check(Name, info.Mode()); err != nil {
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	}
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
@@ -52,7 +64,7 @@ func Read(fsys fs.FS) (*Snapshot, error) {
 		return nil, err
 	}
 	s := &Snapshot{Manifest: m, Data: data, Info: info}
-	if s.Unmatched, err = m.Expand(fsys); err != nil {
+	if s.Unmatched, err = m.ExpandContext(ctx, fsys); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -64,9 +76,14 @@ func Read(fsys fs.FS) (*Snapshot, error) {
 // and SHA-256 the manifest gives it, and each chunk it names becomes a
 // File of the size the index gives and the SHA-256 its name gives.
 // Files stay sorted by path. An index that does not match the manifest
-// (a build is being written, or died) names no chunk: its path is
-// returned in unmatched. A manifest of the pages layout is left as it is.
+// (a build is being written, or died; or it is not a regular file, which
+// a build replaces) names no chunk: its path is returned in unmatched. A manifest of the pages layout is left as it is.
 func (m *Manifest) Expand(fsys fs.FS) (unmatched []string, err error) {
+	return m.ExpandContext(context.Background(), fsys)
+}
+
+// ExpandContext is Expand, which stops when ctx is done.
+func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []string, err error) {
 	if !m.Pagination.Chunked() {
 		return nil, nil
 	}
@@ -78,6 +95,9 @@ func (m *Manifest) Expand(fsys fs.FS) (unmatched []string, err error) {
 	for _, f := range slices.Clone(m.Files) {
 		if !chunk.IsIndex(f.Path) || f.Size > MaxPageSize {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		data, err := ReadPage(fsys, f, buf)
 		var mm *Mismatch

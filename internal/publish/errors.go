@@ -10,10 +10,11 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"gocloud.dev/gcerrors"
 )
 
@@ -29,6 +30,7 @@ const (
 	Denied              // the credentials may not do it
 	Unreachable         // the service's address does not answer
 	TimedOut            // the service stopped answering (Options.Timeout)
+	WrongRegion         // the bucket is in another region than the one asked (BucketError.Region), or none was
 )
 
 // BucketError is an error of the bucket's service, made plain: Error says
@@ -38,6 +40,9 @@ type BucketError struct {
 	Kind Kind
 	Op   string // e.g. "listing articles/", "uploading articles/20/0.json"
 	Err  error
+	// Region is the bucket's region, as the service said it, for
+	// WrongRegion: "" when it did not say.
+	Region string
 }
 
 func (e *BucketError) Error() string {
@@ -53,6 +58,11 @@ func (e *BucketError) Error() string {
 		what = "access denied: the credentials may not do this"
 	case Unreachable:
 		what = "the bucket's service cannot be reached: check the URL's endpoint"
+	case WrongRegion:
+		what = "no region is set for the bucket"
+		if e.Region != "" {
+			what = "no region is set for the bucket, which is in " + e.Region
+		}
 	case TimedOut:
 		var se *stallError
 		errors.As(e.Err, &se)
@@ -60,10 +70,23 @@ func (e *BucketError) Error() string {
 			return fmt.Sprintf("%s: the bucket's service answered slower than %d bytes a second, %s (--timeout sets how long a request may take so)",
 				e.Op, minRate, tries(se.tries))
 		}
+		if se.sending {
+			return fmt.Sprintf("%s: the bucket's service took nothing more of the request for %v, %s (--timeout sets how long a request may go without progress)",
+				e.Op, se.after, tries(se.tries))
+		}
+		if se.flag == connectFlag {
+			return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (%s sets how long a request may wait for the first byte of an answer)",
+				e.Op, se.after, tries(se.tries), connectFlag)
+		}
 		return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (--timeout sets how long a request may go without an answer)",
 			e.Op, se.after, tries(se.tries))
 	default:
 		return e.Op + ": " + detail(e.Err)
+	}
+	if e.Kind == WrongRegion && e.Region != "" {
+		if r := regionAsked(e.Err); r != "" {
+			what = "the bucket is in the region " + e.Region + ", not " + r
+		}
 	}
 	return fmt.Sprintf("%s (%s: %s)", what, e.Op, detail(e.Err))
 }
@@ -99,7 +122,11 @@ func explain(op string, err error) error {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return err
 	}
-	return &BucketError{Kind: kindOf(err), Op: op, Err: err}
+	be := &BucketError{Kind: kindOf(err), Op: op, Err: err}
+	if be.Kind == WrongRegion {
+		be.Region = regionOf(err)
+	}
+	return be
 }
 
 // explainList is explain for the listing of articles/, where "not found"
@@ -114,16 +141,21 @@ func explainList(err error) error {
 }
 
 // stallError is an attempt that made no progress for a while: its
-// context was cancelled with it (see attempt).
+// context was cancelled with it (see try).
 type stallError struct {
 	after   time.Duration
-	trickle bool // the answer came, but slower than minRate
-	tries   int  // how many attempts there were, all stalled or failed: set by retry
+	trickle bool   // the request went, but slower than minRate
+	sending bool   // its body stopped going: the service took no more of it
+	flag    string // the flag that sets after: --connect-timeout or --timeout
+	tries   int    // how many attempts there were, all stalled or failed: set by retry
 }
 
 func (e *stallError) Error() string {
-	if e.trickle {
-		return fmt.Sprintf("an answer slower than %d bytes a second after %v", minRate, e.after)
+	switch {
+	case e.trickle:
+		return fmt.Sprintf("slower than %d bytes a second after %v", minRate, e.after)
+	case e.sending:
+		return fmt.Sprintf("nothing more sent for %v", e.after)
 	}
 	return fmt.Sprintf("no answer for %v", e.after)
 }
@@ -143,6 +175,9 @@ var errRaced = errors.New("an object changed while the bucket was listed")
 func kindOf(err error) Kind {
 	if se := (*stallError)(nil); errors.As(err, &se) {
 		return TimedOut
+	}
+	if regionOf(err) != "" || strings.Contains(err.Error(), "region is required") || strings.Contains(err.Error(), "A region must be set") {
+		return WrongRegion
 	}
 	var ae apiError
 	if errors.As(err, &ae) {
@@ -171,6 +206,43 @@ func kindOf(err error) Kind {
 		return Unreachable
 	}
 	return Other
+}
+
+// The region of a bucket, as S3 (and S3-compatible services) say it when
+// a request was signed for another one: in an AuthorizationHeaderMalformed
+// error ("the region 'us-east-1' is wrong; expecting 'eu-west-1'"), or the
+// x-amz-bucket-region header of a PermanentRedirect (301) or of another
+// answer that names it.
+var (
+	regionExpected = regexp.MustCompile(`region ['"]([^'"]*)['"] is wrong; expecting ['"]([a-z0-9-]+)['"]`)
+	regionCodes    = map[string]bool{"AuthorizationHeaderMalformed": true, "PermanentRedirect": true, "IllegalLocationConstraintException": true, "AuthorizationQueryParametersError": true, "MovedPermanently": true}
+)
+
+// regionOf returns the bucket's region as the service said it in err, ""
+// when it did not say.
+func regionOf(err error) string {
+	if m := regionExpected.FindStringSubmatch(err.Error()); m != nil {
+		return m[2]
+	}
+	var re *smithyhttp.ResponseError
+	if !errors.As(err, &re) || re.Response == nil || re.Response.Response == nil {
+		return ""
+	}
+	region := re.Response.Header.Get("X-Amz-Bucket-Region")
+	var ae apiError
+	if region != "" && (re.HTTPStatusCode() == http.StatusMovedPermanently || errors.As(err, &ae) && regionCodes[ae.ErrorCode()]) {
+		return region
+	}
+	return ""
+}
+
+// regionAsked returns the region a request was signed for, as the
+// service's error says it: "" when it does not.
+func regionAsked(err error) string {
+	if m := regionExpected.FindStringSubmatch(err.Error()); m != nil && m[1] != "" {
+		return m[1]
+	}
+	return ""
 }
 
 // isNotFound reports whether err says that an object does not exist.
@@ -208,78 +280,307 @@ func Transient(err error) bool {
 	var ae apiError
 	if errors.As(err, &ae) {
 		switch ae.ErrorCode() {
-		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling", "ThrottlingException":
+		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling", "ThrottlingException",
+			"RequestLimitExceeded", "TooManyRequests", "TooManyRequestsException", "RequestThrottled", "ServerBusy":
 			return true
 		}
 		return false
 	}
 	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	if errors.As(err, &ne) {
+		// A syscall.Errno is a net.Error too: a disk's ENOTDIR or EACCES
+		// (a bucket on disk) does not go away.
+		if errno, ok := ne.(syscall.Errno); ok {
+			return errno.Temporary() || errno.Timeout() || errno == syscall.EPIPE
+		}
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// connectFlag is the flag of feedgen publish that sets
+// Options.ConnectTimeout, for messages.
+const connectFlag = "--connect-timeout"
+
+// policy is how a request is tried: how many more times after a
+// transient failure, after how long, how long an attempt may wait for the
+// first byte of its answer and then go without progress, and where each
+// new try is said.
+type policy struct {
+	retries int
+	backoff time.Duration
+	connect time.Duration // for the first byte of the answer; 0: no bound but timeout
+	timeout time.Duration // without progress; 0: none
+	notices *noticer      // nil: nothing said
+	// sleeper waits d, or until ctx is done (its error then); a timer
+	// when nil.
+	sleeper func(ctx context.Context, d time.Duration) error
+}
+
+// A service that throttles (S3's SlowDown, 503, 429) is tried more, and
+// waited for longer, than one that failed: throttleRetries more times
+// (when retries allow any), waiting throttleFactor times backoff (with
+// jitter), then twice as long each time, up to throttleMax. With the
+// defaults: 8 tries, over up to a minute and a half.
+const (
+	throttleRetries = 7
+	throttleFactor  = 4
+	throttleMax     = 20 * time.Second
+)
+
+// throttled reports whether err is a service asking for fewer requests.
+func throttled(err error) bool {
+	var ae apiError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequests",
+			"TooManyRequestsException", "RequestThrottled", "ServerBusy", "ServiceUnavailable":
+			return true
+		}
+	}
+	var hs interface{ HTTPStatusCode() int }
+	if errors.As(err, &hs) {
+		c := hs.HTTPStatusCode()
+		return c == http.StatusTooManyRequests || c == http.StatusServiceUnavailable
+	}
+	return gcerrors.Code(err) == gcerrors.ResourceExhausted
+}
+
+// policy returns the policy of the publish's requests.
+func (p *publisher) policy() policy { return p.opt.policy(p.notices) }
+
+// policy returns the policy of requests made with o (defaults applied),
+// said to n.
+func (o Options) policy(n *noticer) policy {
+	return policy{retries: o.Retries, backoff: o.Backoff, connect: o.ConnectTimeout, timeout: o.Timeout, notices: n, sleeper: o.sleep}
+}
+
+// retry runs op, the request what (e.g. "listing articles/"), as the
+// publish's policy says (see policy.retry).
+func (p *publisher) retry(ctx context.Context, what string, op func(ctx context.Context, kick func(n int)) error) error {
+	return p.policy().retry(ctx, what, 0, op)
 }
 
 // retry runs op, and runs it again while it fails with a transient error,
-// up to Options.Retries more times, waiting Options.Backoff (with jitter),
-// then twice as long each time. Each attempt that goes Options.Timeout
-// without progress is stopped, and counts as a transient failure. It
-// returns op's last error.
-func (p *publisher) retry(ctx context.Context, op func(ctx context.Context, kick func(n int)) error) error {
-	return retry(ctx, p.opt.Retries, p.opt.Backoff, p.opt.Timeout, op)
-}
-
-func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
-	wait := backoff
+// up to retries more times, waiting backoff (with jitter), then twice as
+// long each time; while the service throttles, more times and longer
+// (see throttleRetries). Each new try is said, naming what and why. An attempt that goes
+// connect without a first byte of its answer (once its request is sent),
+// or timeout without progress, is stopped, and counts as a transient
+// failure (see try; extra is for a request the HTTP client does not
+// report). It returns op's last error.
+func (pol policy) retry(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	wait, slow := pol.backoff, min(throttleFactor*pol.backoff, throttleMax)
 	for attempt := 0; ; attempt++ {
-		err := try(ctx, timeout, op)
-		if err == nil || attempt >= retries || ctx.Err() != nil || !Transient(err) {
+		err := pol.try(ctx, what, extra, op)
+		limit, next := pol.retries, &wait
+		if err != nil && pol.retries > 0 && throttled(err) {
+			limit, next = max(pol.retries, throttleRetries), &slow
+		}
+		if err == nil || attempt >= limit || ctx.Err() != nil || !Transient(err) {
 			if se := (*stallError)(nil); errors.As(err, &se) {
 				se.tries = attempt + 1
 			}
 			return err
 		}
-		d := wait/2 + rand.N(wait/2+1)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
+		d := *next/2 + rand.N(*next/2+1)
+		if !errors.Is(err, errRaced) {
+			pol.notices.sayTry(attempt+1, "%s: %s (try %d of %d); trying again", what, why(err), attempt+1, limit+1)
 		}
-		wait = min(2*wait, 30*time.Second)
+		if pol.sleep(ctx, d) != nil {
+			return err
+		}
+		wait, slow = min(2*wait, 30*time.Second), min(2*slow, throttleMax)
+		if next == &slow {
+			wait = pol.backoff // a failure after throttling starts again
+		}
 	}
 }
 
-// minRate is the slowest an answer may come in, on average, once it has
-// taken the timeout: a service that sends a byte a second does not hold
-// a publish for ever.
+// sleep waits d, or until ctx is done: pol.sleep when set.
+func (pol policy) sleep(ctx context.Context, d time.Duration) error {
+	if pol.sleeper != nil {
+		return pol.sleeper(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// why says in a few words why a try failed.
+func why(err error) string {
+	if se := (*stallError)(nil); errors.As(err, &se) {
+		return se.Error()
+	}
+	return firstLine(detail(err))
+}
+
+// retry is policy.retry with no notices and the connect bound of timeout,
+// for the tests.
+func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	return policy{retries: retries, backoff: backoff, timeout: timeout}.retry(ctx, "", 0, op)
+}
+
+// minRate is the slowest a request may go, on average, once it has taken
+// the timeout: a service that takes or sends a byte a second does not
+// hold a publish for ever.
 const minRate = 1 << 10 // bytes a second
 
+// uploadRate is the slowest a request's body is taken to go once the HTTP
+// client has sent it: the first byte of the answer may come connect and
+// a second per uploadRate bytes of the body after that, for the bytes the
+// client's socket and the network still hold.
+const uploadRate = 64 << 10
+
 // try runs op once with a context that is cancelled, with a *stallError,
-// when op goes timeout without progress, or has taken longer than timeout
-// at less than minRate: op calls kick with the bytes of an answer as they
-// come in. A timeout of 0 or less is none.
-func try(ctx context.Context, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
-	if timeout <= 0 {
+// when a request of op waits connect for the first byte of its answer
+// (after its body is sent; connect is timeout when that is shorter, or
+// connect is 0), or goes timeout without progress (bytes of its body
+// sent, bytes of its answer), or has taken longer than timeout at less
+// than minRate. The HTTP client of the bucket reports its requests to
+// the watch in the context (see watch); on a bucket on disk, op calls
+// kick with the bytes of an answer as they come in, and an upload reports
+// the bytes it writes. Until the HTTP client reports a request (it never
+// does on a bucket on disk), the first bound is connect plus extra: the
+// time an upload's body takes to go, unseen. A bound of 0 or less is
+// none. An answer that stops for connect after its first byte is said,
+// as is what try waits for.
+func (pol policy) try(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	first, flag := pol.timeout, "--timeout"
+	if pol.connect > 0 && (first <= 0 || pol.connect < first) {
+		first, flag = pol.connect, connectFlag
+	}
+	if first <= 0 {
 		return op(ctx, func(int) {})
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stalled := &stallError{after: timeout}
-	t := time.AfterFunc(timeout, func() { cancel(stalled) })
+	stalled := &stallError{after: first + extra, flag: flag}
+	var (
+		mu      sync.Mutex
+		answers bool // the first byte of an answer came
+		said    bool // the stall was said
+		total   int64
+	)
+	t := time.AfterFunc(first+extra, func() { cancel(stalled) })
 	defer t.Stop()
+	// arm sets the bound of the wait that starts now, under mu: d for
+	// what flag sets; none when d is 0 or less.
+	arm := func(d time.Duration, flag string, sending bool) {
+		stalled.after, stalled.flag, stalled.sending = d, flag, sending
+		if d <= 0 {
+			t.Stop()
+			return
+		}
+		t.Reset(d)
+	}
+	var quiet *time.Timer // says that an answer stopped, after its first byte
+	if pol.connect > 0 && pol.timeout > pol.connect {
+		quiet = time.AfterFunc(time.Hour, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !said && ctx.Err() == nil {
+				said = true
+				pol.notices.say("%s: the answer stopped %v ago; waiting up to %v for more (--timeout)", what, pol.connect, pol.timeout)
+			}
+		})
+		quiet.Stop()
+		defer quiet.Stop()
+	}
 	start := time.Now()
-	var got atomic.Int64
-	err := op(ctx, func(n int) {
-		t.Reset(timeout)
-		total := got.Add(int64(n))
-		if took := time.Since(start); took > timeout && float64(total) < took.Seconds()*minRate {
+	// progress counts n more bytes, and stops an attempt that trickles.
+	progress := func(n int) {
+		total += int64(n)
+		if took := time.Since(start); pol.timeout > 0 && took > pol.timeout && float64(total) < took.Seconds()*minRate {
 			stalled.trickle = true
+			stalled.after = pol.timeout
 			cancel(stalled)
+		}
+	}
+	w := &watch{
+		start: func() {
+			mu.Lock()
+			defer mu.Unlock()
+			answers = false
+			if quiet != nil {
+				quiet.Stop()
+			}
+			arm(first, flag, false)
+		},
+		sending: func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			arm(pol.timeout, "--timeout", true)
+			progress(n)
+		},
+		sent: func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			arm(first+time.Duration(n/uploadRate)*time.Second, flag, false)
+		},
+		answer: func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !answers {
+				answers = true
+				arm(pol.timeout, "--timeout", false)
+			} else if pol.timeout > 0 {
+				t.Reset(pol.timeout)
+			}
+			if quiet != nil {
+				quiet.Reset(pol.connect)
+			}
+			progress(n)
+		},
+	}
+	err := op(withWatch(ctx, w), func(n int) {
+		if !w.client.Load() {
+			w.answer(n)
 		}
 	})
 	if err != nil && context.Cause(ctx) == stalled {
 		return stalled
 	}
 	return err
+}
+
+// noticer writes what a publish says while it runs, a line at a time.
+// Of the requests tried again together (a service that stopped
+// answering all of them), one line a second is said per try.
+type noticer struct {
+	w     io.Writer
+	clock func() time.Time
+	mu    sync.Mutex
+	last  map[int]time.Time // when a line of each try was said
+}
+
+// say writes a line.
+func (n *noticer) say(format string, args ...any) { n.sayTry(0, format, args...) }
+
+// sayTry writes a line of a request's try (1 the first), unless one of
+// that try was said less than a second ago.
+func (n *noticer) sayTry(try int, format string, args ...any) {
+	if n == nil || n.w == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := n.clock()
+	if try > 0 {
+		if last, ok := n.last[try]; ok && now.Sub(last) < time.Second {
+			return
+		}
+		if n.last == nil {
+			n.last = map[int]time.Time{}
+		}
+		n.last[try] = now
+	}
+	fmt.Fprintf(n.w, format+"\n", args...)
 }
 
 // kicking calls kick with the bytes of every read of r: a download's body

@@ -104,6 +104,31 @@ func (e *LockedError) Error() string {
 // publish may have taken it over.
 var errLockLost = errors.New("this publish lost the bucket's lock (it could not renew it in time, or another publish took it over) and stopped: publish again, with --full if another publish finished meanwhile")
 
+// lockExpiredError is errLockLost when no renewal succeeded in time:
+// the service stopped answering them (or failed them), or the process
+// was stopped.
+type lockExpiredError struct {
+	since time.Duration // since the last renewal (or the write that took it) was sent
+	last  error         // the last renewal's error; nil when none failed
+}
+
+func (e *lockExpiredError) Error() string {
+	var se *stallError
+	why := "no renewal came back"
+	switch {
+	case e.last == nil:
+	case errors.Is(e.last, context.DeadlineExceeded) || errors.As(e.last, &se):
+		why = "the bucket's service stopped answering"
+	default:
+		why = "the last try: " + detail(e.last)
+	}
+	return fmt.Sprintf("this publish could not renew the bucket's lock %s for %s (%s), and stopped: past that, another publish may take the bucket over; check that the bucket's service answers, and publish again",
+		LockName, e.since.Round(time.Second), why)
+}
+
+// Is makes a lockExpiredError errLockLost.
+func (e *lockExpiredError) Is(target error) bool { return target == errLockLost }
+
 // locker is the bucket's lock as one publish uses it.
 type locker interface {
 	// acquire takes the lock, waiting as Options.LockWait says while
@@ -150,6 +175,8 @@ type objectLock struct {
 	lost    func(error)
 	hold    *time.Timer        // loses the lock when no renewal succeeds in time
 	until   time.Time          // when the hold ends, guarded by mu
+	sent    time.Time          // when the last renewal that succeeded was sent, guarded by mu
+	failed  error              // the last renewal's error since, guarded by mu
 	stop    context.CancelFunc // stops the renewals
 	done    chan struct{}
 }
@@ -242,7 +269,7 @@ func (l *objectLock) write(ctx context.Context, opts *blob.WriterOptions) error 
 	data := l.info.marshal()
 	opts.ContentType = ContentType
 	opts.CacheControl = "no-store"
-	return l.p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	return l.p.retry(ctx, "writing the lock "+LockName, func(ctx context.Context, _ func(int)) error {
 		return l.p.bucket.Upload(ctx, LockName, bytes.NewReader(data), opts)
 	})
 }
@@ -254,7 +281,7 @@ func (l *objectLock) read(ctx context.Context) ([]byte, version, error) {
 		data []byte
 		v    version
 	)
-	err := l.p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
+	err := l.p.retry(ctx, "reading the lock "+LockName, func(ctx context.Context, kick func(n int)) error {
 		a, err := l.p.bucket.Attributes(ctx, LockName)
 		if err != nil {
 			return err
@@ -292,9 +319,9 @@ func (l *objectLock) held(sent time.Time, lost func(error)) {
 	_, every, hold := l.lease()
 	l.lost = lost
 	l.mu.Lock()
-	l.until = sent.Add(hold)
+	l.until, l.sent = sent.Add(hold), sent
 	l.mu.Unlock()
-	l.hold = time.AfterFunc(time.Until(sent.Add(hold)), func() { l.lose(errLockLost) })
+	l.hold = time.AfterFunc(time.Until(sent.Add(hold)), func() { l.lose(l.expired()) })
 	ctx, stop := context.WithCancel(context.Background())
 	l.stop, l.done = stop, make(chan struct{})
 	go func() {
@@ -314,6 +341,11 @@ func (l *objectLock) held(sent time.Time, lost func(error)) {
 				l.lose(err)
 				return
 			}
+			if err != nil && ctx.Err() == nil {
+				l.mu.Lock()
+				l.failed = err
+				l.mu.Unlock()
+			}
 		}
 	}()
 }
@@ -329,6 +361,17 @@ func (l *objectLock) lose(err error) {
 	if first {
 		l.lost(err)
 	}
+}
+
+// expired returns the error of a lock whose hold ended with no renewal.
+func (l *objectLock) expired() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := &lockExpiredError{last: l.failed}
+	if !l.sent.IsZero() {
+		e.since = time.Since(l.sent)
+	}
+	return e
 }
 
 // lostNow returns why the lock is lost, or nil.
@@ -374,7 +417,7 @@ func (l *objectLock) renew(ctx context.Context) error {
 	_, _, hold := l.lease()
 	l.mu.Lock()
 	if l.lostErr == nil {
-		l.until = sent.Add(hold)
+		l.until, l.sent, l.failed = sent.Add(hold), sent, nil
 		l.hold.Reset(time.Until(l.until))
 	}
 	l.mu.Unlock()
@@ -386,8 +429,8 @@ func (l *objectLock) fence() error {
 	err, until := l.lostErr, l.until
 	l.mu.Unlock()
 	if err == nil && !time.Now().Before(until) {
-		l.lose(errLockLost)
-		err = errLockLost
+		err = l.expired()
+		l.lose(err)
 	}
 	return err
 }
@@ -429,7 +472,7 @@ func (l *objectLock) release(ctx context.Context, clean bool) error {
 		return nil
 	}
 	if clean {
-		err := l.p.retry(ctx, func(ctx context.Context, _ func(int)) error { return l.p.bucket.Delete(ctx, LockName) })
+		err := l.p.retry(ctx, "deleting the lock "+LockName, func(ctx context.Context, _ func(int)) error { return l.p.bucket.Delete(ctx, LockName) })
 		if err != nil && !isNotFound(err) {
 			return explain("deleting the lock "+LockName, err)
 		}

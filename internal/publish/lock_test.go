@@ -26,7 +26,7 @@ import (
 func lockOptions(url, store string) Options {
 	opt := testOptions()
 	if strings.HasPrefix(url, "file://") {
-		opt.LockDir = store
+		opt.Folder = store
 	}
 	return opt
 }
@@ -207,7 +207,11 @@ func TestPublishTakesOverDeadLock(t *testing.T) {
 			{"interrupted", dead(time.Now(), lockInterrupted), time.Hour},
 			// Renewed long ago by its own clock: taken over once seen
 			// unchanged for a lease, by this clock (none are compared).
-			{"killed", dead(time.Now().Add(-3*time.Hour), lockRunning), 1500 * time.Millisecond},
+			// The lease is also the one this publish holds the lock by:
+			// its renewals must each land within two thirds of it, which
+			// a loaded machine's Azurite does not always do in one
+			// second.
+			{"killed", dead(time.Now().Add(-3*time.Hour), lockRunning), 3 * time.Second},
 			{"damaged", []byte("{not json"), time.Hour},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
@@ -215,7 +219,7 @@ func TestPublishTakesOverDeadLock(t *testing.T) {
 				b := open(t, url)
 				opt := lockOptions(url, store)
 				publishDir(t, b, s.out, opt)
-				if opt.LockDir != "" {
+				if opt.Folder != "" {
 					if err := os.WriteFile(filepath.Join(store, LockName), tt.lock, 0o644); err != nil {
 						t.Fatal(err)
 					}
@@ -321,15 +325,21 @@ func TestPublishManifestChanged(t *testing.T) {
 // delete, so that the heap stays far below the manifest's size.
 func TestPublishLargeRemoteManifest(t *testing.T) {
 	s := newSite(t, smallOpt)
+	// A folder with attribute files (fileblob's own way): a bucket that
+	// keeps attributes, as the clouds' do.
 	url, _ := fileBucket(t)
-	b := open(t, url)
+	b, err := blob.OpenBucket(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
 	local := readManifest(t, s.out)
 	const extra = 100_000
 	big := *local
 	big.Files = append([]manifest.File(nil), local.Files...)
 	sum := strings.Repeat("0123456789abcdef", 4)
 	for i := range extra {
-		big.Files = append(big.Files, manifest.File{Path: fmt.Sprintf("articles/old/%d/%d.json", i/1000, i), Size: 4000, SHA256: sum, Input: sum})
+		big.Files = append(big.Files, manifest.File{Path: fmt.Sprintf("articles/old/%d/%d.json", i/1000+1, i), Size: 4000, SHA256: sum, Input: sum})
 	}
 	data := big.Marshal()
 	if err := b.WriteAll(context.Background(), manifest.Name, data, &blob.WriterOptions{ContentType: ContentType,
@@ -371,7 +381,7 @@ func TestRemoteManifestWholeHash(t *testing.T) {
 	local := readManifest(t, s.out)
 	p := &publisher{bucket: b, opt: testOptions().withDefaults()}
 	var err error
-	if p.local, err = readLocal(os.DirFS(s.out)); err != nil {
+	if p.local, err = readLocal(context.Background(), os.DirFS(s.out)); err != nil {
 		t.Fatal(err)
 	}
 	p.index = map[string]int{}
@@ -413,5 +423,22 @@ func TestFence(t *testing.T) {
 	}
 	if l.lostNow() == nil {
 		t.Error("the loss is not recorded for release")
+	}
+	// What the publish is told says why: the service stopped answering
+	// the renewals, or failed them.
+	for _, tt := range []struct {
+		failed error
+		want   string
+	}{
+		{nil, "(no renewal came back)"},
+		{fmt.Errorf("renewing: %w", context.DeadlineExceeded), "(the bucket's service stopped answering)"},
+		{codeError("InternalError"), "(the last try: InternalError: message of InternalError)"},
+	} {
+		l := &objectLock{lost: func(error) {}}
+		l.sent, l.until, l.failed = time.Now().Add(-21*time.Second), time.Now().Add(-time.Millisecond), tt.failed
+		want := "this publish could not renew the bucket's lock " + LockName + " for 21s " + tt.want + ", and stopped: past that, another publish may take the bucket over; check that the bucket's service answers, and publish again"
+		if err := l.fence(); !errors.Is(err, errLockLost) || err.Error() != want {
+			t.Errorf("got %v, want %q", err, want)
+		}
 	}
 }

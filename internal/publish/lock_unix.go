@@ -12,74 +12,100 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/atomicfile"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
-// folderLock is the lock of a bucket on disk: the file LockName in the
-// bucket's folder, locked (flock) by the publish that holds it. The file
-// stays: its content is empty when the last publish finished, else that
-// publish's lockInfo (state running when it died, interrupted when it
-// stopped). It is never deleted: a publish waiting on the old file while
-// another created a new one would hold a lock of its own.
+// folderLock is the lock of a bucket on disk (Options.Folder): the
+// folder itself, locked (flock) by the publish that holds it, so that
+// the kernel releases it when the process dies, and no file of the lock
+// is among the objects a web server serves. While a publish runs, and
+// after one that did not finish, the file LockName in the folder says
+// so: the publish's lockInfo, its state running while it runs (or once
+// it died), interrupted when it stopped half way. A publish that
+// finishes removes it: the folder is then the build and nothing else.
+// (Before, the lock was that file, always there, and empty once the
+// last publish had finished: an empty one says so still. An earlier
+// feedgen that flocks that file is not kept out, nor keeps this one out:
+// it could not be while the file goes when a publish finishes, since a
+// publish waiting on the removed file would then hold a lock of its own.
+// docs/publishing.md says to upgrade every publisher of a folder
+// together.)
 type folderLock struct {
 	p    *publisher
-	name string
+	dir  string
+	name string // the file that says how the last publish ended
 	info lockInfo
-	f    *os.File
+	d    *os.File // the folder, locked
 }
 
 // newFolderLock returns the lock of the bucket in folder dir.
 func newFolderLock(p *publisher, dir string, info lockInfo) locker {
-	return &folderLock{p: p, name: filepath.Join(dir, LockName), info: info}
+	return &folderLock{p: p, dir: dir, name: filepath.Join(dir, LockName), info: info}
 }
 
 func (l *folderLock) acquire(ctx context.Context, _ func(error)) (string, error) {
-	f, err := os.OpenFile(l.name, os.O_RDWR|os.O_CREATE, 0o644)
+	d, err := os.Open(l.dir)
 	if err != nil {
-		return "", fmt.Errorf("opening the lock: %w", err)
+		return "", fmt.Errorf("opening the bucket folder to lock it: %w", err)
 	}
 	start, said := time.Now(), false
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
 			break
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return "", fmt.Errorf("locking %s: %w", l.name, err)
+			d.Close()
+			return "", fmt.Errorf("locking %s: %w", l.dir, err)
 		}
-		holder := l.holder(f)
+		holder := l.holder()
 		waited := time.Since(start)
 		if waited >= l.p.opt.LockWait {
-			f.Close()
+			d.Close()
 			return "", &LockedError{Holder: holder, Waited: waited}
 		}
 		if !said {
-			fmt.Fprintf(l.p.opt.Notices, "waiting for %s to finish (it holds %s)\n", holder, l.name)
+			fmt.Fprintf(l.p.opt.Notices, "waiting for %s to finish (it holds the lock of %s)\n", holder, l.dir)
 			said = true
 		}
 		t := time.NewTimer(min(50*time.Millisecond, l.p.opt.LockWait-waited))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			f.Close()
+			d.Close()
 			return "", ctx.Err()
 		case <-t.C:
 		}
 	}
-	l.f = f
+	l.d = d
 	dirty := l.last()
 	if err := l.write(l.info); err != nil {
-		f.Close()
-		l.f = nil
+		d.Close()
+		l.d = nil
 		return "", err
 	}
 	return dirty, nil
 }
 
-// holder names the publish that holds the lock of f, as its content says.
-func (l *folderLock) holder(f *os.File) string {
+// read returns what the file LockName says: nil when it is not there, or
+// not a regular file (never opened: a named pipe would block; write
+// replaces it).
+func (l *folderLock) read() ([]byte, bool) {
+	f, err := outfile.Open(l.name)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	return data, true
+}
+
+// holder names the publish that holds the lock, as the file says.
+func (l *folderLock) holder() string {
+	data, _ := l.read()
 	var cur lockInfo
-	data, _ := io.ReadAll(io.NewSectionReader(f, 0, 64<<10))
 	if json.Unmarshal(data, &cur) != nil {
 		return "another publish"
 	}
@@ -87,10 +113,10 @@ func (l *folderLock) holder(f *os.File) string {
 }
 
 // last says, with the lock held, whether the publish that held it last
-// did not finish: "" when it did.
+// did not finish: "" when it did (no file, or an empty one).
 func (l *folderLock) last() string {
-	data, _ := io.ReadAll(io.NewSectionReader(l.f, 0, 64<<10))
-	if len(data) == 0 {
+	data, ok := l.read()
+	if !ok || len(data) == 0 {
 		return ""
 	}
 	var cur lockInfo
@@ -98,22 +124,17 @@ func (l *folderLock) last() string {
 	return fmt.Sprintf("%s did not finish", cur.describe())
 }
 
-// write replaces the file's content by info, or empties it for a zero
-// info, durably.
+// write replaces the file by one that says info, durably.
 func (l *folderLock) write(info lockInfo) error {
-	var data []byte
-	if info.Token != "" {
-		data = info.marshal()
-	}
-	err := l.f.Truncate(0)
-	if err == nil && len(data) > 0 {
-		_, err = l.f.WriteAt(data, 0)
-	}
+	f, err := atomicfile.Create(l.name, 0o644)
 	if err == nil {
-		err = l.f.Sync()
+		defer f.Abort()
+		if _, err = f.Write(info.marshal()); err == nil {
+			err = f.Commit()
+		}
 	}
 	if err != nil {
-		return fmt.Errorf("writing the lock %s: %w", l.name, err)
+		return fmt.Errorf("writing %s: %w", l.name, err)
 	}
 	return nil
 }
@@ -124,34 +145,30 @@ func (l *folderLock) check(context.Context) error { return nil }
 func (l *folderLock) fence() error { return nil }
 
 func (l *folderLock) release(_ context.Context, clean bool) error {
-	if l.f == nil {
+	if l.d == nil {
 		return nil
 	}
-	info := lockInfo{}
+	defer func() {
+		l.d.Close()
+		l.d = nil
+	}()
 	if !clean {
-		info = l.info
+		info := l.info
 		info.State, info.Renewed = lockInterrupted, l.p.opt.Clock().UTC()
+		return l.write(info)
 	}
-	err := l.write(info)
-	l.f.Close()
-	l.f = nil
-	return err
+	if err := os.Remove(l.name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing %s: %w", l.name, err)
+	}
+	return nil
 }
 
-// peek reads the lock file without locking it: a dry run that held it,
+// peek reads the file without locking: a dry run that held the lock,
 // even for a moment, could make a publish that may not wait fail.
 func (l *folderLock) peek(context.Context) (string, error) {
-	f, err := os.Open(l.name)
-	if errors.Is(err, os.ErrNotExist) {
+	data, ok := l.read()
+	if !ok || len(data) == 0 {
 		return "", nil
 	}
-	if err != nil {
-		return "", fmt.Errorf("opening the lock: %w", err)
-	}
-	defer f.Close()
-	data, _ := io.ReadAll(io.LimitReader(f, 64<<10))
-	if len(data) == 0 {
-		return "", nil
-	}
-	return fmt.Sprintf("%s is changing the bucket, or did not finish", l.holder(f)), nil
+	return fmt.Sprintf("%s is changing the bucket, or did not finish", l.holder()), nil
 }

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,13 +17,13 @@ import (
 )
 
 // TestPublishHeldFolderLock checks the lock of a bucket on disk against
-// another process's flock (another open file of this one, to the
-// kernel): the publish waits for it, and fails when it may not.
+// another process's flock of the folder (another open file of this one,
+// to the kernel): the publish waits for it, and fails when it may not.
 func TestPublishHeldFolderLock(t *testing.T) {
 	s := newSite(t, smallOpt)
 	url, store := fileBucket(t)
 	b := open(t, url)
-	f, err := os.OpenFile(filepath.Join(store, LockName), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.Open(store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +50,7 @@ func TestPublishHeldFolderLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
+	plainFolder(t, store, s.out, nil)
 }
 
 // TestPublishStalled stops the S3 service (SIGSTOP): a publish that finds
@@ -65,7 +66,9 @@ func TestPublishStalled(t *testing.T) {
 		t.Run(at, func(t *testing.T) {
 			s.edit(t, 1, "Stalled at "+at)
 			opt := testOptions()
-			opt.Timeout, opt.Retries = 200*time.Millisecond, 1
+			// The whole-request bound long, the first byte's short: the
+			// short one stops each try.
+			opt.ConnectTimeout, opt.Timeout, opt.Retries = 200*time.Millisecond, time.Minute, 1
 			stop := func() {
 				if err := v.Process.Signal(syscall.SIGSTOP); err != nil {
 					t.Fatal(err)
@@ -85,7 +88,7 @@ func TestPublishStalled(t *testing.T) {
 			took := time.Since(start)
 			v.Process.Signal(syscall.SIGCONT)
 			var be *BucketError
-			if !errors.As(err, &be) || be.Kind != TimedOut || !strings.Contains(err.Error(), "did not answer for 200ms, tried 2 times (--timeout") {
+			if !errors.As(err, &be) || be.Kind != TimedOut || !strings.Contains(err.Error(), "did not answer for 200ms, tried 2 times (--connect-timeout sets how long a request may wait for the first byte of an answer)") {
 				t.Fatalf("got %v, want a timeout", err)
 			}
 			// Two tries of 200 ms, a backoff, and the lock's release
@@ -103,4 +106,76 @@ func TestPublishStalled(t *testing.T) {
 			checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
 		})
 	}
+}
+
+// lines is a writer that sends each line written to it on a channel: a
+// test waits on it for a notice.
+type lines chan string
+
+func (l lines) Write(p []byte) (int, error) {
+	for line := range strings.Lines(string(p)) {
+		l <- strings.TrimSuffix(line, "\n")
+	}
+	return len(p), nil
+}
+
+// TestPublishStallSaid stops the S3 service (SIGSTOP) in the middle of a
+// publish: each request that stalls is said, with the try, when it is
+// tried again, after the short wait for a first byte (not the whole
+// request's timeout); once the service answers again, the publish
+// finishes.
+func TestPublishStallSaid(t *testing.T) {
+	v := versitytest.Start(t)
+	s := newSite(t, smallOpt)
+	url, _ := v.NewBucket(t)
+	bk, err := ParseBucketURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bk.Open(context.Background(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	said := make(lines, 100)
+	opt := testOptions()
+	opt.ConnectTimeout, opt.Timeout, opt.Retries = 300*time.Millisecond, time.Minute, 20
+	opt.Notices = said
+	opt.step = func(_ context.Context, what string) {
+		if what == "read" {
+			if err := v.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer v.Process.Signal(syscall.SIGCONT)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := Publish(context.Background(), b, os.DirFS(s.out), opt)
+		done <- err
+	}()
+	want := regexp.MustCompile(`^uploading articles/\S+\.json: no answer for 300ms \(try 1 of 21\); trying again$`)
+	for line := range said {
+		if want.MatchString(line) {
+			break
+		}
+		t.Logf("said: %s", line)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the stall was said after %v", took)
+	}
+	if err := v.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	close(said)
+	for line := range said {
+		if !regexp.MustCompile(`^(uploading|writing the lock|reading the lock) \S+: no answer for 300ms \(try \d+ of 21\); trying again$`).MatchString(line) {
+			t.Errorf("said %q", line)
+		}
+	}
+	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
 }

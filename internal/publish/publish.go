@@ -34,12 +34,15 @@
 // previous build for its cache lifetime still finds its chunks (see
 // decideChunks in remote.go).
 //
-// Every request that goes Options.Timeout without an answer is stopped
-// and tried again like any failed one: a service that stops answering
-// fails the publish, never hangs it.
+// Every request that waits Options.ConnectTimeout for the first byte of
+// its answer, or goes Options.Timeout without progress, is stopped and
+// tried again like any failed one: a service that stops answering fails
+// the publish, never hangs it.
 //
 // Only manifest.json, keys under articles/ and the lock are ever written
-// or deleted; other objects of the bucket are never touched.
+// or deleted; other objects of the bucket are never touched. Under
+// articles/, only the names a feedgen build writes are deleted (see
+// buildWrites): any other file there is kept, and counted.
 package publish
 
 import (
@@ -62,6 +65,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -75,6 +79,9 @@ const (
 	DefaultRetries    = 2
 	DefaultBackoff    = 250 * time.Millisecond
 	DefaultTimeout    = 60 * time.Second
+	// DefaultConnectTimeout bounds the wait for the first byte of an
+	// answer (Options.ConnectTimeout).
+	DefaultConnectTimeout = 10 * time.Second
 )
 
 // ContentType is the Content-Type of every object publish uploads.
@@ -125,11 +132,19 @@ type Options struct {
 	// long each time. 0: DefaultRetries; negative: none.
 	Retries int
 	Backoff time.Duration // 0: DefaultBackoff
-	// Timeout is how long one request may go without an answer (nothing
-	// received of it) before it is stopped and counts as a failed attempt;
-	// an upload gets a second more per 64 kB it sends. 0: DefaultTimeout;
-	// negative: none.
+	// Timeout is how long one request may go without progress (nothing
+	// more of its body sent, nothing more received of its answer) before
+	// it is stopped and counts as a failed attempt; and how long it may
+	// take at less than 1 kB/s. An upload's body is progress as it goes
+	// (see policy.try). 0: DefaultTimeout; negative: none.
 	Timeout time.Duration
+	// ConnectTimeout is how long one request may wait for the first byte
+	// of its answer once it is sent (connecting, and the service's first
+	// reply), when it is shorter than Timeout: a service that stopped
+	// answering is tried again after it, not after Timeout. After an
+	// upload's body, a second more per 64 kB of it, for the bytes still
+	// on their way. 0: DefaultConnectTimeout; negative: none but Timeout.
+	ConnectTimeout time.Duration
 	// LockWait is how long a publish waits for another one that holds
 	// the bucket's lock. 0: DefaultLockWait; negative: not at all.
 	LockWait time.Duration
@@ -137,20 +152,32 @@ type Options struct {
 	// taken without a renewal: its holder renews it every third of it.
 	// 0: DefaultLockLease.
 	LockLease time.Duration
-	// LockDir is the folder of a bucket on disk (file://): the lock is a
-	// file there, held with flock, rather than an object.
-	LockDir string
+	// Folder is the folder of a bucket on disk (file://, opened by
+	// Bucket.Open): a plain copy of the build that a web server can
+	// serve. Its objects have no attributes (a web server gives the
+	// headers: see feedgen rules), so what a file holds is known by its
+	// bytes, read when the folder's manifest cannot say; the lock is the
+	// folder's flock, not an object (see folderLock).
+	Folder string
+	// OutputDir is the folder of output on disk, when it is one: a
+	// publish to Folder refuses to write into any folder of the bucket
+	// that is, holds or lies in it, however reached (a link, a mount).
+	OutputDir string
 	// Owner names this publish in the lock, for the messages of another
 	// one that waits: "host pid N" when empty.
 	Owner string
-	// Notices receives what a publish says while it runs (waiting for
-	// another one); nil discards it.
+	// Notices receives what a publish says while it runs: waiting for
+	// another one, a request that stalled or is tried again (naming it,
+	// why, and which try); nil discards it.
 	Notices io.Writer
 
 	// step, set by tests only, is called after the lock is taken
 	// ("locked") and after what the bucket holds is read ("read"), with
 	// the publish's context.
 	step func(ctx context.Context, what string)
+	// sleep, when set, waits between two tries of a request (see
+	// policy.sleeper): the tests' own.
+	sleep func(ctx context.Context, d time.Duration) error
 	// Progress, when set, is called from several goroutines after each
 	// page uploaded, checked or deleted, with the count so far and the
 	// total.
@@ -182,6 +209,12 @@ func (o Options) withDefaults() Options {
 		o.Timeout = 0
 	}
 	switch {
+	case o.ConnectTimeout == 0:
+		o.ConnectTimeout = DefaultConnectTimeout
+	case o.ConnectTimeout < 0:
+		o.ConnectTimeout = 0
+	}
+	switch {
 	case o.LockWait == 0:
 		o.LockWait = DefaultLockWait
 	case o.LockWait < 0:
@@ -210,12 +243,22 @@ type Result struct {
 	// have, left there: the bucket's manifest before this publish names
 	// them, so a cached index may still name them (or it could not tell:
 	// see decideChunks in remote.go). A later publish deletes them.
+	// It counts Foreign too.
 	Kept int
+	// Foreign counts the files under articles/ that the build does not
+	// have and that no feedgen build writes (a web root's
+	// articles/index.html, a *.md file), left there: a publish deletes
+	// only what a build writes. ForeignNames are the first few.
+	Foreign      int
+	ForeignNames []string
 	// Chunked: the build is in the chunks layout.
 	Chunked bool
 	// ManifestUploaded: the build's manifest.json is in the bucket now
 	// (uploaded by this publish; not set by a dry run).
 	ManifestUploaded bool
+	// HadManifest: the bucket held a manifest.json when this publish
+	// read it.
+	HadManifest bool
 	// Remote says how what the bucket holds was known when its
 	// manifest.json could not be used for it: "" when it could (or the
 	// bucket held nothing), else a sentence such as "the bucket has no
@@ -231,11 +274,16 @@ type Result struct {
 // Summary is the one line a publish prints.
 func (r *Result) Summary() string {
 	var kept string
-	if r.Kept > 0 {
-		kept = ", kept " + human.Plural(r.Kept, "old chunk")
-		if r.DryRun {
-			kept = ", would keep " + human.Plural(r.Kept, "old chunk")
-		}
+	verb := ", kept "
+	if r.DryRun {
+		verb = ", would keep "
+	}
+	if chunks := r.Kept - r.Foreign; chunks > 0 {
+		kept = verb + human.Plural(chunks, "old chunk")
+		verb = " and "
+	}
+	if r.Foreign > 0 {
+		kept += verb + human.Plural(r.Foreign, "file") + " under " + Prefix + " that no feedgen build writes"
 	}
 	if r.DryRun {
 		return fmt.Sprintf("dry run: would upload %s (%s), unchanged %d, would delete %d%s, in %s; nothing changed",
@@ -292,6 +340,13 @@ type publisher struct {
 	// fence returns nil while the publish may write (see locker.fence);
 	// nil for a dry run.
 	fence func() error
+	// notices says what the publish's requests meet (see policy).
+	notices *noticer
+	// loc relates the folders of a bucket on disk to the build's
+	// (Options.OutputDir); walked is what the walk of its articles/
+	// found, nil before it.
+	loc    *folder.Locator
+	walked *folderWalk
 }
 
 // step calls Options.step.
@@ -311,8 +366,8 @@ func (p *publisher) tick() {
 // lock returns the bucket's lock for this publish.
 func (p *publisher) lock() locker {
 	info := newLockInfo(p.opt.Owner, p.opt.Clock())
-	if p.opt.LockDir != "" {
-		return newFolderLock(p, p.opt.LockDir, info)
+	if p.opt.Folder != "" {
+		return newFolderLock(p, p.opt.Folder, info)
 	}
 	return &objectLock{p: p, info: info}
 }
@@ -330,11 +385,14 @@ const releaseTimeout = 2 * time.Second
 // bucket's lock for longer than Options.LockWait.
 func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options) (res *Result, err error) {
 	opt = opt.withDefaults()
+	if opt.Folder != "" {
+		opt.ConnectTimeout = 0 // a disk has no first byte to wait for
+	}
 	start := opt.Clock()
-	p := &publisher{bucket: bucket, output: output, opt: opt}
+	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &noticer{w: opt.Notices, clock: opt.Clock}}
 	p.res.DryRun = opt.DryRun
 	defer func() { p.res.Duration = opt.Clock().Sub(start) }()
-	if p.local, err = readLocal(output); err != nil {
+	if p.local, err = readLocal(ctx, output); err != nil {
 		return &p.res, err
 	}
 	p.index = make(map[string]int, len(p.local.m.Files))
@@ -342,6 +400,18 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		p.index[f.Path] = i
 	}
 	p.res.Chunked = p.local.m.Pagination.Chunked()
+	if opt.Folder != "" {
+		// The mount table is read, and the build found, once.
+		if p.loc, err = folder.NewLocator(opt.OutputDir); err != nil {
+			return &p.res, fmt.Errorf("finding the build's folder %s: %w", opt.OutputDir, err)
+		}
+		if err := checkBucketFolder(p.loc, opt.Folder, opt.OutputDir); err != nil {
+			return &p.res, err
+		}
+	}
+	if err := checkFolderRoot(opt.Folder); err != nil {
+		return &p.res, err
+	}
 	lock := p.lock()
 	if opt.DryRun {
 		dirty, err := lock.peek(ctx)
@@ -380,10 +450,23 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	return &p.res, err
 }
 
+// keysOf returns the paths of the build's files pages, and keys: where a
+// publish writes, and deletes.
+func (p *publisher) keysOf(pages []int, keys []string) []string {
+	out := make([]string, 0, len(pages)+len(keys))
+	for _, i := range pages {
+		out = append(out, p.local.m.Files[i].Path)
+	}
+	return append(out, keys...)
+}
+
 // reach lists one key under articles/: an error names what is wrong (no
 // bucket, refused or missing credentials) before anything is written.
 func (p *publisher) reach(ctx context.Context) error {
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	if p.opt.Folder != "" {
+		return nil // the lock opens the folder, and says what is wrong with it
+	}
+	err := p.retry(ctx, "listing "+Prefix, func(ctx context.Context, _ func(int)) error {
 		_, _, err := p.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: Prefix})
 		return err
 	})
@@ -396,12 +479,27 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 	if err != nil {
 		return err
 	}
-	p.res.Remote, p.res.Kept = rem.note, rem.kept
+	p.keep(rem)
 	p.step(ctx, "read")
 	items := p.plan(rem)
 	p.total = len(items) + rem.stale
 	if p.opt.MaxDeletes >= 0 && rem.stale > p.opt.MaxDeletes {
 		return p.tooManyDeletes(rem)
+	}
+	pages := make([]int, len(items))
+	for i, it := range items {
+		pages[i] = it.page
+	}
+	if err := p.checkIndexes(ctx, pages); err != nil {
+		return err
+	}
+	if err := p.checkFolders(ctx, p.keysOf(pages, rem.deletes)); err != nil {
+		return err
+	}
+	if p.opt.Folder != "" {
+		if err := p.dropAttrs(ctx); err != nil {
+			return err
+		}
 	}
 	// Chunks, then the rest: each step done before the next begins.
 	for _, step := range steps(p.local.m.Files, items) {
@@ -458,21 +556,46 @@ func (p *publisher) putManifest(ctx context.Context, rem *remote) error {
 // one there.
 func (p *publisher) manifestIsOurs(ctx context.Context) bool {
 	var a *blob.Attributes
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "reading the attributes of "+manifest.Name, func(ctx context.Context, _ func(int)) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
 	})
+	if err == nil && p.opt.Folder != "" && a.Size == int64(len(p.local.data)) {
+		sum, err := p.sumOf(ctx, manifest.Name, a.Size)
+		return err == nil && sum == p.local.sum
+	}
 	return err == nil && a.Metadata[MetaSHA256] == p.local.sum && a.Metadata[MetaState] == StateComplete && a.Size == int64(len(p.local.data))
+}
+
+// sumOf returns the hex SHA-256 of the object key, of size bytes (a
+// larger one is read no further than a byte more): of a bucket on disk,
+// which keeps no SHA-256 with its files.
+func (p *publisher) sumOf(ctx context.Context, key string, size int64) (string, error) {
+	var sum string
+	err := p.retry(ctx, "reading "+key, func(ctx context.Context, kick func(int)) error {
+		r, err := p.bucket.NewReader(ctx, key, nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, io.LimitReader(kicking{r, kick}, size+1)); err != nil {
+			return err
+		}
+		sum = hex.EncodeToString(h.Sum(nil))
+		return nil
+	})
+	return sum, err
 }
 
 // readLocal reads the build's manifest and checks that the build is
 // finished, its manifest valid, and every page under articles/.
-func readLocal(output fs.FS) (*local, error) {
+func readLocal(ctx context.Context, output fs.FS) (*local, error) {
 	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
 		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and publish once it is done")
 	}
-	snap, err := manifest.Read(output)
+	snap, err := manifest.ReadContext(ctx, output)
 	if err == nil {
 		err = snap.Complete()
 	}
@@ -514,9 +637,15 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 	if err != nil {
 		return err
 	}
-	p.res.Remote, p.res.Kept = rem.note, rem.kept
+	p.keep(rem)
 	items := p.plan(rem)
 	if err := p.run(ctx, items); err != nil {
+		return err
+	}
+	if err := p.checkIndexes(ctx, p.uploads); err != nil {
+		return err
+	}
+	if err := p.checkFolders(ctx, p.keysOf(p.uploads, rem.deletes)); err != nil {
 		return err
 	}
 	files := p.local.m.Files
@@ -541,6 +670,12 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 		if rem.kept > 0 {
 			fmt.Fprintf(&b, "keep %s: %s\n", human.Plural(rem.kept, "old chunk"), rem.keptWhy)
 		}
+		for _, key := range rem.foreignNames {
+			fmt.Fprintf(&b, "keep %s: no feedgen build writes it\n", key)
+		}
+		if more := rem.foreign - len(rem.foreignNames); more > 0 {
+			fmt.Fprintf(&b, "and %s more that no feedgen build writes to keep\n", human.Plural(more, "file"))
+		}
 		if _, err := p.opt.Log.Write(b.Bytes()); err != nil {
 			return err
 		}
@@ -557,6 +692,14 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 		return p.tooManyDeletes(rem)
 	}
 	return nil
+}
+
+// keep records in the result what rem says of the bucket: why its
+// manifest was not used, and the files it keeps.
+func (p *publisher) keep(rem *remote) {
+	p.res.Remote, p.res.HadManifest = rem.note, rem.exists
+	p.res.Kept, p.res.Foreign = rem.kept+rem.foreign, rem.foreign
+	p.res.ForeignNames = slices.Clone(rem.foreignNames)
 }
 
 // tooManyDeletes is the error of a publish that would delete more than
@@ -634,7 +777,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 	f := p.local.m.Files[it.page]
 	if it.check {
 		var a *blob.Attributes
-		err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+		err := p.retry(ctx, "reading the attributes of "+f.Path, func(ctx context.Context, _ func(int)) error {
 			var err error
 			a, err = p.bucket.Attributes(ctx, f.Path)
 			return err
@@ -642,9 +785,17 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 		if err != nil && !isNotFound(err) {
 			return explain("reading the attributes of "+f.Path, err)
 		}
+		same := err == nil && a.Size == f.Size && a.Metadata[MetaSHA256] == f.SHA256 && p.sameHeaders(f.Path, a)
+		if err == nil && a.Size == f.Size && p.opt.Folder != "" {
+			// A folder keeps no SHA-256 with a file: its bytes tell.
+			sum, err := p.sumOf(ctx, f.Path, f.Size)
+			if err != nil && !isNotFound(err) {
+				return explain("reading "+f.Path, err)
+			}
+			same = err == nil && sum == f.SHA256
+		}
 		p.mu.Lock()
 		p.res.Checked++
-		same := err == nil && a.Size == f.Size && a.Metadata[MetaSHA256] == f.SHA256 && p.sameHeaders(f.Path, a)
 		if same {
 			p.res.Unchanged++
 		}
@@ -692,24 +843,23 @@ func (p *publisher) writerOptions(key string, data []byte, meta map[string]strin
 	}
 }
 
-// uploadRate is the slowest upload a timeout allows for: an upload gets
-// Options.Timeout and a second more per uploadRate bytes it sends. (The
-// SDKs read a small body whole before they send it, so reads of it tell
-// nothing of its progress.)
-const uploadRate = 64 << 10
-
-// upload uploads data as key with opts.
+// upload uploads data as key with opts. Its body is progress as it goes
+// (see policy.try): the HTTP client of a bucket of a cloud reports the
+// bytes it sends; a bucket on disk, those its driver writes.
 func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *blob.WriterOptions) error {
 	p.changed.Store(true)
-	timeout := p.opt.Timeout
-	if timeout > 0 {
-		timeout += time.Duration(len(data)/uploadRate) * time.Second
-	}
-	err := retry(ctx, p.opt.Retries, p.opt.Backoff, timeout, func(ctx context.Context, _ func(int)) error {
+	// A body that goes unseen (see policy.try) may take a second per
+	// uploadRate bytes.
+	extra := time.Duration(len(data)/uploadRate) * time.Second
+	err := p.policy().retry(ctx, "uploading "+key, extra, func(ctx context.Context, _ func(int)) error {
 		if err := p.fence(); err != nil {
 			return err
 		}
-		return p.bucket.Upload(ctx, key, bytes.NewReader(data), opts)
+		var body io.Reader = bytes.NewReader(data)
+		if w := watchOf(ctx); w != nil && p.opt.Folder != "" {
+			body = sendingReader{body, w}
+		}
+		return p.bucket.Upload(ctx, key, body, opts)
 	})
 	if err != nil && !preconditionFailed(err) {
 		return explain("uploading "+key, err)
@@ -734,7 +884,7 @@ func (p *publisher) delete(ctx context.Context, keys []string) error {
 					return
 				}
 				p.changed.Store(true)
-				err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+				err := p.retry(ctx, "deleting "+keys[i], func(ctx context.Context, _ func(int)) error {
 					if err := p.fence(); err != nil {
 						return err
 					}
@@ -771,6 +921,9 @@ func (p *publisher) cacheControl(key string) string {
 // sameHeaders reports whether the object key, of attributes a, has the
 // headers publish gives it.
 func (p *publisher) sameHeaders(key string, a *blob.Attributes) bool {
+	if p.opt.Folder != "" {
+		return true // a folder keeps no headers: its web server gives them
+	}
 	mt, _, err := mime.ParseMediaType(a.ContentType)
 	return err == nil && mt == ContentType && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
 }

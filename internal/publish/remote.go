@@ -76,6 +76,41 @@ type remote struct {
 	keptWhy string
 	// staleChunks: chunks or indexes are among the deletions.
 	staleChunks bool
+	// foreign counts the keys under articles/ that the build does not
+	// have and that no feedgen build writes (see buildWrites): never
+	// deleted; foreignNames are the first maxForeignNames of them.
+	foreign      int
+	foreignNames []string
+}
+
+// maxForeignNames bounds the keys that no feedgen build writes that a
+// publish names.
+const maxForeignNames = 10
+
+// buildWrites reports whether a feedgen build (or a publish, on disk)
+// writes a file at key: a page (listing.ParsePageKey reads its path
+// back), a chunk or a collection's index of the chunks layout, or the
+// temporary file of one that a stopped publish to a bucket on disk left
+// (fileblob's KEY.<hex>.tmp). A publish deletes no other key: a web
+// root's articles/index.html, or a source article (*.md) of a bucket
+// folder that is a site's content, is another tool's, or a person's.
+func buildWrites(key string) bool {
+	if base, ok := strings.CutSuffix(key, ".tmp"); ok {
+		if i := strings.LastIndexByte(base, '.'); i > 0 && isHex(base[i+1:]) {
+			key = base[:i]
+		}
+	}
+	return manifest.IsBuildFile(key)
+}
+
+// isHex reports whether s is one or more lowercase hex digits.
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // reset forgets what was read of the bucket's pages.
@@ -84,6 +119,7 @@ func (r *remote) reset() {
 		r.size[i], r.sum[i] = -1, ""
 	}
 	r.deletes, r.stale, r.kept, r.staleChunks = r.deletes[:0], 0, 0, false
+	r.foreign, r.foreignNames = 0, r.foreignNames[:0]
 }
 
 // saw records the object key of size bytes, named with SHA-256 sum ("" when
@@ -93,6 +129,13 @@ func (r *remote) reset() {
 func (r *remote) saw(index map[string]int, key string, size int64, sum string) {
 	if i, ok := index[key]; ok {
 		r.size[i], r.sum[i] = size, sum
+		return
+	}
+	if !buildWrites(key) {
+		r.foreign++
+		if len(r.foreignNames) < maxForeignNames {
+			r.foreignNames = append(r.foreignNames, key)
+		}
 		return
 	}
 	isChunk := chunk.IsChunk(key)
@@ -179,7 +222,15 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	manErr := p.readManifest(ctx, rem)
 	rem.decideChunks(dirty)
 	if manErr == nil && rem.trusted && !p.opt.Full && dirty == "" {
-		if !rem.current {
+		if p.opt.Folder != "" && !rem.current {
+			// A folder is listed at each publish of a new build (a walk
+			// of the disk, not a request per thousand keys): what another
+			// tool added, removed or cut is seen; a file of the size the
+			// manifest gives has its SHA-256.
+			if err := p.listFolder(ctx, rem); err != nil {
+				return nil, err
+			}
+		} else if p.opt.Folder == "" && !rem.current {
 			// The bucket may hold chunks that its manifest does not name:
 			// those the publish before this one kept. They go, unless
 			// the manifest names them; one the build has again (a revert)
@@ -221,9 +272,31 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 	return rem, nil
 }
 
+// listFolder replaces what the bucket's trusted manifest said of the
+// pages of a bucket on disk by a listing of articles/, keeping the
+// manifest's SHA-256 of each file of the size it gives.
+func (p *publisher) listFolder(ctx context.Context, rem *remote) error {
+	size, sum := slices.Clone(rem.size), slices.Clone(rem.sum)
+	rem.reset()
+	return p.list(ctx, Prefix, func(key string, n int64) {
+		i, ok := p.index[key]
+		switch {
+		case !ok:
+			rem.saw(p.index, key, n, "")
+		case n == size[i]:
+			rem.size[i], rem.sum[i] = n, sum[i]
+		default:
+			rem.size[i] = n
+		}
+	})
+}
+
 // list lists every key under prefix, calling saw with each key and its
 // size.
 func (p *publisher) list(ctx context.Context, prefix string, saw func(key string, size int64)) error {
+	if p.opt.Folder != "" {
+		return p.walk(ctx, prefix, saw)
+	}
 	opts := &blob.ListOptions{Prefix: prefix}
 	token := blob.FirstPageToken
 	for {
@@ -231,7 +304,7 @@ func (p *publisher) list(ctx context.Context, prefix string, saw func(key string
 			objs []*blob.ListObject
 			next []byte
 		)
-		err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+		err := p.retry(ctx, "listing "+prefix, func(ctx context.Context, _ func(int)) error {
 			var err error
 			objs, next, err = p.bucket.ListPage(ctx, token, listPageSize, opts)
 			if isNotFound(err) {
@@ -278,7 +351,7 @@ func (r *readError) Read(p []byte) (int, error) {
 // readManifest reads what the bucket's manifest.json says into rem.
 func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var a *blob.Attributes
-	err := p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "reading the attributes of "+manifest.Name, func(ctx context.Context, _ func(int)) error {
 		var err error
 		a, err = p.bucket.Attributes(ctx, manifest.Name)
 		return err
@@ -291,8 +364,20 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return explain("reading the attributes of "+manifest.Name, err)
 	}
 	rem.exists, rem.ver = true, versionOf(a)
-	complete := a.Metadata[MetaState] == StateComplete && p.sameHeaders(manifest.Name, a)
-	if complete && a.Metadata[MetaSHA256] == p.local.sum && a.Size == int64(len(p.local.data)) {
+	// A folder keeps no attributes: its manifest is complete when the
+	// last publish to it finished (the lock says so: see readRemote), and
+	// its SHA-256 is that of its bytes, read.
+	mirror := p.opt.Folder != ""
+	complete := mirror || a.Metadata[MetaState] == StateComplete && p.sameHeaders(manifest.Name, a)
+	ours := a.Size == int64(len(p.local.data)) && complete && a.Metadata[MetaSHA256] == p.local.sum
+	if mirror && a.Size == int64(len(p.local.data)) {
+		sum, err := p.sumOf(ctx, manifest.Name, a.Size)
+		if err != nil && !isNotFound(err) {
+			return explain("reading "+manifest.Name, err)
+		}
+		ours = err == nil && sum == p.local.sum
+	}
+	if ours {
 		// The build's own manifest: no need to read it.
 		rem.trusted, rem.current, rem.same = true, true, true
 		for i, f := range p.local.m.Files {
@@ -306,7 +391,7 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	}
 	var h hash.Hash
 	var indexes []manifest.File // the chunk indexes it lists
-	err = p.retry(ctx, func(ctx context.Context, kick func(n int)) error {
+	err = p.retry(ctx, "reading "+manifest.Name, func(ctx context.Context, kick func(n int)) error {
 		rem.reset()
 		rem.forget()
 		r, err := p.bucket.NewReader(ctx, manifest.Name, nil)
@@ -347,7 +432,11 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var de *damagedError
 	// Its names are all the chunks it names when publish uploaded it
 	// complete, whatever its headers.
-	whole := err == nil && a.Metadata[MetaState] == StateComplete && a.Metadata[MetaSHA256] == hex.EncodeToString(h.Sum(nil))
+	sum := ""
+	if h != nil {
+		sum = hex.EncodeToString(h.Sum(nil))
+	}
+	whole := err == nil && (mirror || a.Metadata[MetaState] == StateComplete && a.Metadata[MetaSHA256] == sum)
 	if whole && len(indexes) > 0 {
 		// A manifest of the chunks layout names its chunks through its
 		// indexes (manifest.Marshal): read them.
@@ -362,6 +451,9 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	}
 	rem.namesKnown = whole && !rem.overflow
 	rem.same = whole && a.Metadata[MetaSHA256] == p.local.sum
+	if mirror {
+		rem.same = whole && sum == p.local.sum
+	}
 	switch {
 	case errors.As(err, &de):
 		rem.note = fmt.Sprintf("the bucket's %s is damaged (%s)", manifest.Name, firstLine(de.Error()))
@@ -376,10 +468,13 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 		return explain("reading "+manifest.Name, err)
 	case a.Metadata[MetaState] == StatePartial:
 		rem.note = "a publish to the bucket was interrupted"
-	case !complete || a.Metadata[MetaSHA256] != hex.EncodeToString(h.Sum(nil)):
+	case !mirror && (!complete || a.Metadata[MetaSHA256] != sum):
 		rem.note = fmt.Sprintf("the bucket's %s was not uploaded by feedgen publish with these headers", manifest.Name)
 	default:
 		rem.trusted = true
+		// The build's own: it need not be uploaded (in a bucket of a
+		// cloud, its attributes said so before it was read).
+		rem.current = mirror && rem.same && a.Size == int64(len(p.local.data))
 		return nil
 	}
 	rem.reset()
@@ -411,13 +506,18 @@ func (p *publisher) readIndexes(ctx context.Context, rem *remote, indexes []mani
 		if i, ok := p.index[f.Path]; ok && p.local.m.Files[i].SHA256 == f.SHA256 {
 			data, err = manifest.ReadPage(p.output, f, nil)
 		} else {
-			err = p.retry(ctx, func(ctx context.Context, _ func(int)) error {
+			err = p.retry(ctx, "reading "+f.Path, func(ctx context.Context, kick func(int)) error {
+				if p.opt.Folder != "" {
+					if err := p.regularObject(f.Path); err != nil {
+						return err
+					}
+				}
 				r, err := p.bucket.NewReader(ctx, f.Path, nil)
 				if err != nil {
 					return err
 				}
 				defer r.Close()
-				data, err = manifest.ReadChecked(r, f, nil)
+				data, err = manifest.ReadChecked(kicking{r, kick}, f, nil)
 				return err
 			})
 		}

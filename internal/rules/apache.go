@@ -19,7 +19,19 @@ func apacheTarget() Target {
 		Counts:     true,
 		Standalone: true,
 		Generate:   apacheGenerate,
+		Commands:   apacheCommands,
 	}
+}
+
+// apacheCommands are how Apache runs apache.conf in dir: the system's
+// Apache, which includes it, is reloaded gracefully; a standalone config
+// runs with dir as its server root (Debian's apache2; httpd elsewhere).
+func apacheCommands(dir string, standalone bool) Commands {
+	if !standalone {
+		return Commands{Then: "reload Apache", Reload: "apachectl graceful"}
+	}
+	run := "apache2 -d " + ShellQuote(dir) + " -f apache.conf -k "
+	return Commands{Start: run + "start", Stop: run + "stop", Then: "reload Apache", Reload: run + "graceful"}
 }
 
 const apacheConf = `# feedgen rules apache: the listing <<path>> of the build in <<root>>,
@@ -109,9 +121,13 @@ func apacheUse(s *Site) string {
 # rewrite headers; setenvif and authz_core are on by default).`
 }
 
+// apacheUnquotable are the characters apache.conf cannot hold in a
+// quoted path.
+const apacheUnquotable = "\"'\\%$\n\r\t"
+
 func apacheGenerate(s *Site) (*Output, error) {
-	if strings.ContainsAny(s.Root, "\"'\\%$\n\r\t") {
-		return nil, fmt.Errorf("apache: the path %q has a character apache.conf cannot hold", s.Root)
+	if err := unholdable("apache.conf", rootLabel, s.Root, apacheUnquotable); err != nil {
+		return nil, fmt.Errorf("apache: %w", err)
 	}
 	if strings.ContainsAny(s.BaseURL, `$\`) {
 		return nil, fmt.Errorf("apache: the base_url %q has a character apache.conf cannot hold in a value", s.BaseURL)

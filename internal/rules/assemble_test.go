@@ -135,20 +135,20 @@ func TestAssembleJS(t *testing.T) {
 }
 
 // wantParts returns the parts of page (limit, off) of ix, as plan
-// returns them: [path, start, end] of each chunk the page takes articles
-// from; nil past the end.
-func wantParts(ix *chunk.Index, limit, off int) [][3]any {
+// returns them: [path, start, end, size] of each chunk the page takes
+// articles from; nil past the end.
+func wantParts(ix *chunk.Index, limit, off int) [][4]any {
 	if off >= ix.Count {
 		return nil
 	}
-	var parts [][3]any
+	var parts [][4]any
 	first := 0
 	last := min(off+limit, ix.Count) - 1
 	for _, r := range ix.Chunks {
 		n := len(r.Ends)
 		if first+n > off && first <= last {
 			i, j := max(off, first)-first, min(last, first+n-1)-first
-			parts = append(parts, [3]any{r.Path, r.Start(i), r.Ends[j]})
+			parts = append(parts, [4]any{r.Path, r.Start(i), r.Ends[j], r.Size})
 		}
 		first += n
 	}

@@ -18,13 +18,21 @@ func caddyTarget() Target {
 		Run:      "caddy run --config OUTDIR/Caddyfile --adapter caddyfile (Caddy 2.6 or later), restarted after each build",
 		Counts:   true,
 		Generate: caddyGenerate,
+		Commands: caddyCommands,
 	}
+}
+
+// caddyCommands are how Caddy runs the Caddyfile in dir: with its admin
+// endpoint off, it is restarted to take the file written again.
+func caddyCommands(dir string, _ bool) Commands {
+	run := "caddy run --config " + ShellQuote(filepath.Join(dir, "Caddyfile")) + " --adapter caddyfile"
+	return Commands{Start: run, Then: "restart Caddy, whose admin endpoint is off (stop it, and start it)", Reload: run}
 }
 
 const caddyfile = `# feedgen rules caddy: the listing <<path>> of the build in <<root>>,
 # a complete Caddyfile for Caddy 2.6 or later:
 #
-#   caddy run --config <<file>> --adapter caddyfile
+#   <<start>>
 #
 # It answers as feedgen serve does <<path>> with limit and offset (leading
 # zeros, '_', white space, clamping and invalid values included), the
@@ -88,8 +96,8 @@ http://:<<port>> {
 `
 
 func caddyGenerate(s *Site) (*Output, error) {
-	if strings.ContainsAny(s.Root, "`\n\r") {
-		return nil, fmt.Errorf("caddy: the path %q has a character the Caddyfile cannot hold", s.Root)
+	if err := unholdable("the Caddyfile", rootLabel, s.Root, "`\n\r"); err != nil {
+		return nil, fmt.Errorf("caddy: %w", err)
 	}
 	var maps strings.Builder
 	for _, l := range append(append(rxLookups(s), rxPastLookups(s)...), rxBodyLookup(s), rxLocation()) {
@@ -104,7 +112,7 @@ func caddyGenerate(s *Site) (*Output, error) {
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
 		"<<root>>", s.Root,
 		"<<root q>>", caddyQuote(s.Root),
-		"<<file>>", filepath.Join(s.OutDir, "Caddyfile"),
+		"<<start>>", caddyCommands(s.OutDir, false).Start,
 		"<<port>>", s.Port(),
 		"<<bind>>", bind,
 		"<<maps>>", maps.String(),

@@ -168,7 +168,15 @@ func runChunkTarget(t *testing.T, name string, start startFunc) {
 
 func TestNginxNJSChunks(t *testing.T) {
 	start := startNginxNJS(t)
-	t.Run("whole", func(t *testing.T) { runChunkTarget(t, "nginx-njs", start) })
+	t.Run("whole", func(t *testing.T) {
+		s, err := NewSite(chunkMan, chunkRoot, "127.0.0.1:"+freePort(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := startTarget(t, "nginx-njs", s, start)
+		checkChunkTarget(t, base)
+		checkRaw(t, base, chunkRefBase, rawUTF8, false)
+	})
 	// The sample's indexes are read whole (up to 256 kB); a larger index
 	// is read by windows: the same script with windows of 64 bytes,
 	// shorter than a line, on real njs.
@@ -240,6 +248,7 @@ func TestNginxNJSCacheRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tmp := t.TempDir()
 	for _, tc := range []struct {
 		man  string
 		root string
@@ -247,7 +256,7 @@ func TestNginxNJSCacheRefused(t *testing.T) {
 		want string
 	}{
 		{"pages", sampleRoot, t.TempDir(), "--cache is for a build of layout: chunks"},
-		{"chunks", chunkRoot, filepath.Join(t.TempDir(), "a b"), "has a character nginx.conf cannot hold"},
+		{"chunks", chunkRoot, filepath.Join(tmp, "a{b"), "generating the nginx-njs rules: the cache folder (--cache) \"" + filepath.Join(tmp, "a{b") + "\" has '{', which nginx.conf cannot hold: use a folder without it"},
 	} {
 		m := sampleMan
 		if tc.man == "chunks" {

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -20,6 +21,9 @@ func cloudflareTarget() Target {
 		Counts:    true,
 		Assembles: true,
 		Generate:  cloudflareGenerate,
+		Commands: func(dir string, _ bool) Commands {
+			return Commands{Then: "deploy the Worker", Reload: "cd " + ShellQuote(dir) + " && npx wrangler deploy"}
+		},
 	}
 }
 
@@ -68,9 +72,14 @@ func cloudflareGenerate(s *Site) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Wrangler reads a relative path from the folder of wrangler.toml:
+	// the pair moves together, and the file names no folder of this
+	// machine.
+	assets := relativeTo(s.OutDir, s.Root)
 	toml := fmt.Sprintf(`# feedgen rules cloudflare: npx wrangler deploy, in this folder. The build
-# in %[1]s is uploaded as the Worker's static assets; the Worker runs
-# first for every request (it never serves a file by its path).
+# in %[1]s (from this folder) is uploaded as the Worker's static assets;
+# the Worker runs first for every request (it never serves a file by its
+# path).
 name = "feedgen"
 main = "worker.js"
 compatibility_date = "%[2]s"
@@ -79,11 +88,14 @@ compatibility_date = "%[2]s"
 directory = %[3]s
 binding = "ASSETS"
 run_worker_first = true
-%[4]s`, s.Root, compatibilityDate, strconv.Quote(s.Root), r2)
+%[4]s`, assets, compatibilityDate, strconv.Quote(assets), r2)
 	capnp := fmt.Sprintf(`# feedgen rules cloudflare: runs worker.js locally on workerd, Cloudflare's
-# runtime: npx workerd serve %[1]s/workerd.capnp
+# runtime: npx workerd serve workerd.capnp, in this folder. It listens on
+# %[1]s.
 # The build in %[2]s is the ASSETS binding (a disk service: worker.js
-# never asks it for a file by the request's path).
+# never asks it for a file by the request's path). workerd reads a
+# relative path from the folder it is started in, so this one is absolute:
+# -d assets=DIR serves the build in DIR instead.
 using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
@@ -105,15 +117,31 @@ const worker :Workerd.Worker = (
     (name = "ASSETS", service = "assets"),
   ],
 );
-`, s.OutDir, s.Root, strconv.Quote(s.Root), strconv.Quote(workerdAddress(s.Listen)), compatibilityDate)
+`, workerdAddress(s.Listen), s.Root, strconv.Quote(s.Root), strconv.Quote(workerdAddress(s.Listen)), compatibilityDate)
 	return &Output{Files: map[string][]byte{"worker.js": js, "wrangler.toml": []byte(toml), "workerd.capnp": []byte(capnp)}}, nil
 }
 
 // workerdAddress is listen as workerd's socket address: a port alone is
-// on every interface.
+// on 127.0.0.1, where feedgen serve listens by default (workerd.capnp
+// runs the Worker locally); an empty host (:8080) is every interface, as
+// for feedgen serve --addr.
 func workerdAddress(listen string) string {
-	if !strings.Contains(listen, ":") {
-		return net.JoinHostPort("*", listen)
+	switch i := strings.LastIndexByte(listen, ':'); i {
+	case -1:
+		return net.JoinHostPort("127.0.0.1", listen)
+	case 0:
+		return net.JoinHostPort("*", listen[1:])
 	}
 	return listen
+}
+
+// relativeTo returns the path p relative to the folder dir, both
+// absolute, for a file in dir to name p: "../public". Where there is no
+// such path (another volume), p as it is.
+func relativeTo(dir, p string) string {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
 }

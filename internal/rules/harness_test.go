@@ -265,13 +265,19 @@ func ask(t *testing.T, base string, r request) answer {
 	if err != nil {
 		t.Fatalf("%s %s: reading the body: %v", r.method, r.target, err)
 	}
+	return answerOf(resp, r.method, body)
+}
+
+// answerOf is the answer of resp, whose body is body, to a request of
+// method.
+func answerOf(resp *http.Response, method string, body []byte) answer {
 	a := answer{status: resp.StatusCode, header: map[string]string{}, body: string(body), etag: resp.Header.Get("ETag")}
 	for _, h := range contractHeaders {
 		if v := resp.Header.Values(h); len(v) > 0 {
 			a.header[h] = strings.Join(v, ", ")
 		}
 	}
-	if r.method == "HEAD" || resp.StatusCode == http.StatusMovedPermanently {
+	if method == "HEAD" || resp.StatusCode == http.StatusMovedPermanently {
 		a.body = "" // a redirect's body is the platform's own
 	}
 	if resp.StatusCode == http.StatusMovedPermanently {

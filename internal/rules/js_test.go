@@ -27,7 +27,8 @@ import (
 // (netlify-redirector, Netlify's own rules engine).
 
 func TestNginxNJS(t *testing.T) {
-	runTarget(t, "nginx-njs", startNginxNJS(t))
+	base := runTarget(t, "nginx-njs", startNginxNJS(t))
+	checkRaw(t, base, refBase, rawRequests(), false)
 }
 
 // startNginxNJS returns how to run the files of the nginx-njs target: on
@@ -48,7 +49,8 @@ func startNginxNJS(t *testing.T) startFunc {
 }
 
 func TestCloudflareWorkerd(t *testing.T) {
-	runTarget(t, "cloudflare", startWorkerd(t))
+	base := runTarget(t, "cloudflare", startWorkerd(t))
+	checkRaw(t, base, refBase, rawRequests(), true)
 }
 
 // startWorkerd returns how to run the files of the cloudflare target: on

@@ -22,6 +22,9 @@ func netlifyTarget() Target {
 		Counts:    true,
 		Assembles: true,
 		Generate:  netlifyGenerate,
+		Commands: func(string, bool) Commands {
+			return Commands{Then: "deploy them with the build", Reload: "netlify deploy"}
+		},
 	}
 }
 

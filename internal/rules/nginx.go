@@ -18,7 +18,19 @@ func nginxTarget() Target {
 		Counts:     true,
 		Standalone: true,
 		Generate:   nginxGenerate,
+		Commands:   nginxCommands,
 	}
+}
+
+// nginxCommands are how nginx runs nginx.conf in dir: the system's nginx,
+// which includes it, is reloaded; a standalone config runs with dir as
+// nginx's prefix.
+func nginxCommands(dir string, standalone bool) Commands {
+	if !standalone {
+		return Commands{Then: "reload nginx", Reload: "nginx -s reload"}
+	}
+	run := "nginx -p " + ShellQuote(dir) + " -c nginx.conf"
+	return Commands{Start: run, Stop: run + " -s stop", Then: "reload nginx", Reload: run + " -s reload"}
 }
 
 const nginxConf = `# feedgen rules nginx: the listing <<path>> of the build in <<root>>,
@@ -116,9 +128,13 @@ func nginxUse(s *Site) string {
 	return "# for nginx's http {} context: include " + filepath.Join(s.OutDir, "nginx.conf") + ";"
 }
 
+// nginxUnquotable are the characters nginx.conf cannot hold in a quoted
+// path.
+const nginxUnquotable = "\"\\$;{}\n\r"
+
 func nginxGenerate(s *Site) (*Output, error) {
-	if strings.ContainsAny(s.Root, "\"\\$;{}\n\r") {
-		return nil, fmt.Errorf("nginx: the path %q has a character nginx.conf cannot hold", s.Root)
+	if err := unholdable("nginx.conf", rootLabel, s.Root, nginxUnquotable); err != nil {
+		return nil, fmt.Errorf("nginx: %w", err)
 	}
 	if strings.Contains(s.BaseURL, "$") {
 		return nil, fmt.Errorf("nginx: the base_url %q has a $, which nginx.conf cannot hold in a value", s.BaseURL)
@@ -131,8 +147,8 @@ func nginxGenerate(s *Site) (*Output, error) {
 	conf := strings.NewReplacer(
 		"<<path>>", listing.Path,
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
-		"<<root>>", s.Root,
-		"<<qroot>>", nginxQuote(s.Root),
+		"<<root>>", nginxPath(s, s.Root),
+		"<<qroot>>", nginxQuote(nginxPath(s, s.Root)),
 		"<<use>>", nginxUse(s),
 		"<<maps>>", maps.String(),
 		"<<listen>>", s.Listen,

@@ -20,6 +20,7 @@ func njsTarget() Target {
 		Assembles:  true,
 		Standalone: true,
 		Generate:   njsGenerate,
+		Commands:   nginxCommands,
 	}
 }
 
@@ -41,20 +42,20 @@ func njsGenerate(s *Site) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range []string{s.Root, s.OutDir, s.Cache} {
-		if strings.ContainsAny(p, "\"\\$;{}\n ") {
-			return nil, fmt.Errorf("nginx-njs: the path %q has a character nginx.conf cannot hold", p)
+	for _, p := range []struct{ label, path string }{{rootLabel, s.Root}, {outLabel, s.OutDir}, {cacheLabel, s.Cache}} {
+		if err := unholdable("nginx.conf", p.label, p.path, nginxUnquotable); err != nil {
+			return nil, err
 		}
 	}
 	if s.Cache != "" && !s.Paging.Chunked() {
-		return nil, errors.New("nginx-njs: --cache is for a build of layout: chunks, whose pages njs puts together; nginx serves a pages build's files itself")
+		return nil, errors.New("--cache is for a build of layout: chunks, whose pages njs puts together; nginx serves a pages build's files itself")
 	}
 	listen := s.Listen
 	if s.Cache != "" {
 		if len(njsSocket(s)) > 100 {
-			return nil, fmt.Errorf("nginx-njs: the socket %s is too long a path for a Unix socket: use a shorter --cache", njsSocket(s))
+			return nil, fmt.Errorf("the socket %s is too long a path for a Unix socket: use a shorter --cache", njsSocket(s))
 		}
-		listen = "unix:" + njsSocket(s)
+		listen = nginxQuote("unix:" + njsSocket(s))
 	}
 	var b strings.Builder
 	if s.Cache != "" {
@@ -88,6 +89,9 @@ server {
     location ^~ %[5]s {
         internal;
         alias "%[1]s/";
+        # A page is a file of the build: none through a symbolic link
+        # (its 403 is the JSON 404).
+        disable_symlinks on from=$document_root;
         types { }
         default_type %[6]s;
         charset off;
@@ -101,7 +105,7 @@ server {
         return 404 '%[9]s';
     }
 }
-`, s.Root, njsUse(s), filepath.Join(s.OutDir, "feedgen.js"), listen,
+`, nginxPath(s, s.Root), njsUse(s), njsImport(s), listen,
 		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
 	conf := []byte(b.String())
 	if s.Standalone {
@@ -110,6 +114,17 @@ server {
 		}
 	}
 	return &Output{Files: map[string][]byte{"nginx.conf": conf, "feedgen.js": js}}, nil
+}
+
+// njsImport is the path of feedgen.js that nginx.conf imports: in a
+// standalone config, relative to nginx's prefix, the output folder (nginx
+// -p OUTDIR), so that the folder names no folder of this machine; in a
+// file the system's nginx includes, whose prefix is its own, absolute.
+func njsImport(s *Site) string {
+	if s.Standalone {
+		return "feedgen.js"
+	}
+	return filepath.Join(s.OutDir, "feedgen.js")
 }
 
 // njsCacheTime is how long nginx keeps an assembled page with --cache:
@@ -137,7 +152,7 @@ server {
     server_tokens off;
 
     location / {
-        proxy_pass http://unix:%[3]s:;
+        proxy_pass "http://unix:%[3]s:";
         proxy_cache feedgen_pages;
         proxy_cache_key $request_uri;
         proxy_cache_valid 200 %[4]s;
@@ -152,7 +167,7 @@ server {
     # too, through the server behind.
     error_page 405 = @feedgen_method;
     location @feedgen_method {
-        proxy_pass http://unix:%[3]s:;
+        proxy_pass "http://unix:%[3]s:";
     }
 }
 

@@ -78,7 +78,7 @@ func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
 // quote.
 func (s *Site) check() error {
 	for _, f := range []struct{ what, v string }{
-		{"the build's folder (--root)", s.Root}, {"the output folder (-o)", s.OutDir}, {"the address (--listen)", s.Listen}, {"the cache folder (--cache)", s.Cache},
+		{rootLabel, s.Root}, {outLabel, s.OutDir}, {"the address (--listen)", s.Listen}, {cacheLabel, s.Cache}, {modulesLabel, s.Modules},
 	} {
 		if !utf8.ValidString(f.v) {
 			return fmt.Errorf("%s %q is not valid UTF-8", f.what, f.v)
@@ -89,6 +89,27 @@ func (s *Site) check() error {
 		}
 	}
 	return nil
+}
+
+// Labels of the paths of a Site in messages: what each is, and the flag
+// that gives it.
+const (
+	rootLabel    = "the build's folder (--root)"
+	outLabel     = "the output folder (-o)"
+	cacheLabel   = "the cache folder (--cache)"
+	modulesLabel = "the modules folder (--modules)"
+)
+
+// unholdable returns an error when the path p, the one of label, has one
+// of chars, which file cannot hold: it names the path, by label, and the
+// character. It returns nil for "" and for a path without them.
+func unholdable(file, label, p, chars string) error {
+	i := strings.IndexAny(p, chars)
+	if i < 0 {
+		return nil
+	}
+	r, _ := utf8.DecodeRuneInString(p[i:])
+	return fmt.Errorf("%s %q has %q, which %s cannot hold: use a folder without it", label, p, r, file)
 }
 
 // Host and Port split Listen: Host is "" when it names a port only.
@@ -126,6 +147,51 @@ type Target struct {
 	Standalone bool
 	// Generate returns the content of each file of Files.
 	Generate func(s *Site) (*Output, error)
+	// Commands says how the platform runs the files written to a folder
+	// and takes them when written again (see Target.CommandsFor); nil
+	// for a platform with nothing to run.
+	Commands func(dir string, standalone bool) Commands
+}
+
+// CommandsFor returns how the platform of t runs the files written to
+// the folder dir (with --standalone, or not), dir as the reader names it
+// (relative to where the commands run, or absolute): the messages of
+// feedgen and the comments of the files give these commands.
+func (t Target) CommandsFor(dir string, standalone bool) Commands {
+	if t.Commands == nil {
+		return Commands{}
+	}
+	return t.Commands(dir, standalone)
+}
+
+// Commands are how a platform runs a folder of a target's files, as a
+// POSIX shell types them (its paths quoted with ShellQuote); each "" where
+// the platform has none.
+type Commands struct {
+	// Start runs the files (a standalone config, Caddy), and Stop
+	// stops what Start ran.
+	Start, Stop string
+	// Reload makes the platform take the files written again; Then says
+	// what it does, for a message: "reload nginx".
+	Then, Reload string
+}
+
+// Next says what to do once the files are written again, for a message:
+// "reload nginx: nginx -s reload"; "" when there is nothing to do.
+func (c Commands) Next() string {
+	if c.Reload == "" {
+		return ""
+	}
+	return c.Then + ": " + c.Reload
+}
+
+// ShellQuote quotes s as one word for a POSIX shell when it needs it: a
+// path of the commands that messages and comments give.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Output is what a target makes of a Site.
@@ -234,6 +300,14 @@ func Write(t Target, s *Site, outDir string, strict bool) (written, warnings []s
 		written = append(written, p)
 	}
 	return written, out.Warnings, nil
+}
+
+// Try makes target t's files for s as Write would make them in outDir,
+// and writes nothing: it returns the error Write would return, so that a
+// command can be checked before it is suggested.
+func Try(t Target, s *Site, outDir string) error {
+	_, _, err := generate(t, s, outDir)
+	return err
 }
 
 // generate makes target t's files for s, to be written into outDir, and

@@ -51,28 +51,70 @@ func StandaloneModules(t Target, s *Site) []string {
 	return files
 }
 
+// nginxPath is the path by which s's nginx.conf names the folder p: in
+// a standalone config, run with OUTDIR as nginx's prefix (nginx -p
+// OUTDIR), relative to OUTDIR, as nginx joins a relative path to its
+// prefix, so that the folder names no folder of this machine; but only
+// when the kernel, which resolves each .. from the folder it is in (a
+// link's .. is that of the folder it points to), then reaches p, and
+// otherwise absolute. In a file the system's nginx includes, whose
+// prefix is its own, absolute.
+func nginxPath(s *Site, p string) string {
+	if !s.Standalone {
+		return p
+	}
+	rel, err := filepath.Rel(s.OutDir, p)
+	if err != nil || resolved(filepath.Join(resolved(s.OutDir), rel)) != resolved(p) {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
+// resolved is the absolute path p with the links of its folders that
+// exist resolved: the folders that do not exist yet (an OUTDIR that
+// Write will make) are no links.
+func resolved(p string) string {
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
 // nginxStandalone wraps conf, what nginx's http {} includes, in a complete
 // main config whose every file (pid, logs, temporary files) is in
-// s.OutDir, for nginx -p OUTDIR -c nginx.conf, as any user for a port
+// s.OutDir, for nginx -p OUTDIR -c nginx.conf, named relative to that
+// prefix, as any user for a port
 // above 1024. It sets neither daemon nor master_process, which -g can
 // then set (nginx refuses a directive given twice).
 func nginxStandalone(s *Site, conf []byte, module string) ([]byte, error) {
-	if strings.ContainsAny(s.OutDir+module, "\"\\$;{}\n\r") {
-		return nil, fmt.Errorf("the output folder %q has a character nginx.conf cannot hold", s.OutDir)
+	if err := unholdable("nginx.conf", outLabel, s.OutDir, nginxUnquotable); err != nil {
+		return nil, err
 	}
-	dir := s.OutDir
+	if module != "" {
+		if err := unholdable("nginx.conf", modulesLabel, filepath.Dir(module), nginxUnquotable); err != nil {
+			return nil, err
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `# A complete nginx config, written by feedgen rules --standalone: it needs
+	b.WriteString(`# A complete nginx config, written by feedgen rules --standalone: it needs
 # no system config, and nginx keeps its pid, logs and temporary files in
-# %[1]s, so any user can run it on a port above 1024:
+# DIR, this file's folder (its paths are relative to it), so any user can
+# run it on a port above 1024:
 #
-#   start:  nginx -p %[1]s -c nginx.conf
-#   reload: nginx -p %[1]s -c nginx.conf -s reload
-#   stop:   nginx -p %[1]s -c nginx.conf -s stop
-#
+`)
+	standaloneCommands(&b, nginxCommands("DIR", true))
+	b.WriteString(`#
 # In the foreground: -g 'daemon off;'. Started by root, its workers run as
 # nobody, who must be able to read the build (or add user NAME;).
-`, dir)
+`)
 	if module != "" {
 		fmt.Fprintf(&b, "load_module %s;\n", nginxQuote(module))
 	}
@@ -87,14 +129,21 @@ events {
 http {
     access_log %s;
     sendfile on;
-`, nginxQuote(filepath.Join(dir, "nginx.pid")), nginxQuote(filepath.Join(dir, "error.log")), nginxQuote(filepath.Join(dir, "access.log")))
+`, nginxQuote("nginx.pid"), nginxQuote("error.log"), nginxQuote("access.log"))
 	for _, k := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
-		fmt.Fprintf(&b, "    %s_temp_path %s;\n", k, nginxQuote(filepath.Join(dir, k+"_temp")))
+		fmt.Fprintf(&b, "    %s_temp_path %s;\n", k, nginxQuote(k+"_temp"))
 	}
 	b.WriteString("\n")
 	b.Write(conf)
 	b.WriteString("}\n")
 	return []byte(b.String()), nil
+}
+
+// standaloneCommands writes c, the commands of a standalone config, as
+// the lines of its first comment that say how to start, reload and stop
+// it.
+func standaloneCommands(b *strings.Builder, c Commands) {
+	fmt.Fprintf(b, "#   start:  %s\n#   reload: %s\n#   stop:   %s\n", c.Start, c.Reload, c.Stop)
 }
 
 // apacheLoad is a module the standalone apache.conf loads.
@@ -124,23 +173,24 @@ var apacheLoads = []apacheLoad{
 func apacheStandalone(s *Site, conf []byte) ([]byte, error) {
 	dir := s.OutDir
 	modules := s.ModulesDir(apacheTarget())
-	if strings.ContainsAny(dir+modules, "\"'\\%$\n\r\t") {
-		return nil, fmt.Errorf("the output folder %q or modules folder %q has a character apache.conf cannot hold", dir, modules)
+	if err := unholdable("apache.conf", outLabel, dir, apacheUnquotable); err != nil {
+		return nil, err
+	}
+	if err := unholdable("apache.conf", modulesLabel, modules, apacheUnquotable); err != nil {
+		return nil, err
 	}
 	host := s.Host()
 	if host == "" || host == "0.0.0.0" || host == "[::]" {
 		host = "localhost"
 	}
-	var b strings.Builder
+	var commands, b strings.Builder
+	standaloneCommands(&commands, apacheCommands(dir, true))
 	fmt.Fprintf(&b, `# A complete Apache httpd config, written by feedgen rules --standalone:
 # it needs no system config, and Apache keeps its pid, logs and mutexes in
 # %[1]s, so any user can run it on a port above 1024 (Debian's
 # apache2; httpd elsewhere, with --modules naming its modules folder):
 #
-#   start:  apache2 -d %[1]s -f apache.conf -k start
-#   reload: apache2 -d %[1]s -f apache.conf -k graceful
-#   stop:   apache2 -d %[1]s -f apache.conf -k stop
-#
+%[7]s#
 # In the foreground: -DFOREGROUND instead of -k start. Started by root,
 # Apache runs its workers as User and Group (nobody), who must be able to
 # read the build; started by any other user, it ignores them.
@@ -151,7 +201,7 @@ ErrorLog %[4]s
 DefaultRuntimeDir %[2]s
 Mutex %[5]s default
 ServerName %[6]s
-`, dir, apacheQuote(dir), apacheQuote(filepath.Join(dir, "httpd.pid")), apacheQuote(filepath.Join(dir, "error.log")), apacheQuote("file:"+dir), host)
+`, dir, apacheQuote(dir), apacheQuote(filepath.Join(dir, "httpd.pid")), apacheQuote(filepath.Join(dir, "error.log")), apacheQuote("file:"+dir), host, commands.String())
 	for _, m := range apacheLoads {
 		load := fmt.Sprintf("LoadModule %s %s\n", m.name, apacheQuote(filepath.Join(modules, m.file)))
 		if !m.always {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/rules"
 )
 
@@ -57,9 +58,13 @@ func TestSiteBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, slug := range []string{"second", "third-one"} {
-		p, err := Article(context.Background(), cfg, "news/general/"+slug, now)
+		w, err := Article(context.Background(), cfg, NewArticle{Path: "news/general/" + slug}, now)
 		if err != nil {
 			t.Fatal(err)
+		}
+		p := w.Path
+		if w.Author != "editor" || !w.Chosen {
+			t.Errorf("author %q, chosen %t; want editor, chosen", w.Author, w.Chosen)
 		}
 		got, _ := os.ReadFile(p)
 		for _, want := range []string{"id: " + string(rune('2'+i)) + "\n", "published: 2026-11-23T17:00:00\n", "draft: true", "author: editor\n", "title: \"" + TitleOf(slug) + "\"\n"} {
@@ -77,7 +82,7 @@ func TestSiteBuilds(t *testing.T) {
 		{"news/x", "want SECTION/CATEGORY/SLUG"},
 	}
 	for _, tt := range tests {
-		if _, err := Article(context.Background(), cfg, tt.spec, now); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Article(context.Background(), cfg, NewArticle{Path: tt.spec}, now); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Article(%q): got %v, want %q", tt.spec, err, tt.want)
 		}
 	}
@@ -165,5 +170,85 @@ func TestSiteKeepsGrowing(t *testing.T) {
 	}
 	if _, err := build1(); err == nil || !strings.Contains(err.Error(), "more than pagination.max_output_bytes") {
 		t.Errorf("the defaults of before at %d articles: got %v, want a refusal", n, err)
+	}
+}
+
+// TestArticleGiven writes articles with a title, an author and tags
+// given, including what YAML must quote, and loads them back as given;
+// an author not in the config and a missing category are refused with
+// the line to add.
+func TestArticleGiven(t *testing.T) {
+	dir := t.TempDir()
+	yaml := "site_url: https://www.example.com\nbase_url: https://api.example.com\nsections: {news: {general: General}}\n" +
+		"authors: {editor: {name: The Editor, url: /e/}, ivan: {name: Ivan, url: /i/}}\n"
+	cfg, err := config.Parse(filepath.Join(dir, "config.yaml"), dir, []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := NewArticle{Path: "news/general/night", Title: `Election: night, "live" \ #1`, Author: "ivan", Tags: []string{"elections", " city hall ", "", "a: b"}}
+	w, err := Article(context.Background(), cfg, given, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Author != "ivan" || w.Chosen {
+		t.Errorf("author %q, chosen %t; want ivan, given", w.Author, w.Chosen)
+	}
+	site, err := content.NewLoader(cfg).Load(context.Background(), content.DirFS(cfg.ContentDir), content.Options{Now: now, Drafts: true, Root: cfg.ContentDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(site.Articles) != 1 {
+		t.Fatalf("%d articles, want 1", len(site.Articles))
+	}
+	a := site.Articles[0]
+	if a.Title != given.Title || a.AuthorKey != "ivan" || !slices.Equal(a.Tags, []string{"elections", "city hall", "a: b"}) {
+		t.Errorf("title %q, author %q, tags %q; want %q, ivan, [elections city hall a: b]", a.Title, a.AuthorKey, a.Tags, given.Title)
+	}
+	for _, tt := range []struct {
+		a    NewArticle
+		want string
+	}{
+		{NewArticle{Path: "news/general/x", Author: "anna"},
+			`no author "anna" in ` + cfg.Path + `: the authors are editor, ivan; or add anna: {name: NAME, url: /authors/anna/} under authors`},
+		{NewArticle{Path: "news/city-hall/x"},
+			`no category "city-hall" in section news of ` + cfg.Path + `: add city-hall: City hall under sections.news (its categories are general)`},
+		{NewArticle{Path: "sport/football/x"},
+			`no section "sport" in ` + cfg.Path + `: add sport: {football: Football} under sections (the sections are news)`},
+	} {
+		if _, err := Article(context.Background(), cfg, tt.a, now); err == nil || err.Error() != tt.want {
+			t.Errorf("Article(%+v):\ngot  %v\nwant %s", tt.a, err, tt.want)
+		}
+	}
+}
+
+// TestArticleNote checks what Written.Note says: which author was taken
+// when none was given, and how to choose another (the others, or where to
+// add one); nothing when one was given.
+func TestArticleNote(t *testing.T) {
+	for _, tc := range []struct {
+		name, authors, given, want string
+	}{
+		{"several", "{editor: {name: The Editor, url: /e/}, ivan: {name: Ivan, url: /i/}, olga: {name: Olga, url: /o/}}", "",
+			"author: editor (The Editor), the first of the authors in CONFIG: for another, feedgen new article --author KEY (ivan, olga)"},
+		{"one", "{editor: {name: The Editor, url: /e/}}", "",
+			"author: editor (The Editor), the first of the authors in CONFIG: add others under authors in CONFIG to choose one with --author KEY"},
+		{"given", "{editor: {name: The Editor, url: /e/}, ivan: {name: Ivan, url: /i/}}", "ivan", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "config.yaml")
+			yaml := "site_url: https://www.example.com\nbase_url: https://api.example.com\nsections: {news: {general: General}}\nauthors: " + tc.authors + "\n"
+			cfg, err := config.Parse(path, dir, []byte(yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := Article(context.Background(), cfg, NewArticle{Path: "news/general/x", Author: tc.given}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.ReplaceAll(tc.want, "CONFIG", path); w.Note() != want {
+				t.Errorf("got  %q\nwant %q", w.Note(), want)
+			}
+		})
 	}
 }

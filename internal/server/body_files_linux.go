@@ -17,8 +17,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/feedgen/feedgen/internal/manifest"
 	"golang.org/x/sys/unix"
+
+	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // filePages reports whether builds read from a folder are served from
@@ -67,7 +69,10 @@ func (d *pageDir) same(e *pageDir) bool {
 var noOpenat2 atomic.Bool
 
 // open opens the file at path (NUL-terminated, relative to the folder)
-// for reading, never outside the folder, without allocating.
+// for reading, never outside the folder, without allocating, and without
+// blocking: a named pipe put there opens at once (O_NONBLOCK), and is
+// then refused by its type, as anything that is not a regular file is
+// (see outfile).
 func (d *pageDir) open(path string) (int, error) {
 	p := unsafe.Pointer(unsafe.StringData(path))
 	for {
@@ -75,7 +80,7 @@ func (d *pageDir) open(path string) (int, error) {
 		var errno unix.Errno
 		if !noOpenat2.Load() {
 			how := unix.OpenHow{
-				Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY,
+				Flags:   unix.O_RDONLY | unix.O_CLOEXEC | outfile.Flags,
 				Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 			}
 			fd, _, errno = unix.Syscall6(unix.SYS_OPENAT2, uintptr(d.fd), uintptr(p), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
@@ -110,7 +115,7 @@ func (d *pageDir) openInRoot(path string) (int, error) {
 	if d.rootErr != nil {
 		return -1, d.rootErr
 	}
-	f, err := d.root.Open(displayPath(path))
+	f, err := d.root.OpenFile(displayPath(path), os.O_RDONLY|outfile.Flags, 0)
 	if err != nil {
 		var errno unix.Errno
 		if errors.As(err, &errno) {
@@ -138,6 +143,15 @@ func identify(fd int) (fileID, bool, error) {
 		return fileID{}, false, err
 	}
 	return fileID{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano()}, st.Mode&unix.S_IFMT == unix.S_IFREG, nil
+}
+
+// typeOf returns the type of the open file fd, as fs.FileMode's bits.
+func typeOf(fd int) fs.FileMode {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return fs.ModeIrregular
+	}
+	return outfile.TypeOf(st.Mode)
 }
 
 // openChecked opens the file of pf: errStale when the file at its path
@@ -294,7 +308,7 @@ func (d *pageDir) readPage(f manifest.File, buf []byte) (*pageFile, []byte, erro
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading page: %w", &fs.PathError{Op: "stat", Path: f.Path, Err: err})
 	case !regular:
-		return nil, nil, fmt.Errorf("reading page: %s is not a regular file", f.Path)
+		return nil, nil, manifest.NotRegular(f.Path, typeOf(fd))
 	case id.size < f.Size:
 		return nil, nil, &manifest.Mismatch{Path: f.Path, Reason: "shorter than the manifest says"}
 	case id.size > f.Size:

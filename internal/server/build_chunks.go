@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // A build of the chunks layout (docs/contract.md §12) has no page files:
@@ -69,7 +71,7 @@ type chunkBody struct {
 // Each index is read, parsed and checked against its chunks' bytes. A
 // file that differs gives a notReadyError; with partial, the pages that
 // need it answer 503 instead.
-func loadChunked(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
+func loadChunked(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
 	p := m.Pagination
 	hb := &heldBuild{
 		manifestSum:  sha256.Sum256(data),
@@ -88,7 +90,12 @@ func loadChunked(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, pr
 	// Every file's bytes: known already, or to read.
 	var toRead []manifest.File
 	indexes := map[string][]byte{}
-	for _, f := range m.Files {
+	for i, f := range m.Files {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		hb.pages++
 		hb.bytes += f.Size
 		sum := f.Sum()
@@ -114,7 +121,7 @@ func loadChunked(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, pr
 	var failed []string
 	if len(toRead) > 0 {
 		var err error
-		if failed, err = hb.readChunked(fsys, dir, toRead, indexes, partial); err != nil {
+		if failed, err = hb.readChunked(ctx, fsys, dir, toRead, indexes, partial); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +146,12 @@ func loadChunked(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, pr
 			}
 		}
 	}
-	for _, c := range colls {
+	for i, c := range colls {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if err := hb.assembleFrom(c, indexes[chunk.IndexPath(c.dir)], partial); err != nil {
 			return nil, err
 		}
@@ -162,8 +174,8 @@ func (hb *heldBuild) keep(f manifest.File, sum [sha256.Size]byte, b chunkBody, a
 // against the manifest: with dir, chunks are mapped (or copied into a
 // store, past the bound on mappings); indexes, and every file of fsys, are
 // read into a store. A file that differs gives a notReadyError; with partial, its
-// path is returned in failed instead.
-func (hb *heldBuild) readChunked(fsys fs.FS, dir *pageDir, todo []manifest.File, indexes map[string][]byte, partial bool) (failed []string, err error) {
+// path is returned in failed instead. It stops when ctx is done.
+func (hb *heldBuild) readChunked(ctx context.Context, fsys fs.FS, dir *pageDir, todo []manifest.File, indexes map[string][]byte, partial bool) (failed []string, err error) {
 	// A chunk of the folder is mapped; one that cannot be (past the bound
 	// on mappings) is copied into the store with the rest, outside the Go
 	// heap, as a page is: its bytes may be spliced into sockets (see
@@ -193,6 +205,11 @@ func (hb *heldBuild) readChunked(fsys fs.FS, dir *pageDir, todo []manifest.File,
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(todo) {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errOnce.Do(func() { first = err })
+					next.Store(int64(len(todo)))
 					return
 				}
 				f := todo[i]

@@ -12,41 +12,41 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/fsnotify/fsnotify"
 )
 
 // Reload loads the build in the folder, unless its manifest is the one of
 // the build being served in full, and switches to it. It reports whether it
 // switched. On an error the server keeps answering from the build it had.
-func (s *Server) Reload() (bool, error) { return s.reload(false) }
+func (s *Server) Reload() (bool, error) { return s.reload(context.Background(), false) }
 
-// reload is Reload; with partial, the build is loaded without the pages
-// whose files do not match the manifest (see loadBuild).
-func (s *Server) reload(partial bool) (bool, error) {
+// reload is Reload, which stops when ctx is done; with partial, the build
+// is loaded without the pages whose files do not match the manifest (see
+// loadBuild).
+func (s *Server) reload(ctx context.Context, partial bool) (bool, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	return s.load(nil, nil, nil, partial)
+	return s.load(ctx, nil, nil, nil, partial)
 }
 
 // load switches to a build: the one of manifest m (data, its bytes) with
 // page bodies from batch, or with m nil, the one whose manifest is in the
 // folder, in part with partial (see loadBuild). A build being served in
 // part is loaded again from the same manifest, for the pages it lacks.
-// The caller holds loadMu.
-func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial bool) (bool, error) {
+// It stops when ctx is done: a build of 200,000 files, or a million
+// collections, takes seconds to load. The caller holds loadMu.
+func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, batch *Batch, partial bool) (bool, error) {
 	fsys := s.opt.Source.fsys
 	var dir *pageDir
 	if folder := s.opt.Source.folder(); folder != "" {
-		root, err := os.OpenRoot(folder)
+		root, err := openFolder(folder)
 		if err != nil {
 			batch.Discard()
-			if errors.Is(err, fs.ErrNotExist) {
-				return false, fmt.Errorf("opening output folder: %w: run feedgen build first", err)
-			}
-			return false, fmt.Errorf("opening output folder: %w", err)
+			return false, err
 		}
 		defer root.Close()
-		fsys = root.FS()
+		fsys = outfile.RootFS(root, folder)
 		if s.files != nil {
 			if dir, err = openPageDir(folder, s.mapLimit); err != nil {
 				batch.Discard()
@@ -58,7 +58,7 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 		if fsys == nil {
 			return false, errors.New("no build to load: no folder, and none installed")
 		}
-		r, err := manifest.Read(fsys)
+		r, err := manifest.ReadContext(ctx, fsys)
 		if err == nil {
 			err = validate(r.Manifest)
 		}
@@ -79,7 +79,7 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 		batch.Discard()
 		return false, nil
 	}
-	hb, err := loadBuild(fsys, dir, data, m, cur, batch, s.compactSlack, partial)
+	hb, err := loadBuild(ctx, fsys, dir, data, m, cur, batch, s.compactSlack, partial)
 	if err != nil {
 		batch.Discard()
 		if nr := (notReadyError{}); held && errors.As(err, &nr) {
@@ -124,6 +124,42 @@ func (s *Server) load(data []byte, m *manifest.Manifest, batch *Batch, partial b
 	return true, nil
 }
 
+// openFolder opens the output folder of the builds served.
+func openFolder(folder string) (*os.Root, error) {
+	root, err := os.OpenRoot(folder)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("opening output folder: %w: run feedgen build first", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening output folder: %w", err)
+	}
+	return root, nil
+}
+
+// checkFolder returns the error New would give, at once, for a source
+// with no build to load: a folder that is not there, or has no manifest
+// (Run says so before it listens: nothing to serve is not a matter of
+// the address).
+func checkFolder(src Source) error {
+	if src.kind != fromFolder {
+		return nil
+	}
+	root, err := openFolder(src.dir)
+	if err == nil {
+		_, err = root.Stat(manifest.Name)
+		root.Close()
+		if errors.Is(err, fs.ErrNotExist) {
+			err = manifest.ErrNoBuild
+		} else {
+			err = nil // loading says what else is wrong
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	return nil
+}
+
 // Install switches to the build handed over, taking the page bodies from
 // h.Pages, from the build being served, or, for any other, from the
 // output folder (see Pushed). It reports whether it switched: not when
@@ -135,7 +171,7 @@ func (s *Server) Install(h Handover) (bool, error) {
 		h.Pages.Discard()
 		return false, err
 	}
-	return s.load(h.Data, h.Manifest, h.Pages, false)
+	return s.load(context.Background(), h.Data, h.Manifest, h.Pages, false)
 }
 
 // FollowBuilds switches the server to each new build written into its folder,
@@ -178,7 +214,10 @@ func (s *Server) FollowBuilds(ctx context.Context) {
 	lastErr := ""
 	reload := func() {
 		retry.Stop()
-		_, err := s.Reload()
+		_, err := s.reload(ctx, false)
+		if ctx.Err() != nil {
+			return // stopping: a load cut short says nothing
+		}
 		if s.opt.onAttempt != nil {
 			s.opt.onAttempt(err)
 		}

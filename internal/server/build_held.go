@@ -251,8 +251,12 @@ func (hb *heldBuild) unavailableLine() string {
 	if len(hb.unavailable) > named {
 		paths += ", ..."
 	}
-	return fmt.Sprintf("%s of the build of %s do not match its manifest (a build died or is being written): %s; answering 503 for them until the next build",
-		human.Plural(len(hb.unavailable), "page"), hb.buildTime.UTC().Format(time.RFC3339), paths)
+	verb, they, them := "do", "they", "them"
+	if len(hb.unavailable) == 1 {
+		verb, they, them = "does", "it", "it"
+	}
+	return fmt.Sprintf("%s of the build of %s %s not match its manifest (a build died or is being written, or %s changed since): %s; answering 503 for %s until a build rewrites %s (feedgen build; --clean checks every file's bytes)",
+		human.Plural(len(hb.unavailable), "page"), hb.buildTime.UTC().Format(time.RFC3339), verb, they, paths, them, them)
 }
 
 // sameManifest reports whether data is the manifest hb was loaded from.

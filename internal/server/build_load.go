@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // notReadyError says that the files on disk do not match the manifest: a
@@ -56,10 +58,12 @@ type fileRef struct {
 //
 // When the stores the pages are in hold more than twice their bytes plus
 // slack, the pages are copied to a new store (see compact).
-func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
+//
+// It stops when ctx is done, checked between files.
+func loadBuild(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
 	p := m.Pagination
 	if p.Chunked() {
-		return loadChunked(fsys, dir, data, m, prev, fresh, slack, partial)
+		return loadChunked(ctx, fsys, dir, data, m, prev, fresh, slack, partial)
 	}
 	inMemory := len(m.Files) // pages held in memory, at most
 	if dir != nil {
@@ -87,7 +91,15 @@ func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev
 	var toRead []int // indexes in refs of the files to read
 	var disk *store
 	seen := make(map[string]bool, len(m.Files))
-	for _, f := range m.Files {
+	for i, f := range m.Files {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				if disk != nil {
+					disk.discard()
+				}
+				return nil, err
+			}
+		}
 		k, ok := listing.ParsePageKey(f.Path)
 		if !ok {
 			continue // not a page: the manifest's check refuses it
@@ -150,6 +162,10 @@ func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev
 		}
 	}
 	for _, c := range colls {
+		if err := ctx.Err(); err != nil {
+			discard()
+			return nil, err
+		}
 		for _, lp := range c.limits {
 			for i := range lp.pages {
 				if p := hb.pagePath(c, lp.limit, i); !seen[p] {
@@ -166,7 +182,7 @@ func loadBuild(fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev
 			return nil, fmt.Errorf("page %s is neither in memory nor in a folder", refs[toRead[0]].file.Path)
 		}
 		var err error
-		if failed, err = readFiles(fsys, dir, refs, toRead, partial); err != nil {
+		if failed, err = readFiles(ctx, fsys, dir, refs, toRead, partial); err != nil {
 			discard()
 			return nil, err
 		}
@@ -375,8 +391,8 @@ func (hb *heldBuild) compact(slack int64) error {
 // when it is set, recording each file's identity in refs[i].pf; else from
 // fsys, into their places in the stores. A file that differs gives a
 // notReadyError; with partial, its index in refs is returned in failed
-// instead (in no particular order).
-func readFiles(fsys fs.FS, dir *pageDir, refs []fileRef, todo []int, partial bool) (failed []int, err error) {
+// instead (in no particular order). It stops when ctx is done.
+func readFiles(ctx context.Context, fsys fs.FS, dir *pageDir, refs []fileRef, todo []int, partial bool) (failed []int, err error) {
 	var (
 		next    atomic.Int64
 		errOnce sync.Once
@@ -390,6 +406,11 @@ func readFiles(fsys fs.FS, dir *pageDir, refs []fileRef, todo []int, partial boo
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(todo) {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errOnce.Do(func() { first = err })
+					next.Store(int64(len(todo)))
 					return
 				}
 				r := &refs[todo[i]]

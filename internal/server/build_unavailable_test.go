@@ -41,7 +41,7 @@ func killedBuild(t *testing.T) (out string, a, b testSite) {
 	return out, a, b
 }
 
-var unavailableLine = regexp.MustCompile(`(?m)^3 pages of the build of 2026-11-01T12:00:00Z do not match its manifest \(a build died or is being written\): articles/20/0\.json, articles/5/3\.json, articles/5/7\.json; answering 503 for them until the next build$`)
+var unavailableLine = regexp.MustCompile(`(?m)^3 pages of the build of 2026-11-01T12:00:00Z do not match its manifest \(a build died or is being written, or they changed since\): articles/20/0\.json, articles/5/3\.json, articles/5/7\.json; answering 503 for them until a build rewrites them \(feedgen build; --clean checks every file's bytes\)$`)
 
 // checkPartial checks that s answers the pages of build a that match with
 // their bytes, and 503 for damagedPages, and said so once on log.

@@ -28,9 +28,10 @@
 //     value that either transport sends.
 //   - transport*.go: sending replies. transport.go: Run and Serve,
 //     listening and handing each connection to the fast path or net/http,
-//     shutting down; transport_fast.go: the fast path, which reads the
-//     usual requests and writes their answers itself (its system calls
-//     are in the package socket); transport_http.go: the same answers
+//     shutting down; transport_loading.go: listening before the first
+//     build is loaded, answering 503 meanwhile; transport_fast.go: the
+//     fast path, which reads the usual requests and writes their answers
+//     itself (its system calls are in the package socket); transport_http.go: the same answers
 //     through net/http (ServeHTTP); transport_accesslog.go: the access
 //     log.
 //   - build_*.go: the builds served. build_source.go: where they come

@@ -207,7 +207,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	wait := opt.RetryInterval
 	for {
 		s.loadMu.Lock()
-		_, err := s.load(nil, nil, pages, false)
+		_, err := s.load(ctx, nil, nil, pages, false)
 		s.loadMu.Unlock()
 		pages = nil // load discards a batch it fails with
 		if opt.onAttempt != nil {
@@ -219,7 +219,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		var nr notReadyError
 		late := time.Now().After(deadline)
 		if errors.As(err, &nr) && opt.Source.kind == fromFolder && (late || noBuildRunning(opt.Source.dir)) {
-			if _, err = s.reload(true); err == nil {
+			if _, err = s.reload(ctx, true); err == nil {
 				return s, nil
 			}
 		}

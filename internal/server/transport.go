@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -16,17 +17,58 @@ import (
 )
 
 // Run serves the builds of opt.Source on opt.Addr until ctx is done, then
-// shuts down gracefully. Once it listens it writes
-// "serving DIR on http://ADDR/articles/" to opt.Log, with the actual
-// address (port 0 picks a free port).
+// shuts down gracefully. It listens first, writing "loading DIR:
+// listening on http://ADDR/articles/ ..." to opt.Log, with the actual
+// address (port 0 picks a free port); the requests that come while the
+// build loads wait for it, and after holdWhileLoading are answered 503
+// (see answerWhileLoading). Once the build is loaded, it writes "serving
+// DIR on http://ADDR/articles/". Stopped while the build loads, it
+// returns nil, as a stop while serving does.
 func Run(ctx context.Context, opt Options) error {
-	s, err := New(ctx, opt)
-	if err != nil {
+	addr := opt.Addr
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	logw := &syncWriter{w: io.Discard} // written from the loading answers too
+	if opt.Log != nil {
+		logw.w = opt.Log
+	}
+	opt.Log = logw
+	if err := checkFolder(opt.Source); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", s.opt.Addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
+	}
+	fmt.Fprintf(logw, "loading %s: listening on http://%s%s, answering once it is loaded (503 after %s)\n", opt.Source, ln.Addr(), ListPath, holdWhileLoading)
+	type loaded struct {
+		s   *Server
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		s, err := New(ctx, opt)
+		done <- loaded{s, err}
+	}()
+	var l loaded
+	hold := time.NewTimer(holdWhileLoading)
+	select {
+	case l = <-done:
+		hold.Stop()
+	case <-hold.C:
+		stopAnswering := answerWhileLoading(ln, logw)
+		l = <-done
+		stopAnswering()
+	}
+	s, err := l.s, l.err
+	if err != nil {
+		ln.Close()
+		if ctx.Err() != nil {
+			fmt.Fprintf(logw, "stopped before the build of %s was loaded\n", opt.Source)
+			return nil
+		}
+		return err
 	}
 	fmt.Fprintf(s.log, "serving %s on http://%s%s\n", s.opt.Source, ln.Addr(), ListPath)
 	return s.Serve(ctx, ln)

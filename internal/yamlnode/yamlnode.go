@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -45,7 +46,7 @@ func (p *Parser) Parse(data []byte, offset int) (*yaml.Node, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		se := syntaxError(err)
+		se := syntaxError(err, data)
 		// An error at the end of the text points past its last line.
 		se.Line = min(se.Line, max(1, lineCount(data))) + offset
 		return nil, se
@@ -104,7 +105,7 @@ var parserProblems = map[string]bool{
 	"found duplicate %TAG directive":         true,
 }
 
-func syntaxError(err error) *SyntaxError {
+func syntaxError(err error, data []byte) *SyntaxError {
 	msg := strings.TrimSpace(strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n"))
 	m := lineRE.FindStringSubmatch(msg)
 	if m == nil {
@@ -115,9 +116,108 @@ func syntaxError(err error) *SyntaxError {
 		line, _ = strconv.Atoi(m[1])
 		if parserProblems[m[2]] {
 			line++
+			line = problemLine(data, line, m[2])
 		}
 	}
-	return &SyntaxError{Line: line, Msg: "invalid YAML: " + m[2]}
+	if m[2] == "mapping values are not allowed in this context" {
+		if hint := colonInValue(data, line); hint != "" {
+			return &SyntaxError{Line: line, Msg: hint}
+		}
+	}
+	msg = "invalid YAML: " + m[2]
+	if h := problemHints[m[2]]; h != "" {
+		msg += ": " + h
+	}
+	return &SyntaxError{Line: line, Msg: msg}
+}
+
+// problemHints say how to mend the lines that parser problems are about.
+var problemHints = map[string]string{
+	"did not find expected key":           "indent this line as the keys of its mapping above it, or quote the whole value before it",
+	"did not find expected '-' indicator": "indent this line as the items of its list above it",
+}
+
+// problemLine returns the line of data that the parser error msg is
+// about, given the line yaml.v3 names, from: the line where the mapping,
+// list or flow collection it was parsing starts (its context), which may
+// be far above (a whole config's mapping starts at its first key). The
+// problem is at the first line n such that the first n lines of data
+// fail with the same error: lines up to the problem parse, and the
+// parser stops at the first problem it meets. A binary search finds n in
+// a few parses of a text that is wrong anyway; from when none is found.
+func problemLine(data []byte, from int, msg string) int {
+	ends := lineEnds(data)
+	if from < 1 || from > len(ends) {
+		return from
+	}
+	fails := func(n int) bool {
+		var doc yaml.Node
+		err := yaml.Unmarshal(data[:ends[n-1]], &doc)
+		if err == nil {
+			return false
+		}
+		m := lineRE.FindStringSubmatch(strings.TrimSpace(err.Error()))
+		return m != nil && m[2] == msg
+	}
+	// The smallest n in [from, len(ends)] whose prefix fails.
+	n := from + sort.Search(len(ends)-from+1, func(i int) bool { return fails(from + i) })
+	if n > len(ends) {
+		return from
+	}
+	return n
+}
+
+// lineEnds returns the offset just past each line of data (past its
+// newline, or the end of data for a last line without one).
+func lineEnds(data []byte) []int {
+	var ends []int
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	return ends
+}
+
+// colonInValue returns, for line n of data a plain "key: value" whose
+// value has a colon followed by a space or ending it (yaml.v3's
+// "mapping values are not allowed in this context": a headline such as
+// "Election: night"), what to write instead: the value in double quotes,
+// the line rewritten. It returns "" when line n is not of that shape.
+func colonInValue(data []byte, n int) string {
+	ends := lineEnds(data)
+	if n < 1 || n > len(ends) {
+		return ""
+	}
+	start := 0
+	if n > 1 {
+		start = ends[n-2]
+	}
+	line := strings.TrimRight(string(data[start:ends[n-1]]), "\r\n")
+	text := strings.TrimLeft(line, " ")
+	text = strings.TrimPrefix(text, "- ")
+	key, value, ok := strings.Cut(text, ": ")
+	if !ok || key == "" || strings.ContainsAny(key[:1], "\"'[]{}&*!|>%@`#?:,- ") {
+		return ""
+	}
+	value = strings.TrimSpace(value)
+	comment := ""
+	if i := strings.Index(value, " #"); i >= 0 {
+		value, comment = strings.TrimSpace(value[:i]), " "+strings.TrimSpace(value[i:])
+	}
+	if value == "" || strings.ContainsRune("\"'[{|>&*!%@`", rune(value[0])) ||
+		!strings.Contains(value, ": ") && !strings.HasSuffix(value, ":") {
+		return ""
+	}
+	where := "a colon followed by a space"
+	if !strings.Contains(value, ": ") {
+		where = "a colon at its end"
+	}
+	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(value) + `"`
+	return fmt.Sprintf("the value of %s has %s; quote it: %s: %s%s", key, where, key, quoted, comment)
 }
 
 // deref follows aliases.
@@ -237,11 +337,33 @@ func Strings(n *yaml.Node) ([]string, error) {
 	for _, c := range n.Content {
 		c = deref(c)
 		if c.Kind != yaml.ScalarNode || IsNull(c) {
-			return nil, &LineError{Line: c.Line, Msg: fmt.Sprintf("want a list of texts, item is %s", describe(c))}
+			msg := fmt.Sprintf("want a list of texts, item is %s", describe(c))
+			if text, ok := colonItem(c); ok {
+				quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(text) + `"`
+				msg = fmt.Sprintf("want a list of texts, item %s is a mapping (a colon followed by a space); quote it: %s", text, quoted)
+			}
+			return nil, &LineError{Line: c.Line, Msg: msg}
 		}
 		out = append(out, c.Value)
 	}
 	return out, nil
+}
+
+// colonItem returns the text a list item that YAML read as a one-pair
+// mapping was meant to be, when it is one (a tag such as "- Note: x" or
+// [a: b]): its key and value, plain texts, on one line, joined by ": ".
+func colonItem(n *yaml.Node) (string, bool) {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		return "", false
+	}
+	k, v := n.Content[0], n.Content[1]
+	// A mapping in braces ({a: b}) starts before its key: one written
+	// as such, not a text with a colon.
+	if k.Line != n.Line || k.Column != n.Column || k.Kind != yaml.ScalarNode || v.Kind != yaml.ScalarNode || k.Style != 0 || v.Style != 0 ||
+		k.Line != v.Line || k.Value == "" || v.Tag == "!!null" {
+		return "", false
+	}
+	return k.Value + ": " + v.Value, true
 }
 
 // Ints reads a sequence of integers.

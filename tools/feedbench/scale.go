@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
@@ -190,16 +189,17 @@ func outputEstimate(n int, limits []int) int64 {
 }
 
 // checkRoom fails when the file system of dir (the system's temporary
-// folder when empty) has less than need bytes free.
+// folder when empty) has less than need bytes free. Where the system does
+// not say (freeSpace), it does not check.
 func checkRoom(dir string, need int64) error {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
+	free, ok, err := freeSpace(dir)
+	if err != nil {
 		return fmt.Errorf("free space of %s: %w", dir, err)
 	}
-	if free := int64(st.Bavail) * int64(st.Bsize); free < need {
+	if ok && free < need {
 		return fmt.Errorf("%s has %s free, the sites need about %s: pass -dir with more room, or fewer -articles", dir, formatBytes(free), formatBytes(need))
 	}
 	return nil

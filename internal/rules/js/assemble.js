@@ -156,10 +156,11 @@ function lineOf(t, off, count) {
 // plan returns what the page of answer a is made of, from its
 // collection's index t (see cut; null when the collection has none: no
 // article has its filter value): {b: the body} past the end, else {h:
-// the head, p: the parts [chunk path, start, end], n: the length in
-// bytes of all but the head, t: the tail of the entity tag's input}. It
-// returns null for an index it cannot read (another format: the build is
-// newer or older than this script).
+// the head, p: the parts [chunk path, start, end, the chunk's size], n:
+// the length in bytes of all but the head, t: the tail of the entity
+// tag's input}. It returns null for an index it cannot read (another
+// format: the build is newer or older than this script; a path that is
+// not a chunk's).
 function plan(a, t) {
     var q = a.q, count = 0, off = q.o.length > 15 ? Infinity : +q.o, p;
     if (t != null) {
@@ -179,10 +180,10 @@ function plan(a, t) {
     for (var i = off; i <= last;) {
         var e = t.indexOf("]}", p) + 2, r = JSON.parse(cut(t, p, e)), j = Math.min(last, r.first + r.ends.length - 1);
         var start = i == r.first ? 1 : r.ends[i - r.first - 1] + 1, end = r.ends[j - r.first];
-        if (i < r.first || !(end > start) || !chunkPath(r.path)) {
+        if (i < r.first || !(end > start) || !chunkPath(r.path) || !(r.size > end)) {
             return null;
         }
-        parts.push([r.path, start, end]);
+        parts.push([r.path, start, end, r.size]);
         n += end - start + (parts.length > 1 ? 1 : 0);
         tag += r.path.slice(-69, -5) + hex8(start) + hex8(end);
         i = j + 1;
@@ -194,14 +195,31 @@ function plan(a, t) {
     return {h: head, p: parts, n: n, t: tag};
 }
 
-// chunkPath reports whether p has the shape of a chunk's path as
-// chunk.ChunkPath writes it (articles/chunks/<2 hex>/<64 hex>.json),
-// without "..": an index that names any other file, inside the build's
-// folder or out of it, is not read. (Its digits are not checked one by
-// one: njs would pay for each.)
+// chunkPath reports whether p is a chunk's path as chunk.ChunkPath
+// writes it: articles/chunks/<2 hex>/<64 lowercase hex, the same 2
+// first>.json. An index that names any other file, inside the build's
+// folder or out of it, is not read. CHUNK is made at the first call (njs
+// runs the top level again for every request).
+var CHUNK = null;
+
 function chunkPath(p) {
-    return typeof p == "string" && p.length == 88 && p.slice(0, 16) == "articles/chunks/" && p.charAt(18) == "/" &&
-        p.slice(16, 18) == p.slice(19, 21) && p.slice(83) == ".json" && p.indexOf("..") < 0 && p.indexOf("\\") < 0;
+    CHUNK = CHUNK || new RegExp("^articles/chunks/[0-9a-f]{2}/[0-9a-f]{64}[.]json$");
+    return typeof p == "string" && CHUNK.test(p) && p.slice(16, 18) == p.slice(19, 21);
+}
+
+// DAMAGED ends the message of a chunk that is not the one its index
+// names (the adapters log it, and answer 503).
+var DAMAGED = ": refused: not the chunk the build wrote (a build died, or the folder was changed after it): 503 for its pages until the next build";
+
+// partOK reports whether bytes b, read from a chunk of size bytes at
+// start-1 to end+1, hold articles from start to end as the chunk's are
+// cut (chunk.CheckChunk): '[' (at 0) or ',' before the first's '{', and
+// '}' then ',' or ']' (the chunk's last byte) after the last. A file that
+// is not the chunk its index names (another size, or another's bytes)
+// fails it: its bytes are never answered.
+function partOK(b, start, end, size) {
+    var n = end - start;
+    return b.length == n + 2 && b[0] == (start == 1 ? 91 : 44) && b[1] == 123 && b[n] == 125 && b[n + 1] == (end + 1 == size ? 93 : 44);
 }
 
 // hex8 returns v as 8 hex digits: 4 bytes, big-endian.

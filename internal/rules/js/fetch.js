@@ -127,27 +127,55 @@ async function readIndex(store, path, fresh) {
 }
 
 // readParts returns the body of plan pl: its head, each part's range
-// (all asked for at once), a comma between two, and the tail; null when
-// a chunk is gone or its range is not the length asked for.
+// (all asked for at once, with a byte on each side), a comma between two,
+// and the tail; null when a chunk is gone or its range is not the length
+// asked for. A chunk that is not the file its index names is refused (it
+// throws): another size than the index says (a link to a file outside
+// the build), or bytes at a part's ends that are not an article's
+// (partOK). Nothing of it is answered. A store that does not say a
+// chunk's size (an origin's Content-Range of bytes START-END/*, or none
+// kept by a proxy) leaves the cuts alone to check it (sizeUnknown).
 async function readParts(store, pl) {
     var got = await Promise.all(pl.p.map(function (pt) {
-        return store(pt[0], [pt[1], pt[2]], null);
+        return store(pt[0], [pt[1] - 1, pt[2] + 1], null);
     }));
-    var head = new TextEncoder().encode(pl.h), out = new Uint8Array(head.length + pl.n), at = head.length;
+    var head = new TextEncoder().encode(pl.h), out = new Uint8Array(head.length + pl.n), at = head.length, pt, b;
     out.set(head, 0);
     for (var i = 0; i < got.length; i++) {
-        if (got[i].s != 200 || got[i].b.length != pl.p[i][2] - pl.p[i][1]) {
+        pt = pl.p[i];
+        b = got[i].b;
+        if (got[i].s != 200 || b.length != pt[2] - pt[1] + 2) {
             return null;
+        }
+        if (got[i].z == null) {
+            sizeUnknown(pt[0]);
+        } else if (got[i].z !== pt[3]) {
+            throw new Error(pt[0] + ": " + got[i].z + " bytes, the index says " + pt[3] + DAMAGED);
+        }
+        if (!partOK(b, pt[1], pt[2], pt[3])) {
+            throw new Error(pt[0] + ": its articles are not where the index says" + DAMAGED);
         }
         if (i > 0) {
             out[at++] = 44;
         }
-        out.set(got[i].b, at);
-        at += got[i].b.length;
+        out.set(b.subarray(1, b.length - 1), at);
+        at += b.length - 2;
     }
     out[at++] = 93;
     out[at] = 125;
     return out;
+}
+
+// unsized says whether sizeUnknown has said it.
+var unsized = false;
+
+// sizeUnknown says, once, that the store did not say the size of the
+// chunk at path: its pages are then checked by their cuts alone.
+function sizeUnknown(path) {
+    if (!unsized) {
+        unsized = true;
+        console.warn("feedgen: the size of " + path + " is not known (its Content-Range is bytes START-END/* or missing): chunks are checked by where their articles end, not by their size; said once");
+    }
 }
 
 // maxAge returns the seconds a response may be used for, by its
@@ -159,6 +187,19 @@ function maxAge(cc) {
     var i = cc.indexOf("max-age=");
     return i < 0 ? 0 : parseInt(cc.slice(i + 8), 10) || 0;
 }
+
+// totalOf returns the size of the whole file of a Content-Range value
+// (bytes START-END/SIZE); null when it does not say (bytes START-END/*,
+// no value).
+function totalOf(cr) {
+    var i = cr == null ? -1 : cr.lastIndexOf("/"), s = i < 0 ? "" : cr.slice(i + 1).trim(), z = s == "" ? NaN : +s;
+    return z >= 0 ? z : null;
+}
+
+// A store reads a file of the build: store(path, range [start, end) or
+// null for all of it, entity tag for If-None-Match or null) gives {s:
+// status (200, 304, 404), b: the bytes, z: the size of the whole file, e:
+// its entity tag, m: the seconds it may be kept}.
 
 // fetchStore returns a store that reads through get(request), a fetch of
 // the build's files relative to base: a range with Range (a whole file
@@ -176,6 +217,7 @@ function fetchStore(base, get) {
         var o = {s: res.status, e: res.headers.get("ETag"), m: maxAge(res.headers.get("Cache-Control"))};
         if (res.status == 200 || res.status == 206) {
             o.b = new Uint8Array(await res.arrayBuffer());
+            o.z = res.status == 200 ? o.b.length : totalOf(res.headers.get("Content-Range"));
             if (range != null && res.status == 200) {
                 o.b = o.b.subarray(range[0], range[1]);
             }
@@ -203,7 +245,7 @@ function bucketStore(bucket) {
         if (obj == null) {
             return {s: 404};
         }
-        var o = {s: 304, e: obj.httpEtag, m: maxAge(obj.httpMetadata != null ? obj.httpMetadata.cacheControl : null)};
+        var o = {s: 304, e: obj.httpEtag, m: maxAge(obj.httpMetadata != null ? obj.httpMetadata.cacheControl : null), z: obj.size};
         if (obj.body != null) {
             o.b = new Uint8Array(await obj.arrayBuffer());
             o.s = 200;

@@ -6,7 +6,7 @@
 var PAGES = "/.feedgen-pages/";
 
 function handle(r) {
-    var u = r.variables.request_uri, i = u.indexOf("?"), p = i < 0 ? u : u.slice(0, i);
+    var u = requestURI(r), i = u.indexOf("?"), p = i < 0 ? u : u.slice(0, i);
     // A path without '%' is its own decoding (answer compares it with
     // the listing's, which is ASCII).
     var a = answer(r.method, p.indexOf("%") < 0 ? p : decodePath(p), i < 0 ? "" : u.slice(i + 1));
@@ -28,6 +28,23 @@ function handle(r) {
         return;
     }
     r.return(a.s, a.b);
+}
+
+// requestURI returns the request's target as the client sent it, each
+// byte past ASCII percent-encoded: a byte sent raw and its escape decode
+// to the same byte (then UTF-8, invalid bytes U+FFFD), as feedgen serve
+// reads them. r.variables would give the raw bytes as characters (njs
+// before 0.8: one a byte) or decoded (later), which answer takes for
+// characters; r.rawVariables gives the bytes.
+function requestURI(r) {
+    var b = r.rawVariables.request_uri, s = "", from = 0;
+    for (var i = 0; i < b.length; i++) {
+        if (b[i] >= 128) {
+            s += b.toString("utf8", from, i) + "%" + hex2(b[i], HEX);
+            from = i + 1;
+        }
+    }
+    return from == 0 ? b.toString("utf8") : s + b.toString("utf8", from, b.length);
 }
 
 // assemblePage answers the page of answer a from the build in the
@@ -89,7 +106,7 @@ var WINDOW = 4096, WHOLE = 256 << 10;
 function openIndex(fs, path) {
     var fd;
     try {
-        fd = fs.openSync(path, "r");
+        fd = openRegular(fs, path);
     } catch (e) {
         if (e.code == "ENOENT" || e.code == "ENOTDIR") {
             return null;
@@ -190,32 +207,89 @@ function planFrom(fs, root, a) {
 
 // readParts returns the body of plan pl: its head, then each part read
 // from its chunk at its offset, a comma between two, and the tail; null
-// when a chunk is gone or shorter.
+// when a chunk is gone (a build deleted it since the index was read). A
+// chunk that is not the file its index names is refused (it throws): a
+// symbolic link or in a folder that is one, not a regular file, a file
+// of other names too (a hard link: to a file outside the build, whose
+// path tells nothing), another size than the index says, or bytes at a
+// part's ends that are not an article's (partOK). Nothing of it is
+// answered.
 function readParts(fs, root, pl) {
-    var head = Buffer.from(pl.h), buf = Buffer.allocUnsafe(head.length + pl.n), at = head.copy(buf, 0), fd, pt, n;
+    var head = Buffer.from(pl.h), buf = Buffer.allocUnsafe(head.length + pl.n), at = head.copy(buf, 0), dirs = {}, fd, pt, st, n;
     for (var i = 0; i < pl.p.length; i++) {
         pt = pl.p[i];
         if (i > 0) {
             buf[at++] = 44;
         }
         try {
+            st = chunkStat(fs, root, pt[0], dirs);
+            if (st.size != pt[3]) {
+                throw new Error(pt[0] + ": " + st.size + " bytes, the index says " + pt[3] + DAMAGED);
+            }
             fd = fs.openSync(root + pt[0], "r");
         } catch (e) {
-            return null;
+            if (e.code == "ENOENT" || e.code == "ENOTDIR") {
+                return null;
+            }
+            throw e;
         }
         try {
-            n = fs.readSync(fd, buf, at, pt[2] - pt[1], pt[1]);
+            // The part and a byte on each side, which partOK checks, read
+            // over the byte before (the head's '[' or a comma, put back)
+            // and the one after (a comma or the tail, written after).
+            n = fs.readSync(fd, buf, at - 1, pt[2] - pt[1] + 2, pt[1] - 1);
         } finally {
             fs.closeSync(fd);
         }
-        if (n != pt[2] - pt[1]) {
-            return null;
+        if (n != pt[2] - pt[1] + 2 || !partOK(buf.slice(at - 1, at + n - 1), pt[1], pt[2], pt[3])) {
+            throw new Error(pt[0] + ": its articles are not where the index says" + DAMAGED);
         }
-        at += n;
+        buf[at - 1] = i > 0 ? 44 : 91;
+        at += n - 2;
     }
     buf[at++] = 93;
     buf[at] = 125;
     return buf;
+}
+
+// LINKED ends the message of a chunk refused for a link.
+var LINKED = ": refused: a chunk is the file feedgen build wrote, not a symbolic link (copy the build's folder, do not link to it)";
+
+// chunkStat returns the lstat of the chunk at path p of the build at
+// root (articles/chunks/<2 hex>/<64 hex>.json), having checked that it
+// and its folders are no symbolic links (the two folders once a request,
+// in dirs) and that it is a regular file. A hard link is not refused: it
+// is the file it names (a deploy made with cp -al or rsync --link-dest
+// has them), and one to another file is caught by its size and its cuts.
+function chunkStat(fs, root, p, dirs) {
+    var d = [p.slice(0, 15), p.slice(0, 18)], st;
+    for (var i = 0; i < d.length; i++) {
+        if (!dirs[d[i]]) {
+            if (!fs.lstatSync(root + d[i]).isDirectory()) {
+                throw new Error(d[i] + ": not a folder (a symbolic link?)" + LINKED);
+            }
+            dirs[d[i]] = 1;
+        }
+    }
+    st = fs.lstatSync(root + p);
+    if (!st.isFile()) {
+        throw new Error(p + ": " + (st.isSymbolicLink() ? "a symbolic link" : "not a regular file") + LINKED);
+    }
+    return st;
+}
+
+// openRegular opens the file at path for reading, refusing one that is
+// not a regular file (thrown: the page is unavailable), as feedgen serve
+// does. njs opens files blocking, in the worker that serves every other
+// request, and cannot ask for O_NONBLOCK: a named pipe put in place of an
+// index or a chunk would hold the worker until a writer came. The type is
+// read just before the open: a pipe put there between the two is not
+// seen.
+function openRegular(fs, path) {
+    if (!fs.statSync(path).isFile()) {
+        throw new Error(path + " is not a regular file: remove it and run feedgen build");
+    }
+    return fs.openSync(path, "r");
 }
 
 export default {handle: handle};
