@@ -11,6 +11,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/importer"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/spf13/cobra"
 )
@@ -57,9 +58,9 @@ func (o *importOptions) check() error {
 		return usageError{fmt.Errorf("--max-requests %d: give 1 or more", o.maxReqs)}
 	case o.offsets != listing.OffsetsAll && o.offsets != listing.OffsetsAligned:
 		return usageError{fmt.Errorf("--offsets %q: want %q or %q", o.offsets, listing.OffsetsAll, listing.OffsetsAligned)}
-	case o.layout != listing.LayoutChunks && o.layout != listing.LayoutPages:
-		return usageError{fmt.Errorf("--layout %q: want %q or %q", o.layout, listing.LayoutChunks, listing.LayoutPages)}
-	case o.layout == listing.LayoutChunks && (o.set("limits") || o.set("offsets")):
+	case o.layout != layout.ChunksName && o.layout != layout.PagesName:
+		return usageError{fmt.Errorf("--layout %q: want %q or %q", o.layout, layout.ChunksName, layout.PagesName)}
+	case o.layout == layout.ChunksName && (o.set("limits") || o.set("offsets")):
 		return usageError{errors.New("--limits and --offsets are of --layout pages (a file per page): the default, chunks, answers every page size up to the service's largest at every offset")}
 	}
 	for _, l := range o.limits {
@@ -141,7 +142,7 @@ func runImport(ctx context.Context, o *importOptions) error {
 		human.Plural(s.Authors, "author"), human.Plural(s.Articles, "article file"), filepath.Join(o.out, "content"), inline)
 	if s.Pages > 0 {
 		what := "pages"
-		if s.Layout == listing.LayoutChunks {
+		if s.Layout == layout.ChunksName {
 			what = "chunks"
 		}
 		fmt.Fprintf(o.stdout, "checked: the site gives the %s read, byte for byte (limits %d and %d; about %s of %s to build)\n",
@@ -217,7 +218,7 @@ time zone or filters: add them after.`,
 	f.IntVar(&o.workers, "workers", importer.DefaultWorkers, "pages read at once")
 	f.IntVar(&o.retries, "retries", importer.DefaultRetries, "times a failed request (network error, 5xx, 408, 429) is tried again")
 	f.StringVar(&o.timezone, "timezone", importer.DefaultTimezone, "the time zone to write in config.yaml: the service's, if known")
-	f.StringVar(&o.layout, "layout", listing.LayoutChunks, `pagination.layout to write: "chunks" (every page size at every offset, put together per request) or "pages" (a file per page)`)
+	f.StringVar(&o.layout, "layout", layout.ChunksName, `pagination.layout to write: "chunks" (every page size at every offset, put together per request) or "pages" (a file per page)`)
 	f.IntSliceVar(&o.limits, "limits", nil, "with --layout pages: page sizes to pre-render besides the default and the largest, e.g. 50")
 	f.StringVar(&o.offsets, "offsets", listing.OffsetsAll, `with --layout pages: offsets to pre-render, "all" (as the service answers) or "aligned"`)
 	f.BoolVar(&o.keepGoing, "keep-going", false, "leave out what cannot be kept exact, and write the rest")

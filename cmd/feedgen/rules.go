@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
@@ -206,7 +207,7 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 		c := o.t.CommandsFor(o.out, true)
 		fmt.Fprintf(o.stderr, "a complete %s config: start it with %s, stop it with %s\n", o.t.Name, c.Start, c.Stop)
 	}
-	if o.t.Counts && !m.Pagination.Chunked() {
+	if o.t.Counts && !layout.Of(m.Pagination).Assembled {
 		rec.Counts = rules.Counts(m.Collections)
 	}
 	dropped, err := rules.SaveRecord(records, rec)
@@ -218,7 +219,7 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 		fmt.Fprintf(o.stderr, "warning: recording the rules in %s: %v (feedgen build cannot tell when they are stale)\n", records, err)
 	}
 	switch {
-	case m.Pagination.Chunked():
+	case layout.Of(m.Pagination).Assembled:
 		fmt.Fprintf(o.stderr, "these %s files read each collection's index per request: a build does not make them stale (write them again when config.yaml's base_url, pagination or filters change)\n", o.t.Name)
 	case o.t.Counts:
 		fmt.Fprintf(o.stderr, "these %s files hold the build's counts: feedgen build says when a build makes them stale, %s checks them\n", o.t.Name, checkCommand(o.t.Name, o.config, o.out))

@@ -30,6 +30,7 @@ import (
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
@@ -285,7 +286,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	} else {
 		listing = feed.Update(b.last, baseURL, cfg.Pagination, cfg.Filters, site.Articles)
 	}
-	chunked := cfg.Pagination.Chunked()
+	chunked := layout.Of(cfg.Pagination).Assembled
 	var pages []feed.Page
 	if !chunked {
 		pages = listing.Pages()
@@ -385,7 +386,7 @@ func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes i
 		bytes += int64(n)
 	}
 	files = len(pages)
-	if cfg.Pagination.Chunked() {
+	if layout.Of(cfg.Pagination).Assembled {
 		seen := map[[sha256.Size]byte]bool{}
 		path := chunk.ChunkPath([sha256.Size]byte{}) // every chunk's is as long
 		for i, cs := range l.Chunks() {
@@ -438,7 +439,7 @@ func sizeChange(cfg *config.Config) string {
 	const chunks = "layout: chunks (every limit up to max_limit at every offset, each article stored once per listing)"
 	var change string
 	switch pg := cfg.Pagination; {
-	case pg.Chunked():
+	case layout.Of(pg).Assembled:
 		change = "list fewer filters (each stores its articles once more)"
 	case pg.Offsets == listing.OffsetsAll:
 		change = "under pagination:, set " + chunks + " or offsets: aligned (a page per multiple of each limit, not per offset)"

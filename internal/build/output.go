@@ -18,6 +18,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/folder"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
@@ -225,7 +226,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	}
 	d.mark = sync.OnceValue(func() error {
 		create := newPages(paths, prev, pending)
-		if prev != nil && prev.Pagination.Chunked() {
+		if prev != nil && layout.Of(prev.Pagination).Assembled {
 			// The last build's chunks are named by its indexes only (see
 			// manifest.Marshal), which this build overwrites: should it
 			// die, the next one finds them here.

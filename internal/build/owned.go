@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
@@ -53,7 +54,7 @@ func buildName(p string) bool {
 	if t, ok := tempOf(p); ok {
 		p = t
 	}
-	return manifest.IsBuildFile(p)
+	return layout.Built(p)
 }
 
 // scanOwned walks outDir/articles and sorts its files by who wrote them:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
@@ -131,7 +132,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	res := &Result{
 		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
 		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.Data,
-		Chunked: m.Pagination.Chunked(),
+		Chunked: layout.Of(m.Pagination).Assembled,
 	}
 	if m.Source.Until != nil {
 		res.NextScheduled = *m.Source.Until

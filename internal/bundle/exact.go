@@ -33,8 +33,8 @@ import (
 // the entry before it ends, unless that entry is itself damaged, when its
 // central directory record says where it is.
 
-// layout is what checkBytes learned of an archive.
-type layout struct {
+// archiveLayout is what checkBytes learned of an archive.
+type archiveLayout struct {
 	// offsets are where the entries' local headers are, by index in the
 	// zip.Reader's File; nil when the archive's end could not be read.
 	offsets []int64
@@ -80,8 +80,8 @@ func (w *window) get(off int64, n int) ([]byte, bool) {
 // with those Write writes for the entries of zr (as its central directory
 // lists them) at the time of the build, built; nil when it is not known
 // (no manifest could be read): then the time most entries have.
-func (v *verifier) checkBytes(ctx context.Context, zr *zip.Reader, built *time.Time) layout {
-	lay := layout{sealAt: -1}
+func (v *verifier) checkBytes(ctx context.Context, zr *zip.Reader, built *time.Time) archiveLayout {
+	lay := archiveLayout{sealAt: -1}
 	w := &window{r: v.r, size: v.size, block: 64 << 10}
 
 	// The end record: before the seal, or last.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
@@ -152,7 +153,7 @@ type verifier struct {
 	mu       sync.Mutex
 	problems diag.List
 	damage   []damage
-	lay      layout
+	lay      archiveLayout
 	// index is the place of each entry in the zip.Reader's File; sums
 	// are the SHA-256 of each one's compressed data, when summed, read
 	// once with its data (see openEntry and checkSeal).
@@ -311,7 +312,7 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 		if b.ManifestData = v.readOwn(f, manifestBase+manifestPerEntry*int64(len(zr.File))); b.ManifestData != nil {
 			m = v.parseManifest(b.ManifestData)
 			b.Manifest = m
-			if m != nil && m.Pagination.Chunked() {
+			if m != nil && layout.Of(m.Pagination).Assembled {
 				// The chunks, named by the indexes (manifest.Marshal): an
 				// index that cannot be read names none (it is damaged,
 				// and said so by checkPages).

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/yamlnode"
 	"gopkg.in/yaml.v3"
@@ -244,11 +245,11 @@ func (p *parser) parse(data []byte) *Config {
 				case "layout":
 					s := p.str(e)
 					switch s {
-					case listing.LayoutPages:
-					case listing.LayoutChunks:
+					case layout.PagesName:
+					case layout.ChunksName:
 						c.Pagination.Layout, layoutLine = s, e.Value.Line
 					default:
-						p.errorf(e.Value.Line, "pagination.layout: want %q or %q, got %q", listing.LayoutPages, listing.LayoutChunks, s)
+						p.errorf(e.Value.Line, "pagination.layout: want %q or %q, got %q", layout.PagesName, layout.ChunksName, s)
 					}
 				case "max_output_bytes":
 					s := p.str(e)
@@ -281,7 +282,7 @@ func (p *parser) parse(data []byte) *Config {
 		// blame the default it leaves in place: the typo says it all.
 		p.checkPagination(&c.Pagination, haveLimits, haveMax, limitsLine, maxLine, defLine)
 	}
-	if c.Pagination.Chunked() && c.Pagination.Offsets == listing.OffsetsAligned {
+	if layout.Of(c.Pagination).Assembled && c.Pagination.Offsets == listing.OffsetsAligned {
 		p.errorf(firstLine(offsetsLine, layoutLine), "pagination.offsets: aligned has no meaning with layout: chunks, which answers every offset: remove it")
 	}
 	return c
@@ -304,7 +305,7 @@ func (p *parser) checkPagination(pg *listing.Pagination, haveLimits, haveMax boo
 	}
 	if !haveMax {
 		pg.MaxLimit = pg.Limits[len(pg.Limits)-1]
-	} else if pg.MaxLimit > 0 && !pg.HasLimit(pg.MaxLimit) && !pg.Chunked() { // chunks answer every limit
+	} else if pg.MaxLimit > 0 && !pg.HasLimit(pg.MaxLimit) && !layout.Of(*pg).Assembled { // chunks answer every limit
 		p.errorf(maxLine, "pagination.max_limit %d is not one of pagination.limits %v: add it to limits", pg.MaxLimit, pg.Limits)
 	}
 	if pg.MaxLimit > 0 && pg.DefaultLimit > pg.MaxLimit {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"gopkg.in/yaml.v3"
 )
@@ -182,7 +183,7 @@ func (sc *siteConfig) pagination() *yaml.Node {
 	add(pg, "max_limit", intNode(int64(sc.max)))
 	size := sc.chunks
 	if sc.chunked {
-		add(pg, "layout", plainNode(listing.LayoutChunks),
+		add(pg, "layout", plainNode(layout.ChunksName),
 			"chunks: every page size up to max_limit at every offset, as the service answers",
 			fmt.Sprintf("(about %s of chunks here), put together per request by feedgen serve, or by", human.Bytes(sc.chunks)),
 			"nginx with njs, Cloudflare or Netlify. A plain file server needs layout: pages",

@@ -17,7 +17,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/human"
-	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
 )
@@ -110,7 +110,7 @@ func TestPublishChunks(t *testing.T) {
 		b, rec := record(t, open(t, url))
 		cc := config.DefaultCacheControl
 		first := readManifest(t, s.out)
-		if !first.Pagination.Chunked() || len(chunksOf(first)) < 10 {
+		if !layout.Of(first.Pagination).Assembled || len(chunksOf(first)) < 10 {
 			t.Fatalf("the site is not in the chunks layout, or has few chunks (%d)", len(chunksOf(first)))
 		}
 
@@ -513,7 +513,7 @@ func TestPublishSwitchLayout(t *testing.T) {
 	recordedPublish(t, b, rec, s.out, lockOptions(url, store))
 	checkBucket(t, b, s.out, cc, nil)
 
-	s.setLayout(t, listing.LayoutChunks)
+	s.setLayout(t, layout.ChunksName)
 	chunked := readManifest(t, s.out)
 	t.Run("to chunks, too many deletes", func(t *testing.T) {
 		snap := storeSnapshot(t, store)
@@ -534,7 +534,7 @@ func TestPublishSwitchLayout(t *testing.T) {
 		checkBucket(t, b, s.out, cc, nil)
 	})
 
-	s.setLayout(t, listing.LayoutPages)
+	s.setLayout(t, layout.PagesName)
 	t.Run("back to pages", func(t *testing.T) {
 		// The indexes go; the chunks stay, named by the bucket's
 		// manifest: an edge may hold its indexes.

@@ -28,7 +28,7 @@
 // then manifest.json, each step begun once the one before it is done, so
 // that no index is in the bucket before the chunks it names. A chunk's
 // bytes never change (its name is their digest): chunks get
-// chunk.ImmutableCacheControl, and a chunk the build no longer has is
+// layout.ImmutableCacheControl, and a chunk the build no longer has is
 // deleted only when the bucket's manifest before this publish does not
 // name it either, so that a CDN or an edge holding an index of the
 // previous build for its cache lifetime still finds its chunks (see
@@ -67,6 +67,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
@@ -107,7 +108,7 @@ const (
 // Options say how to publish.
 type Options struct {
 	// CacheControl is the Cache-Control of every object uploaded but
-	// chunks, which get chunk.ImmutableCacheControl;
+	// chunks, which get layout.ImmutableCacheControl;
 	// config.DefaultCacheControl when empty.
 	CacheControl string
 	// Workers is how many objects are uploaded or checked at once;
@@ -399,7 +400,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	for i, f := range p.local.m.Files {
 		p.index[f.Path] = i
 	}
-	p.res.Chunked = p.local.m.Pagination.Chunked()
+	p.res.Chunked = layout.Of(p.local.m.Pagination).Assembled
 	if opt.Folder != "" {
 		// The mount table is read, and the build found, once.
 		if p.loc, err = folder.NewLocator(opt.OutputDir); err != nil {
@@ -913,7 +914,7 @@ func (p *publisher) delete(ctx context.Context, keys []string) error {
 // the rest.
 func (p *publisher) cacheControl(key string) string {
 	if chunk.IsChunk(key) {
-		return chunk.ImmutableCacheControl
+		return layout.ImmutableCacheControl
 	}
 	return p.opt.CacheControl
 }

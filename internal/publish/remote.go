@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
 )
@@ -100,7 +101,7 @@ func buildWrites(key string) bool {
 			key = base[:i]
 		}
 	}
-	return manifest.IsBuildFile(key)
+	return layout.Built(key)
 }
 
 // isHex reports whether s is one or more lowercase hex digits.

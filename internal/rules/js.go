@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -59,7 +60,7 @@ type siteData struct {
 // not found).
 func newSiteData(s *Site, filters bool) (*siteData, error) {
 	p := s.Paging
-	if p.Chunked() {
+	if layout.Of(p).Assembled {
 		return chunkedSiteData(s, filters), nil
 	}
 	if len(p.Limits) == 0 || !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -88,7 +89,7 @@ func netlifyGenerate(s *Site) (*Output, error) {
 // function reads them through the same chain.
 func netlifyRedirects(s *Site) []byte {
 	var b strings.Builder
-	if s.Paging.Chunked() {
+	if layout.Of(s.Paging).Assembled {
 		b.WriteString(`# feedgen rules netlify: a build of layout: chunks has no page files. The
 # edge function netlify/edge-functions/feedgen.js answers every request,
 # putting pages together from the indexes and chunks; when it does not run,

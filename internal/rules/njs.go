@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -47,7 +48,7 @@ func njsGenerate(s *Site) (*Output, error) {
 			return nil, err
 		}
 	}
-	if s.Cache != "" && !s.Paging.Chunked() {
+	if s.Cache != "" && !layout.Of(s.Paging).Assembled {
 		return nil, errors.New("--cache is for a build of layout: chunks, whose pages njs puts together; nginx serves a pages build's files itself")
 	}
 	listen := s.Listen
@@ -184,7 +185,7 @@ func njsUse(s *Site) string {
 # and in its main context: load_module modules/ngx_http_js_module.so;
 # (Debian: apt-get install libnginx-mod-http-js).`
 	}
-	if s.Paging.Chunked() {
+	if layout.Of(s.Paging).Assembled {
 		return use + `
 # It reads each collection's index per request: a build does not make it
 # stale.`

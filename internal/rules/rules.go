@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -250,7 +251,7 @@ var ErrChunks = errors.New("the build is in the chunks layout (pagination.layout
 // together per request, for a target that only maps a request onto a
 // file: its error names the targets that run code to do it.
 func checkLayout(t Target, s *Site) error {
-	if !s.Paging.Chunked() || t.Assembles {
+	if !layout.Of(s.Paging).Assembled || t.Assembles {
 		return nil
 	}
 	var can []string

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
@@ -62,7 +63,7 @@ type fileRef struct {
 // It stops when ctx is done, checked between files.
 func loadBuild(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
 	p := m.Pagination
-	if p.Chunked() {
+	if layout.Of(p).Assembled {
 		return loadChunked(ctx, fsys, dir, data, m, prev, fresh, slack, partial)
 	}
 	inMemory := len(m.Files) // pages held in memory, at most
