@@ -36,8 +36,11 @@
 //     log.
 //   - build_*.go: the builds served. build_source.go: where they come
 //     from (Folder, Archive, Pushed, a Handover); build_held.go: a build
-//     as a set of collections and their pages; build_load.go: loading one
-//     from its manifest and page files; build_follow.go: switching to a
+//     as a set of collections and their pages; build_layouts.go: the
+//     server's loader of each layout (layout.Layouts) and loadBuild;
+//     build_load.go: loading a build of pages from its manifest and page
+//     files; build_chunks.go: of chunks, and assembling its pages;
+//     build_follow.go: switching to a
 //     new one (Reload, Install, FollowBuilds); build_batch.go: bodies
 //     handed over in memory; build_lock_*.go: telling whether a build is
 //     writing the folder (New serves a build whose pages do not all match
