@@ -439,3 +439,9 @@ func plainFolder(t *testing.T, dir, out string, foreign map[string]string) {
 		t.Fatal(err)
 	}
 }
+
+// retryTest is policy.retry with no notices and the connect bound of
+// timeout.
+func retryTest(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	return policy{retries: retries, backoff: backoff, timeout: timeout}.retry(ctx, "", 0, op)
+}

@@ -70,6 +70,7 @@ import (
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/pool"
+	"github.com/feedgen/feedgen/internal/retry"
 	"gocloud.dev/blob"
 )
 
@@ -340,7 +341,7 @@ type publisher struct {
 	fence  func() error
 	layout layout.Layout // the build's
 	// notices says what the publish's requests meet (see policy).
-	notices *noticer
+	notices *retry.Notices
 	// loc relates the folders of a bucket on disk to the build's
 	// (Options.OutputDir); walked is what the walk of its articles/
 	// found, nil before it.
@@ -388,7 +389,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		opt.ConnectTimeout = 0 // a disk has no first byte to wait for
 	}
 	start := opt.Clock()
-	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &noticer{w: opt.Notices, clock: opt.Clock}}
+	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &retry.Notices{W: opt.Notices, Clock: opt.Clock}}
 	p.res.DryRun = opt.DryRun
 	defer func() { p.res.Duration = opt.Clock().Sub(start) }()
 	if p.local, err = readLocal(ctx, output); err != nil {
