@@ -133,8 +133,8 @@ func TestNotices(t *testing.T) {
 	now := time.Unix(0, 0)
 	n := &Notices{W: &b, Clock: func() time.Time { return now }}
 	n.SayTry(1, "a 1")
-	n.SayTry(1, "b 1")   // the same second: not said
-	n.SayTry(2, "a 2")   // another try
+	n.SayTry(1, "b 1")    // the same second: not said
+	n.SayTry(2, "a 2")    // another try
 	n.Say("always %d", 1) // not a try's
 	now = now.Add(time.Second)
 	n.SayTry(1, "c 1")
