@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/retry"
 )
 
@@ -166,7 +167,7 @@ func (f *fetcher) do(ctx context.Context, u string, kick func(n int)) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", listing.ContentType)
 	req.Header.Set("User-Agent", f.userAgent)
 	resp, err := f.client.Do(req)
 	var ue *url.Error
@@ -184,7 +185,7 @@ func (f *fetcher) do(ctx context.Context, u string, kick func(n int)) ([]byte, e
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
+		if err != nil || mt != listing.ContentType {
 			return nil, &notJSONError{ct}
 		}
 	}
