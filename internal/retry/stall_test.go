@@ -15,14 +15,16 @@ func TestDetector(t *testing.T) {
 	tests := []struct {
 		name    string
 		stall   Stall
-		kicks   int // one every 50 ms; -1: a byte every 10 ms, for ever
+		kicks   int // one every 100 ms; -1: a byte every 10 ms, for ever
 		size    int // bytes a kick
 		want    *StallError
 		wantErr string
 	}{
 		{"silent", Stall{After: 30 * time.Millisecond, Flag: "--connect-timeout", Timeout: time.Second, TimeoutFlag: "--timeout"}, 0, 0,
 			&StallError{After: 30 * time.Millisecond, Flag: "--connect-timeout"}, "no answer for 30ms"},
-		{"progress", Stall{After: 300 * time.Millisecond, Timeout: 300 * time.Millisecond}, 20, 64 << 10, nil, ""},
+		// 2.5 s in all, never a second without progress (a loaded
+		// machine's 100 ms may be many more).
+		{"progress", Stall{After: time.Second, Timeout: time.Second}, 25, 64 << 10, nil, ""},
 		{"no bound", Stall{}, 3, 1, nil, ""},
 		{"trickle", Stall{After: 200 * time.Millisecond, Timeout: 200 * time.Millisecond, TimeoutFlag: "--timeout"}, -1, 1,
 			&StallError{After: 200 * time.Millisecond, Trickle: true, Flag: "--timeout"}, "slower than 1024 bytes a second after 200ms"},
@@ -50,7 +52,7 @@ func TestDetector(t *testing.T) {
 					if err = ctx.Err(); err != nil {
 						break
 					}
-					time.Sleep(50 * time.Millisecond)
+					time.Sleep(100 * time.Millisecond)
 					d.Progress(tt.size)
 				}
 			}
