@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
@@ -17,7 +15,6 @@ import (
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
-	"gocloud.dev/blob"
 )
 
 // publishOptions are the options of feedgen publish.
@@ -33,8 +30,8 @@ type publishOptions struct {
 	set                 func(flag string) bool // whether the flag was given
 
 	bucket       *publish.Bucket // where BUCKET_URL says: set by check
-	bucketDir    string          // the folder of a file:// bucket: set by check
 	cacheControl string          // from the config: set by check
+	cfg          *config.Config  // the config found, if any: set by check
 	site         *config.Config  // the site whose build this is, when known: set by check
 	now          func() time.Time
 }
@@ -71,27 +68,15 @@ func (o *publishOptions) check() error {
 	if err != nil {
 		return err
 	}
-	if b.Scheme == "file" {
-		o.bucketDir = b.Name
-		if err := publish.CheckBucketFolder(o.bucketDir, dir); err != nil {
-			return usageError{err}
-		}
-	}
 	o.dir, o.cacheControl = dir, config.DefaultCacheControl
 	if cfgPath != "" {
-		cfg, err := readConfig(cfgPath)
-		if err != nil {
+		if o.cfg, err = readConfig(cfgPath); err != nil {
 			return err
 		}
-		o.cacheControl = cfg.Publish.CacheControl
-		if o.bucketDir != "" {
-			if err := publish.CheckBucketSite(o.bucketDir, cfg.ContentDir, cfg.Path); err != nil {
-				return usageError{err}
-			}
-		}
+		o.cacheControl = o.cfg.Publish.CacheControl
 		// A build named by --dir alone may be of another site.
 		if !o.set("dir") || o.set("config") {
-			o.site = cfg
+			o.site = o.cfg
 		}
 	}
 	if o.strict && o.site == nil {
@@ -104,59 +89,6 @@ func (o *publishOptions) check() error {
 	if o.now, err = buildTime(o.getenv); err != nil {
 		return err
 	}
-	return nil
-}
-
-// warnBehind says, on stderr, when the site changed since the build was
-// made (content, config, a scheduled article now due): publish uploads
-// the build as it is, and says nothing else of it; with --strict, that
-// is an error, and nothing is published.
-func (o *publishOptions) warnBehind(ctx context.Context, fsys fs.FS) error {
-	if o.site == nil {
-		return nil
-	}
-	data, err := fs.ReadFile(fsys, manifest.Name)
-	if err != nil {
-		return nil // publish says what is wrong with the build
-	}
-	m, err := manifest.Parse(data)
-	if err != nil {
-		return nil
-	}
-	ch, err := build.Compare(ctx, o.site.Path, m, o.now())
-	if err != nil || !ch.Any() {
-		return err
-	}
-	cwd, _ := os.Getwd()
-	var what []string
-	if ch.Content {
-		what = append(what, relTo(cwd, o.site.ContentDir)+"/")
-	}
-	if ch.Config {
-		what = append(what, relTo(cwd, o.site.Path))
-	}
-	var why string
-	if len(what) > 0 {
-		why = strings.Join(what, " and ") + " changed"
-	}
-	if !ch.Due.IsZero() {
-		if why != "" {
-			why += ", and "
-		}
-		why += "an article scheduled for " + ch.Due.UTC().Format("2006-01-02 15:04:05 UTC") + " came due"
-	}
-	cmd := "feedgen build"
-	if o.set("config") {
-		cmd += " --config " + o.config
-	}
-	if o.set("dir") {
-		cmd += " --out " + o.dir
-	}
-	since := fmt.Sprintf("%s since %s/ was built (%s)", why, relTo(cwd, o.dir), m.BuildTime.UTC().Format("2006-01-02 15:04:05 UTC"))
-	if o.strict {
-		return fmt.Errorf("%s: --strict publishes only a build of the site as it is, and nothing was published; run %s first, then publish", since, cmd)
-	}
-	fmt.Fprintf(o.stderr, "warning: %s: this publishes the old build; run %s first, then publish\n", since, cmd)
 	return nil
 }
 
@@ -182,67 +114,8 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 	return err
 }
 
-// publish uploads the build in the folder to the bucket; it prints the
-// summary line but with --json.
-func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err error) {
-	root, err := os.OpenRoot(o.dir)
-	if err != nil {
-		return nil, fmt.Errorf("opening output folder: %w", err)
-	}
-	defer root.Close()
-	if err := o.warnBehind(ctx, outfile.RootFS(root, o.dir)); err != nil {
-		return nil, err
-	}
-	var empty *blob.Bucket // for a dry run, a bucket folder that does not exist
-	lockDir := o.bucketDir // the folder of a bucket on disk
-	if o.bucketDir != "" {
-		if _, statErr := os.Stat(o.bucketDir); errors.Is(statErr, fs.ErrNotExist) {
-			// A bucket folder that does not exist yet is made, as aws
-			// s3 sync and rclone make a local destination; a dry run,
-			// which changes nothing, sees it empty.
-			if o.dryRun {
-				tmp, err := os.MkdirTemp("", "feedgen-dry-run-")
-				if err != nil {
-					return nil, err
-				}
-				defer os.RemoveAll(tmp)
-				if empty, err = publish.OpenFolder(tmp); err != nil {
-					return nil, err
-				}
-				lockDir = tmp
-				fmt.Fprintf(o.stderr, "%s does not exist: publish will create it\n", o.bucketDir)
-			} else {
-				created, mkErr := mkdirAll(o.bucketDir)
-				if mkErr != nil {
-					return nil, fmt.Errorf("creating the bucket folder: %w", mkErr)
-				}
-				// A publish that fails (as one of a folder that is not a
-				// build does before it writes) leaves no folder it made
-				// empty.
-				defer func() {
-					if err != nil {
-						removeEmpty(created)
-					} else if !o.quiet {
-						fmt.Fprintf(o.stderr, "created %s\n", o.bucketDir)
-					}
-				}()
-			}
-		}
-	}
-	if !o.quiet {
-		for _, note := range o.bucket.Notes {
-			fmt.Fprintln(o.stderr, note)
-		}
-	}
-	if o.dryRun {
-		// Where it would publish, as the URL says it, before the bucket
-		// is opened (which needs credentials).
-		w := o.stdout
-		if o.json {
-			w = o.stderr // stdout holds the JSON alone
-		}
-		fmt.Fprintln(w, o.bucket)
-	}
+// options are the publish's options, as the flags say.
+func (o *publishOptions) options() publish.Options {
 	po := publish.Options{
 		CacheControl:   o.cacheControl,
 		Workers:        o.workers,
@@ -253,10 +126,6 @@ func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err 
 		Timeout:        o.timeout,
 		ConnectTimeout: o.connectTimeout,
 		LockWait:       o.lockWait,
-		Folder:         lockDir,
-	}
-	if lockDir != "" {
-		po.OutputDir = o.dir
 	}
 	if o.json {
 		po.Log = o.stderr // stdout holds the JSON alone
@@ -267,10 +136,60 @@ func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err 
 	if !o.quiet && !o.json {
 		po.Notices = o.stderr
 	}
-	bucket := empty
-	if bucket == nil {
-		bucket, err = o.bucket.Open(ctx, po)
+	return po
+}
+
+// openOptions are how the bucket is opened, as the flags say.
+func (o *publishOptions) openOptions(po publish.Options) publish.OpenOptions {
+	oo := publish.OpenOptions{Options: po, OutputDir: o.dir, Say: o.stderr, Quiet: o.quiet}
+	if o.cfg != nil {
+		oo.ContentDir, oo.ConfigFile = o.cfg.ContentDir, o.cfg.Path
 	}
+	if o.dryRun {
+		oo.Where = o.stdout
+		if o.json {
+			oo.Where = o.stderr // stdout holds the JSON alone
+		}
+	}
+	return oo
+}
+
+// behind is how the build is compared with its site.
+func (o *publishOptions) behind() publish.Behind {
+	cwd, _ := os.Getwd()
+	rebuild := "feedgen build"
+	if o.set("config") {
+		rebuild += " --config " + o.config
+	}
+	if o.set("dir") {
+		rebuild += " --out " + o.dir
+	}
+	return publish.Behind{
+		Compare: func(ctx context.Context, m *manifest.Manifest) (publish.Changes, error) {
+			ch, err := build.Compare(ctx, o.site.Path, m, o.now())
+			return publish.Changes(ch), err
+		},
+		ContentDir: o.site.ContentDir, ConfigFile: o.site.Path, Dir: o.dir, WorkDir: cwd,
+		Rebuild: rebuild, Strict: o.strict, Warn: o.stderr,
+	}
+}
+
+// publish uploads the build in the folder to the bucket; it prints the
+// summary line but with --json.
+func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err error) {
+	root, err := os.OpenRoot(o.dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening output folder: %w", err)
+	}
+	defer root.Close()
+	output := outfile.RootFS(root, o.dir)
+	if o.site != nil {
+		if err := o.behind().Check(ctx, output); err != nil {
+			return nil, err
+		}
+	}
+	po := o.options()
+	t, err := publish.Open(ctx, o.url, o.openOptions(po))
 	var ue *publish.URLError
 	if errors.As(err, &ue) {
 		return nil, usageError{err}
@@ -278,13 +197,13 @@ func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err 
 	if err != nil {
 		return nil, o.explain(err, nil)
 	}
-	defer bucket.Close()
+	defer func() { t.Close(err) }()
 	if !o.quiet && !o.json && !o.dryRun {
 		bar := newProgressOf(o.stderr, "publishing pages")
 		defer bar.Close()
 		po.Progress, po.Notices = bar.Set, bar.Lines()
 	}
-	res, err = publish.Publish(ctx, bucket, outfile.RootFS(root, o.dir), po)
+	res, err = publish.Publish(ctx, t.Bucket, output, t.Options(po))
 	if res != nil && res.Remote != "" && !o.quiet {
 		fmt.Fprintf(o.stderr, "%s: checking the %ss it holds one by one\n", res.Remote, noun(res))
 	}
@@ -295,32 +214,6 @@ func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err 
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
 	return res, nil
-}
-
-// mkdirAll makes dir and the folders above it that do not exist, and
-// returns those it made, dir first.
-func mkdirAll(dir string) ([]string, error) {
-	var missing []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	return missing, os.MkdirAll(dir, 0o755)
-}
-
-// removeEmpty removes the folders dirs, the innermost first, each only
-// when it is empty: those mkdirAll made, that nothing was put in.
-func removeEmpty(dirs []string) {
-	for _, d := range dirs {
-		if os.Remove(d) != nil {
-			return
-		}
-	}
 }
 
 // explain adds to a failed publish what the person can do about it.

@@ -18,6 +18,7 @@ import (
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/layout"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
 )
@@ -335,7 +336,7 @@ func TestPublishChunks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: cc, Metadata: map[string]string{MetaSHA256: sha256Hex(data)}}); err != nil {
+			if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: cc, Metadata: map[string]string{MetaSHA256: sha256Hex(data)}}); err != nil {
 				t.Fatal(err)
 			}
 			opt := lockOptions(url, store)
@@ -421,14 +422,14 @@ func TestPublishChunksKeeps(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: "no-cache",
+			return b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: "no-cache",
 				Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}})
 		}, deletes: true, note: "the bucket's manifest.json was not uploaded by feedgen publish with these headers", attrs: true},
 		{name: "no manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
 			return b.Delete(ctx, manifest.Name)
 		}, note: "the bucket has no manifest.json"},
 		{name: "damaged manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
-			return b.WriteAll(ctx, manifest.Name, []byte(`{"format":1,"files":[`), &blob.WriterOptions{ContentType: ContentType})
+			return b.WriteAll(ctx, manifest.Name, []byte(`{"format":1,"files":[`), &blob.WriterOptions{ContentType: listing.ContentType})
 		}, note: "the bucket's manifest.json is damaged"},
 		{name: "manifest of another tool", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
 			data, err := os.ReadFile(filepath.Join(bDir, manifest.Name))
@@ -601,7 +602,7 @@ func TestPublishChunksManyNamed(t *testing.T) {
 			big.Files = append(big.Files, manifest.File{Path: ixPath, Size: int64(len(ixData)), SHA256: sha256Hex(ixData)})
 			slices.SortFunc(big.Files, func(a, b manifest.File) int { return strings.Compare(a.Path, b.Path) })
 			data := big.Marshal()
-			if err := b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: config.DefaultCacheControl,
+			if err := b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: config.DefaultCacheControl,
 				Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}}); err != nil {
 				t.Fatal(err)
 			}

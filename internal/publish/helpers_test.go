@@ -15,6 +15,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/layout"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/publish/emulatortest"
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
@@ -356,9 +357,9 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 		if chunk.IsChunk(key) {
 			cc = layout.ImmutableCacheControl
 		}
-		if a.ContentType != ContentType || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {
+		if a.ContentType != listing.ContentType || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {
 			t.Errorf("%s: got Content-Type %q, Cache-Control %q, sha256 %q; want %q, %q, %q",
-				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], ContentType, cc, sum)
+				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], listing.ContentType, cc, sum)
 		}
 	}
 	for _, f := range m.Files {
@@ -437,4 +438,10 @@ func plainFolder(t *testing.T, dir, out string, foreign map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// retryTest is policy.retry with no notices and the connect bound of
+// timeout.
+func retryTest(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	return policy{retries: retries, backoff: backoff, timeout: timeout}.retry(ctx, "", 0, op)
 }
