@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/feedgen/feedgen/internal/pool"
 
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/feed"
@@ -37,9 +38,9 @@ type pageWriter struct {
 	changes map[*feed.Collection][]int // the watcher's change counts of each collection; none when unknown
 	byInput bool                       // pages may be kept by the input prev records
 
-	files                               []manifest.File // what pages[i] became
-	next, done, written, rendered, size atomic.Int64
-	repaired                            atomic.Int64 // of written: the same bytes as the last build's (see repairs)
+	files                         []manifest.File // what pages[i] became
+	done, written, rendered, size atomic.Int64
+	repaired                      atomic.Int64 // of written: the same bytes as the last build's (see repairs)
 
 	// The pages are done in order (see feed.Listing.Order): pages[order[k]]
 	// is the k-th; the first low of them, and those marked finished, are
@@ -145,34 +146,19 @@ func samePaging(a, b listing.Pagination) bool {
 // run does every page with a pool of goroutines, then counts them in the
 // Result. It stops at the first error.
 func (w *pageWriter) run(ctx context.Context) error {
-	var (
-		firstErr error
-		errOnce  sync.Once
-		wg       sync.WaitGroup
-	)
 	w.order = w.l.Order(w.pages)
 	w.finished = make([]bool, len(w.pages))
-	for range max(2, 2*runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			var s scratch
-			for {
-				k := int(w.next.Add(1) - 1)
-				if k >= len(w.pages) || ctx.Err() != nil {
-					return
-				}
-				if err := w.page(w.order[k], &s); err != nil {
-					errOnce.Do(func() { firstErr = err })
-					return
-				}
-				w.finish(k)
+	err := pool.Run(ctx, len(w.pages), pool.Size(2), func() func(context.Context, int) error {
+		var s scratch
+		return func(_ context.Context, k int) error {
+			if err := w.page(w.order[k], &s); err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	if err := ctx.Err(); err != nil {
+			w.finish(k)
+			return nil
+		}
+	})
+	if err != nil {
 		return err
 	}
 	res := w.res
