@@ -24,14 +24,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/human"
-	"github.com/feedgen/feedgen/internal/layout"
-	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
@@ -286,11 +283,8 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	} else {
 		listing = feed.Update(b.last, baseURL, cfg.Pagination, cfg.Filters, site.Articles)
 	}
-	chunked := layout.Of(cfg.Pagination).Assembled
-	var pages []feed.Page
-	if !chunked {
-		pages = listing.Pages()
-	}
+	lw := writerOf(cfg.Pagination)
+	pages := lw.pages(listing)
 	estimate, err := checkSize(cfg, listing, pages)
 	if err != nil {
 		return nil, err
@@ -315,7 +309,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	for _, c := range listing.Collections {
 		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
 	}
-	w := &pageWriter{b: b, out: out, site: site, l: listing, pages: pages, m: m, res: res, chunked: chunked}
+	w := &pageWriter{b: b, out: out, site: site, l: listing, pages: pages, m: m, res: res, lw: lw}
 	if err := w.write(ctx); err != nil {
 		return nil, err
 	}
@@ -372,12 +366,10 @@ func (b *Builder) contentFS(cfg *config.Config) (fs.FS, error) {
 }
 
 // OutputSize returns the bytes and files of the output of the listing l
-// with pages, computed without rendering them: the pages' sizes, and in
-// the chunks layout (no pages) those of the chunks and of each
-// collection's index. A chunk is counted once however many collections
-// share it, as it is written once (chunks of the same input are the same
-// bytes, and a chunk's file is named by them): a new site's main, section
-// and category listings hold the same articles, so the same chunks.
+// with pages, computed without rendering them: the pages' sizes, and
+// those of the files the layout writes besides (in the chunks layout,
+// which has no pages, the chunks and each collection's index: see
+// chunksWriter.extraSize).
 func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes int64, files int) {
 	var scratch []byte
 	for _, pg := range pages {
@@ -385,28 +377,8 @@ func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes i
 		n, scratch = l.PageSize(pg, scratch)
 		bytes += int64(n)
 	}
-	files = len(pages)
-	if layout.Of(cfg.Pagination).Assembled {
-		seen := map[[sha256.Size]byte]bool{}
-		path := chunk.ChunkPath([sha256.Size]byte{}) // every chunk's is as long
-		for i, cs := range l.Chunks() {
-			ix := chunk.Index{Count: l.Collections[i].Count(), Chunks: make([]chunk.Ref, 0, len(cs))}
-			for _, ch := range cs {
-				var in [sha256.Size]byte
-				in, scratch = feed.ChunkInput(ch, scratch)
-				if !seen[in] {
-					seen[in] = true
-					bytes += int64(ch.Size())
-					files++
-				}
-				ix.Chunks = append(ix.Chunks, chunk.Ref{Path: path, Size: ch.Size(), Ends: ch.Ends()})
-			}
-			scratch = chunk.AppendIndex(scratch[:0], &ix)
-			bytes += int64(len(scratch))
-			files++
-		}
-	}
-	return bytes, files
+	extra, more, _ := writerOf(cfg.Pagination).extraSize(l, scratch)
+	return bytes + extra, len(pages) + more
 }
 
 // SizeWarning returns, when estimate, the size of the output of articles
@@ -436,17 +408,7 @@ func SizeWarning(cfg *config.Config, articles int, estimate int64) string {
 // sizeChange says what in cfg makes its output smaller, for its layout
 // and offsets.
 func sizeChange(cfg *config.Config) string {
-	const chunks = "layout: chunks (every limit up to max_limit at every offset, each article stored once per listing)"
-	var change string
-	switch pg := cfg.Pagination; {
-	case layout.Of(pg).Assembled:
-		change = "list fewer filters (each stores its articles once more)"
-	case pg.Offsets == listing.OffsetsAll:
-		change = "under pagination:, set " + chunks + " or offsets: aligned (a page per multiple of each limit, not per offset)"
-	default:
-		change = "under pagination:, set " + chunks + " or list fewer limits (each is a copy of every listing); or list fewer filters"
-	}
-	return "in " + cfg.Path + ", " + change + "; or raise max_output_bytes"
+	return "in " + cfg.Path + ", " + writerOf(cfg.Pagination).smaller(cfg.Pagination) + "; or raise max_output_bytes"
 }
 
 // checkSize returns the size of pages (OutputSize), or an error when it

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/pool"
 
 	"github.com/feedgen/feedgen/internal/chunk"
@@ -107,7 +106,7 @@ func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([
 	b := w.b
 	if prev != nil && w.out.intact() && (b.opt.OnPage == nil || b.last != nil) {
 		for _, f := range prev.Files {
-			if f.Input != "" && chunk.IsChunk(f.Path) {
+			if f.Input != "" && layout.Classify(f.Path) == layout.Chunk {
 				old[f.Input] = f
 			}
 		}
@@ -334,18 +333,8 @@ func readInputs(name string, old map[string]manifest.File) (bad int) {
 }
 
 // writeInputs writes the inputs file of the build's chunks into the
-// output folder (see inputsName); a build of the pages layout deletes it.
-func (w *pageWriter) writeInputs() error {
-	dir := w.out.fsDir()
-	if dir == "" {
-		return nil
-	}
-	if !w.chunked {
-		if err := os.Remove(filepath.Join(dir, inputsName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("deleting %s: %w", inputsName, err)
-		}
-		return nil
-	}
+// output folder dir (see inputsName).
+func (w *pageWriter) writeInputs(dir string) error {
 	var b strings.Builder
 	for _, j := range w.chunks.jobs {
 		size := strconv.FormatInt(j.file.Size, 10)

@@ -226,12 +226,12 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	}
 	d.mark = sync.OnceValue(func() error {
 		create := newPages(paths, prev, pending)
-		if prev != nil && layout.Of(prev.Pagination).Assembled {
+		if prev != nil {
 			// The last build's chunks are named by its indexes only (see
 			// manifest.Marshal), which this build overwrites: should it
 			// die, the next one finds them here.
 			for _, f := range prev.Files {
-				if chunk.IsChunk(f.Path) {
+				if !layout.Classify(f.Path).Listed() {
 					create = append(create, f.Path)
 				}
 			}

@@ -27,10 +27,11 @@ type pageWriter struct {
 	pages []feed.Page   // l's pages
 	m     *manifest.Manifest
 	res   *Result
-	// chunked writes the chunks layout (see chunks.go) instead of pages:
-	// pages is empty, and planChunks sets chunks.
-	chunked bool
-	chunks  *chunkPlan
+	// lw writes the files of the build's layout; pages are those it
+	// renders. The chunks layout's (chunks.go) has none, and its plan
+	// sets chunks.
+	lw     layoutWriter
+	chunks *chunkPlan
 
 	// Learnt by plan from the last build's manifest, prev.
 	prev    *manifest.Manifest
@@ -54,22 +55,12 @@ type pageWriter struct {
 // write renders every page and writes those whose bytes changed, deletes
 // the pages that no longer exist, then writes the manifest.
 func (w *pageWriter) write(ctx context.Context) error {
-	pathsOf := w.paths
-	if w.chunked {
-		pathsOf = func(prev *manifest.Manifest) ([]string, error) { return w.planChunks(ctx, prev) }
-	}
-	prev, release, err := w.out.open(ctx, pathsOf)
+	_, release, err := w.out.open(ctx, func(prev *manifest.Manifest) ([]string, error) { return w.lw.plan(ctx, w, prev) })
 	if err != nil {
 		return err
 	}
 	defer release()
-	if w.chunked {
-		err = w.writeChunks(ctx)
-	} else {
-		w.plan(prev)
-		err = w.run(ctx)
-	}
-	if err != nil {
+	if err := w.lw.write(ctx, w); err != nil {
 		return err
 	}
 	if err := w.deleteStale(ctx); err != nil {
@@ -81,8 +72,10 @@ func (w *pageWriter) write(ctx context.Context) error {
 		return err
 	}
 	w.b.step("manifest")
-	if err := w.writeInputs(); err != nil {
-		return err
+	if dir := w.out.fsDir(); dir != "" {
+		if err := w.lw.keepInputs(w, dir); err != nil {
+			return err
+		}
 	}
 	if err := w.out.finish(); err != nil {
 		return err
@@ -91,15 +84,6 @@ func (w *pageWriter) write(ctx context.Context) error {
 	b.prev, b.prevDir, b.last = w.m, w.out.dir(), w.l
 	w.res.Manifest, w.res.ManifestData = w.m, data
 	return nil
-}
-
-// paths returns the files of the build: its pages.
-func (w *pageWriter) paths(*manifest.Manifest) ([]string, error) {
-	paths := make([]string, len(w.pages))
-	for i, pg := range w.pages {
-		paths[i] = pg.Path
-	}
-	return paths, nil
 }
 
 // plan learns from the last build's manifest which pages may be kept
