@@ -197,127 +197,188 @@ func (b *Builder) changed(cfg *config.Config) []string {
 // errors come back as a diag.List and nothing is written.
 func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	start := time.Now()
-	now := b.opt.Now()
-	cfg, err := b.loadConfig()
+	r, err := b.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	contentFS, err := b.contentFS(cfg)
+	defer r.closeSpill()
+	site, res, err := r.load(ctx)
+	if err != nil || res != nil {
+		if res != nil {
+			res.Duration = time.Since(start)
+		}
+		return res, err
+	}
+	l, err := r.listing(site)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkOutDir(cfg); err != nil {
-		return nil, err
-	}
-	out := b.output(ctx, cfg)
-	outDir, fsDir, early := out.dir(), out.fsDir(), out.early()
-	baseURL := cfg.BaseURL
-	if b.opt.BaseURL != "" {
-		baseURL = strings.TrimRight(b.opt.BaseURL, "/")
-	}
-	changed := b.changed(cfg)
-	b.hint = changed != nil // a replaced content folder vouches for nothing
-	opts := content.Options{Now: now, Future: b.opt.Future, Drafts: b.opt.Drafts, Root: cfg.ContentDir, Changed: changed}
-	var spill *feed.Spill
-	defer func() {
-		if spill != nil {
-			spill.Close()
-		}
-	}()
-	spillFor := func() error {
-		if !b.lean() {
-			return nil
-		}
-		if spill != nil {
-			spill.Close()
-		}
-		spill, err = feed.NewSpill(spillDir(fsDir))
-		if err != nil {
-			return err
-		}
-		opts.Parsed = func(a *content.Article) {
-			spill.Add(a)
-			a.Slim(cfg.Filters)
-		}
-		return nil
-	}
-	if err := spillFor(); err != nil {
-		return nil, err
-	}
-	// A new Builder may find the content to be what the folder was built
-	// from, if it has a manifest (a cold build reads and parses in one
-	// pass); not the preview's first build, which must render every page.
-	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
-		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
-		opts.Unchanged = func(digest [sha256.Size]byte) bool {
-			last, _ := early()
-			return last != nil && b.builtFrom(last, baseURL, digest, now)
-		}
-	}
-	site, err := b.load(ctx, contentFS, opts)
+	lw := writerOf(r.cfg.Pagination)
+	pages := lw.pages(l)
+	estimate, err := r.size(l, pages, len(site.Articles))
 	if err != nil {
 		return nil, err
 	}
-	if site.Unchanged {
-		res, err := b.unchanged(ctx, outDir, fsDir, early, baseURL, site.Digest, now)
-		if err != nil || res != nil {
-			if res != nil {
-				res.Duration = time.Since(start)
-			}
-			return res, err
-		}
-		// The folder does not hold what its manifest says: build in full.
-		opts.Unchanged = nil
-		if err := spillFor(); err != nil {
-			return nil, err
-		}
-		if site, err = b.load(ctx, contentFS, opts); err != nil {
-			return nil, err
-		}
-	}
-	var listing *feed.Listing
-	if spill != nil {
-		if listing, err = spill.Listing(baseURL, cfg.Pagination, cfg.Filters, site.Articles); err != nil {
-			return nil, err
-		}
-	} else {
-		listing = feed.Update(b.last, baseURL, cfg.Pagination, cfg.Filters, site.Articles)
-	}
-	lw := writerOf(cfg.Pagination)
-	pages := lw.pages(listing)
-	estimate, err := checkSize(cfg, listing, pages)
-	if err != nil {
-		return nil, err
-	}
-	if w := SizeWarning(cfg, len(site.Articles), estimate); w != "" {
-		fmt.Fprintf(b.opt.Log, "warning: %s\n", w)
-	}
-
-	res := &Result{
-		OutDir: outDir, Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
+	res = &Result{
+		OutDir: r.out.dir(), Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
 		NextScheduled: site.NextScheduled,
 		Reparsed:      site.Reparsed, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
 	}
-	m := &manifest.Manifest{
-		Format: manifest.Format, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
-		BaseURL: baseURL, Articles: len(site.Articles),
-		Pagination:    cfg.Pagination,
-		Filters:       cfg.Filters,
-		ConfigSHA256:  b.cfgSum,
-		ContentSHA256: hex.EncodeToString(site.Digest[:]),
-	}
-	for _, c := range listing.Collections {
-		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
-	}
-	w := &pageWriter{b: b, out: out, site: site, l: listing, pages: pages, m: m, res: res, lw: lw}
+	w := &pageWriter{b: b, out: r.out, site: site, l: l, pages: pages, m: r.manifest(site, l), res: res, lw: lw}
 	if err := w.write(ctx); err != nil {
 		return nil, err
 	}
-	if spill != nil {
+	if r.spill != nil {
 		b.last = nil // its articles are in the spill's files
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// buildRun is what the steps of one Build share.
+type buildRun struct {
+	b       *Builder
+	cfg     *config.Config
+	content fs.FS // the content folder
+	out     output
+	baseURL string    // the config's, or Options.BaseURL
+	now     time.Time // the build's time (Options.Now)
+	opts    content.Options
+	// spill keeps the articles encoded in a file, in a build that bounds
+	// its memory (see Run); nil in others.
+	spill *feed.Spill
+}
+
+// begin reads the config, finds the content and output folders, and
+// readies the content's loading.
+func (b *Builder) begin(ctx context.Context) (*buildRun, error) {
+	r := &buildRun{b: b, now: b.opt.Now()}
+	var err error
+	if r.cfg, err = b.loadConfig(); err != nil {
+		return nil, err
+	}
+	if r.content, err = b.contentFS(r.cfg); err != nil {
+		return nil, err
+	}
+	if err := b.checkOutDir(r.cfg); err != nil {
+		return nil, err
+	}
+	r.out = b.output(ctx, r.cfg)
+	r.baseURL = r.cfg.BaseURL
+	if b.opt.BaseURL != "" {
+		r.baseURL = strings.TrimRight(b.opt.BaseURL, "/")
+	}
+	changed := b.changed(r.cfg)
+	b.hint = changed != nil // a replaced content folder vouches for nothing
+	r.opts = content.Options{Now: r.now, Future: b.opt.Future, Drafts: b.opt.Drafts, Root: r.cfg.ContentDir, Changed: changed}
+	if err := r.newSpill(); err != nil {
+		return nil, err
+	}
+	r.shortcut()
+	return r, nil
+}
+
+// newSpill starts the spill of a build that bounds its memory (closing
+// one started before): every article parsed goes there, and is slimmed.
+func (r *buildRun) newSpill() error {
+	if !r.b.lean() {
+		return nil
+	}
+	r.closeSpill()
+	spill, err := feed.NewSpill(spillDir(r.out.fsDir()))
+	if err != nil {
+		return err
+	}
+	r.spill = spill
+	r.opts.Parsed = func(a *content.Article) {
+		spill.Add(a)
+		a.Slim(r.cfg.Filters)
+	}
+	return nil
+}
+
+func (r *buildRun) closeSpill() {
+	if r.spill != nil {
+		r.spill.Close()
+		r.spill = nil
+	}
+}
+
+// shortcut lets a new Builder find the content to be what the folder was
+// built from, if it has a manifest (a cold build reads and parses in one
+// pass); not the preview's first build, which must render every page.
+func (r *buildRun) shortcut() {
+	b, fsDir, early := r.b, r.out.fsDir(), r.out.early()
+	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
+		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
+		r.opts.Unchanged = func(digest [sha256.Size]byte) bool {
+			last, _ := early()
+			return last != nil && b.builtFrom(last, r.baseURL, digest, r.now)
+		}
+	}
+}
+
+// load loads the content. When it is what the folder was built from (see
+// shortcut), it returns the Result of the build that keeps every file
+// instead, unless the folder does not hold what its manifest says: then
+// it loads the content again, in full.
+func (r *buildRun) load(ctx context.Context) (*content.Site, *Result, error) {
+	b := r.b
+	site, err := b.load(ctx, r.content, r.opts)
+	if err != nil || !site.Unchanged {
+		return site, nil, err
+	}
+	res, err := b.unchanged(ctx, r.out.dir(), r.out.fsDir(), r.out.early(), r.baseURL, site.Digest, r.now)
+	if err != nil || res != nil {
+		return nil, res, err
+	}
+	// The folder does not hold what its manifest says: build in full.
+	r.opts.Unchanged = nil
+	if err := r.newSpill(); err != nil {
+		return nil, nil, err
+	}
+	site, err = b.load(ctx, r.content, r.opts)
+	return site, nil, err
+}
+
+// listing orders the articles of site into the listing: from the spill's
+// file, or updating the last build's.
+func (r *buildRun) listing(site *content.Site) (*feed.Listing, error) {
+	cfg := r.cfg
+	if r.spill != nil {
+		return r.spill.Listing(r.baseURL, cfg.Pagination, cfg.Filters, site.Articles)
+	}
+	return feed.Update(r.b.last, r.baseURL, cfg.Pagination, cfg.Filters, site.Articles), nil
+}
+
+// size returns the size of the output (OutputSize), or an error when it
+// is more than the config allows; past half of that, it warns.
+func (r *buildRun) size(l *feed.Listing, pages []feed.Page, articles int) (int64, error) {
+	estimate, err := checkSize(r.cfg, l, pages)
+	if err != nil {
+		return 0, err
+	}
+	if w := SizeWarning(r.cfg, articles, estimate); w != "" {
+		fmt.Fprintf(r.b.opt.Log, "warning: %s\n", w)
+	}
+	return estimate, nil
+}
+
+// manifest starts the manifest of the build: all but its files and
+// source, which writing the files sets.
+func (r *buildRun) manifest(site *content.Site, l *feed.Listing) *manifest.Manifest {
+	m := &manifest.Manifest{
+		Format: manifest.Format, Generator: r.b.opt.Generator, BuildTime: r.now.UTC().Truncate(time.Second),
+		BaseURL: r.baseURL, Articles: len(site.Articles),
+		Pagination:    r.cfg.Pagination,
+		Filters:       r.cfg.Filters,
+		ConfigSHA256:  r.b.cfgSum,
+		ContentSHA256: hex.EncodeToString(site.Digest[:]),
+	}
+	for _, c := range l.Collections {
+		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
+	}
+	return m
 }
 
 // lean reports whether a build bounds its memory (Run).
