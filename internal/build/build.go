@@ -3,8 +3,10 @@
 // never at all when the content or config has errors.
 //
 // The files: build.go runs a build (Options, Builder, config and
-// manifest loading); write.go decides and writes each page with a pool
-// of goroutines, then deletes stale pages and writes the manifest;
+// manifest loading); layouts.go has the writer of each layout (pages,
+// chunks: all a build does that depends on its layout); write.go decides
+// and writes each page with a pool of goroutines, then deletes stale
+// pages and writes the manifest; chunks.go writes the chunks layout;
 // output.go is where pages go, a folder or memory; shortcut.go skips a
 // build whose inputs the manifest records; folder.go has the helpers
 // that look at and clean the output folder; result.go the Result.
