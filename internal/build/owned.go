@@ -98,9 +98,9 @@ func scanOwned(ctx context.Context, outDir string, prev *manifest.Manifest, pend
 		}
 		rel = filepath.ToSlash(rel)
 		switch target, isTemp := tempOf(rel); {
-		case listed[rel], anyChunk && chunk.IsChunk(rel):
+		case listed[rel], anyChunk && layout.Classify(rel) == layout.Chunk:
 			o.files = append(o.files, rel)
-		case isTemp && (listed[target] || pages[target] || anyChunk && chunk.IsChunk(target)):
+		case isTemp && (listed[target] || pages[target] || anyChunk && layout.Classify(target) == layout.Chunk):
 			o.temps = append(o.temps, p)
 		case d.Type()&fs.ModeSymlink != 0 || buildName(rel):
 			o.strays = append(o.strays, rel)

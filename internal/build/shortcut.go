@@ -11,9 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/content"
-	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
@@ -132,7 +130,6 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	res := &Result{
 		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
 		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.Data,
-		Chunked: layout.Of(m.Pagination).Assembled,
 	}
 	if m.Source.Until != nil {
 		res.NextScheduled = *m.Source.Until
@@ -166,11 +163,9 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		}
 		keep[f.Path] = true
 		res.Bytes += f.Size
-		if chunk.IsChunk(f.Path) {
-			res.Chunks++
-		}
 	}
 	res.Estimate = res.Bytes
+	writerOf(m.Pagination).count(res, m.Files)
 	found, err := scanOwned(ctx, fsDir, m, nil, nil)
 	if err != nil {
 		return nil, err

@@ -55,11 +55,12 @@ func convert(ctx context.Context, r *listingRead, opt Options) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q: %w", opt.Timezone, err)
 	}
+	lay, ok := layout.Named(opt.Layout)
 	switch {
-	case opt.Layout != layout.ChunksName && opt.Layout != layout.PagesName:
-		return nil, fmt.Errorf("layout %q: want %q or %q", opt.Layout, layout.ChunksName, layout.PagesName)
-	case opt.Layout == layout.ChunksName && (len(opt.Limits) > 0 || opt.Offsets == listing.OffsetsAligned):
-		return nil, fmt.Errorf("page sizes and aligned offsets are of layout %q: layout %q answers every page size up to the max limit at every offset", layout.PagesName, layout.ChunksName)
+	case !ok || opt.Layout == "":
+		return nil, fmt.Errorf("layout %q: want %s", opt.Layout, layout.NameList())
+	case lay.EveryPage && (len(opt.Limits) > 0 || opt.Offsets == listing.OffsetsAligned):
+		return nil, fmt.Errorf("page sizes and aligned offsets are of layout %q: layout %q answers every page size up to the max limit at every offset", layout.PagesName, lay.Name)
 	}
 	for _, l := range opt.Limits {
 		if l <= 0 || l > r.maxLimit {
@@ -86,7 +87,7 @@ func convert(ctx context.Context, r *listingRead, opt Options) (*Site, error) {
 		max:      r.maxLimit,
 		limits:   slices.Compact(slices.Sorted(slices.Values(append([]int{r.defaultLimit, r.maxLimit}, opt.Limits...)))),
 		aligned:  opt.Offsets == listing.OffsetsAligned,
-		chunked:  opt.Layout == layout.ChunksName,
+		layout:   lay,
 	}
 	s := &Site{
 		Files:        make(map[string][]byte, len(kept)+1),
