@@ -148,27 +148,24 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 // build made stale, with the command that writes them again, and for
 // each such folder that is gone, whose record it forgets.
 func (o *buildOptions) warnStaleRules(res *build.Result) {
-	records := filepath.Join(filepath.Dir(o.site.config), rules.RecordsName)
-	checks, err := rules.CheckRecords(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0)
-	if err != nil {
-		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
-	}
-	if len(checks) == 0 {
-		return
-	}
 	config, outputDir := "", res.OutDir
 	if o.set("config") {
 		config = o.site.config
 	}
 	if o.site.out != "" {
-		// Built elsewhere than output_dir: the command needs --root
+		// Built elsewhere than output_dir: the command needs --dir
 		// unless the record's is output_dir.
 		if cfg, err := readConfig(o.site.config); err == nil {
 			outputDir = cfg.OutputDir
 		}
 	}
 	cwd, _ := os.Getwd()
-	for _, w := range staleWarnings(checks, outputDir, config, cwd) {
+	records := filepath.Join(filepath.Dir(o.site.config), rules.RecordsName)
+	warnings, err := rules.BuildWarnings(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0, outputDir, config, cwd)
+	if err != nil {
+		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
+	}
+	for _, w := range warnings {
 		fmt.Fprintf(o.stderr, "warning: %s\n", w)
 	}
 }

@@ -116,8 +116,11 @@ files, and serves them exactly as the original dynamic service answered.`,
   feedgen serve                 # serve public/ on http://127.0.0.1:8080/articles/`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionLine(opts.version),
-		Args:          cobra.ArbitraryArgs,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			noteRenamed(cmd, opts.stderr)
+		},
+		Version: versionLine(opts.version),
+		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return unknownCommand(cmd, args)
