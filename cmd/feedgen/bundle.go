@@ -127,7 +127,8 @@ end: a failed bundle leaves nothing behind.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to bundle (default: output_dir of the config, else public)")
-	cmd.Flags().StringVarP(&o.file, "output", "o", "", "the archive to write (required)")
+	cmd.Flags().StringVarP(&o.file, "out", "o", "", "the archive to write (required)")
+	renamed(cmd, "output", "out")
 	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the config.yaml the output was built with, stored in the bundle (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "replace the archive if it exists")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")

@@ -26,28 +26,22 @@ type flagHabit struct {
 // whose feedgen flag the command has wins. TestFlagHabits runs each on
 // every command it applies to.
 var flagHabits = []flagHabit{
-	// Where a server listens: Hugo's server --port and --bind, and others'.
-	{"--port", "addr", "--addr 127.0.0.1:%[1]s (host and port in one flag; --addr :%[1]s listens on every interface)", nil},
-	{"-p", "addr", "--addr 127.0.0.1:%[1]s (host and port in one flag; --addr :%[1]s listens on every interface)", nil},
-	{"--port", "listen", "--listen %[1]s (a port, or host:port)", nil},
-	{"-p", "listen", "--listen %[1]s (a port, or host:port)", nil},
-	{"--bind", "addr", "--addr %[1]s:8080 (host and port in one flag)", nil},
-	{"--host", "addr", "--addr %[1]s:8080 (host and port in one flag)", nil},
-	{"--listen", "addr", "--addr %[1]s (host:port)", nil},
-	{"--addr", "listen", "--listen %[1]s", nil},
-	{"--bind", "listen", "--listen %[1]s:80 (a port, or host:port)", nil},
+	// Where a server listens: Hugo's server --port and --bind, Caddy's
+	// --listen, and others'.
+	{"--port", "addr", "--addr %[1]s (a port, or host:port)", nil},
+	{"-p", "addr", "--addr %[1]s (a port, or host:port)", nil},
+	{"--bind", "addr", "--addr %[1]s:8080 (host and port in one flag)", []string{"serve"}},
+	{"--bind", "addr", "--addr %[1]s:80 (a port, or host:port)", nil},
+	{"--host", "addr", "--addr %[1]s:8080 (host and port in one flag)", []string{"serve"}},
+	{"--listen", "addr", "--addr %[1]s (a port, or host:port)", nil},
 
 	// Where the build goes, or is: Hugo's --destination (-d).
 	{"--destination", "dir", "--dir %[1]s (the build's folder)", []string{"serve"}},
-	{"--destination", "output", "--output %[1]s (-o: the archive to write)", []string{"bundle"}},
+	{"--destination", "out", "--out %[1]s (-o: the archive to write)", []string{"bundle"}},
 	{"--destination", "", "the bucket as its argument, feedgen publish BUCKET_URL (and the build's folder as --dir)", []string{"publish"}},
+	{"--destination", "dir", "--dir %[1]s (the build's folder, as the platform sees it)", []string{"rules"}},
 	{"--destination", "out", "--out %[1]s (-o)", nil},
 	{"-d", "out", "--out %[1]s (-o; Hugo's -d is --destination, feedgen's -D is --drafts)", nil},
-	{"--destination", "root", "--root %[1]s (the build's folder, as the platform sees it)", nil},
-	{"-d", "root", "--root %[1]s (the build's folder, as the platform sees it)", nil},
-	{"--dir", "root", "--root %[1]s (the build's folder, as the platform sees it)", nil},
-	{"--output", "out", "--out %[1]s (-o)", nil},
-	{"--out", "output", "--output %[1]s (-o)", nil},
 	{"--renderToDisk", "out", "--out DIR (with --watch: the preview's pages are written there too)", []string{"serve"}},
 
 	// The site: Hugo's --source (-s), a folder; what bundle and publish
