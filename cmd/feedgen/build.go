@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/buildinfo"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
 )
@@ -66,7 +67,7 @@ func (s *siteOptions) options(g *globalOptions) build.Options {
 		Now:        s.now,
 		Log:        g.stderr,
 		Generator:  "feedgen " + g.version,
-		Code:       codeID(g.version),
+		Code:       buildinfo.CodeID(g.version),
 	}
 }
 
