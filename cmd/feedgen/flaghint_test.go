@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedgen/feedgen/internal/habit"
 	"github.com/spf13/cobra"
 )
 
@@ -95,7 +96,8 @@ func TestFlagHabits(t *testing.T) {
 		{"new site x", "--destination", ""},
 		{"verify f.zip", "--port", ""},
 	}
-	shown := make([]bool, len(flagHabits))
+	habits := habit.Flags()
+	shown := make([]bool, len(habits))
 	for _, tt := range tests {
 		args := append(strings.Fields(tt.cmd), tt.flag, "9000")
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -114,19 +116,19 @@ func TestFlagHabits(t *testing.T) {
 				t.Errorf("exit %d, %s\nwant exit 2, %s", code, first, want)
 			}
 		})
-		for i, h := range flagHabits {
-			how := h.how
+		for i, h := range habits {
+			how := h.How
 			if strings.Contains(how, "%[1]s") {
 				how = fmt.Sprintf(how, "9000")
 			}
-			if sameFlag(h.flag, tt.flag) && how == tt.how {
+			if habit.SameFlag(h.Flag, tt.flag) && how == tt.how {
 				shown[i] = true
 			}
 		}
 	}
-	for i, h := range flagHabits {
+	for i, h := range habits {
 		if !shown[i] {
-			t.Errorf("flagHabits: %s meaning --%s is shown by no case", h.flag, h.ours)
+			t.Errorf("habit.Flags: %s meaning --%s is shown by no case", h.Flag, h.Ours)
 		}
 	}
 }
