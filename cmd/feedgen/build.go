@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/buildinfo"
 	"github.com/feedgen/feedgen/internal/rules"
+	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -137,7 +137,7 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	}
 	switch {
 	case o.json:
-		return writeSummaryJSON(o.stdout, res)
+		return writeJSON(o.stdout, summary.Build(res))
 	case !o.quiet:
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
@@ -169,32 +169,6 @@ func (o *buildOptions) warnStaleRules(res *build.Result) {
 	for _, w := range warnings {
 		fmt.Fprintf(o.stderr, "warning: %s\n", w)
 	}
-}
-
-// summaryJSON is the summary of a build for scripts (build --json).
-type summaryJSON struct {
-	Articles  int     `json:"articles"`
-	Drafts    int     `json:"drafts"`
-	Scheduled int     `json:"scheduled"`
-	Pages     int     `json:"pages"`
-	Written   int     `json:"written"`
-	Repaired  int     `json:"repaired,omitempty"` // of written
-	Unchanged int     `json:"unchanged"`
-	Deleted   int     `json:"deleted"`
-	Bytes     int64   `json:"bytes"`
-	Warnings  int     `json:"warnings"`
-	Skipped   bool    `json:"inputs_unchanged"`
-	Seconds   float64 `json:"seconds"`
-	OutDir    string  `json:"output_dir"`
-}
-
-// writeSummaryJSON prints the summary of res as one JSON object on a line.
-func writeSummaryJSON(w io.Writer, res *build.Result) error {
-	return writeJSON(w, summaryJSON{
-		Articles: res.Articles, Drafts: res.Drafts, Scheduled: res.Scheduled, Pages: res.Pages,
-		Written: res.Written, Repaired: res.Repaired, Unchanged: res.Unchanged, Deleted: res.Deleted, Bytes: res.Bytes,
-		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: seconds(res.Duration), OutDir: res.OutDir,
-	})
 }
 
 func newBuildCmd(g *globalOptions) *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -85,7 +86,7 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 		return fmt.Errorf("%s: %w", o.dir, err)
 	}
 	if o.json {
-		return writeJSON(o.stdout, newBundleJSON(o.file, res, nil, time.Since(start)))
+		return writeJSON(o.stdout, summary.Bundle(o.file, res, nil, time.Since(start)))
 	}
 	if !o.quiet {
 		fmt.Fprintf(o.stdout, "%s: the build of %s (%s, %s, %s) in %s (%.2f), %s\n",
@@ -121,7 +122,7 @@ end: a failed bundle leaves nothing behind.`,
 			err := checkRun(cmd.Context(), o, runBundle)
 			if err != nil && o.json {
 				// The failure as JSON too, as verify's: a CI reads stdout.
-				writeJSON(o.stdout, newBundleJSON(o.file, nil, err, time.Since(start)))
+				writeJSON(o.stdout, summary.Bundle(o.file, nil, err, time.Since(start)))
 			}
 			return err
 		},
