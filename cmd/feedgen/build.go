@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"os"
@@ -14,7 +13,9 @@ import (
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/buildinfo"
 	"github.com/feedgen/feedgen/internal/rules"
+	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -66,7 +67,7 @@ func (s *siteOptions) options(g *globalOptions) build.Options {
 		Now:        s.now,
 		Log:        g.stderr,
 		Generator:  "feedgen " + g.version,
-		Code:       codeID(g.version),
+		Code:       buildinfo.CodeID(g.version),
 	}
 }
 
@@ -136,7 +137,7 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	}
 	switch {
 	case o.json:
-		return writeSummaryJSON(o.stdout, res)
+		return writeJSON(o.stdout, summary.Build(res))
 	case !o.quiet:
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
@@ -148,55 +149,26 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 // build made stale, with the command that writes them again, and for
 // each such folder that is gone, whose record it forgets.
 func (o *buildOptions) warnStaleRules(res *build.Result) {
-	records := filepath.Join(filepath.Dir(o.site.config), rules.RecordsName)
-	checks, err := rules.CheckRecords(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0)
-	if err != nil {
-		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
-	}
-	if len(checks) == 0 {
-		return
-	}
 	config, outputDir := "", res.OutDir
 	if o.set("config") {
 		config = o.site.config
 	}
 	if o.site.out != "" {
-		// Built elsewhere than output_dir: the command needs --root
+		// Built elsewhere than output_dir: the command needs --dir
 		// unless the record's is output_dir.
 		if cfg, err := readConfig(o.site.config); err == nil {
 			outputDir = cfg.OutputDir
 		}
 	}
 	cwd, _ := os.Getwd()
-	for _, w := range staleWarnings(checks, outputDir, config, cwd) {
+	records := filepath.Join(filepath.Dir(o.site.config), rules.RecordsName)
+	warnings, err := rules.BuildWarnings(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0, outputDir, config, cwd)
+	if err != nil {
+		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
+	}
+	for _, w := range warnings {
 		fmt.Fprintf(o.stderr, "warning: %s\n", w)
 	}
-}
-
-// summaryJSON is the summary of a build for scripts (build --json).
-type summaryJSON struct {
-	Articles  int     `json:"articles"`
-	Drafts    int     `json:"drafts"`
-	Scheduled int     `json:"scheduled"`
-	Pages     int     `json:"pages"`
-	Written   int     `json:"written"`
-	Repaired  int     `json:"repaired,omitempty"` // of written
-	Unchanged int     `json:"unchanged"`
-	Deleted   int     `json:"deleted"`
-	Bytes     int64   `json:"bytes"`
-	Warnings  int     `json:"warnings"`
-	Skipped   bool    `json:"inputs_unchanged"`
-	Seconds   float64 `json:"seconds"`
-	OutDir    string  `json:"output_dir"`
-}
-
-// writeSummaryJSON prints the summary of res as one JSON object on a line.
-func writeSummaryJSON(w io.Writer, res *build.Result) error {
-	return writeJSON(w, summaryJSON{
-		Articles: res.Articles, Drafts: res.Drafts, Scheduled: res.Scheduled, Pages: res.Pages,
-		Written: res.Written, Repaired: res.Repaired, Unchanged: res.Unchanged, Deleted: res.Deleted, Bytes: res.Bytes,
-		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: seconds(res.Duration), OutDir: res.OutDir,
-	})
 }
 
 func newBuildCmd(g *globalOptions) *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -85,7 +86,7 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 		return fmt.Errorf("%s: %w", o.dir, err)
 	}
 	if o.json {
-		return writeJSON(o.stdout, newBundleJSON(o.file, res, nil, time.Since(start)))
+		return writeJSON(o.stdout, summary.Bundle(o.file, res, nil, time.Since(start)))
 	}
 	if !o.quiet {
 		fmt.Fprintf(o.stdout, "%s: the build of %s (%s, %s, %s) in %s (%.2f), %s\n",
@@ -121,13 +122,14 @@ end: a failed bundle leaves nothing behind.`,
 			err := checkRun(cmd.Context(), o, runBundle)
 			if err != nil && o.json {
 				// The failure as JSON too, as verify's: a CI reads stdout.
-				writeJSON(o.stdout, newBundleJSON(o.file, nil, err, time.Since(start)))
+				writeJSON(o.stdout, summary.Bundle(o.file, nil, err, time.Since(start)))
 			}
 			return err
 		},
 	}
 	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to bundle (default: output_dir of the config, else public)")
-	cmd.Flags().StringVarP(&o.file, "output", "o", "", "the archive to write (required)")
+	cmd.Flags().StringVarP(&o.file, "out", "o", "", "the archive to write (required)")
+	renamed(cmd, "output", "out")
 	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the config.yaml the output was built with, stored in the bundle (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "replace the archive if it exists")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")

@@ -28,9 +28,13 @@ type listenOptions struct {
 	accessLog string // a file, "-" for stderr, "" for none
 }
 
-// check refuses an --addr that is not host:port with a port number: a
-// bad command line, whatever the mode.
-func (l listenOptions) check() error {
+// check refuses an --addr that is neither a port nor host:port with a
+// port number: a bad command line, whatever the mode. A port alone is
+// 127.0.0.1's.
+func (l *listenOptions) check() error {
+	if _, err := strconv.ParseUint(l.addr, 10, 16); err == nil {
+		l.addr = net.JoinHostPort("127.0.0.1", l.addr)
+	}
 	_, port, err := net.SplitHostPort(l.addr)
 	if err == nil {
 		if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || (n == 0 && port != "0") {
@@ -38,7 +42,7 @@ func (l listenOptions) check() error {
 		}
 	}
 	if err != nil {
-		return usageError{fmt.Errorf("--addr %q: want host:port, e.g. 127.0.0.1:8080 (%v)", l.addr, err)}
+		return usageError{fmt.Errorf("--addr %q: want a port or host:port, e.g. 8080 (127.0.0.1's) or 127.0.0.1:8080 (%v)", l.addr, err)}
 	}
 	return nil
 }
@@ -249,7 +253,7 @@ served.
 SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 		Example: `  feedgen serve
   feedgen serve --dir /srv/feed/public --addr 127.0.0.1:9000 --log access.log
-  feedgen serve --addr 127.0.0.1:0 --log -    # any free port, access log on stderr
+  feedgen serve --addr 0 --log -              # any free port, access log on stderr
   feedgen serve --bundle feed-2026-11-23.zip  # serve a bundle without extracting it
   feedgen serve --watch                       # live preview of ./config.yaml's site
   feedgen serve --watch --config /srv/feed/config.yaml --addr 127.0.0.1:8081`,
@@ -269,7 +273,7 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "dir", "d", "", "the output folder of a build (default: output_dir of the config, else public)")
-	cmd.Flags().StringVarP(&listen.addr, "addr", "a", server.DefaultAddr, "host:port to listen on; port 0 picks a free port")
+	cmd.Flags().StringVarP(&listen.addr, "addr", "a", server.DefaultAddr, "PORT or HOST:PORT to listen on (a port alone: 127.0.0.1's); port 0 picks a free port")
 	cmd.Flags().StringVar(&listen.accessLog, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)
 	cmd.Flags().StringVarP(&bundle, "bundle", "b", "", "serve this bundle (feedgen bundle) straight from the archive, after verifying it")
 	cmd.Flags().BoolVarP(&watching, "watch", "w", false, "build the site of --config, serve it, and rebuild on every change")

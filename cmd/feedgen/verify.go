@@ -12,6 +12,7 @@ import (
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +29,9 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	start := time.Now()
 	b, err := openBundle(ctx, o.file, o.stderr, nil)
 	if o.json {
-		if jerr := writeJSON(o.stdout, newVerifyJSON(o.file, b, err, time.Since(start))); err == nil {
+		var bp *bundleProblems
+		errors.As(err, &bp)
+		if jerr := writeJSON(o.stdout, summary.Verify(o.file, b, err, bp.problems(), time.Since(start))); err == nil {
 			err = jerr
 		}
 		if b != nil {
@@ -110,6 +113,14 @@ func openBundle(ctx context.Context, name string, stderr io.Writer, keep bundle.
 type bundleProblems struct {
 	error
 	lines []string
+}
+
+// problems are the lines of p, none for nil.
+func (p *bundleProblems) problems() []string {
+	if p == nil {
+		return nil
+	}
+	return p.lines
 }
 
 // notBundle refuses name, given as a bundle, when it is a folder: a

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -60,7 +59,7 @@ type siteData struct {
 // not found).
 func newSiteData(s *Site, filters bool) (*siteData, error) {
 	p := s.Paging
-	if layout.Of(p).Assembled {
+	if s.layout().Assembled {
 		return chunkedSiteData(s, filters), nil
 	}
 	if len(p.Limits) == 0 || !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {

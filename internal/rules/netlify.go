@@ -17,12 +17,12 @@ import (
 // edge function does not run (it bypasses on error).
 func netlifyTarget() Target {
 	return Target{
-		Name:      "netlify",
-		Files:     []string{"_redirects", netlifyNotFound, netlifyEdgeFunction},
-		Run:       "copy _redirects and " + netlifyNotFound + " into the published folder and netlify/ into the site's base folder, then netlify deploy",
-		Counts:    true,
-		Assembles: true,
-		Generate:  netlifyGenerate,
+		Name:     "netlify",
+		Files:    []string{"_redirects", netlifyNotFound, netlifyEdgeFunction},
+		Run:      "copy _redirects and " + netlifyNotFound + " into the published folder and netlify/ into the site's base folder, then netlify deploy",
+		Counts:   true,
+		Layouts:  []string{layout.PagesName, layout.ChunksName},
+		Generate: netlifyGenerate,
 		Commands: func(string, bool) Commands {
 			return Commands{Then: "deploy them with the build", Reload: "netlify deploy"}
 		},
@@ -89,7 +89,7 @@ func netlifyGenerate(s *Site) (*Output, error) {
 // function reads them through the same chain.
 func netlifyRedirects(s *Site) []byte {
 	var b strings.Builder
-	if layout.Of(s.Paging).Assembled {
+	if !s.layout().Has(layout.Page) {
 		b.WriteString(`# feedgen rules netlify: a build of layout: chunks has no page files. The
 # edge function netlify/edge-functions/feedgen.js answers every request,
 # putting pages together from the indexes and chunks; when it does not run,

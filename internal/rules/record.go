@@ -259,7 +259,7 @@ func CheckRecords(name, root string, m *manifest.Manifest, changed bool) ([]Reco
 		if err != nil {
 			continue // a target this feedgen does not have
 		}
-		if why := CountsChanged(r.Counts, m.Collections); why != "" && !layout.Of(m.Pagination).Assembled {
+		if why := CountsChanged(r.Counts, m.Collections); why != "" && t.HoldsCounts(layout.Of(m.Pagination)) {
 			checks = append(checks, RecordCheck{Record: r, Stale: []Stale{{File: filepath.Join(r.Out, t.Files[0]), Why: why}}})
 			continue
 		}
