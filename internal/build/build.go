@@ -33,6 +33,7 @@ import (
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -251,7 +252,7 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	// from, if it has a manifest (a cold build reads and parses in one
 	// pass); not the preview's first build, which must render every page.
 	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
-		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
+		exists(filepath.Join(fsDir, manifest.Name)) && !outdir.Marked(fsDir) {
 		opts.Unchanged = func(digest [sha256.Size]byte) bool {
 			last, _ := early()
 			return last != nil && b.builtFrom(last, baseURL, digest, now)
@@ -488,7 +489,7 @@ func (b *Builder) lock(ctx context.Context, outDir string) (func(), error) {
 	if b.opt.Quiet {
 		notices = io.Discard
 	}
-	return lock(ctx, outDir, notices)
+	return outdir.Lock(ctx, outDir, notices)
 }
 
 // loadConfig reads and checks the config; the same bytes as last time

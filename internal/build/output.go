@@ -21,6 +21,7 @@ import (
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -113,7 +114,7 @@ type disk struct {
 	// wroteLast is set by open when this Builder wrote the folder last.
 	wroteLast bool
 	// unfinished is set by open when a build of the folder did not finish:
-	// its marker (see markUnfinished) is there.
+	// its marker (see outdir.Mark) is there.
 	unfinished bool
 	// mark creates the marker, once, before the first change to the folder.
 	mark func() error
@@ -175,7 +176,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			why = d.path + " has no " + manifest.Name
 		}
 	}
-	d.unfinished = exists(filepath.Join(d.fs, unfinishedName))
+	d.unfinished = outdir.Marked(d.fs)
 	d.since, _ = os.Stat(filepath.Join(d.fs, manifest.Name))
 	var pending []string
 	if d.unfinished {
@@ -214,7 +215,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 			if why == "" {
 				why = "not in " + filepath.Join(d.path, manifest.Name)
 				if d.unfinished {
-					why += " nor in " + unfinishedName
+					why += " nor in " + outdir.Unfinished
 				}
 			}
 			return nil, nil, &strayError{dir: d.path, strays: d.found.strays, why: why}
@@ -255,7 +256,7 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 				return &strayError{dir: d.path, strays: strays, why: "put there after the last build"}
 			}
 		}
-		return markUnfinished(d.fs, create)
+		return outdir.Mark(d.fs, create)
 	})
 	if b.opt.Clean && !d.wroteLast && len(d.found.strays) > 0 {
 		// Deleted before any page is written: a link among them would
