@@ -14,6 +14,8 @@ import (
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
 )
@@ -49,7 +51,7 @@ func (s *siteOptions) check(getenv func(string) string, set func(string) bool) e
 	if err != nil {
 		return err
 	}
-	s.config, s.found, err = findConfig(s.config, set("config"), cwd)
+	s.config, s.found, err = config.Find(s.config, set("config"), cwd)
 	return err
 }
 
@@ -102,7 +104,7 @@ func (o *buildOptions) check() error {
 	case o.sample && o.site.found && o.site.out == "":
 		return usageError{fmt.Errorf("this folder is in the site of %s: build the sample elsewhere, or pass --out", o.site.config)}
 	case o.sample, o.site.found:
-	case emptyFolder(cwd):
+	case outdir.Empty(cwd):
 		o.sample = true
 		fmt.Fprintln(o.stderr, "an empty folder and no config.yaml above: building the embedded sample site (feedgen new site DIR starts your own)")
 	default:
@@ -115,7 +117,7 @@ func (o *buildOptions) check() error {
 func runBuild(ctx context.Context, o *buildOptions) error {
 	bo := o.site.options(o.globalOptions)
 	if o.sample {
-		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), configName, ""
+		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), config.FileName, ""
 	}
 	bo.Quiet = o.quiet || o.json
 	bo.Strict = o.strict
@@ -156,19 +158,19 @@ func (o *buildOptions) warnStaleRules(res *build.Result) {
 	if len(checks) == 0 {
 		return
 	}
-	config, outputDir := "", res.OutDir
+	configFlag, outputDir := "", res.OutDir
 	if o.set("config") {
-		config = o.site.config
+		configFlag = o.site.config
 	}
 	if o.site.out != "" {
 		// Built elsewhere than output_dir: the command needs --root
 		// unless the record's is output_dir.
-		if cfg, err := readConfig(o.site.config); err == nil {
+		if cfg, err := config.ReadFile(o.site.config); err == nil {
 			outputDir = cfg.OutputDir
 		}
 	}
 	cwd, _ := os.Getwd()
-	for _, w := range staleWarnings(checks, outputDir, config, cwd) {
+	for _, w := range staleWarnings(checks, outputDir, configFlag, cwd) {
 		fmt.Fprintf(o.stderr, "warning: %s\n", w)
 	}
 }

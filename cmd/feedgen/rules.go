@@ -13,6 +13,7 @@ import (
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
@@ -99,7 +100,7 @@ func writeRules(ctx context.Context, o *rulesOptions) error {
 	// A site's folder given as --root says where its build is before
 	// the config is looked for: run outside a site, there is none here.
 	if o.root != "" {
-		if err := notBuild(o.root, "--root"); err != nil {
+		if err := outdir.NotSite(o.root, "--root"); err != nil {
 			return err
 		}
 	}
