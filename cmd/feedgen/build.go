@@ -14,6 +14,8 @@ import (
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/buildinfo"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
@@ -50,7 +52,7 @@ func (s *siteOptions) check(getenv func(string) string, set func(string) bool) e
 	if err != nil {
 		return err
 	}
-	s.config, s.found, err = findConfig(s.config, set("config"), cwd)
+	s.config, s.found, err = config.Find(s.config, set("config"), cwd)
 	return err
 }
 
@@ -103,7 +105,7 @@ func (o *buildOptions) check() error {
 	case o.sample && o.site.found && o.site.out == "":
 		return usageError{fmt.Errorf("this folder is in the site of %s: build the sample elsewhere, or pass --out", o.site.config)}
 	case o.sample, o.site.found:
-	case emptyFolder(cwd):
+	case outdir.Empty(cwd):
 		o.sample = true
 		fmt.Fprintln(o.stderr, "an empty folder and no config.yaml above: building the embedded sample site (feedgen new site DIR starts your own)")
 	default:
@@ -116,7 +118,7 @@ func (o *buildOptions) check() error {
 func runBuild(ctx context.Context, o *buildOptions) error {
 	bo := o.site.options(o.globalOptions)
 	if o.sample {
-		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), configName, ""
+		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), config.FileName, ""
 	}
 	bo.Quiet = o.quiet || o.json
 	bo.Strict = o.strict
@@ -149,20 +151,20 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 // build made stale, with the command that writes them again, and for
 // each such folder that is gone, whose record it forgets.
 func (o *buildOptions) warnStaleRules(res *build.Result) {
-	config, outputDir := "", res.OutDir
+	configFlag, outputDir := "", res.OutDir
 	if o.set("config") {
-		config = o.site.config
+		configFlag = o.site.config
 	}
 	if o.site.out != "" {
 		// Built elsewhere than output_dir: the command needs --dir
 		// unless the record's is output_dir.
-		if cfg, err := readConfig(o.site.config); err == nil {
+		if cfg, err := config.ReadFile(o.site.config); err == nil {
 			outputDir = cfg.OutputDir
 		}
 	}
 	cwd, _ := os.Getwd()
 	records := filepath.Join(filepath.Dir(o.site.config), rules.RecordsName)
-	warnings, err := rules.BuildWarnings(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0, outputDir, config, cwd)
+	warnings, err := rules.BuildWarnings(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0, outputDir, configFlag, cwd)
 	if err != nil {
 		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
 	}

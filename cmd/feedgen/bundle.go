@@ -13,6 +13,7 @@ import (
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
@@ -40,7 +41,7 @@ func (o *bundleOptions) check() error {
 	if err != nil {
 		return err
 	}
-	o.dir, o.config, err = outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
+	o.dir, o.config, err = outdir.Find(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
 	if err != nil {
 		return err
 	}

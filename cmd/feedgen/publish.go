@@ -12,6 +12,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
@@ -38,7 +39,7 @@ type publishOptions struct {
 
 // check refuses a BUCKET_URL that is not one, and bad numbers; it finds
 // the site's config (publish.cache_control) and, without --dir, the
-// output folder in it (see outputDir).
+// output folder in it (see outdir.Find).
 func (o *publishOptions) check() error {
 	b, err := publish.ParseBucketURL(o.url)
 	if err != nil {
@@ -64,13 +65,13 @@ func (o *publishOptions) check() error {
 	if err != nil {
 		return err
 	}
-	dir, cfgPath, err := outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
+	dir, cfgPath, err := outdir.Find(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
 	if err != nil {
 		return err
 	}
 	o.dir, o.cacheControl = dir, config.DefaultCacheControl
 	if cfgPath != "" {
-		if o.cfg, err = readConfig(cfgPath); err != nil {
+		if o.cfg, err = config.ReadFile(cfgPath); err != nil {
 			return err
 		}
 		o.cacheControl = o.cfg.Publish.CacheControl
@@ -80,9 +81,9 @@ func (o *publishOptions) check() error {
 		}
 	}
 	if o.strict && o.site == nil {
-		why := "no " + configName + " was found here or in a folder above: pass --config FILE (the site's " + configName + ")"
+		why := "no " + config.FileName + " was found here or in a folder above: pass --config FILE (the site's " + config.FileName + ")"
 		if cfgPath != "" {
-			why = "--dir alone does not say which site it is: pass --config FILE (the site's " + configName + ") too"
+			why = "--dir alone does not say which site it is: pass --config FILE (the site's " + config.FileName + ") too"
 		}
 		return usageError{errors.New("--strict compares the build with its site, and " + why)}
 	}

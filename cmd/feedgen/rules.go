@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/rules"
 	"github.com/spf13/cobra"
 )
@@ -81,7 +82,7 @@ func (o *rulesOptions) generate(ctx context.Context) (rules.Report, error) {
 	o.req.ConfigFlag = o.config
 	o.req.LoadConfig = func(dir string) (*config.Config, error) {
 		if dir != "" {
-			if err := notBuild(dir, "--dir"); err != nil {
+			if err := outdir.NotSite(dir, "--dir"); err != nil {
 				return nil, err
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/feedgen/feedgen/internal/bundle"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/preview"
 	"github.com/feedgen/feedgen/internal/server"
 	"github.com/spf13/cobra"
@@ -80,7 +81,7 @@ func (o *serveOptions) check() error {
 	if err != nil {
 		return err
 	}
-	o.dir, _, err = outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
+	o.dir, _, err = outdir.Find(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
@@ -132,7 +133,7 @@ func notBundle(name string) error {
 		return nil // opening it says what is wrong
 	}
 	const what = "a bundle is the .zip that feedgen bundle writes"
-	if out, ok := siteBuild(name); ok {
+	if out, ok := outdir.SiteOutput(name); ok {
 		first := ""
 		if _, err := os.Stat(filepath.Join(out, manifest.Name)); err != nil {
 			first = fmt.Sprintf(" (there is none yet: run feedgen build in %s first)", name)

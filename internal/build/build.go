@@ -32,6 +32,7 @@ import (
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -312,7 +313,7 @@ func (r *buildRun) closeSpill() {
 func (r *buildRun) shortcut() {
 	b, fsDir, early := r.b, r.out.fsDir(), r.out.early()
 	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
-		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
+		exists(filepath.Join(fsDir, manifest.Name)) && !outdir.Marked(fsDir) {
 		r.opts.Unchanged = func(digest [sha256.Size]byte) bool {
 			last, _ := early()
 			return last != nil && b.builtFrom(last, r.baseURL, digest, r.now)
@@ -513,7 +514,7 @@ func (b *Builder) lock(ctx context.Context, outDir string) (func(), error) {
 	if b.opt.Quiet {
 		notices = io.Discard
 	}
-	return lock(ctx, outDir, notices)
+	return outdir.Lock(ctx, outDir, notices)
 }
 
 // loadConfig reads and checks the config; the same bytes as last time

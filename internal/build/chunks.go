@@ -29,7 +29,7 @@ import (
 // whichever collections they are cut from.
 //
 // A chunk's path is known only once its bytes are, so the marker of an
-// unfinished build (see markUnfinished) cannot list the chunks a build
+// unfinished build (see outdir.Mark) cannot list the chunks a build
 // will create before it creates them: it lists the chunks' folder
 // (chunk.Dir) instead, which says that any file there named as a chunk
 // may be this build's (see scanOwned). The folder is feedgen's: its files

@@ -21,6 +21,7 @@ import (
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -113,7 +114,7 @@ type disk struct {
 	// wroteLast is set by open when this Builder wrote the folder last.
 	wroteLast bool
 	// unfinished is set by open when a build of the folder did not finish:
-	// its marker (see markUnfinished) is there.
+	// its marker (see outdir.Mark) is there.
 	unfinished bool
 	// mark creates the marker, once, before the first change to the folder.
 	mark func() error
@@ -178,7 +179,7 @@ func (d *disk) openLocked(ctx context.Context, pathsOf func(*manifest.Manifest) 
 	if err != nil {
 		return nil, err
 	}
-	d.unfinished = exists(filepath.Join(d.fs, unfinishedName))
+	d.unfinished = outdir.Marked(d.fs)
 	d.since, _ = os.Stat(filepath.Join(d.fs, manifest.Name))
 	pending := d.pending()
 	paths, err := pathsOf(prev)
@@ -275,7 +276,7 @@ func (d *disk) scan(ctx context.Context, prev *manifest.Manifest, pending, paths
 		if why == "" {
 			why = "not in " + filepath.Join(d.path, manifest.Name)
 			if d.unfinished {
-				why += " nor in " + unfinishedName
+				why += " nor in " + outdir.Unfinished
 			}
 		}
 		return nil, &strayError{dir: d.path, strays: d.found.strays, why: why}
@@ -284,7 +285,7 @@ func (d *disk) scan(ctx context.Context, prev *manifest.Manifest, pending, paths
 }
 
 // markNew creates the marker of an unfinished build (see
-// markUnfinished), listing what this build may create: its paths that
+// outdir.Mark), listing what this build may create: its paths that
 // prev does not list, pending, and prev's files that only its indexes
 // name. A folder this Builder wrote last was not scanned: a file put
 // since where a new file goes is refused here.
@@ -319,7 +320,7 @@ func (d *disk) markNew(ctx context.Context, paths []string, prev *manifest.Manif
 			return &strayError{dir: d.path, strays: strays, why: "put there after the last build"}
 		}
 	}
-	return markUnfinished(d.fs, create)
+	return outdir.Mark(d.fs, create)
 }
 
 // has checks a page's size, and reads it to check its SHA-256 when it

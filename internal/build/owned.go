@@ -16,12 +16,13 @@ import (
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // A build deletes only what a build of feedgen wrote in its output
 // folder: the pages the folder's manifest lists, the pages an unfinished
-// build was about to create (listed in its marker, see markUnfinished),
+// build was about to create (listed in its marker, see outdir.Mark),
 // and the temporary files of writes to either. Anything else under
 // articles/ is a stray: a file the user, or another tool, put there. A
 // build that finds strays refuses to start, naming them, unless it was
@@ -194,12 +195,8 @@ func (e *foreignError) Error() string {
 // in dir was to create: none when there is no marker, or one that lists
 // none (an older feedgen's). Only paths under articles/ are taken.
 func readPending(dir string) []string {
-	data, err := outfile.ReadFile(filepath.Join(dir, unfinishedName))
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, line := range strings.Split(string(data), "\n")[1:] {
+	for _, line := range outdir.Listed(dir) {
 		if strings.HasPrefix(line, listing.Dir+"/") && fs.ValidPath(line) {
 			out = append(out, line)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -119,7 +120,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		return nil, err
 	}
 	defer unlock()
-	if exists(filepath.Join(fsDir, unfinishedName)) {
+	if outdir.Marked(fsDir) {
 		return nil, nil // a build died mid-way: any page may be its
 	}
 	r, _ := b.lastManifest(ctx, fsDir, early)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/pool"
 )
 
@@ -82,8 +83,8 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	if level < 1 || level > 9 {
 		return nil, fmt.Errorf("writing bundle: deflate level %d is not between 1 and 9", level)
 	}
-	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
-		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and bundle once it is done")
+	if err := outdir.Finished(output, "bundle"); err != nil {
+		return nil, err
 	}
 	r, err := manifest.ReadContext(ctx, output)
 	if err == nil {

@@ -19,12 +19,6 @@ import (
 // Name is the manifest's file name in the output folder.
 const Name = layout.ManifestPath
 
-// Unfinished is the file that a build creates in the output folder
-// before its first change to a page and removes once its manifest is in
-// place: while it is there, a build is changing the folder or died doing
-// it, and pages may differ from what the manifest says.
-const Unfinished = ".feedgen-unfinished"
-
 // Format is the version of the manifest's format.
 const Format = 1
 

@@ -69,6 +69,7 @@ import (
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/pool"
 	"github.com/feedgen/feedgen/internal/retry"
 	"gocloud.dev/blob"
@@ -593,8 +594,8 @@ func (p *publisher) sumOf(ctx context.Context, key string, size int64) (string, 
 // readLocal reads the build's manifest and checks that the build is
 // finished, its manifest valid, and every page under articles/.
 func readLocal(ctx context.Context, output fs.FS) (*local, error) {
-	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
-		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and publish once it is done")
+	if err := outdir.Finished(output, "publish"); err != nil {
+		return nil, err
 	}
 	snap, err := manifest.ReadContext(ctx, output)
 	if err == nil {

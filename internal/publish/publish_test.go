@@ -16,6 +16,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"gocloud.dev/blob"
 )
 
@@ -406,7 +407,7 @@ func TestPublishRefuses(t *testing.T) {
 	})
 
 	t.Run("unfinished build", func(t *testing.T) {
-		marker := filepath.Join(s.out, manifest.Unfinished)
+		marker := filepath.Join(s.out, outdir.Unfinished)
 		if err := os.WriteFile(marker, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 )
 
 // netlifyTarget is Netlify: an edge function answers every request as
@@ -161,7 +162,7 @@ func netlifyRedirects(s *Site) []byte {
 // through Netlify's chain, rules included.
 func writeHidden(b *strings.Builder) {
 	b.WriteString("\n# The build's own files by their paths: not found.\n")
-	for _, from := range []string{manifest.Name, manifest.Unfinished} {
+	for _, from := range []string{manifest.Name, outdir.Unfinished} {
 		b.WriteString("/" + from + "  /" + netlifyNotFound + "  404!\n")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 )
 
 // RecordsName is the file, beside a site's config, where feedgen rules
@@ -159,7 +160,7 @@ func SaveRecord(name string, r Record) (dropped error, err error) {
 // none of its records; when it returns that error, the file is left as
 // it is.
 func updateRecords(name string, edit func(rs []Record, corrupt error) ([]Record, error)) error {
-	unlock, err := lockDir(filepath.Dir(name))
+	unlock, err := outdir.Hold(filepath.Dir(name))
 	if err != nil {
 		return err
 	}

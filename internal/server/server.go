@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/outdir"
 )
 
 // Defaults of Options.
@@ -222,7 +223,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		}
 		var nr notReadyError
 		late := time.Now().After(deadline)
-		if errors.As(err, &nr) && opt.Source.kind == fromFolder && (late || noBuildRunning(opt.Source.dir)) {
+		if errors.As(err, &nr) && opt.Source.kind == fromFolder && (late || !outdir.Busy(opt.Source.dir)) {
 			if _, err = s.reload(ctx, true); err == nil {
 				return s, nil
 			}
