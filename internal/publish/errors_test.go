@@ -454,11 +454,14 @@ func TestAskRegion(t *testing.T) {
 		kind     Kind
 		want     string // the message, a regexp
 		said     string // the notices, a regexp
+		connect  time.Duration
 	}{
-		{"refused", closed, Unreachable, `^the bucket's service cannot be reached: check the URL's endpoint \(finding the bucket's region: .*connection refused\)$`, `^$`},
+		// A refusal comes at once: a long connect bound keeps a loaded
+		// machine's slow scheduling from taking it for silence.
+		{"refused", closed, Unreachable, `^the bucket's service cannot be reached: check the URL's endpoint \(finding the bucket's region: .*connection refused\)$`, `^$`, 10 * time.Second},
 		{"silent", silent.Addr().String(), TimedOut,
 			`^finding the bucket's region: the bucket's service did not answer for 200ms, tried 2 times \(--connect-timeout sets how long a request may wait for the first byte of an answer\)$`,
-			`^finding the bucket's region: no answer for 200ms \(try 1 of 2\); trying again\n$`},
+			`^finding the bucket's region: no answer for 200ms \(try 1 of 2\); trying again\n$`, 200 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -467,7 +470,7 @@ func TestAskRegion(t *testing.T) {
 				t.Fatal(err)
 			}
 			var said strings.Builder
-			opt := Options{ConnectTimeout: 200 * time.Millisecond, Retries: 1, Backoff: time.Millisecond, Notices: &said}
+			opt := Options{ConnectTimeout: tt.connect, Retries: 1, Backoff: time.Millisecond, Notices: &said}
 			start := time.Now()
 			_, err = bk.Open(context.Background(), opt)
 			var be *BucketError
