@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -209,17 +208,11 @@ func versionLine(v string) string { return buildinfo.Line(v, buildVCS) }
 // module's version, or "dev".
 func version() string { return buildinfo.Version(buildVersion) }
 
-// buildTime returns the clock, or SOURCE_DATE_EPOCH when it is set
-// (reproducible builds).
+// buildTime is buildinfo.Clock, whose error is a bad command line.
 func buildTime(getenv func(string) string) (func() time.Time, error) {
-	s := getenv("SOURCE_DATE_EPOCH")
-	if s == "" {
-		return time.Now, nil
-	}
-	sec, err := strconv.ParseInt(s, 10, 64)
+	now, err := buildinfo.Clock(getenv)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a whole number of seconds since 1970", s)}
+		return nil, usageError{err}
 	}
-	t := time.Unix(sec, 0).UTC()
-	return func() time.Time { return t }, nil
+	return now, nil
 }
