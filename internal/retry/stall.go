@@ -47,9 +47,32 @@ type Stall struct {
 	Timeout     time.Duration
 	TimeoutFlag string
 	MinRate     int64
-	// Clock is the detector's clock for the rate: time.Now when nil.
-	Clock func() time.Time
+	// Clock is the time the detector goes by, its bounds' and its
+	// rate's: the real one when nil.
+	Clock Clock
 }
+
+// Clock is the time a Detector goes by: the real one (time.Now,
+// time.AfterFunc), or a test's that it advances itself.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f once d has passed, as time.AfterFunc does (in
+	// its own goroutine); a test's clock, when the test advances it.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a Clock's timer, as a *time.Timer of time.AfterFunc: Stop
+// and Reset report whether it was waiting.
+type Timer interface {
+	Stop() bool
+	Reset(d time.Duration) bool
+}
+
+// realClock is the machine's time.
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // A Detector stops an attempt that stalls: its context is cancelled with
 // a *StallError when the bound in force passes without progress, or once
@@ -62,7 +85,7 @@ type Detector struct {
 
 	mu    sync.Mutex
 	err   *StallError
-	t     *time.Timer
+	t     Timer
 	total int64
 }
 
@@ -73,11 +96,11 @@ func Detect(ctx context.Context, s Stall) (context.Context, *Detector) {
 		s.MinRate = DefaultMinRate
 	}
 	if s.Clock == nil {
-		s.Clock = time.Now
+		s.Clock = realClock{}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	d := &Detector{s: s, cancel: cancel, start: s.Clock(), err: &StallError{After: s.After, Flag: s.Flag, MinRate: s.MinRate}}
-	d.t = time.AfterFunc(time.Hour, d.stalled)
+	d := &Detector{s: s, cancel: cancel, start: s.Clock.Now(), err: &StallError{After: s.After, Flag: s.Flag, MinRate: s.MinRate}}
+	d.t = s.Clock.AfterFunc(time.Hour, d.stalled)
 	d.t.Stop()
 	if s.After > 0 {
 		d.t.Reset(s.After)
@@ -127,7 +150,7 @@ func (d *Detector) progress(n int, rearm bool) {
 		d.arm(d.s.Timeout, d.s.TimeoutFlag, false)
 	}
 	d.total += int64(n)
-	if took := d.s.Clock().Sub(d.start); d.s.Timeout > 0 && took > d.s.Timeout && float64(d.total) < took.Seconds()*float64(d.s.MinRate) {
+	if took := d.s.Clock.Now().Sub(d.start); d.s.Timeout > 0 && took > d.s.Timeout && float64(d.total) < took.Seconds()*float64(d.s.MinRate) {
 		d.err.Trickle, d.err.After = true, d.s.Timeout
 		d.t.Stop()
 		d.cancel(d.err)
