@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"os"
@@ -14,7 +13,11 @@ import (
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/build"
+	"github.com/feedgen/feedgen/internal/buildinfo"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/rules"
+	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -49,7 +52,7 @@ func (s *siteOptions) check(getenv func(string) string, set func(string) bool) e
 	if err != nil {
 		return err
 	}
-	s.config, s.found, err = findConfig(s.config, set("config"), cwd)
+	s.config, s.found, err = config.Find(s.config, set("config"), cwd)
 	return err
 }
 
@@ -66,7 +69,7 @@ func (s *siteOptions) options(g *globalOptions) build.Options {
 		Now:        s.now,
 		Log:        g.stderr,
 		Generator:  "feedgen " + g.version,
-		Code:       codeID(g.version),
+		Code:       buildinfo.CodeID(g.version),
 	}
 }
 
@@ -102,7 +105,7 @@ func (o *buildOptions) check() error {
 	case o.sample && o.site.found && o.site.out == "":
 		return usageError{fmt.Errorf("this folder is in the site of %s: build the sample elsewhere, or pass --out", o.site.config)}
 	case o.sample, o.site.found:
-	case emptyFolder(cwd):
+	case outdir.Empty(cwd):
 		o.sample = true
 		fmt.Fprintln(o.stderr, "an empty folder and no config.yaml above: building the embedded sample site (feedgen new site DIR starts your own)")
 	default:
@@ -115,7 +118,7 @@ func (o *buildOptions) check() error {
 func runBuild(ctx context.Context, o *buildOptions) error {
 	bo := o.site.options(o.globalOptions)
 	if o.sample {
-		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), configName, ""
+		bo.FS, bo.ConfigName, bo.Root = feedgen.Sample(), config.FileName, ""
 	}
 	bo.Quiet = o.quiet || o.json
 	bo.Strict = o.strict
@@ -136,7 +139,7 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 	}
 	switch {
 	case o.json:
-		return writeSummaryJSON(o.stdout, res)
+		return writeJSON(o.stdout, summary.Build(res))
 	case !o.quiet:
 		fmt.Fprintln(o.stdout, res.Summary())
 	}
@@ -148,55 +151,26 @@ func runBuild(ctx context.Context, o *buildOptions) error {
 // build made stale, with the command that writes them again, and for
 // each such folder that is gone, whose record it forgets.
 func (o *buildOptions) warnStaleRules(res *build.Result) {
-	records := filepath.Join(filepath.Dir(o.site.config), rules.RecordsName)
-	checks, err := rules.CheckRecords(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0)
-	if err != nil {
-		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
-	}
-	if len(checks) == 0 {
-		return
-	}
-	config, outputDir := "", res.OutDir
+	configFlag, outputDir := "", res.OutDir
 	if o.set("config") {
-		config = o.site.config
+		configFlag = o.site.config
 	}
 	if o.site.out != "" {
-		// Built elsewhere than output_dir: the command needs --root
+		// Built elsewhere than output_dir: the command needs --dir
 		// unless the record's is output_dir.
-		if cfg, err := readConfig(o.site.config); err == nil {
+		if cfg, err := config.ReadFile(o.site.config); err == nil {
 			outputDir = cfg.OutputDir
 		}
 	}
 	cwd, _ := os.Getwd()
-	for _, w := range staleWarnings(checks, outputDir, config, cwd) {
+	records := filepath.Join(filepath.Dir(o.site.config), rules.RecordsName)
+	warnings, err := rules.BuildWarnings(records, res.OutDir, res.Manifest, res.Written > 0 || res.Deleted > 0, outputDir, configFlag, cwd)
+	if err != nil {
+		fmt.Fprintf(o.stderr, "warning: checking the rules written for this output: %v\n", err)
+	}
+	for _, w := range warnings {
 		fmt.Fprintf(o.stderr, "warning: %s\n", w)
 	}
-}
-
-// summaryJSON is the summary of a build for scripts (build --json).
-type summaryJSON struct {
-	Articles  int     `json:"articles"`
-	Drafts    int     `json:"drafts"`
-	Scheduled int     `json:"scheduled"`
-	Pages     int     `json:"pages"`
-	Written   int     `json:"written"`
-	Repaired  int     `json:"repaired,omitempty"` // of written
-	Unchanged int     `json:"unchanged"`
-	Deleted   int     `json:"deleted"`
-	Bytes     int64   `json:"bytes"`
-	Warnings  int     `json:"warnings"`
-	Skipped   bool    `json:"inputs_unchanged"`
-	Seconds   float64 `json:"seconds"`
-	OutDir    string  `json:"output_dir"`
-}
-
-// writeSummaryJSON prints the summary of res as one JSON object on a line.
-func writeSummaryJSON(w io.Writer, res *build.Result) error {
-	return writeJSON(w, summaryJSON{
-		Articles: res.Articles, Drafts: res.Drafts, Scheduled: res.Scheduled, Pages: res.Pages,
-		Written: res.Written, Repaired: res.Repaired, Unchanged: res.Unchanged, Deleted: res.Deleted, Bytes: res.Bytes,
-		Warnings: len(res.Warnings), Skipped: res.Skipped, Seconds: seconds(res.Duration), OutDir: res.OutDir,
-	})
 }
 
 func newBuildCmd(g *globalOptions) *cobra.Command {

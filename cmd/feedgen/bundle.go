@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/atomicfile"
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
-	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/feedgen/feedgen/internal/outdir"
+	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -39,7 +36,7 @@ func (o *bundleOptions) check() error {
 	if err != nil {
 		return err
 	}
-	o.dir, o.config, err = outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
+	o.dir, o.config, err = outdir.Find(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
 	if err != nil {
 		return err
 	}
@@ -52,7 +49,7 @@ func (o *bundleOptions) check() error {
 	if _, err := os.Lstat(o.file); err == nil && !o.force {
 		return usageError{fmt.Errorf("%s exists: pass --force to replace it", o.file)}
 	}
-	if inside, err := within(o.file, o.dir); err != nil {
+	if inside, err := bundle.Inside(o.file, o.dir); err != nil {
 		return err
 	} else if inside {
 		return usageError{fmt.Errorf("-o %s is inside %s, the output folder being bundled: write the bundle elsewhere", o.file, o.dir)}
@@ -62,12 +59,6 @@ func (o *bundleOptions) check() error {
 
 // runBundle writes the bundle of the build in the folder.
 func runBundle(ctx context.Context, o *bundleOptions) error {
-	root, err := os.OpenRoot(o.dir)
-	if err != nil {
-		return fmt.Errorf("opening output folder: %w", err)
-	}
-	defer root.Close()
-
 	start := time.Now()
 	bo := bundle.Options{Config: o.cfg, BundledBy: "feedgen " + o.version}
 	if !o.quiet && !o.json {
@@ -75,17 +66,12 @@ func runBundle(ctx context.Context, o *bundleOptions) error {
 		defer bar.Close()
 		bo.Progress = bar.Set
 	}
-	var res *bundle.Result
-	err = writeFileAtomic(o.file, func(w io.Writer) error {
-		var err error
-		res, err = bundle.Write(ctx, w, outfile.RootFS(root, o.dir), bo)
-		return err
-	})
+	res, err := bundle.WriteFile(ctx, o.file, o.dir, bo)
 	if err != nil {
-		return fmt.Errorf("%s: %w", o.dir, err)
+		return err
 	}
 	if o.json {
-		return writeJSON(o.stdout, newBundleJSON(o.file, res, nil, time.Since(start)))
+		return writeJSON(o.stdout, summary.Bundle(o.file, res, nil, time.Since(start)))
 	}
 	if !o.quiet {
 		fmt.Fprintf(o.stdout, "%s: the build of %s (%s, %s, %s) in %s (%.2f), %s\n",
@@ -121,61 +107,17 @@ end: a failed bundle leaves nothing behind.`,
 			err := checkRun(cmd.Context(), o, runBundle)
 			if err != nil && o.json {
 				// The failure as JSON too, as verify's: a CI reads stdout.
-				writeJSON(o.stdout, newBundleJSON(o.file, nil, err, time.Since(start)))
+				writeJSON(o.stdout, summary.Bundle(o.file, nil, err, time.Since(start)))
 			}
 			return err
 		},
 	}
 	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to bundle (default: output_dir of the config, else public)")
-	cmd.Flags().StringVarP(&o.file, "output", "o", "", "the archive to write (required)")
+	cmd.Flags().StringVarP(&o.file, "out", "o", "", "the archive to write (required)")
+	renamed(cmd, "output", "out")
 	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the config.yaml the output was built with, stored in the bundle (default: config.yaml here or in the nearest folder above)")
 	cmd.Flags().BoolVarP(&o.force, "force", "f", false, "replace the archive if it exists")
 	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (file, ok, error, build_time, articles, pages, bytes, size, seconds)")
 	return cmd
-}
-
-// within reports whether the file name would be inside the folder dir,
-// symbolic links resolved.
-func within(name, dir string) (bool, error) {
-	d, err := realPath(dir)
-	if err != nil {
-		return false, fmt.Errorf("opening output folder: %w", err)
-	}
-	f, err := realPath(filepath.Dir(name))
-	if err != nil {
-		return false, fmt.Errorf("writing bundle: %w", err)
-	}
-	rel, err := filepath.Rel(d, filepath.Join(f, filepath.Base(name)))
-	if err != nil {
-		return false, nil
-	}
-	return rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)), nil
-}
-
-// realPath returns the absolute path of p with symbolic links resolved.
-func realPath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(abs)
-}
-
-// writeFileAtomic writes name through write, atomically (see atomicfile):
-// synced and renamed over name once write succeeded; on any error name is
-// left as it was and no temporary file is.
-func writeFileAtomic(name string, write func(io.Writer) error) error {
-	f, err := atomicfile.Create(name, 0o644)
-	if err != nil {
-		return fmt.Errorf("writing bundle: %w", err)
-	}
-	defer f.Abort()
-	if err := write(f); err != nil {
-		return err
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("writing bundle: %w", err)
-	}
-	return nil
 }

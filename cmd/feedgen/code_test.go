@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedgen/feedgen/internal/buildinfo"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
@@ -20,25 +21,25 @@ func TestCodeID(t *testing.T) {
 		t.Fatalf("go tool buildid: %v", err)
 	}
 	want := strings.TrimSpace(string(out))
-	if got := goBuildID(feedgen); got != want || want == "" {
-		t.Errorf("goBuildID(%s) = %q, want %q", feedgen, got, want)
+	if got := buildinfo.GoBuildID(feedgen); got != want || want == "" {
+		t.Errorf("buildinfo.GoBuildID(%s) = %q, want %q", feedgen, got, want)
 	}
 	notELF := filepath.Join(t.TempDir(), "feedgen")
 	testfiles.WriteFile(t, notELF, "#!/bin/sh\n")
-	if got := goBuildID(notELF); got != "" {
+	if got := buildinfo.GoBuildID(notELF); got != "" {
 		t.Errorf("goBuildID of a script = %q, want \"\"", got)
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := goBuildID(exe)
+	id := buildinfo.GoBuildID(exe)
 	if id == "" {
 		t.Fatal("the test binary has no build ID")
 	}
 	for _, version := range []string{"dev", "v1.2.3", "v0.0.0-20261123133345-224cf57177b5+dirty"} {
-		if got := codeID(version); got != "go build "+id {
-			t.Errorf("codeID(%q) = %q, want the build ID of the test binary %q", version, got, id)
+		if got := buildinfo.CodeID(version); got != "go build "+id {
+			t.Errorf("buildinfo.CodeID(%q) = %q, want the build ID of the test binary %q", version, got, id)
 		}
 	}
 	for _, tt := range []struct{ id, version, want string }{
@@ -48,7 +49,7 @@ func TestCodeID(t *testing.T) {
 		{"", "v0.0.0-20261123133345-224cf57177b5+dirty", ""},
 		{"", "dev", ""},
 	} {
-		if got := code(tt.id, tt.version); got != tt.want {
+		if got := buildinfo.Code(tt.id, tt.version); got != tt.want {
 			t.Errorf("code(%q, %q) = %q, want %q", tt.id, tt.version, got, tt.want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedgen/feedgen/internal/habit"
 	"github.com/spf13/cobra"
 )
 
@@ -32,9 +33,8 @@ func commands() []*cobra.Command {
 // shown by some case.
 func TestFlagHabits(t *testing.T) {
 	const (
-		addr   = "--addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"
-		listen = "--listen 9000 (a port, or host:port)"
-		root   = "--root 9000 (the build's folder, as the platform sees it)"
+		addr   = "--addr 9000 (a port, or host:port)"
+		root   = "--dir 9000 (the build's folder, as the platform sees it)"
 		config = "--config 9000 (the site's folder, or its config.yaml)"
 		out    = "--out 9000 (-o)"
 	)
@@ -45,7 +45,6 @@ func TestFlagHabits(t *testing.T) {
 	}{
 		{"build", "--destination", out},
 		{"build", "-d", "--out 9000 (-o; Hugo's -d is --destination, feedgen's -D is --drafts)"},
-		{"build", "--output", out},
 		{"build", "--source", config},
 		{"build", "-s", config},
 		{"build", "--buildDrafts", "--drafts (-D)"},
@@ -62,9 +61,8 @@ func TestFlagHabits(t *testing.T) {
 		{"serve", "-p", addr},
 		{"serve", "--bind", "--addr 9000:8080 (host and port in one flag)"},
 		{"serve", "--host", "--addr 9000:8080 (host and port in one flag)"},
-		{"serve", "--listen", "--addr 9000 (host:port)"},
+		{"serve", "--listen", addr},
 		{"serve", "--destination", "--dir 9000 (the build's folder)"},
-		{"serve", "--output", out},
 		{"serve", "--renderToDisk", "--out DIR (with --watch: the preview's pages are written there too)"},
 		{"serve", "--source", config},
 		{"serve", "-s", config},
@@ -72,8 +70,7 @@ func TestFlagHabits(t *testing.T) {
 		{"serve", "--buildFuture", "--future"},
 		{"serve", "-F", "--future"},
 
-		{"bundle", "--destination", "--output 9000 (-o: the archive to write)"},
-		{"bundle", "--out", "--output 9000 (-o)"},
+		{"bundle", "--destination", "--out 9000 (-o: the archive to write)"},
 		{"bundle", "--source", "--dir 9000 (the build's folder)"},
 		{"bundle", "-s", config},
 		{"bundle", "--port", ""},
@@ -84,27 +81,23 @@ func TestFlagHabits(t *testing.T) {
 		{"publish s3://b", "--dryrun", "--dry-run (-n)"},
 		{"publish s3://b", "--output", ""},
 
-		{"rules nginx", "--port", listen},
-		{"rules nginx", "-p", listen},
-		{"rules nginx", "--addr", "--listen 9000"},
-		{"rules nginx", "--bind", "--listen 9000:80 (a port, or host:port)"},
+		{"rules nginx", "--port", addr},
+		{"rules nginx", "-p", addr},
+		{"rules nginx", "--bind", "--addr 9000:80 (a port, or host:port)"},
 		{"rules nginx", "--destination", root},
-		{"rules nginx", "-d", root},
-		{"rules nginx", "--dir", root},
-		{"rules nginx", "--out", "--output 9000 (-o)"},
 		{"rules nginx", "--source", config},
 		{"rules nginx", "-s", config},
 
 		{"import http://x/", "--destination", out},
 		{"import http://x/", "-d", "--out 9000 (-o; Hugo's -d is --destination, feedgen's -D is --drafts)"},
-		{"import http://x/", "--output", out},
 		{"import http://x/", "--source", ""},
 
 		{"new article news/general/x", "--source", config},
 		{"new site x", "--destination", ""},
 		{"verify f.zip", "--port", ""},
 	}
-	shown := make([]bool, len(flagHabits))
+	habits := habit.Flags()
+	shown := make([]bool, len(habits))
 	for _, tt := range tests {
 		args := append(strings.Fields(tt.cmd), tt.flag, "9000")
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -123,19 +116,19 @@ func TestFlagHabits(t *testing.T) {
 				t.Errorf("exit %d, %s\nwant exit 2, %s", code, first, want)
 			}
 		})
-		for i, h := range flagHabits {
-			how := h.how
+		for i, h := range habits {
+			how := h.How
 			if strings.Contains(how, "%[1]s") {
 				how = fmt.Sprintf(how, "9000")
 			}
-			if sameFlag(h.flag, tt.flag) && how == tt.how {
+			if habit.SameFlag(h.Flag, tt.flag) && how == tt.how {
 				shown[i] = true
 			}
 		}
 	}
-	for i, h := range flagHabits {
+	for i, h := range habits {
 		if !shown[i] {
-			t.Errorf("flagHabits: %s meaning --%s is shown by no case", h.flag, h.ours)
+			t.Errorf("habit.Flags: %s meaning --%s is shown by no case", h.Flag, h.Ours)
 		}
 	}
 }
@@ -156,22 +149,24 @@ func TestFlagHints(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--port", "9000"}, "unknown flag: --port: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
-		{[]string{"serve", "--port=9001"}, "unknown flag: --port: feedgen serve takes --addr 127.0.0.1:9001 (host and port in one flag; --addr :9001 listens on every interface)"},
-		{[]string{"serve", "--port"}, "unknown flag: --port: feedgen serve takes --addr 127.0.0.1:VALUE (host and port in one flag; --addr :VALUE listens on every interface)"},
-		{[]string{"rules", "nginx", "-p", "8080"}, "unknown shorthand flag: 'p' in -p: feedgen rules takes --listen 8080 (a port, or host:port)"},
-		{[]string{"serve", "-p9000"}, "unknown shorthand flag: 'p' in -p9000: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
-		{[]string{"serve", "-p=9000"}, "unknown shorthand flag: 'p' in -p=9000: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
-		{[]string{"serve", "-Dp", "9000"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
-		{[]string{"serve", "-Dp9000"}, "unknown shorthand flag: 'p' in -p9000: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
-		{[]string{"serve", "-d", "public", "-wp", "9000"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr 127.0.0.1:9000 (host and port in one flag; --addr :9000 listens on every interface)"},
-		{[]string{"serve", "-p"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr 127.0.0.1:VALUE (host and port in one flag; --addr :VALUE listens on every interface)"},
+		{[]string{"serve", "--port", "9000"}, "unknown flag: --port: feedgen serve takes --addr 9000 (a port, or host:port)"},
+		{[]string{"serve", "--port=9001"}, "unknown flag: --port: feedgen serve takes --addr 9001 (a port, or host:port)"},
+		{[]string{"serve", "--port"}, "unknown flag: --port: feedgen serve takes --addr VALUE (a port, or host:port)"},
+		{[]string{"rules", "nginx", "-p", "8080"}, "unknown shorthand flag: 'p' in -p: feedgen rules takes --addr 8080 (a port, or host:port)"},
+		{[]string{"serve", "-p9000"}, "unknown shorthand flag: 'p' in -p9000: feedgen serve takes --addr 9000 (a port, or host:port)"},
+		{[]string{"serve", "-p=9000"}, "unknown shorthand flag: 'p' in -p=9000: feedgen serve takes --addr 9000 (a port, or host:port)"},
+		{[]string{"serve", "-Dp", "9000"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr 9000 (a port, or host:port)"},
+		{[]string{"serve", "-Dp9000"}, "unknown shorthand flag: 'p' in -p9000: feedgen serve takes --addr 9000 (a port, or host:port)"},
+		{[]string{"serve", "-d", "public", "-wp", "9000"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr 9000 (a port, or host:port)"},
+		{[]string{"serve", "-p"}, "unknown shorthand flag: 'p' in -p: feedgen serve takes --addr VALUE (a port, or host:port)"},
 		{[]string{"build", "--destination", "/srv/www"}, "unknown flag: --destination: feedgen build takes --out /srv/www (-o)"},
 		{[]string{"build", "-d", "dist"}, "unknown shorthand flag: 'd' in -d: feedgen build takes --out dist (-o; Hugo's -d is --destination, feedgen's -D is --drafts)"},
 		{[]string{"serve", "--destination", "dist"}, "unknown flag: --destination: feedgen serve takes --dir dist (the build's folder)"},
 		{[]string{"build", "--BaseURL", "https://staging.example.com"}, "unknown flag: --BaseURL: feedgen build takes --base-url https://staging.example.com"},
 		{[]string{"build", "--buildDrafts"}, "unknown flag: --buildDrafts: feedgen build takes --drafts (-D)"},
 		{[]string{"build", "--outt", "x"}, "unknown flag: --outt: did you mean --out?"},
+		{[]string{"build", "--output", "x"}, "unknown flag: --output: did you mean --out?"},
+		{[]string{"serve", "--output", "x"}, "unknown flag: --output: did you mean --out?"},
 		{[]string{"build", "--qiet"}, "unknown flag: --qiet: did you mean --quiet?"},
 		{[]string{"serve", "--wath"}, "unknown flag: --wath: did you mean --watch?"},
 		{[]string{"publish", "--max-delete", "9", "s3://b"}, "unknown flag: --max-delete: did you mean --max-deletes?"},

@@ -4,158 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"runtime/debug"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/config"
-	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/importer"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/spf13/cobra"
 )
 
-// importOptions are the options of feedgen import.
+// importOptions are the options of feedgen import: importer.Run's
+// request, and how to print what it did.
 type importOptions struct {
 	*globalOptions
-	url       string
-	out       string
-	delay     time.Duration
-	workers   int
-	retries   int
-	timezone  string
-	layout    string
-	limits    []int
-	offsets   string
-	keepGoing bool
-	quiet     bool
-	timeout   time.Duration
-	maxReqs   int
-	maxBytes  string
-
-	set   func(flag string) bool // whether the flag was given
-	now   func() time.Time       // the build time: set by check
-	bytes int64                  // --max-bytes: set by check
-}
-
-// check refuses a URL that is not a listing's, flags out of range, and a
-// folder that is not empty.
-func (o *importOptions) check() error {
-	if _, err := importer.ListURL(o.url); err != nil {
-		return usageError{err}
-	}
-	switch {
-	case o.workers < 1:
-		return usageError{fmt.Errorf("--workers %d: read at least one page at a time", o.workers)}
-	case o.delay < 0:
-		return usageError{fmt.Errorf("--delay %v is negative", o.delay)}
-	case o.retries < 0:
-		return usageError{fmt.Errorf("--retries %d is negative", o.retries)}
-	case o.timeout <= 0:
-		return usageError{fmt.Errorf("--timeout %v: give a duration, e.g. 30s", o.timeout)}
-	case o.maxReqs < 1:
-		return usageError{fmt.Errorf("--max-requests %d: give 1 or more", o.maxReqs)}
-	case o.offsets != listing.OffsetsAll && o.offsets != listing.OffsetsAligned:
-		return usageError{fmt.Errorf("--offsets %q: want %q or %q", o.offsets, listing.OffsetsAll, listing.OffsetsAligned)}
-	case o.layout != listing.LayoutChunks && o.layout != listing.LayoutPages:
-		return usageError{fmt.Errorf("--layout %q: want %q or %q", o.layout, listing.LayoutChunks, listing.LayoutPages)}
-	case o.layout == listing.LayoutChunks && (o.set("limits") || o.set("offsets")):
-		return usageError{errors.New("--limits and --offsets are of --layout pages (a file per page): the default, chunks, answers every page size up to the service's largest at every offset")}
-	}
-	for _, l := range o.limits {
-		if l <= 0 {
-			return usageError{fmt.Errorf("--limits %d: a page size is a positive whole number", l)}
-		}
-	}
-	if _, err := time.LoadLocation(o.timezone); err != nil || o.timezone == "" {
-		return usageError{fmt.Errorf("--timezone %q: unknown time zone: use an IANA name such as Europe/Moscow or UTC", o.timezone)}
-	}
-	n, err := config.ParseSize(o.maxBytes)
-	switch {
-	case err != nil:
-		return usageError{fmt.Errorf("--max-bytes %q: %w: give a size, e.g. 1GiB or 500MB", o.maxBytes, err)}
-	case n <= 0:
-		return usageError{fmt.Errorf("--max-bytes %q: give a size above 0, e.g. 1GiB or 500MB", o.maxBytes)}
-	}
-	o.bytes = n
-	if err := importer.CheckDir(o.out); err != nil {
-		return usageError{err}
-	}
-	o.now, err = buildTime(o.getenv)
-	return err
+	req importer.Request
 }
 
 // runImport reads the listing, writes the site, and says what it wrote.
 func runImport(ctx context.Context, o *importOptions) error {
 	start := time.Now()
-	retries := o.retries
-	if retries == 0 {
-		retries = -1 // none: the importer's 0 is its default
+	s, err := importer.Run(ctx, o.req)
+	var fe importer.FlagError
+	if errors.As(err, &fe) {
+		return usageError{fe.Err}
 	}
-	opt := importer.Options{
-		URL:         o.url,
-		UserAgent:   "feedgen-import/" + o.version,
-		Workers:     o.workers,
-		Delay:       o.delay,
-		Retries:     retries,
-		Timezone:    o.timezone,
-		Layout:      o.layout,
-		Limits:      o.limits,
-		Offsets:     o.offsets,
-		KeepGoing:   o.keepGoing,
-		Now:         o.now,
-		Log:         o.stderr,
-		Timeout:     o.timeout,
-		MaxRequests: o.maxReqs,
-		MaxBytes:    o.bytes,
-	}
-	// The import holds about --max-bytes: the collector keeps the heap
-	// near it, rather than at twice what is held.
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(importer.MemoryLimit(o.bytes)))
-	if !o.quiet {
-		bar := newProgressOf(o.stderr, "reading articles")
-		defer bar.Close()
-		opt.Progress = bar.Set
-	}
-	s, err := importer.Import(ctx, opt)
-	if err != nil {
+	if err != nil || o.req.Quiet {
 		return err
 	}
-	if err := s.Write(o.out); err != nil {
-		return fmt.Errorf("writing the site: %w", err)
-	}
-	if len(s.Refused) > 0 {
-		s.Refused.Print(o.stderr, "feedgen: %s, left out (--keep-going): the build will differ from the service")
-	}
-	if o.quiet {
-		return nil
-	}
-	inline := ""
-	if s.InlineAuthors > 0 {
-		inline = fmt.Sprintf(" (%d with an inline author)", s.InlineAuthors)
-	}
-	fmt.Fprintf(o.stdout, "imported %s of %d from %s in %s, %s\n", human.Plural(s.Articles, "article"), s.Count, o.url,
-		time.Since(start).Round(time.Millisecond), human.Plural(s.Requests, "request"))
-	fmt.Fprintf(o.stdout, "wrote %s (%s, %s, %s) and %s under %s%s\n",
-		filepath.Join(o.out, "config.yaml"), human.Plural(s.Sections, "section"), categories(s.Categories),
-		human.Plural(s.Authors, "author"), human.Plural(s.Articles, "article file"), filepath.Join(o.out, "content"), inline)
-	if s.Pages > 0 {
-		what := "pages"
-		if s.Layout == listing.LayoutChunks {
-			what = "chunks"
-		}
-		fmt.Fprintf(o.stdout, "checked: the site gives the %s read, byte for byte (limits %d and %d; about %s of %s to build)\n",
-			human.Plural(s.Pages, "page"), s.DefaultLimit, s.MaxLimit, human.Bytes(s.Estimate), what)
-	}
-	return nil
-}
-
-// categories writes n categories.
-func categories(n int) string {
-	if n == 1 {
-		return "1 category"
-	}
-	return fmt.Sprintf("%d categories", n)
+	_, err = fmt.Fprint(o.stdout, s.Summary(o.req.Out, o.req.URL, time.Since(start)))
+	return err
 }
 
 func newImportCmd(g *globalOptions) *cobra.Command {
@@ -207,23 +83,25 @@ time zone or filters: add them after.`,
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("%s takes one URL, the listing's (e.g. https://api.example.com/articles/), got %q", cmd.CommandPath(), args)}
 			}
-			o.url, o.set = args[0], cmd.Flags().Changed
-			return checkRun(cmd.Context(), o, runImport)
+			set := cmd.Flags().Changed
+			o.req.URL, o.req.LimitsGiven = args[0], set("limits") || set("offsets")
+			o.req.UserAgent, o.req.Getenv, o.req.Log, o.req.LimitMemory = "feedgen-import/"+o.version, o.getenv, o.stderr, true
+			return runImport(cmd.Context(), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.out, "out", "o", ".", "the folder to write the site into: empty or new")
-	f.DurationVar(&o.delay, "delay", 0, "wait at least this long between the starts of two requests, e.g. 200ms")
-	f.IntVar(&o.workers, "workers", importer.DefaultWorkers, "pages read at once")
-	f.IntVar(&o.retries, "retries", importer.DefaultRetries, "times a failed request (network error, 5xx, 408, 429) is tried again")
-	f.StringVar(&o.timezone, "timezone", importer.DefaultTimezone, "the time zone to write in config.yaml: the service's, if known")
-	f.StringVar(&o.layout, "layout", listing.LayoutChunks, `pagination.layout to write: "chunks" (every page size at every offset, put together per request) or "pages" (a file per page)`)
-	f.IntSliceVar(&o.limits, "limits", nil, "with --layout pages: page sizes to pre-render besides the default and the largest, e.g. 50")
-	f.StringVar(&o.offsets, "offsets", listing.OffsetsAll, `with --layout pages: offsets to pre-render, "all" (as the service answers) or "aligned"`)
-	f.BoolVar(&o.keepGoing, "keep-going", false, "leave out what cannot be kept exact, and write the rest")
-	f.DurationVar(&o.timeout, "timeout", importer.DefaultTimeout, "how long a request may go without an answer before it is tried again")
-	f.IntVar(&o.maxReqs, "max-requests", importer.DefaultMaxRequests, "the most requests the import may make, retries included")
-	f.StringVar(&o.maxBytes, "max-bytes", "1GiB", "the most memory the import may hold: pages read and the site made of them (about 5 kB an article)")
-	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only warnings and errors")
+	f.StringVarP(&o.req.Out, "out", "o", ".", "the folder to write the site into: empty or new")
+	f.DurationVar(&o.req.Delay, "delay", 0, "wait at least this long between the starts of two requests, e.g. 200ms")
+	f.IntVar(&o.req.Workers, "workers", importer.DefaultWorkers, "pages read at once")
+	f.IntVar(&o.req.Retries, "retries", importer.DefaultRetries, "times a failed request (network error, 5xx, 408, 429) is tried again")
+	f.StringVar(&o.req.Timezone, "timezone", importer.DefaultTimezone, "the time zone to write in config.yaml: the service's, if known")
+	f.StringVar(&o.req.Layout, "layout", layout.ChunksName, `pagination.layout to write: "chunks" (every page size at every offset, put together per request) or "pages" (a file per page)`)
+	f.IntSliceVar(&o.req.Limits, "limits", nil, "with --layout pages: page sizes to pre-render besides the default and the largest, e.g. 50")
+	f.StringVar(&o.req.Offsets, "offsets", listing.OffsetsAll, `with --layout pages: offsets to pre-render, "all" (as the service answers) or "aligned"`)
+	f.BoolVar(&o.req.KeepGoing, "keep-going", false, "leave out what cannot be kept exact, and write the rest")
+	f.DurationVar(&o.req.Timeout, "timeout", importer.DefaultTimeout, "how long a request may go without an answer before it is tried again")
+	f.IntVar(&o.req.MaxRequests, "max-requests", importer.DefaultMaxRequests, "the most requests the import may make, retries included")
+	f.StringVar(&o.req.MaxBytes, "max-bytes", "1GiB", "the most memory the import may hold: pages read and the site made of them (about 5 kB an article)")
+	f.BoolVarP(&o.req.Quiet, "quiet", "q", false, "print only warnings and errors")
 	return cmd
 }

@@ -4,365 +4,54 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
-	"github.com/feedgen/feedgen/internal/config"
-	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
-	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/spf13/cobra"
-	"gocloud.dev/blob"
 )
 
-// publishOptions are the options of feedgen publish.
+// publishOptions are the options of feedgen publish: publish.Run's
+// request, and how to print what it did.
 type publishOptions struct {
 	*globalOptions
-	url, dir, config    string
-	dryRun, full, quiet bool
-	json                bool // the summary as JSON (jsonout.go)
-	strict              bool
-	maxDeletes, workers int
-	timeout, lockWait   time.Duration
-	connectTimeout      time.Duration
-	set                 func(flag string) bool // whether the flag was given
-
-	bucket       *publish.Bucket // where BUCKET_URL says: set by check
-	bucketDir    string          // the folder of a file:// bucket: set by check
-	cacheControl string          // from the config: set by check
-	site         *config.Config  // the site whose build this is, when known: set by check
-	now          func() time.Time
-}
-
-// check refuses a BUCKET_URL that is not one, and bad numbers; it finds
-// the site's config (publish.cache_control) and, without --dir, the
-// output folder in it (see outputDir).
-func (o *publishOptions) check() error {
-	b, err := publish.ParseBucketURL(o.url)
-	if err != nil {
-		return usageError{err}
-	}
-	o.bucket = b
-	if o.maxDeletes < 0 {
-		return usageError{fmt.Errorf("--max-deletes %d: give 0 or more", o.maxDeletes)}
-	}
-	if o.workers < 1 {
-		return usageError{fmt.Errorf("--workers %d: give 1 or more", o.workers)}
-	}
-	if o.timeout <= 0 {
-		return usageError{fmt.Errorf("--timeout %v: give a duration, e.g. 60s", o.timeout)}
-	}
-	if o.connectTimeout <= 0 {
-		return usageError{fmt.Errorf("--connect-timeout %v: give a duration, e.g. 10s", o.connectTimeout)}
-	}
-	if o.lockWait < 0 {
-		return usageError{fmt.Errorf("--lock-wait %v is negative: give 0 not to wait", o.lockWait)}
-	}
-	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	dir, cfgPath, err := outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
-	if err != nil {
-		return err
-	}
-	if b.Scheme == "file" {
-		o.bucketDir = b.Name
-		if err := publish.CheckBucketFolder(o.bucketDir, dir); err != nil {
-			return usageError{err}
-		}
-	}
-	o.dir, o.cacheControl = dir, config.DefaultCacheControl
-	if cfgPath != "" {
-		cfg, err := readConfig(cfgPath)
-		if err != nil {
-			return err
-		}
-		o.cacheControl = cfg.Publish.CacheControl
-		if o.bucketDir != "" {
-			if err := publish.CheckBucketSite(o.bucketDir, cfg.ContentDir, cfg.Path); err != nil {
-				return usageError{err}
-			}
-		}
-		// A build named by --dir alone may be of another site.
-		if !o.set("dir") || o.set("config") {
-			o.site = cfg
-		}
-	}
-	if o.strict && o.site == nil {
-		why := "no " + configName + " was found here or in a folder above: pass --config FILE (the site's " + configName + ")"
-		if cfgPath != "" {
-			why = "--dir alone does not say which site it is: pass --config FILE (the site's " + configName + ") too"
-		}
-		return usageError{errors.New("--strict compares the build with its site, and " + why)}
-	}
-	if o.now, err = buildTime(o.getenv); err != nil {
-		return err
-	}
-	return nil
-}
-
-// warnBehind says, on stderr, when the site changed since the build was
-// made (content, config, a scheduled article now due): publish uploads
-// the build as it is, and says nothing else of it; with --strict, that
-// is an error, and nothing is published.
-func (o *publishOptions) warnBehind(ctx context.Context, fsys fs.FS) error {
-	if o.site == nil {
-		return nil
-	}
-	data, err := fs.ReadFile(fsys, manifest.Name)
-	if err != nil {
-		return nil // publish says what is wrong with the build
-	}
-	m, err := manifest.Parse(data)
-	if err != nil {
-		return nil
-	}
-	ch, err := build.Compare(ctx, o.site.Path, m, o.now())
-	if err != nil || !ch.Any() {
-		return err
-	}
-	cwd, _ := os.Getwd()
-	var what []string
-	if ch.Content {
-		what = append(what, relTo(cwd, o.site.ContentDir)+"/")
-	}
-	if ch.Config {
-		what = append(what, relTo(cwd, o.site.Path))
-	}
-	var why string
-	if len(what) > 0 {
-		why = strings.Join(what, " and ") + " changed"
-	}
-	if !ch.Due.IsZero() {
-		if why != "" {
-			why += ", and "
-		}
-		why += "an article scheduled for " + ch.Due.UTC().Format("2006-01-02 15:04:05 UTC") + " came due"
-	}
-	cmd := "feedgen build"
-	if o.set("config") {
-		cmd += " --config " + o.config
-	}
-	if o.set("dir") {
-		cmd += " --out " + o.dir
-	}
-	since := fmt.Sprintf("%s since %s/ was built (%s)", why, relTo(cwd, o.dir), m.BuildTime.UTC().Format("2006-01-02 15:04:05 UTC"))
-	if o.strict {
-		return fmt.Errorf("%s: --strict publishes only a build of the site as it is, and nothing was published; run %s first, then publish", since, cmd)
-	}
-	fmt.Fprintf(o.stderr, "warning: %s: this publishes the old build; run %s first, then publish\n", since, cmd)
-	return nil
-}
-
-// relTo returns path p relative to dir when it is under it, else p.
-func relTo(dir, p string) string {
-	if r, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(r) {
-		return r
-	}
-	return p
+	req  publish.Request
+	json bool // the summary as JSON (jsonout.go)
 }
 
 // runPublish uploads the build in the folder to the bucket, and prints
-// what it did: with --json, one object, also on a failure.
+// what it did: with --json, one object, also on a failure (a bad command
+// line included: a CI reads stdout).
 func runPublish(ctx context.Context, o *publishOptions) error {
 	start := time.Now()
-	res, err := o.publish(ctx)
-	if !o.json {
+	var rep publish.Report
+	var err error
+	if o.req.WorkDir, err = os.Getwd(); err == nil {
+		rep, err = publish.Run(ctx, o.req)
+	}
+	var fe publish.FlagError
+	if errors.As(err, &fe) {
+		err = usageError{fe.Err}
+	}
+	if o.json {
+		if jerr := writeJSON(o.stdout, newPublishJSON(o.req.URL, rep.Bucket, o.req.DryRun, rep.Result, err, time.Since(start))); err == nil {
+			err = jerr
+		}
 		return err
 	}
-	if jerr := writeJSON(o.stdout, newPublishJSON(o.url, o.bucket, o.dryRun, res, err, time.Since(start))); err == nil {
-		err = jerr
+	if err == nil && (!o.req.Quiet || o.req.DryRun) {
+		fmt.Fprintln(o.stdout, rep.Result.Summary())
 	}
 	return err
 }
 
-// publish uploads the build in the folder to the bucket; it prints the
-// summary line but with --json.
-func (o *publishOptions) publish(ctx context.Context) (res *publish.Result, err error) {
-	root, err := os.OpenRoot(o.dir)
-	if err != nil {
-		return nil, fmt.Errorf("opening output folder: %w", err)
-	}
-	defer root.Close()
-	if err := o.warnBehind(ctx, outfile.RootFS(root, o.dir)); err != nil {
-		return nil, err
-	}
-	var empty *blob.Bucket // for a dry run, a bucket folder that does not exist
-	lockDir := o.bucketDir // the folder of a bucket on disk
-	if o.bucketDir != "" {
-		if _, statErr := os.Stat(o.bucketDir); errors.Is(statErr, fs.ErrNotExist) {
-			// A bucket folder that does not exist yet is made, as aws
-			// s3 sync and rclone make a local destination; a dry run,
-			// which changes nothing, sees it empty.
-			if o.dryRun {
-				tmp, err := os.MkdirTemp("", "feedgen-dry-run-")
-				if err != nil {
-					return nil, err
-				}
-				defer os.RemoveAll(tmp)
-				if empty, err = publish.OpenFolder(tmp); err != nil {
-					return nil, err
-				}
-				lockDir = tmp
-				fmt.Fprintf(o.stderr, "%s does not exist: publish will create it\n", o.bucketDir)
-			} else {
-				created, mkErr := mkdirAll(o.bucketDir)
-				if mkErr != nil {
-					return nil, fmt.Errorf("creating the bucket folder: %w", mkErr)
-				}
-				// A publish that fails (as one of a folder that is not a
-				// build does before it writes) leaves no folder it made
-				// empty.
-				defer func() {
-					if err != nil {
-						removeEmpty(created)
-					} else if !o.quiet {
-						fmt.Fprintf(o.stderr, "created %s\n", o.bucketDir)
-					}
-				}()
-			}
-		}
-	}
-	if !o.quiet {
-		for _, note := range o.bucket.Notes {
-			fmt.Fprintln(o.stderr, note)
-		}
-	}
-	if o.dryRun {
-		// Where it would publish, as the URL says it, before the bucket
-		// is opened (which needs credentials).
-		w := o.stdout
-		if o.json {
-			w = o.stderr // stdout holds the JSON alone
-		}
-		fmt.Fprintln(w, o.bucket)
-	}
-	po := publish.Options{
-		CacheControl:   o.cacheControl,
-		Workers:        o.workers,
-		MaxDeletes:     o.maxDeletes,
-		DryRun:         o.dryRun,
-		Full:           o.full,
-		Log:            o.stdout,
-		Timeout:        o.timeout,
-		ConnectTimeout: o.connectTimeout,
-		LockWait:       o.lockWait,
-		Folder:         lockDir,
-	}
-	if lockDir != "" {
-		po.OutputDir = o.dir
-	}
-	if o.json {
-		po.Log = o.stderr // stdout holds the JSON alone
-	}
-	if po.LockWait == 0 {
-		po.LockWait = -1 // not at all: the library's 0 is its default
-	}
-	if !o.quiet && !o.json {
-		po.Notices = o.stderr
-	}
-	bucket := empty
-	if bucket == nil {
-		bucket, err = o.bucket.Open(ctx, po)
-	}
-	var ue *publish.URLError
-	if errors.As(err, &ue) {
-		return nil, usageError{err}
-	}
-	if err != nil {
-		return nil, o.explain(err, nil)
-	}
-	defer bucket.Close()
-	if !o.quiet && !o.json && !o.dryRun {
-		bar := newProgressOf(o.stderr, "publishing pages")
-		defer bar.Close()
-		po.Progress, po.Notices = bar.Set, bar.Lines()
-	}
-	res, err = publish.Publish(ctx, bucket, outfile.RootFS(root, o.dir), po)
-	if res != nil && res.Remote != "" && !o.quiet {
-		fmt.Fprintf(o.stderr, "%s: checking the %ss it holds one by one\n", res.Remote, noun(res))
-	}
-	if err != nil {
-		return res, o.explain(err, res)
-	}
-	if !o.json && (!o.quiet || o.dryRun) {
-		fmt.Fprintln(o.stdout, res.Summary())
-	}
-	return res, nil
-}
-
-// mkdirAll makes dir and the folders above it that do not exist, and
-// returns those it made, dir first.
-func mkdirAll(dir string) ([]string, error) {
-	var missing []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	return missing, os.MkdirAll(dir, 0o755)
-}
-
-// removeEmpty removes the folders dirs, the innermost first, each only
-// when it is empty: those mkdirAll made, that nothing was put in.
-func removeEmpty(dirs []string) {
-	for _, d := range dirs {
-		if os.Remove(d) != nil {
-			return
-		}
-	}
-}
-
-// explain adds to a failed publish what the person can do about it.
-func (o *publishOptions) explain(err error, res *publish.Result) error {
-	var tm *publish.TooManyDeletesError
-	if errors.As(err, &tm) {
-		return fmt.Errorf("publishing %s would delete %s from the bucket, more than --max-deletes %d: nothing was changed; check the build, or pass --max-deletes %d",
-			o.dir, human.Plural(tm.Deletes, tm.Noun), tm.Max, tm.Deletes)
-	}
-	if hint := o.bucket.Hint(err, o.getenv); hint != "" {
-		err = fmt.Errorf("%w\n%s", err, hint)
-	}
-	if hint := o.bucket.ThrottleHint(err, o.workers); hint != "" {
-		err = fmt.Errorf("%w\n%s", err, hint)
-	}
-	var then string
-	switch {
-	case res == nil || res.DryRun: // a dry run uploads nothing
-	case res.Uploaded > 0 && !res.ManifestUploaded && !res.HadManifest:
-		then = fmt.Sprintf("%s uploaded; the bucket has no manifest.json yet and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
-	case res.Uploaded > 0 && !res.ManifestUploaded:
-		then = fmt.Sprintf("%s uploaded; the bucket's manifest.json is still the previous one and nothing was deleted: publish again", human.Plural(res.Uploaded, noun(res)))
-	case res.ManifestUploaded:
-		then = fmt.Sprintf("the build's manifest.json is in the bucket, and %s of the stale ones deleted: publish again to delete the rest", human.Plural(res.Deleted, noun(res)))
-	}
-	if then == "" {
-		return err
-	}
-	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(o.stderr, then) // report says it was interrupted
-		return err
-	}
-	return fmt.Errorf("%w\n%s", err, then)
-}
-
-// noun names the objects a publish moves: the pages of a build, or the
-// files (chunks and indexes) of one in the chunks layout.
-func noun(res *publish.Result) string {
-	if res.Chunked {
-		return "file"
-	}
-	return "page"
+// compare is build.Compare, which publish.Run is given: publish does not
+// import the package that makes a build.
+func compare(ctx context.Context, configFile string, m *manifest.Manifest, now time.Time) (publish.Changes, error) {
+	ch, err := build.Compare(ctx, configFile, m, now)
+	return publish.Changes(ch), err
 }
 
 func newPublishCmd(g *globalOptions) *cobra.Command {
@@ -433,34 +122,32 @@ deleted.`,
 		// usage error as JSON too.
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			start := time.Now()
-			o.set = cmd.Flags().Changed
-			err := error(usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))})
-			if len(args) == 1 {
-				o.url = args[0]
-				err = o.check()
-			}
-			if err != nil {
+			start, set := time.Now(), cmd.Flags().Changed
+			o.req.DirGiven, o.req.ConfigGiven = set("dir"), set("config")
+			o.req.JSON, o.req.Getenv, o.req.Compare = o.json, o.getenv, compare
+			o.req.Stdout, o.req.Stderr = o.stdout, o.stderr
+			if len(args) != 1 {
+				err := usageError{fmt.Errorf("%s takes one BUCKET_URL, e.g. s3://BUCKET?region=us-east-1, got %d arguments", cmd.CommandPath(), len(args))}
 				if o.json {
-					// As runPublish prints a failure: a CI reads stdout.
-					writeJSON(o.stdout, newPublishJSON(o.url, o.bucket, o.dryRun, nil, err, time.Since(start)))
+					writeJSON(o.stdout, newPublishJSON(o.req.URL, nil, o.req.DryRun, nil, err, time.Since(start)))
 				}
 				return err
 			}
+			o.req.URL = args[0]
 			return runPublish(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.dir, "dir", "d", "", "the output folder of the build to publish (default: output_dir of the config, else public)")
-	cmd.Flags().StringVarP(&o.config, "config", "c", "", "the site's config file, or its folder, for output_dir and publish.cache_control (default: config.yaml here or in the nearest folder above)")
-	cmd.Flags().BoolVarP(&o.dryRun, "dry-run", "n", false, "print what would be uploaded and deleted, and change nothing")
-	cmd.Flags().BoolVar(&o.full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
-	cmd.Flags().IntVar(&o.maxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more objects than this would be deleted")
-	cmd.Flags().IntVar(&o.workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", publish.DefaultTimeout, "how long a request may go without progress (nothing more of an upload sent, nothing more of its answer) before it is tried again")
-	cmd.Flags().DurationVar(&o.connectTimeout, "connect-timeout", publish.DefaultConnectTimeout, "how long a request may wait for the first byte of its answer, once it is sent, before it is tried again")
-	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
-	cmd.Flags().BoolVar(&o.strict, "strict", false, "refuse a build older than its site (content or config changed since, or a scheduled article came due): exit 1, publish nothing; with --dir, give --config too")
-	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print only errors")
+	cmd.Flags().StringVarP(&o.req.Dir, "dir", "d", "", "the output folder of the build to publish (default: output_dir of the config, else public)")
+	cmd.Flags().StringVarP(&o.req.Config, "config", "c", "", "the site's config file, or its folder, for output_dir and publish.cache_control (default: config.yaml here or in the nearest folder above)")
+	cmd.Flags().BoolVarP(&o.req.DryRun, "dry-run", "n", false, "print what would be uploaded and deleted, and change nothing")
+	cmd.Flags().BoolVar(&o.req.Full, "full", false, "trust no manifest in the bucket: list articles/ and check every page there (a request per page)")
+	cmd.Flags().IntVar(&o.req.MaxDeletes, "max-deletes", publish.DefaultMaxDeletes, "stop, changing nothing, when more objects than this would be deleted")
+	cmd.Flags().IntVar(&o.req.Workers, "workers", publish.DefaultWorkers, "how many uploads run at once")
+	cmd.Flags().DurationVar(&o.req.Timeout, "timeout", publish.DefaultTimeout, "how long a request may go without progress (nothing more of an upload sent, nothing more of its answer) before it is tried again")
+	cmd.Flags().DurationVar(&o.req.ConnectTimeout, "connect-timeout", publish.DefaultConnectTimeout, "how long a request may wait for the first byte of its answer, once it is sent, before it is tried again")
+	cmd.Flags().DurationVar(&o.req.LockWait, "lock-wait", publish.DefaultLockWait, "how long to wait for another publish to the bucket to finish (0: fail at once)")
+	cmd.Flags().BoolVar(&o.req.Strict, "strict", false, "refuse a build older than its site (content or config changed since, or a scheduled article came due): exit 1, publish nothing; with --dir, give --config too")
+	cmd.Flags().BoolVarP(&o.req.Quiet, "quiet", "q", false, "print only errors")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the summary as one JSON object (url, scheme, bucket, prefix, ok, error, dry_run, uploaded, uploaded_bytes, unchanged, deleted, kept, seconds), also on a failure")
 	return cmd
 }

@@ -7,12 +7,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/buildinfo"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/spf13/cobra"
 )
@@ -116,8 +114,11 @@ files, and serves them exactly as the original dynamic service answered.`,
   feedgen serve                 # serve public/ on http://127.0.0.1:8080/articles/`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionLine(opts.version),
-		Args:          cobra.ArbitraryArgs,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			noteRenamed(cmd, opts.stderr)
+		},
+		Version: versionLine(opts.version),
+		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return unknownCommand(cmd, args)
@@ -200,116 +201,18 @@ var buildVersion string
 var buildVCS string
 
 // versionLine is what feedgen version and --version print after
-// "feedgen", from the build information the Go toolchain stamped into the
-// binary (runtime/debug.ReadBuildInfo), or buildVCS.
-func versionLine(v string) string {
-	info, _ := debug.ReadBuildInfo()
-	return describeVersion(v, buildVCS, info)
-}
-
-// describeVersion is versionLine for the version v (a release, or "dev"),
-// the commit vcs given at link time (buildVCS; "" for none) and the build
-// information info (nil when there is none): the release, or for a build
-// from source "dev" and the commit (from the VCS stamp, a pseudo-version's
-// or vcs), its time and whether the tree had changes; then the Go
-// version: "v1.2.3 (go1.26.8)", "dev (commit 0123456789ab,
-// 2026-11-23T17:00:00Z, modified, go1.26.8)". A build with no commit
-// recorded (go run, go build in a git worktree, or -buildvcs=false, which
-// GOFLAGS may set) says how to get one.
-func describeVersion(v, vcs string, info *debug.BuildInfo) string {
-	if info == nil {
-		return v
-	}
-	var details []string
-	note := ""
-	if v == "dev" {
-		var rev, at string
-		modified := false
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value[:min(12, len(s.Value))]
-			case "vcs.time":
-				at = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-		if rev == "" && pseudoVersion(info.Main.Version) {
-			// go install of a commit: the module's pseudo-version names it.
-			base, dirty := strings.CutSuffix(info.Main.Version, "+dirty")
-			rev, modified = base[len(base)-12:], dirty
-		}
-		if f := strings.Fields(vcs); rev == "" && len(f) > 0 {
-			// make build in a git worktree: the commit it passed.
-			rev = f[0][:min(12, len(f[0]))]
-			if len(f) > 1 {
-				at = f[1]
-			}
-			modified = len(f) > 2 && f[2] == "modified"
-		}
-		switch {
-		case rev != "":
-			details = append(details, "commit "+rev)
-			if at != "" {
-				details = append(details, at)
-			}
-			if modified {
-				details = append(details, "modified")
-			}
-		default:
-			note = "; no commit recorded: make build records it, as go build -buildvcs=auto ./cmd/feedgen does in a clone (not in a git worktree)"
-		}
-	}
-	if info.GoVersion != "" {
-		details = append(details, info.GoVersion)
-	}
-	if len(details) == 0 {
-		return v
-	}
-	return v + " (" + strings.Join(details, ", ") + note + ")"
-}
+// "feedgen" (buildinfo.Line).
+func versionLine(v string) string { return buildinfo.Line(v, buildVCS) }
 
 // version is the version feedgen was built as: buildVersion, or the
 // module's version, or "dev".
-func version() string {
-	if buildVersion != "" {
-		return buildVersion
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok || info.Main.Version == "" || info.Main.Version == "(devel)" || pseudoVersion(info.Main.Version) {
-		return "dev"
-	}
-	return info.Main.Version
-}
+func version() string { return buildinfo.Version(buildVersion) }
 
-// pseudoVersion reports whether v is a Go pseudo-version, which the go
-// command stamps on a build from a source tree (v0.0.0-20261123170000-0123456789ab,
-// maybe +dirty): not a release.
-func pseudoVersion(v string) bool {
-	v, _, _ = strings.Cut(v, "+")
-	i := strings.LastIndexByte(v, '-')
-	if i < 15 || len(v)-i-1 != 12 {
-		return false
-	}
-	stamp := v[i-14 : i]
-	if v[i-15] != '-' && v[i-15] != '.' {
-		return false
-	}
-	return strings.Trim(stamp, "0123456789") == "" && strings.Trim(v[i+1:], "0123456789abcdef") == ""
-}
-
-// buildTime returns the clock, or SOURCE_DATE_EPOCH when it is set
-// (reproducible builds).
+// buildTime is buildinfo.Clock, whose error is a bad command line.
 func buildTime(getenv func(string) string) (func() time.Time, error) {
-	s := getenv("SOURCE_DATE_EPOCH")
-	if s == "" {
-		return time.Now, nil
-	}
-	sec, err := strconv.ParseInt(s, 10, 64)
+	now, err := buildinfo.Clock(getenv)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("SOURCE_DATE_EPOCH=%q is not a whole number of seconds since 1970", s)}
+		return nil, usageError{err}
 	}
-	t := time.Unix(sec, 0).UTC()
-	return func() time.Time { return t }, nil
+	return now, nil
 }

@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"net"
 	"os"
-	"strconv"
-	"syscall"
 
 	"github.com/feedgen/feedgen/internal/bundle"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/preview"
 	"github.com/feedgen/feedgen/internal/server"
 	"github.com/spf13/cobra"
@@ -22,44 +17,11 @@ import (
 // serveOptions (a build's output folder, --dir), serveBundleOptions (a
 // bundle, --bundle) and previewOptions (a live preview, --watch).
 
-// listenOptions are the flags that every mode of serve shares.
-type listenOptions struct {
-	addr      string
-	accessLog string // a file, "-" for stderr, "" for none
-}
-
-// check refuses an --addr that is not host:port with a port number: a
-// bad command line, whatever the mode.
-func (l listenOptions) check() error {
-	_, port, err := net.SplitHostPort(l.addr)
-	if err == nil {
-		if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || (n == 0 && port != "0") {
-			err = fmt.Errorf("port %q is not a number from 0 to 65535", port)
-		}
-	}
-	if err != nil {
-		return usageError{fmt.Errorf("--addr %q: want host:port, e.g. 127.0.0.1:8080 (%v)", l.addr, err)}
-	}
-	return nil
-}
-
-// server returns the options of a server for them, with the access log
-// opened, and the function that closes it.
-func (l listenOptions) server(stderr io.Writer) (server.Options, func(), error) {
-	so := server.Options{Addr: l.addr, Log: stderr}
-	f, err := openAccessLog(l.accessLog, stderr)
-	if err != nil || f == nil {
-		return so, func() {}, err
-	}
-	so.AccessLog = f
-	return so, func() { f.Close() }, nil
-}
-
 // serveOptions are the options of serve --dir, which serves the build in
 // an output folder.
 type serveOptions struct {
 	*globalOptions
-	listen listenOptions
+	listen server.Listen
 	dir    string
 	config string                 // the site whose output_dir to serve, without --dir
 	set    func(flag string) bool // whether the flag was given
@@ -76,48 +38,20 @@ func (o *serveOptions) check() error {
 	if err != nil {
 		return err
 	}
-	o.dir, _, err = outputDir(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
+	o.dir, _, err = outdir.Find(o.dir, o.set("dir"), o.config, o.set("config"), cwd)
 	return err
 }
 
 // runServe serves the build in the folder.
 func runServe(ctx context.Context, o *serveOptions) error {
-	so, closeLog, err := o.listen.server(o.stderr)
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	so.Source = server.Folder(o.dir)
-	return withAddrHint(withDirHint(server.Run(ctx, so), o.dir))
-}
-
-// withAddrHint adds to err, when the address to listen on is taken, how
-// to choose another.
-func withAddrHint(err error) error {
-	var oe *net.OpError
-	if errors.As(err, &oe) && oe.Op == "listen" && errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("%w: another server listens there; pass --addr with another port (port 0 picks a free one)", err)
-	}
-	return err
-}
-
-// withDirHint adds to err, when the server found no output folder at dir,
-// the flag that names another.
-func withDirHint(err error, dir string) error {
-	if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if _, serr := os.Stat(dir); !errors.Is(serr, fs.ErrNotExist) {
-		return err
-	}
-	return fmt.Errorf("%w, or pass --dir", err)
+	return server.ServeFolder(ctx, o.listen, o.dir)
 }
 
 // serveBundleOptions are the options of serve --bundle, which serves the
 // build in a bundle.
 type serveBundleOptions struct {
 	*globalOptions
-	listen listenOptions
+	listen server.Listen
 	file   string
 	set    func(flag string) bool // whether the flag was given
 }
@@ -137,37 +71,9 @@ func (o *serveBundleOptions) check() error {
 	return nil
 }
 
-// runServeBundle verifies the bundle and serves the build in it, from
-// memory (see open).
+// runServeBundle verifies the bundle and serves the build in it.
 func runServeBundle(ctx context.Context, o *serveBundleOptions) error {
-	so, closeLog, err := o.listen.server(o.stderr)
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	b, pages, err := o.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	so.Source = server.Archive(o.file, b.FS(), pages)
-	return withAddrHint(server.Run(ctx, so))
-}
-
-// open verifies the bundle and returns it, with its pages in memory,
-// handed over as verifying decompressed and checked them, so that each is
-// decompressed and hashed once: the server is given both (server.Archive).
-// A bundle that fails verification is refused, its pages dropped.
-func (o *serveBundleOptions) open(ctx context.Context) (*bundle.Bundle, *server.Batch, error) {
-	pages := server.NewPages()
-	b, err := openBundle(ctx, o.file, o.stderr, func(_ string, data []byte, sum [sha256.Size]byte) {
-		pages.Add(data, sum)
-	})
-	if err != nil {
-		pages.Discard()
-		return nil, nil, err
-	}
-	return b, pages, nil
+	return bundle.Serve(ctx, o.listen, o.file)
 }
 
 // watchOnly refuses the flags of the site to build, which only serve
@@ -184,7 +90,7 @@ func watchOnly(set func(flag string) bool) error {
 // previewOptions are the options of serve --watch, the live preview.
 type previewOptions struct {
 	*globalOptions
-	listen listenOptions
+	listen server.Listen
 	site   siteOptions
 	set    func(flag string) bool // whether the flag was given
 }
@@ -206,22 +112,19 @@ func (o *previewOptions) check() error {
 
 // runPreview builds the site, serves it, and rebuilds it on every change.
 func runPreview(ctx context.Context, o *previewOptions) error {
-	so, closeLog, err := o.listen.server(o.stderr)
-	if err != nil {
-		return err
-	}
-	defer closeLog()
-	return withAddrHint(preview.Run(ctx, preview.Options{
-		Build:      o.site.options(o.globalOptions),
-		ConfigPath: o.site.config,
-		Server:     so,
-		Out:        o.stderr,
-	}))
+	return o.listen.Serve(ctx, func(ctx context.Context, so server.Options) error {
+		return preview.Run(ctx, preview.Options{
+			Build:      o.site.options(o.globalOptions),
+			ConfigPath: o.site.config,
+			Server:     so,
+			Out:        o.stderr,
+		})
+	})
 }
 
 func newServeCmd(g *globalOptions) *cobra.Command {
 	var (
-		listen      listenOptions
+		listen      server.Listen
 		dir, bundle string
 		watching    bool
 		site        siteOptions
@@ -249,15 +152,16 @@ served.
 SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 		Example: `  feedgen serve
   feedgen serve --dir /srv/feed/public --addr 127.0.0.1:9000 --log access.log
-  feedgen serve --addr 127.0.0.1:0 --log -    # any free port, access log on stderr
+  feedgen serve --addr 0 --log -              # any free port, access log on stderr
   feedgen serve --bundle feed-2026-11-23.zip  # serve a bundle without extracting it
   feedgen serve --watch                       # live preview of ./config.yaml's site
   feedgen serve --watch --config /srv/feed/config.yaml --addr 127.0.0.1:8081`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, set := cmd.Context(), cmd.Flags().Changed
-			if err := listen.check(); err != nil {
-				return err
+			listen.Log = g.stderr
+			if err := listen.Check(); err != nil {
+				return usageError{err}
 			}
 			switch {
 			case set("bundle"):
@@ -269,31 +173,11 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "dir", "d", "", "the output folder of a build (default: output_dir of the config, else public)")
-	cmd.Flags().StringVarP(&listen.addr, "addr", "a", server.DefaultAddr, "host:port to listen on; port 0 picks a free port")
-	cmd.Flags().StringVar(&listen.accessLog, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)
+	cmd.Flags().StringVarP(&listen.Addr, "addr", "a", server.DefaultAddr, "PORT or HOST:PORT to listen on (a port alone: 127.0.0.1's); port 0 picks a free port")
+	cmd.Flags().StringVar(&listen.AccessLog, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)
 	cmd.Flags().StringVarP(&bundle, "bundle", "b", "", "serve this bundle (feedgen bundle) straight from the archive, after verifying it")
 	cmd.Flags().BoolVarP(&watching, "watch", "w", false, "build the site of --config, serve it, and rebuild on every change")
 	site.register(cmd)
 	cmd.Flags().Lookup("out").Usage = "with --watch: also write the preview's pages to this folder (default: none, they stay in memory)"
 	return cmd
 }
-
-// openAccessLog opens the access log named by the --log flag: nil for "",
-// stderr for "-", else the file, appended to.
-func openAccessLog(name string, stderr io.Writer) (io.WriteCloser, error) {
-	switch name {
-	case "":
-		return nil, nil
-	case "-":
-		return nopCloser{stderr}, nil
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening access log: %w", err)
-	}
-	return f, nil
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }

@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/human"
-	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -26,9 +22,9 @@ type verifyOptions struct {
 // runVerify verifies the bundle and prints what it holds.
 func runVerify(ctx context.Context, o *verifyOptions) error {
 	start := time.Now()
-	b, err := openBundle(ctx, o.file, o.stderr, nil)
+	b, err := bundle.Verify(ctx, o.file, o.stderr, nil)
 	if o.json {
-		if jerr := writeJSON(o.stdout, newVerifyJSON(o.file, b, err, time.Since(start))); err == nil {
+		if jerr := writeJSON(o.stdout, summary.Verify(o.file, b, err, bundle.ProblemLines(err), time.Since(start))); err == nil {
 			err = jerr
 		}
 		if b != nil {
@@ -76,60 +72,4 @@ func oneBundle(cmd *cobra.Command, args []string) error {
 		return usageError{fmt.Errorf("%s takes one bundle file, got %d arguments", cmd.CommandPath(), len(args))}
 	}
 	return nil
-}
-
-// openBundle opens and verifies the bundle name. On problems it prints
-// them to stderr, one line each as "FILE: entry: what is wrong", and
-// returns an error that says how many. Every page verified is handed to
-// keep, when not nil (see bundle.KeepFunc).
-func openBundle(ctx context.Context, name string, stderr io.Writer, keep bundle.KeepFunc) (*bundle.Bundle, error) {
-	if err := notBundle(name); err != nil {
-		return nil, err
-	}
-	b, err := bundle.OpenWith(ctx, name, keep)
-	var ps *bundle.Problems
-	if errors.As(err, &ps) {
-		var lines []string
-		for _, p := range ps.Report() {
-			fmt.Fprintf(stderr, "%s: %s\n", name, p)
-			lines = append(lines, p.String())
-		}
-		if len(ps.Damage) > 0 {
-			return nil, &bundleProblems{fmt.Errorf("%s: damaged: restore it from a copy, or write it again from its build with feedgen bundle", name), lines}
-		}
-		return nil, &bundleProblems{fmt.Errorf("%s: %s: the bundle is damaged or not a feedgen bundle", name, human.Plural(len(ps.Other), "problem")), lines}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return b, nil
-}
-
-// bundleProblems is the error of a bundle that does not verify, with the
-// lines printed for it (verify --json gives them).
-type bundleProblems struct {
-	error
-	lines []string
-}
-
-// notBundle refuses name, given as a bundle, when it is a folder: a
-// build's, which feedgen serve --dir serves and feedgen bundle archives,
-// or a site's, whose build is in its output_dir.
-func notBundle(name string) error {
-	info, err := os.Stat(name)
-	if err != nil || !info.IsDir() {
-		return nil // opening it says what is wrong
-	}
-	const what = "a bundle is the .zip that feedgen bundle writes"
-	if out, ok := siteBuild(name); ok {
-		first := ""
-		if _, err := os.Stat(filepath.Join(out, manifest.Name)); err != nil {
-			first = fmt.Sprintf(" (there is none yet: run feedgen build in %s first)", name)
-		}
-		return fmt.Errorf("%s is a site's folder, not a bundle (%s): its build is in %s%s: feedgen serve --dir %s serves it, feedgen bundle --dir %s -o FILE.zip archives it", name, what, out, first, out, out)
-	}
-	if _, err := os.Stat(filepath.Join(name, manifest.Name)); err == nil {
-		return fmt.Errorf("%s is the folder of a build, not a bundle (%s): feedgen serve --dir %s serves it, feedgen bundle --dir %s -o FILE.zip archives it", name, what, name, name)
-	}
-	return fmt.Errorf("%s is a folder, not a bundle (%s)", name, what)
 }

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/feedgen/feedgen/internal/buildinfo"
 )
 
 func TestPseudoVersion(t *testing.T) {
@@ -26,8 +28,8 @@ func TestPseudoVersion(t *testing.T) {
 		{"", false},
 	}
 	for _, tt := range tests {
-		if got := pseudoVersion(tt.v); got != tt.want {
-			t.Errorf("pseudoVersion(%q) = %t, want %t", tt.v, got, tt.want)
+		if got := buildinfo.PseudoVersion(tt.v); got != tt.want {
+			t.Errorf("buildinfo.PseudoVersion(%q) = %t, want %t", tt.v, got, tt.want)
 		}
 	}
 }
@@ -68,14 +70,14 @@ func TestDescribeVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := describeVersion(tt.v, tt.vcs, tt.info); got != tt.want {
+			if got := buildinfo.Describe(tt.v, tt.vcs, tt.info); got != tt.want {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
 	}
 	buildVersion = "v9.9.9"
 	defer func() { buildVersion = "" }()
-	if got := describeVersion(version(), "", &debug.BuildInfo{GoVersion: "go1.26.8"}); got != "v9.9.9 (go1.26.8)" {
+	if got := buildinfo.Describe(version(), "", &debug.BuildInfo{GoVersion: "go1.26.8"}); got != "v9.9.9 (go1.26.8)" {
 		t.Errorf("with -X main.buildVersion=v9.9.9: got %s, want v9.9.9 (go1.26.8)", got)
 	}
 }

@@ -3,8 +3,10 @@
 // never at all when the content or config has errors.
 //
 // The files: build.go runs a build (Options, Builder, config and
-// manifest loading); write.go decides and writes each page with a pool
-// of goroutines, then deletes stale pages and writes the manifest;
+// manifest loading); layouts.go has the writer of each layout (pages,
+// chunks: all a build does that depends on its layout); write.go decides
+// and writes each page with a pool of goroutines, then deletes stale
+// pages and writes the manifest; chunks.go writes the chunks layout;
 // output.go is where pages go, a folder or memory; shortcut.go skips a
 // build whose inputs the manifest records; folder.go has the helpers
 // that look at and clean the output folder; result.go the Result.
@@ -24,14 +26,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/human"
-	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -199,130 +200,188 @@ func (b *Builder) changed(cfg *config.Config) []string {
 // errors come back as a diag.List and nothing is written.
 func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	start := time.Now()
-	now := b.opt.Now()
-	cfg, err := b.loadConfig()
+	r, err := b.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	contentFS, err := b.contentFS(cfg)
+	defer r.closeSpill()
+	site, res, err := r.load(ctx)
+	if err != nil || res != nil {
+		if res != nil {
+			res.Duration = time.Since(start)
+		}
+		return res, err
+	}
+	l, err := r.listing(site)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkOutDir(cfg); err != nil {
-		return nil, err
-	}
-	out := b.output(ctx, cfg)
-	outDir, fsDir, early := out.dir(), out.fsDir(), out.early()
-	baseURL := cfg.BaseURL
-	if b.opt.BaseURL != "" {
-		baseURL = strings.TrimRight(b.opt.BaseURL, "/")
-	}
-	changed := b.changed(cfg)
-	b.hint = changed != nil // a replaced content folder vouches for nothing
-	opts := content.Options{Now: now, Future: b.opt.Future, Drafts: b.opt.Drafts, Root: cfg.ContentDir, Changed: changed}
-	var spill *feed.Spill
-	defer func() {
-		if spill != nil {
-			spill.Close()
-		}
-	}()
-	spillFor := func() error {
-		if !b.lean() {
-			return nil
-		}
-		if spill != nil {
-			spill.Close()
-		}
-		spill, err = feed.NewSpill(spillDir(fsDir))
-		if err != nil {
-			return err
-		}
-		opts.Parsed = func(a *content.Article) {
-			spill.Add(a)
-			a.Slim(cfg.Filters)
-		}
-		return nil
-	}
-	if err := spillFor(); err != nil {
-		return nil, err
-	}
-	// A new Builder may find the content to be what the folder was built
-	// from, if it has a manifest (a cold build reads and parses in one
-	// pass); not the preview's first build, which must render every page.
-	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
-		exists(filepath.Join(fsDir, manifest.Name)) && !exists(filepath.Join(fsDir, unfinishedName)) {
-		opts.Unchanged = func(digest [sha256.Size]byte) bool {
-			last, _ := early()
-			return last != nil && b.builtFrom(last, baseURL, digest, now)
-		}
-	}
-	site, err := b.load(ctx, contentFS, opts)
+	lw := writerOf(r.cfg.Pagination)
+	pages := lw.pages(l)
+	estimate, err := r.size(l, pages, len(site.Articles))
 	if err != nil {
 		return nil, err
 	}
-	if site.Unchanged {
-		res, err := b.unchanged(ctx, outDir, fsDir, early, baseURL, site.Digest, now)
-		if err != nil || res != nil {
-			if res != nil {
-				res.Duration = time.Since(start)
-			}
-			return res, err
-		}
-		// The folder does not hold what its manifest says: build in full.
-		opts.Unchanged = nil
-		if err := spillFor(); err != nil {
-			return nil, err
-		}
-		if site, err = b.load(ctx, contentFS, opts); err != nil {
-			return nil, err
-		}
-	}
-	var listing *feed.Listing
-	if spill != nil {
-		if listing, err = spill.Listing(baseURL, cfg.Pagination, cfg.Filters, site.Articles); err != nil {
-			return nil, err
-		}
-	} else {
-		listing = feed.Update(b.last, baseURL, cfg.Pagination, cfg.Filters, site.Articles)
-	}
-	chunked := cfg.Pagination.Chunked()
-	var pages []feed.Page
-	if !chunked {
-		pages = listing.Pages()
-	}
-	estimate, err := checkSize(cfg, listing, pages)
-	if err != nil {
-		return nil, err
-	}
-	if w := SizeWarning(cfg, len(site.Articles), estimate); w != "" {
-		fmt.Fprintf(b.opt.Log, "warning: %s\n", w)
-	}
-
-	res := &Result{
-		OutDir: outDir, Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
+	res = &Result{
+		OutDir: r.out.dir(), Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
 		NextScheduled: site.NextScheduled,
 		Reparsed:      site.Reparsed, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
 	}
-	m := &manifest.Manifest{
-		Format: manifest.Format, Generator: b.opt.Generator, BuildTime: now.UTC().Truncate(time.Second),
-		BaseURL: baseURL, Articles: len(site.Articles),
-		Pagination:    cfg.Pagination,
-		Filters:       cfg.Filters,
-		ConfigSHA256:  b.cfgSum,
-		ContentSHA256: hex.EncodeToString(site.Digest[:]),
-	}
-	for _, c := range listing.Collections {
-		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
-	}
-	w := &pageWriter{b: b, out: out, site: site, l: listing, pages: pages, m: m, res: res, chunked: chunked}
+	w := &pageWriter{b: b, out: r.out, site: site, l: l, pages: pages, m: r.manifest(site, l), res: res, lw: lw}
 	if err := w.write(ctx); err != nil {
 		return nil, err
 	}
-	if spill != nil {
+	if r.spill != nil {
 		b.last = nil // its articles are in the spill's files
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// buildRun is what the steps of one Build share.
+type buildRun struct {
+	b       *Builder
+	cfg     *config.Config
+	content fs.FS // the content folder
+	out     output
+	baseURL string    // the config's, or Options.BaseURL
+	now     time.Time // the build's time (Options.Now)
+	opts    content.Options
+	// spill keeps the articles encoded in a file, in a build that bounds
+	// its memory (see Run); nil in others.
+	spill *feed.Spill
+}
+
+// begin reads the config, finds the content and output folders, and
+// readies the content's loading.
+func (b *Builder) begin(ctx context.Context) (*buildRun, error) {
+	r := &buildRun{b: b, now: b.opt.Now()}
+	var err error
+	if r.cfg, err = b.loadConfig(); err != nil {
+		return nil, err
+	}
+	if r.content, err = b.contentFS(r.cfg); err != nil {
+		return nil, err
+	}
+	if err := b.checkOutDir(r.cfg); err != nil {
+		return nil, err
+	}
+	r.out = b.output(ctx, r.cfg)
+	r.baseURL = r.cfg.BaseURL
+	if b.opt.BaseURL != "" {
+		r.baseURL = strings.TrimRight(b.opt.BaseURL, "/")
+	}
+	changed := b.changed(r.cfg)
+	b.hint = changed != nil // a replaced content folder vouches for nothing
+	r.opts = content.Options{Now: r.now, Future: b.opt.Future, Drafts: b.opt.Drafts, Root: r.cfg.ContentDir, Changed: changed}
+	if err := r.newSpill(); err != nil {
+		return nil, err
+	}
+	r.shortcut()
+	return r, nil
+}
+
+// newSpill starts the spill of a build that bounds its memory (closing
+// one started before): every article parsed goes there, and is slimmed.
+func (r *buildRun) newSpill() error {
+	if !r.b.lean() {
+		return nil
+	}
+	r.closeSpill()
+	spill, err := feed.NewSpill(spillDir(r.out.fsDir()))
+	if err != nil {
+		return err
+	}
+	r.spill = spill
+	r.opts.Parsed = func(a *content.Article) {
+		spill.Add(a)
+		a.Slim(r.cfg.Filters)
+	}
+	return nil
+}
+
+func (r *buildRun) closeSpill() {
+	if r.spill != nil {
+		r.spill.Close()
+		r.spill = nil
+	}
+}
+
+// shortcut lets a new Builder find the content to be what the folder was
+// built from, if it has a manifest (a cold build reads and parses in one
+// pass); not the preview's first build, which must render every page.
+func (r *buildRun) shortcut() {
+	b, fsDir, early := r.b, r.out.fsDir(), r.out.early()
+	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
+		exists(filepath.Join(fsDir, manifest.Name)) && !outdir.Marked(fsDir) {
+		r.opts.Unchanged = func(digest [sha256.Size]byte) bool {
+			last, _ := early()
+			return last != nil && b.builtFrom(last, r.baseURL, digest, r.now)
+		}
+	}
+}
+
+// load loads the content. When it is what the folder was built from (see
+// shortcut), it returns the Result of the build that keeps every file
+// instead, unless the folder does not hold what its manifest says: then
+// it loads the content again, in full.
+func (r *buildRun) load(ctx context.Context) (*content.Site, *Result, error) {
+	b := r.b
+	site, err := b.load(ctx, r.content, r.opts)
+	if err != nil || !site.Unchanged {
+		return site, nil, err
+	}
+	res, err := b.unchanged(ctx, r.out.dir(), r.out.fsDir(), r.out.early(), r.baseURL, site.Digest, r.now)
+	if err != nil || res != nil {
+		return nil, res, err
+	}
+	// The folder does not hold what its manifest says: build in full.
+	r.opts.Unchanged = nil
+	if err := r.newSpill(); err != nil {
+		return nil, nil, err
+	}
+	site, err = b.load(ctx, r.content, r.opts)
+	return site, nil, err
+}
+
+// listing orders the articles of site into the listing: from the spill's
+// file, or updating the last build's.
+func (r *buildRun) listing(site *content.Site) (*feed.Listing, error) {
+	cfg := r.cfg
+	if r.spill != nil {
+		return r.spill.Listing(r.baseURL, cfg.Pagination, cfg.Filters, site.Articles)
+	}
+	return feed.Update(r.b.last, r.baseURL, cfg.Pagination, cfg.Filters, site.Articles), nil
+}
+
+// size returns the size of the output (OutputSize), or an error when it
+// is more than the config allows; past half of that, it warns.
+func (r *buildRun) size(l *feed.Listing, pages []feed.Page, articles int) (int64, error) {
+	estimate, err := checkSize(r.cfg, l, pages)
+	if err != nil {
+		return 0, err
+	}
+	if w := SizeWarning(r.cfg, articles, estimate); w != "" {
+		fmt.Fprintf(r.b.opt.Log, "warning: %s\n", w)
+	}
+	return estimate, nil
+}
+
+// manifest starts the manifest of the build: all but its files and
+// source, which writing the files sets.
+func (r *buildRun) manifest(site *content.Site, l *feed.Listing) *manifest.Manifest {
+	m := &manifest.Manifest{
+		Format: manifest.Format, Generator: r.b.opt.Generator, BuildTime: r.now.UTC().Truncate(time.Second),
+		BaseURL: r.baseURL, Articles: len(site.Articles),
+		Pagination:    r.cfg.Pagination,
+		Filters:       r.cfg.Filters,
+		ConfigSHA256:  r.b.cfgSum,
+		ContentSHA256: hex.EncodeToString(site.Digest[:]),
+	}
+	for _, c := range l.Collections {
+		m.Collections = append(m.Collections, manifest.Collection{Dir: c.Dir, Params: c.Params, Count: c.Count()})
+	}
+	return m
 }
 
 // lean reports whether a build bounds its memory (Run).
@@ -371,12 +430,10 @@ func (b *Builder) contentFS(cfg *config.Config) (fs.FS, error) {
 }
 
 // OutputSize returns the bytes and files of the output of the listing l
-// with pages, computed without rendering them: the pages' sizes, and in
-// the chunks layout (no pages) those of the chunks and of each
-// collection's index. A chunk is counted once however many collections
-// share it, as it is written once (chunks of the same input are the same
-// bytes, and a chunk's file is named by them): a new site's main, section
-// and category listings hold the same articles, so the same chunks.
+// with pages, computed without rendering them: the pages' sizes, and
+// those of the files the layout writes besides (in the chunks layout,
+// which has no pages, the chunks and each collection's index: see
+// chunksWriter.extraSize).
 func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes int64, files int) {
 	var scratch []byte
 	for _, pg := range pages {
@@ -384,28 +441,8 @@ func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes i
 		n, scratch = l.PageSize(pg, scratch)
 		bytes += int64(n)
 	}
-	files = len(pages)
-	if cfg.Pagination.Chunked() {
-		seen := map[[sha256.Size]byte]bool{}
-		path := chunk.ChunkPath([sha256.Size]byte{}) // every chunk's is as long
-		for i, cs := range l.Chunks() {
-			ix := chunk.Index{Count: l.Collections[i].Count(), Chunks: make([]chunk.Ref, 0, len(cs))}
-			for _, ch := range cs {
-				var in [sha256.Size]byte
-				in, scratch = feed.ChunkInput(ch, scratch)
-				if !seen[in] {
-					seen[in] = true
-					bytes += int64(ch.Size())
-					files++
-				}
-				ix.Chunks = append(ix.Chunks, chunk.Ref{Path: path, Size: ch.Size(), Ends: ch.Ends()})
-			}
-			scratch = chunk.AppendIndex(scratch[:0], &ix)
-			bytes += int64(len(scratch))
-			files++
-		}
-	}
-	return bytes, files
+	extra, more, _ := writerOf(cfg.Pagination).extraSize(l, scratch)
+	return bytes + extra, len(pages) + more
 }
 
 // SizeWarning returns, when estimate, the size of the output of articles
@@ -435,17 +472,7 @@ func SizeWarning(cfg *config.Config, articles int, estimate int64) string {
 // sizeChange says what in cfg makes its output smaller, for its layout
 // and offsets.
 func sizeChange(cfg *config.Config) string {
-	const chunks = "layout: chunks (every limit up to max_limit at every offset, each article stored once per listing)"
-	var change string
-	switch pg := cfg.Pagination; {
-	case pg.Chunked():
-		change = "list fewer filters (each stores its articles once more)"
-	case pg.Offsets == listing.OffsetsAll:
-		change = "under pagination:, set " + chunks + " or offsets: aligned (a page per multiple of each limit, not per offset)"
-	default:
-		change = "under pagination:, set " + chunks + " or list fewer limits (each is a copy of every listing); or list fewer filters"
-	}
-	return "in " + cfg.Path + ", " + change + "; or raise max_output_bytes"
+	return "in " + cfg.Path + ", " + writerOf(cfg.Pagination).smaller(cfg.Pagination) + "; or raise max_output_bytes"
 }
 
 // checkSize returns the size of pages (OutputSize), or an error when it
@@ -487,7 +514,7 @@ func (b *Builder) lock(ctx context.Context, outDir string) (func(), error) {
 	if b.opt.Quiet {
 		notices = io.Discard
 	}
-	return lock(ctx, outDir, notices)
+	return outdir.Lock(ctx, outDir, notices)
 }
 
 // loadConfig reads and checks the config; the same bytes as last time

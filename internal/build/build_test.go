@@ -23,6 +23,7 @@ import (
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
@@ -356,7 +357,7 @@ func TestRepairsInterruptedBuild(t *testing.T) {
 	// to create, temporary files, a page written but not in the manifest,
 	// a page deleted though the manifest lists it, and a stale page of a
 	// limit no longer configured.
-	testfiles.WriteFile(t, filepath.Join(out, unfinishedName), "a feedgen build ...\narticles/7/0.json\n")
+	testfiles.WriteFile(t, filepath.Join(out, outdir.Unfinished), "a feedgen build ...\narticles/7/0.json\n")
 	testfiles.WriteFile(t, filepath.Join(out, "articles/2/.1.json.999-0.tmp"), `{"count":3,"ne`)
 	testfiles.WriteFile(t, filepath.Join(out, "articles/2/0.json"), `{"count":99}`)
 	os.Remove(filepath.Join(out, "articles/3/1.json"))
@@ -404,36 +405,6 @@ func TestConcurrentBuilds(t *testing.T) {
 		if strings.HasSuffix(e.Name(), ".tmp") {
 			t.Errorf("temporary file left: %s", e.Name())
 		}
-	}
-}
-
-func TestLockWaits(t *testing.T) {
-	dir := t.TempDir()
-	unlock, err := lock(context.Background(), dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log bytes.Buffer
-	waiting := make(chan struct{})
-	got := make(chan error, 1)
-	go func() {
-		u, err := lock(context.Background(), dir, io.MultiWriter(&log, signalWriter(waiting)))
-		if err == nil {
-			u()
-		}
-		got <- err
-	}()
-	select {
-	case err := <-got:
-		t.Fatalf("second lock taken while the first is held: %v", err)
-	case <-waiting: // it found the lock taken, and waits
-	}
-	unlock()
-	if err := <-got; err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(log.String(), "waiting for another build of "+dir+" to finish") {
-		t.Errorf("log = %q, want a waiting message", log.String())
 	}
 }
 
@@ -666,7 +637,7 @@ func TestQuietBuildWaits(t *testing.T) {
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		unlock, err := lock(context.Background(), out, io.Discard)
+		unlock, err := outdir.Lock(context.Background(), out, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -690,7 +661,7 @@ func TestQuietBuildWaits(t *testing.T) {
 	}
 }
 
-// waitForLock waits until a goroutine waits in lock for the lock to be
+// waitForLock waits until a goroutine waits in outdir.Lock for the lock to be
 // free: a build that found it taken (and said so, unless quiet). Nothing
 // tells that but the goroutine's stack: it is looked at every millisecond,
 // for 10s at most. The test fails if the build ends first (done).
@@ -706,7 +677,7 @@ func waitForLock(t *testing.T, done <-chan error) {
 			// Waiting, it is in the select between its context and the
 			// next try.
 			header, _, _ := strings.Cut(g, "\n")
-			if strings.Contains(header, " [select") && strings.Contains(g, "\ngithub.com/feedgen/feedgen/internal/build.lock(") {
+			if strings.Contains(header, " [select") && strings.Contains(g, "\ngithub.com/feedgen/feedgen/internal/outdir.Lock(") {
 				return
 			}
 		}

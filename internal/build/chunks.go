@@ -4,17 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
+
+	"github.com/feedgen/feedgen/internal/layout"
+	"github.com/feedgen/feedgen/internal/pool"
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/feed"
@@ -30,7 +29,7 @@ import (
 // whichever collections they are cut from.
 //
 // A chunk's path is known only once its bytes are, so the marker of an
-// unfinished build (see markUnfinished) cannot list the chunks a build
+// unfinished build (see outdir.Mark) cannot list the chunks a build
 // will create before it creates them: it lists the chunks' folder
 // (chunk.Dir) instead, which says that any file there named as a chunk
 // may be this build's (see scanOwned). The folder is feedgen's: its files
@@ -107,7 +106,7 @@ func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([
 	b := w.b
 	if prev != nil && w.out.intact() && (b.opt.OnPage == nil || b.last != nil) {
 		for _, f := range prev.Files {
-			if f.Input != "" && chunk.IsChunk(f.Path) {
+			if f.Input != "" && layout.Classify(f.Path) == layout.Chunk {
 				old[f.Input] = f
 			}
 		}
@@ -184,37 +183,6 @@ func (r *releaser) done(j *chunkJob) {
 	}
 }
 
-// parallel calls do for every job with perCore workers a core (at least
-// two in all), each with its own buffer (what do returns is the buffer of
-// its next call). It stops at the first error.
-func parallel[J any](jobs []J, perCore int, do func(j J, buf []byte) ([]byte, error)) error {
-	var (
-		next    atomic.Int64
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
-	)
-	for range min(len(jobs), max(2, perCore*runtime.GOMAXPROCS(0))) {
-		wg.Go(func() {
-			var buf []byte
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					return
-				}
-				var err error
-				if buf, err = do(jobs[i], buf); err != nil {
-					errOnce.Do(func() { first = err })
-					next.Store(int64(len(jobs)))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
-}
-
 // writeChunks renders, names and writes the chunks that are not there
 // yet, then each collection's index, and counts them in the Result.
 func (w *pageWriter) writeChunks(ctx context.Context) error {
@@ -228,34 +196,22 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 	}
 	rel := newReleaser(w.l, todo)
 	defer w.l.ReleaseAll()
-	var dirs sync.Map                                                        // the chunks' folders: making each, once
-	err := parallel(todo, 2, func(j *chunkJob, buf []byte) ([]byte, error) { // two a core: writes wait for the disk
-		defer rel.done(j)
-		if err := ctx.Err(); err != nil {
-			return buf, err
-		}
-		if n := j.ch.Size(); cap(buf) < n {
-			buf = make([]byte, 0, n)
-		}
-		data, err := feed.AppendChunk(buf[:0], j.ch)
-		if err != nil {
-			return data, err
-		}
-		sum := sha256.Sum256(data)
-		j.file.Path, j.file.Size, j.file.SHA256 = chunk.ChunkPath(sum), int64(len(data)), hex.EncodeToString(sum[:])
-		w.size.Add(j.file.Size)
-		w.rendered.Add(1)
-		if dir := w.out.fsDir(); dir != "" {
-			// Made once, and waited for by every chunk that goes there.
-			sub := path.Dir(j.file.Path)
-			mk, _ := dirs.LoadOrStore(sub, sync.OnceValue(func() error {
-				return os.MkdirAll(filepath.Join(dir, filepath.FromSlash(sub)), 0o755)
-			}))
-			if err := mk.(func() error)(); err != nil {
-				return data, fmt.Errorf("creating output folder: %w", err)
+	var dirs sync.Map // the chunks' folders: making each, once
+	// Two workers a core: writes wait for the disk.
+	err := pool.Run(ctx, len(todo), pool.Size(2), func() func(context.Context, int) error {
+		var buf []byte
+		return func(_ context.Context, i int) error {
+			j := todo[i]
+			defer rel.done(j)
+			if n := j.ch.Size(); cap(buf) < n {
+				buf = make([]byte, 0, n)
 			}
+			var err error
+			if buf, err = feed.AppendChunk(buf[:0], j.ch); err != nil {
+				return err
+			}
+			return w.putChunk(j, buf, &dirs)
 		}
-		return data, w.put(j.file, data)
 	})
 	if err != nil {
 		return err
@@ -293,6 +249,27 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 	res.Bytes = w.size.Load()
 	res.Chunked, res.Chunks = true, len(p.jobs)
 	return nil
+}
+
+// putChunk names the chunk of job j, whose bytes are data, and writes it
+// (see put), making its folder first, once for all the chunks that go
+// there (dirs).
+func (w *pageWriter) putChunk(j *chunkJob, data []byte, dirs *sync.Map) error {
+	sum := sha256.Sum256(data)
+	j.file.Path, j.file.Size, j.file.SHA256 = chunk.ChunkPath(sum), int64(len(data)), hex.EncodeToString(sum[:])
+	w.size.Add(j.file.Size)
+	w.rendered.Add(1)
+	if dir := w.out.fsDir(); dir != "" {
+		// Made once, and waited for by every chunk that goes there.
+		sub := path.Dir(j.file.Path)
+		mk, _ := dirs.LoadOrStore(sub, sync.OnceValue(func() error {
+			return os.MkdirAll(filepath.Join(dir, filepath.FromSlash(sub)), 0o755)
+		}))
+		if err := mk.(func() error)(); err != nil {
+			return fmt.Errorf("creating output folder: %w", err)
+		}
+	}
+	return w.put(j.file, data)
 }
 
 // put writes file f, whose bytes are data, unless the output has it as
@@ -356,18 +333,8 @@ func readInputs(name string, old map[string]manifest.File) (bad int) {
 }
 
 // writeInputs writes the inputs file of the build's chunks into the
-// output folder (see inputsName); a build of the pages layout deletes it.
-func (w *pageWriter) writeInputs() error {
-	dir := w.out.fsDir()
-	if dir == "" {
-		return nil
-	}
-	if !w.chunked {
-		if err := os.Remove(filepath.Join(dir, inputsName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("deleting %s: %w", inputsName, err)
-		}
-		return nil
-	}
+// output folder dir (see inputsName).
+func (w *pageWriter) writeInputs(dir string) error {
 	var b strings.Builder
 	for _, j := range w.chunks.jobs {
 		size := strconv.FormatInt(j.file.Size, 10)

@@ -18,8 +18,10 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/folder"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -112,7 +114,7 @@ type disk struct {
 	// wroteLast is set by open when this Builder wrote the folder last.
 	wroteLast bool
 	// unfinished is set by open when a build of the folder did not finish:
-	// its marker (see markUnfinished) is there.
+	// its marker (see outdir.Mark) is there.
 	unfinished bool
 	// mark creates the marker, once, before the first change to the folder.
 	mark func() error
@@ -151,31 +153,97 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 	if err := os.MkdirAll(d.fs, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("creating output folder: %w", err)
 	}
-	b := d.b
-	unlock, err := b.lock(ctx, d.fs)
+	unlock, err := d.b.lock(ctx, d.fs)
 	if err != nil {
 		return nil, nil, err
 	}
-	prev, why, warning := b.prev, "", ""
-	d.unmatched = nil
-	if prev == nil || b.prevDir != d.path {
-		r, err := b.lastManifest(ctx, d.fs, d.read)
-		if ctx.Err() != nil {
-			unlock()
-			return nil, nil, ctx.Err()
-		}
-		switch {
-		case r != nil:
-			prev, d.unmatched = r.Manifest, r.Unmatched
-		case err != nil:
-			why = filepath.Join(d.path, manifest.Name) + " cannot be read"
-			warning = fmt.Sprintf("warning: %s: %v; every page will be rewritten\n", filepath.Join(d.path, manifest.Name), err)
-		default:
-			why = d.path + " has no " + manifest.Name
+	prev, err := d.openLocked(ctx, pathsOf)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	release := func() {
+		d.behind.close()
+		unlock()
+	}
+	return prev, release, nil
+}
+
+// openLocked is open once the folder's lock is held: it learns what the
+// last build left, checks that nothing else is where this build writes
+// (or deletes it, with Options.Clean), and makes the folders of the
+// build's files.
+func (d *disk) openLocked(ctx context.Context, pathsOf func(*manifest.Manifest) ([]string, error)) (*manifest.Manifest, error) {
+	b := d.b
+	prev, why, warning, err := d.last(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.unfinished = outdir.Marked(d.fs)
+	d.since, _ = os.Stat(filepath.Join(d.fs, manifest.Name))
+	pending := d.pending()
+	paths, err := pathsOf(prev)
+	if err != nil {
+		return nil, err
+	}
+	d.wroteLast = !d.unfinished && b.last != nil && b.prevDir == d.path && prev == b.prev
+	var set map[string]bool // the paths of pages
+	if !d.wroteLast {
+		if set, err = d.scan(ctx, prev, pending, paths, why); err != nil {
+			return nil, err
 		}
 	}
-	d.unfinished = exists(filepath.Join(d.fs, unfinishedName))
-	d.since, _ = os.Stat(filepath.Join(d.fs, manifest.Name))
+	if warning != "" {
+		// Said once the build goes on: a refusal changes nothing.
+		fmt.Fprint(b.opt.Log, warning)
+	}
+	d.mark = sync.OnceValue(func() error { return d.markNew(ctx, paths, prev, pending) })
+	if b.opt.Clean && !d.wroteLast && len(d.found.strays) > 0 {
+		// Deleted before any page is written: a link among them would
+		// take the pages elsewhere.
+		if err := d.mark(); err != nil {
+			return nil, err
+		}
+		if err := d.clean(ctx, set); err != nil {
+			return nil, err
+		}
+	}
+	if err := makeDirs(ctx, d.fs, paths, func() { b.step("folder") }); err != nil {
+		return nil, err
+	}
+	return prev, nil
+}
+
+// last returns the manifest of the last build of the folder, setting
+// unmatched: the one this Builder wrote there, else the folder's. When
+// the folder has none, why says so for a refusal, and warning, when it
+// cannot be read, is what to say once the build goes on.
+func (d *disk) last(ctx context.Context) (prev *manifest.Manifest, why, warning string, err error) {
+	b := d.b
+	prev = b.prev
+	d.unmatched = nil
+	if prev != nil && b.prevDir == d.path {
+		return prev, "", "", nil
+	}
+	r, err := b.lastManifest(ctx, d.fs, d.read)
+	if ctx.Err() != nil {
+		return nil, "", "", ctx.Err()
+	}
+	switch {
+	case r != nil:
+		prev, d.unmatched = r.Manifest, r.Unmatched
+	case err != nil:
+		why = filepath.Join(d.path, manifest.Name) + " cannot be read"
+		warning = fmt.Sprintf("warning: %s: %v; every page will be rewritten\n", filepath.Join(d.path, manifest.Name), err)
+	default:
+		why = d.path + " has no " + manifest.Name
+	}
+	return prev, why, warning, nil
+}
+
+// pending returns what a build that did not finish may have written
+// besides what the last manifest lists: the files its marker lists.
+func (d *disk) pending() []string {
 	var pending []string
 	if d.unfinished {
 		pending = readPending(d.fs)
@@ -186,97 +254,73 @@ func (d *disk) open(ctx context.Context, pathsOf func(*manifest.Manifest) ([]str
 		// may be a build's, as after a build that did not finish.
 		pending = append(pending, chunk.Dir)
 	}
-	paths, err := pathsOf(prev)
-	if err != nil {
-		unlock()
-		return nil, nil, err
+	return pending
+}
+
+// scan finds what is under articles/ before anything changes (d.found):
+// a build that finds files no build wrote touches none of them, and
+// refuses unless told to delete them. It returns the set of paths.
+func (d *disk) scan(ctx context.Context, prev *manifest.Manifest, pending, paths []string, why string) (map[string]bool, error) {
+	set := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		set[p] = true
 	}
-	d.wroteLast = !d.unfinished && b.last != nil && b.prevDir == d.path && prev == b.prev
-	var set map[string]bool // the paths of pages
-	if !d.wroteLast {
-		// What is under articles/, before anything changes: a build that
-		// finds files no build wrote touches none of them.
-		set = make(map[string]bool, len(paths))
-		for _, p := range paths {
-			set[p] = true
-		}
-		if d.found, err = scanOwned(ctx, d.fs, prev, pending, set); err != nil {
-			unlock()
-			return nil, nil, err
-		}
-		if len(d.found.foreign) > 0 {
-			unlock()
-			return nil, nil, &foreignError{dir: d.path, foreign: d.found.foreign}
-		}
-		if len(d.found.strays) > 0 && !b.opt.Clean {
-			unlock()
-			if why == "" {
-				why = "not in " + filepath.Join(d.path, manifest.Name)
-				if d.unfinished {
-					why += " nor in " + unfinishedName
-				}
-			}
-			return nil, nil, &strayError{dir: d.path, strays: d.found.strays, why: why}
-		}
+	var err error
+	if d.found, err = scanOwned(ctx, d.fs, prev, pending, set); err != nil {
+		return nil, err
 	}
-	if warning != "" {
-		// Said once the build goes on: a refusal changes nothing.
-		fmt.Fprint(b.opt.Log, warning)
+	if len(d.found.foreign) > 0 {
+		return nil, &foreignError{dir: d.path, foreign: d.found.foreign}
 	}
-	d.mark = sync.OnceValue(func() error {
-		create := newPages(paths, prev, pending)
-		if prev != nil && prev.Pagination.Chunked() {
-			// The last build's chunks are named by its indexes only (see
-			// manifest.Marshal), which this build overwrites: should it
-			// die, the next one finds them here.
-			for _, f := range prev.Files {
-				if chunk.IsChunk(f.Path) {
-					create = append(create, f.Path)
-				}
+	if len(d.found.strays) > 0 && !d.b.opt.Clean {
+		if why == "" {
+			why = "not in " + filepath.Join(d.path, manifest.Name)
+			if d.unfinished {
+				why += " nor in " + outdir.Unfinished
 			}
 		}
-		if d.wroteLast && !b.opt.Clean {
-			// Not scanned: a file put since where a new page goes is not
-			// this build's, and the marker must not say it may be; and
-			// no page is written through a link put in place of a folder.
-			var strays []string
-			for _, p := range create {
-				if p != chunk.Dir && exists(filepath.Join(d.fs, filepath.FromSlash(p))) { // the chunks' folder: see chunks.go
-					strays = append(strays, p)
-				}
-			}
-			links, err := linkedFolders(ctx, d.fs, paths)
-			if err != nil {
-				return err
-			}
-			strays = append(strays, links...)
-			if len(strays) > 0 {
-				return &strayError{dir: d.path, strays: strays, why: "put there after the last build"}
+		return nil, &strayError{dir: d.path, strays: d.found.strays, why: why}
+	}
+	return set, nil
+}
+
+// markNew creates the marker of an unfinished build (see
+// outdir.Mark), listing what this build may create: its paths that
+// prev does not list, pending, and prev's files that only its indexes
+// name. A folder this Builder wrote last was not scanned: a file put
+// since where a new file goes is refused here.
+func (d *disk) markNew(ctx context.Context, paths []string, prev *manifest.Manifest, pending []string) error {
+	create := newPages(paths, prev, pending)
+	if prev != nil {
+		// The last build's chunks are named by its indexes only (see
+		// manifest.Marshal), which this build overwrites: should it
+		// die, the next one finds them here.
+		for _, f := range prev.Files {
+			if !layout.Classify(f.Path).Listed() {
+				create = append(create, f.Path)
 			}
 		}
-		return markUnfinished(d.fs, create)
-	})
-	if b.opt.Clean && !d.wroteLast && len(d.found.strays) > 0 {
-		// Deleted before any page is written: a link among them would
-		// take the pages elsewhere.
-		if err := d.mark(); err != nil {
-			unlock()
-			return nil, nil, err
+	}
+	if d.wroteLast && !d.b.opt.Clean {
+		// Not scanned: a file put since where a page goes is not this
+		// build's, and the marker must not say it may be; and no page is
+		// written through a link put in place of a folder.
+		var strays []string
+		for _, p := range create {
+			if p != chunk.Dir && exists(filepath.Join(d.fs, filepath.FromSlash(p))) { // the chunks' folder: see chunks.go
+				strays = append(strays, p)
+			}
 		}
-		if err := d.clean(ctx, set); err != nil {
-			unlock()
-			return nil, nil, err
+		links, err := linkedFolders(ctx, d.fs, paths)
+		if err != nil {
+			return err
+		}
+		strays = append(strays, links...)
+		if len(strays) > 0 {
+			return &strayError{dir: d.path, strays: strays, why: "put there after the last build"}
 		}
 	}
-	if err := makeDirs(ctx, d.fs, paths, func() { b.step("folder") }); err != nil {
-		unlock()
-		return nil, nil, err
-	}
-	release := func() {
-		d.behind.close()
-		unlock()
-	}
-	return prev, release, nil
+	return outdir.Mark(d.fs, create)
 }
 
 // has checks a page's size, and reads it to check its SHA-256 when it

@@ -13,14 +13,16 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // A build deletes only what a build of feedgen wrote in its output
 // folder: the pages the folder's manifest lists, the pages an unfinished
-// build was about to create (listed in its marker, see markUnfinished),
+// build was about to create (listed in its marker, see outdir.Mark),
 // and the temporary files of writes to either. Anything else under
 // articles/ is a stray: a file the user, or another tool, put there. A
 // build that finds strays refuses to start, naming them, unless it was
@@ -53,7 +55,7 @@ func buildName(p string) bool {
 	if t, ok := tempOf(p); ok {
 		p = t
 	}
-	return manifest.IsBuildFile(p)
+	return layout.Built(p)
 }
 
 // scanOwned walks outDir/articles and sorts its files by who wrote them:
@@ -97,9 +99,9 @@ func scanOwned(ctx context.Context, outDir string, prev *manifest.Manifest, pend
 		}
 		rel = filepath.ToSlash(rel)
 		switch target, isTemp := tempOf(rel); {
-		case listed[rel], anyChunk && chunk.IsChunk(rel):
+		case listed[rel], anyChunk && layout.Classify(rel) == layout.Chunk:
 			o.files = append(o.files, rel)
-		case isTemp && (listed[target] || pages[target] || anyChunk && chunk.IsChunk(target)):
+		case isTemp && (listed[target] || pages[target] || anyChunk && layout.Classify(target) == layout.Chunk):
 			o.temps = append(o.temps, p)
 		case d.Type()&fs.ModeSymlink != 0 || buildName(rel):
 			o.strays = append(o.strays, rel)
@@ -193,12 +195,8 @@ func (e *foreignError) Error() string {
 // in dir was to create: none when there is no marker, or one that lists
 // none (an older feedgen's). Only paths under articles/ are taken.
 func readPending(dir string) []string {
-	data, err := outfile.ReadFile(filepath.Join(dir, unfinishedName))
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for _, line := range strings.Split(string(data), "\n")[1:] {
+	for _, line := range outdir.Listed(dir) {
 		if strings.HasPrefix(line, listing.Dir+"/") && fs.ValidPath(line) {
 			out = append(out, line)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
@@ -189,7 +190,7 @@ func TestKilledFirstBuildRepaired(t *testing.T) {
 // there, and that only paths under articles/ are taken from one.
 func TestMarkerLists(t *testing.T) {
 	dir := t.TempDir()
-	testfiles.WriteFile(t, filepath.Join(dir, unfinishedName), "an older build\narticles/9/0.json\n../../etc/passwd\nmanifest.json\narticles/../x\n")
+	testfiles.WriteFile(t, filepath.Join(dir, outdir.Unfinished), "an older build\narticles/9/0.json\n../../etc/passwd\nmanifest.json\narticles/../x\n")
 	pending := readPending(dir)
 	if strings.Join(pending, " ") != "articles/9/0.json" {
 		t.Fatalf("readPending = %q", pending)
@@ -198,7 +199,7 @@ func TestMarkerLists(t *testing.T) {
 	if strings.Join(got, " ") != "articles/2/0.json articles/9/0.json articles/index.json" {
 		t.Errorf("newPages = %q", got)
 	}
-	if err := markUnfinished(dir, got); err != nil {
+	if err := outdir.Mark(dir, got); err != nil {
 		t.Fatal(err)
 	}
 	if back := readPending(dir); strings.Join(back, " ") != strings.Join(got, " ") {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/eventtest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
@@ -35,7 +36,7 @@ func TestNamedPipes(t *testing.T) {
 		}},
 		{name: "index", pipe: fixed("articles/chunks.json")},
 		{name: "chunk inputs", pipe: fixed(inputsName)},
-		{name: "marker", pipe: fixed(unfinishedName)},
+		{name: "marker", pipe: fixed(outdir.Unfinished)},
 		{name: "manifest", pipe: fixed("manifest.json"), want: "manifest.json cannot be read"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -120,7 +120,7 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		return nil, err
 	}
 	defer unlock()
-	if exists(filepath.Join(fsDir, unfinishedName)) {
+	if outdir.Marked(fsDir) {
 		return nil, nil // a build died mid-way: any page may be its
 	}
 	r, _ := b.lastManifest(ctx, fsDir, early)
@@ -131,7 +131,6 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 	res := &Result{
 		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
 		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.Data,
-		Chunked: m.Pagination.Chunked(),
 	}
 	if m.Source.Until != nil {
 		res.NextScheduled = *m.Source.Until
@@ -165,11 +164,9 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		}
 		keep[f.Path] = true
 		res.Bytes += f.Size
-		if chunk.IsChunk(f.Path) {
-			res.Chunks++
-		}
 	}
 	res.Estimate = res.Bytes
+	writerOf(m.Pagination).count(res, m.Files)
 	found, err := scanOwned(ctx, fsDir, m, nil, nil)
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
@@ -300,7 +301,7 @@ func TestUnchangedRechecksUnderLock(t *testing.T) {
 	dir := shortcutSite(t)
 	out := filepath.Join(dir, "public")
 	mustBuild(t, dir)
-	unlock, err := lock(context.Background(), out, io.Discard)
+	unlock, err := outdir.Lock(context.Background(), out, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/feedgen/feedgen/internal/pool"
 
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/feed"
@@ -26,10 +27,11 @@ type pageWriter struct {
 	pages []feed.Page   // l's pages
 	m     *manifest.Manifest
 	res   *Result
-	// chunked writes the chunks layout (see chunks.go) instead of pages:
-	// pages is empty, and planChunks sets chunks.
-	chunked bool
-	chunks  *chunkPlan
+	// lw writes the files of the build's layout; pages are those it
+	// renders. The chunks layout's (chunks.go) has none, and its plan
+	// sets chunks.
+	lw     layoutWriter
+	chunks *chunkPlan
 
 	// Learnt by plan from the last build's manifest, prev.
 	prev    *manifest.Manifest
@@ -37,9 +39,9 @@ type pageWriter struct {
 	changes map[*feed.Collection][]int // the watcher's change counts of each collection; none when unknown
 	byInput bool                       // pages may be kept by the input prev records
 
-	files                               []manifest.File // what pages[i] became
-	next, done, written, rendered, size atomic.Int64
-	repaired                            atomic.Int64 // of written: the same bytes as the last build's (see repairs)
+	files                         []manifest.File // what pages[i] became
+	done, written, rendered, size atomic.Int64
+	repaired                      atomic.Int64 // of written: the same bytes as the last build's (see repairs)
 
 	// The pages are done in order (see feed.Listing.Order): pages[order[k]]
 	// is the k-th; the first low of them, and those marked finished, are
@@ -53,22 +55,12 @@ type pageWriter struct {
 // write renders every page and writes those whose bytes changed, deletes
 // the pages that no longer exist, then writes the manifest.
 func (w *pageWriter) write(ctx context.Context) error {
-	pathsOf := w.paths
-	if w.chunked {
-		pathsOf = func(prev *manifest.Manifest) ([]string, error) { return w.planChunks(ctx, prev) }
-	}
-	prev, release, err := w.out.open(ctx, pathsOf)
+	_, release, err := w.out.open(ctx, func(prev *manifest.Manifest) ([]string, error) { return w.lw.plan(ctx, w, prev) })
 	if err != nil {
 		return err
 	}
 	defer release()
-	if w.chunked {
-		err = w.writeChunks(ctx)
-	} else {
-		w.plan(prev)
-		err = w.run(ctx)
-	}
-	if err != nil {
+	if err := w.lw.write(ctx, w); err != nil {
 		return err
 	}
 	if err := w.deleteStale(ctx); err != nil {
@@ -80,8 +72,10 @@ func (w *pageWriter) write(ctx context.Context) error {
 		return err
 	}
 	w.b.step("manifest")
-	if err := w.writeInputs(); err != nil {
-		return err
+	if dir := w.out.fsDir(); dir != "" {
+		if err := w.lw.keepInputs(w, dir); err != nil {
+			return err
+		}
 	}
 	if err := w.out.finish(); err != nil {
 		return err
@@ -90,15 +84,6 @@ func (w *pageWriter) write(ctx context.Context) error {
 	b.prev, b.prevDir, b.last = w.m, w.out.dir(), w.l
 	w.res.Manifest, w.res.ManifestData = w.m, data
 	return nil
-}
-
-// paths returns the files of the build: its pages.
-func (w *pageWriter) paths(*manifest.Manifest) ([]string, error) {
-	paths := make([]string, len(w.pages))
-	for i, pg := range w.pages {
-		paths[i] = pg.Path
-	}
-	return paths, nil
 }
 
 // plan learns from the last build's manifest which pages may be kept
@@ -145,34 +130,19 @@ func samePaging(a, b listing.Pagination) bool {
 // run does every page with a pool of goroutines, then counts them in the
 // Result. It stops at the first error.
 func (w *pageWriter) run(ctx context.Context) error {
-	var (
-		firstErr error
-		errOnce  sync.Once
-		wg       sync.WaitGroup
-	)
 	w.order = w.l.Order(w.pages)
 	w.finished = make([]bool, len(w.pages))
-	for range max(2, 2*runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			var s scratch
-			for {
-				k := int(w.next.Add(1) - 1)
-				if k >= len(w.pages) || ctx.Err() != nil {
-					return
-				}
-				if err := w.page(w.order[k], &s); err != nil {
-					errOnce.Do(func() { firstErr = err })
-					return
-				}
-				w.finish(k)
+	err := pool.Run(ctx, len(w.pages), pool.Size(2), func() func(context.Context, int) error {
+		var s scratch
+		return func(_ context.Context, k int) error {
+			if err := w.page(w.order[k], &s); err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	if err := ctx.Err(); err != nil {
+			w.finish(k)
+			return nil
+		}
+	})
+	if err != nil {
 		return err
 	}
 	res := w.res

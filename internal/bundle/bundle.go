@@ -63,7 +63,9 @@ func entryTime(t time.Time) time.Time {
 }
 
 // reserved reports whether name is an entry of the bundle that is not a
-// page.
+// page. None is the name of a file a layout writes (layout.Classify: the
+// manifest's, or another's), so manifest.Validate refuses a manifest that
+// lists one.
 func reserved(name string) bool {
 	return name == InfoName || name == ConfigName || name == ManifestName
 }

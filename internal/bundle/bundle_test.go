@@ -19,6 +19,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
@@ -285,7 +286,7 @@ func TestWriteRefuses(t *testing.T) {
 		{"another config", func(*testing.T, string) {},
 			"the config given is not the one the build used (its SHA-256 differs from the manifest's config_sha256): pass the config.yaml of the build's site, or build again"},
 		{"build unfinished", func(t *testing.T, out string) {
-			os.WriteFile(filepath.Join(out, manifest.Unfinished), nil, 0o644)
+			os.WriteFile(filepath.Join(out, outdir.Unfinished), nil, 0o644)
 		}, "a build of the output folder is running or did not finish (it left .feedgen-unfinished): run feedgen build, and bundle once it is done"},
 		{"page missing", func(t *testing.T, out string) {
 			os.Remove(filepath.Join(out, "articles", "10", "11.json"))
@@ -311,7 +312,7 @@ func TestWriteRefuses(t *testing.T) {
 			f.Path = ConfigName
 			m.Files = append(m.Files, f)
 			os.WriteFile(filepath.Join(out, manifest.Name), m.Marshal(), 0o644)
-		}, `checking the output's manifest: manifest.json: page "config.yaml": the name of one of the bundle's own files`},
+		}, `checking the output's manifest: manifest.json: file config.yaml: not a file of the pages layout (page)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

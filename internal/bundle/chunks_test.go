@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -24,7 +25,7 @@ import (
 // a bundle whose index does not fit its chunks is refused, though every
 // file has the bytes the manifest says.
 func TestChunksVerified(t *testing.T) {
-	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: listing.LayoutChunks})
+	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: layout.ChunksName})
 	good := o.write(t, Options{})
 	if _, err := read(good); err != nil {
 		t.Fatalf("a good bundle: %v", err)
@@ -61,7 +62,7 @@ func TestChunksVerified(t *testing.T) {
 // bundle, or cut short, is one problem, said as a page's, not a second
 // one from the check of the indexes, which cannot read it.
 func TestChunksIndexMissingSaidOnce(t *testing.T) {
-	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: listing.LayoutChunks})
+	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: layout.ChunksName})
 	good := o.write(t, Options{})
 	index := chunk.IndexPath(listing.Dir)
 	tests := []struct {
@@ -92,7 +93,7 @@ func TestChunksIndexMissingSaidOnce(t *testing.T) {
 // file has the bytes the manifest says (its index's entry was fixed):
 // such a bundle would serve invalid JSON.
 func TestWriteRefusesIndexNotFitting(t *testing.T) {
-	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: listing.LayoutChunks})
+	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: layout.ChunksName})
 	if _, err := Write(context.Background(), io.Discard, os.DirFS(o.out), Options{Config: o.config}); err != nil {
 		t.Fatalf("the output as built: %v", err)
 	}

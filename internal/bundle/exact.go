@@ -33,8 +33,8 @@ import (
 // the entry before it ends, unless that entry is itself damaged, when its
 // central directory record says where it is.
 
-// layout is what checkBytes learned of an archive.
-type layout struct {
+// archiveLayout is what checkBytes learned of an archive.
+type archiveLayout struct {
 	// offsets are where the entries' local headers are, by index in the
 	// zip.Reader's File; nil when the archive's end could not be read.
 	offsets []int64
@@ -79,40 +79,81 @@ func (w *window) get(off int64, n int) ([]byte, bool) {
 // checkBytes compares the archive's bytes, outside the entries' data,
 // with those Write writes for the entries of zr (as its central directory
 // lists them) at the time of the build, built; nil when it is not known
-// (no manifest could be read): then the time most entries have.
-func (v *verifier) checkBytes(ctx context.Context, zr *zip.Reader, built *time.Time) layout {
-	lay := layout{sealAt: -1}
+// (no manifest could be read): then the time most entries have. Its
+// steps: the end records (findEnd, findDirectory), each entry's records
+// (checkRecords), then what is between the last entry and the end
+// records, and the end records themselves (checkTail).
+func (v *verifier) checkBytes(ctx context.Context, zr *zip.Reader, built *time.Time) archiveLayout {
+	lay := archiveLayout{sealAt: -1}
 	w := &window{r: v.r, size: v.size, block: 64 << 10}
-
-	// The end record: before the seal, or last.
-	endAt, comment := int64(-1), 0
-	if b, ok := w.get(v.size-endLen-int64(sealLen), endLen); ok && le.Uint32(b) == endSig && int(le.Uint16(b[20:])) == sealLen {
-		endAt, comment = v.size-endLen-int64(sealLen), sealLen
-	} else if b, ok := w.get(v.size-endLen, endLen); ok && le.Uint32(b) == endSig && le.Uint16(b[20:]) == 0 {
-		endAt = v.size - endLen
-	}
-	if endAt < 0 {
-		v.damaged("", v.size, "%s", v.endProblem(w))
+	end, ok := v.findEnd(w, &lay)
+	if !ok || !v.findDirectory(w, zr, &end) {
 		return lay
 	}
-	if comment > 0 {
-		b, _ := w.get(endAt+endLen, sealLen)
+	var st stamp
+	if built != nil {
+		st = stampOf(*built)
+	} else {
+		st = v.commonStamp(w, zr, end.dirAt, end.tailAt)
+	}
+	run, blamed, ok := v.checkRecords(ctx, w, zr, end, st, built, &lay)
+	if ok {
+		v.checkTail(w, zr, end, run, blamed)
+	}
+	return lay
+}
+
+// archiveEnd is where the end of an archive is: its end records and its
+// central directory.
+type archiveEnd struct {
+	endAt   int64 // the end record
+	comment int   // the length of its comment: the seal's, or none
+	tailAt  int64 // the end records: the zip64 ones, when there, then the end record
+	dirAt   int64 // the central directory
+	dirSize uint64
+}
+
+// findEnd finds the end record, before the seal or last, and reads the
+// seal into lay; false when there is none (the damage is reported).
+func (v *verifier) findEnd(w *window, lay *archiveLayout) (archiveEnd, bool) {
+	end := archiveEnd{endAt: -1}
+	if b, ok := w.get(v.size-endLen-int64(sealLen), endLen); ok && le.Uint32(b) == endSig && int(le.Uint16(b[20:])) == sealLen {
+		end.endAt, end.comment = v.size-endLen-int64(sealLen), sealLen
+	} else if b, ok := w.get(v.size-endLen, endLen); ok && le.Uint32(b) == endSig && le.Uint16(b[20:]) == 0 {
+		end.endAt = v.size - endLen
+	}
+	if end.endAt < 0 {
+		v.damaged("", v.size, "%s", v.endProblem(w))
+		return end, false
+	}
+	if end.comment > 0 {
+		b, _ := w.get(end.endAt+endLen, sealLen)
 		sum, err := hex.DecodeString(string(b[len(sealPrefix):]))
 		if !bytes.HasPrefix(b, []byte(sealPrefix)) || err != nil || hex.EncodeToString(sum) != string(b[len(sealPrefix):]) {
-			v.damaged("", endAt+endLen, "damaged: its comment is not the seal feedgen bundle writes (%q…)", b[:min(len(b), 24)])
+			v.damaged("", end.endAt+endLen, "damaged: its comment is not the seal feedgen bundle writes (%q…)", b[:min(len(b), 24)])
 		} else {
-			lay.sealAt = endAt + endLen
+			lay.sealAt = end.endAt + endLen
 			copy(lay.sum[:], sum)
 		}
 	}
-	b, _ := w.get(endAt, endLen)
-	dirSize, dirOffset, tailAt := uint64(le.Uint32(b[12:])), uint64(le.Uint32(b[16:])), endAt
+	return end, true
+}
+
+// findDirectory finds where the end records start and the central
+// directory, from the end record at end.endAt (and the zip64 end record,
+// when it points there); false when the zip64 end record is damaged.
+// When the end record's offset of the central directory is damaged, or
+// bytes came before the first entry, it says so in v.shifted and
+// v.prefix.
+func (v *verifier) findDirectory(w *window, zr *zip.Reader, end *archiveEnd) bool {
+	b, _ := w.get(end.endAt, endLen)
+	dirSize, dirOffset, tailAt := uint64(le.Uint32(b[12:])), uint64(le.Uint32(b[16:])), end.endAt
 	if le.Uint16(b[10:]) == max16 || le.Uint32(b[12:]) == max32 || le.Uint32(b[16:]) == max32 {
-		tailAt = endAt - loc64Len - end64Len
+		tailAt = end.endAt - loc64Len - end64Len
 		b, ok := w.get(tailAt, end64Len)
 		if !ok || le.Uint32(b) != end64Sig {
 			v.damaged("", tailAt, "damaged: its zip64 end record is not where feedgen bundle writes it")
-			return lay
+			return false
 		}
 		dirSize, dirOffset = le.Uint64(b[40:]), le.Uint64(b[48:])
 	}
@@ -143,37 +184,37 @@ func (v *verifier) checkBytes(ctx context.Context, zr *zip.Reader, built *time.T
 			}
 		}
 	}
-	dirSize = uint64(tailAt - dirAt)
+	end.tailAt, end.dirAt, end.dirSize = tailAt, dirAt, uint64(tailAt-dirAt)
+	return true
+}
 
-	var st stamp
-	if built != nil {
-		st = stampOf(*built)
-	} else {
-		st = v.commonStamp(w, zr, dirAt, tailAt)
-	}
+// checkRecords compares the local header and central directory record of
+// each entry of zr, in the order of the central directory (the order of
+// their data), with those Write writes for it at stamp st, and sets
+// lay.offsets. It returns where the last entry ends, and whether that
+// entry is damaged (blamed: where it ends is not known); false when the
+// central directory cannot be read to its end (the damage is reported).
+func (v *verifier) checkRecords(ctx context.Context, w *window, zr *zip.Reader, end archiveEnd, st stamp, built *time.Time, lay *archiveLayout) (run int64, blamed, ok bool) {
 	// The local headers, one by one: the data between them is read once,
 	// decompressed (openEntry).
 	lw := &window{r: v.r, size: v.size}
-
-	// The entries, in the order of the central directory (zr.File): the
-	// order of their data.
 	lay.offsets = make([]int64, len(zr.File))
 	var (
 		exp     []byte
-		at      = dirAt // the next record
-		run     int64   // where the next entry starts
-		blamed  bool    // the entry before is damaged: its size may be
+		at      = end.dirAt // the next record
 		records int
 	)
+	// run is where the next entry starts; blamed, that the entry before
+	// is damaged: its size may be.
 	for i, f := range zr.File {
 		if i%4096 == 0 && ctx.Err() != nil {
-			return lay
+			return run, blamed, false
 		}
 		name := f.Name
-		rec, problem := record(w, at, tailAt)
+		rec, problem := record(w, at, end.tailAt)
 		if problem != "" {
 			v.damaged(name, run, "damaged: its central directory record %s", problem)
-			return lay
+			return run, blamed, false
 		}
 		records++
 		e := zentry{name: name, crc: f.CRC32, csize: f.CompressedSize64, usize: f.UncompressedSize64}
@@ -212,10 +253,18 @@ func (v *verifier) checkBytes(ctx context.Context, zr *zip.Reader, built *time.T
 		at += int64(len(rec))
 		run += localSize(name) + int64(e.csize)
 	}
-	if at != tailAt {
+	if at != end.tailAt {
 		v.damaged("", at, "damaged: its central directory holds more records than the %d it lists", records)
-		return lay
+		return run, blamed, false
 	}
+	return run, blamed, true
+}
+
+// checkTail checks that the last entry, ending at run (blamed: damaged,
+// so where it ends is not known), ends where the central directory
+// starts, and compares the end records with those Write writes.
+func (v *verifier) checkTail(w *window, zr *zip.Reader, end archiveEnd, run int64, blamed bool) {
+	dirAt := end.dirAt
 	if run != dirAt && !blamed {
 		if run < dirAt {
 			v.damaged("", run, "damaged: %s between its last entry and its central directory", human.Plural(int(dirAt-run), "byte"))
@@ -226,25 +275,28 @@ func (v *verifier) checkBytes(ctx context.Context, zr *zip.Reader, built *time.T
 	if blamed {
 		run = dirAt // where the last entry, damaged, ends is not known
 	}
-	if b, ok := w.get(tailAt, int(endAt+endLen-tailAt)); ok {
-		exp = appendEnd(exp[:0], uint64(len(zr.File)), dirSize, uint64(run), comment)
-		if d := firstDiff(b, exp); d >= 0 {
-			fld := ""
-			if len(b) > endLen {
-				fld = "zip64 end record's "
-				if d >= end64Len+loc64Len {
-					fld, d = "", d-end64Len-loc64Len
-				}
-			}
-			if fld == "" {
-				fld = "end record's " + fieldAt(endFields, d, 0)
-			} else {
-				fld += fieldAt(end64Fields, d, 0)
-			}
-			v.damaged("", tailAt+int64(d), "damaged: its %s not what feedgen bundle writes", isAre(fld))
+	b, ok := w.get(end.tailAt, int(end.endAt+endLen-end.tailAt))
+	if !ok {
+		return
+	}
+	exp := appendEnd(nil, uint64(len(zr.File)), end.dirSize, uint64(run), end.comment)
+	d := firstDiff(b, exp)
+	if d < 0 {
+		return
+	}
+	fld := ""
+	if len(b) > endLen {
+		fld = "zip64 end record's "
+		if d >= end64Len+loc64Len {
+			fld, d = "", d-end64Len-loc64Len
 		}
 	}
-	return lay
+	if fld == "" {
+		fld = "end record's " + fieldAt(endFields, d, 0)
+	} else {
+		fld += fieldAt(end64Fields, d, 0)
+	}
+	v.damaged("", end.tailAt+int64(d), "damaged: its %s not what feedgen bundle writes", isAre(fld))
 }
 
 // record returns the central directory record at at, which must end by

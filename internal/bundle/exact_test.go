@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
-	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // TestEveryByte damages small bundles one byte at a time, its lowest,
@@ -21,7 +21,7 @@ import (
 // bundle (zipfmt.go); the last bits of a deflate stream, which
 // decompressing does not read, are held by the seal.
 func TestEveryByte(t *testing.T) {
-	chunks := buildSite(t, corpus.Options{Articles: 3, Limits: []int{2}, Seed: 2, Layout: listing.LayoutChunks})
+	chunks := buildSite(t, corpus.Options{Articles: 3, Limits: []int{2}, Seed: 2, Layout: layout.ChunksName})
 	for _, tt := range []struct {
 		name  string
 		data  []byte
@@ -128,7 +128,7 @@ func lastDataBytes(t *testing.T, data []byte) map[int]bool {
 // the damaged entry first, in one line, and what follows from it counted,
 // not listed; never an intact entry blamed.
 func TestDamageReport(t *testing.T) {
-	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: listing.LayoutChunks, Filters: []string{"author"}})
+	o := buildSite(t, corpus.Options{Articles: 40, Limits: []int{5}, Seed: 5, Layout: layout.ChunksName, Filters: []string{"author"}})
 	good := o.write(t, Options{})
 	zr, err := zip.NewReader(bytes.NewReader(good), int64(len(good)))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/server"
@@ -177,7 +178,7 @@ func FuzzFlip(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	o := buildSite(f, corpus.Options{Articles: 60, Limits: []int{5, 20}, Seed: 7, Layout: listing.LayoutChunks, Filters: []string{"author", "tag"}})
+	o := buildSite(f, corpus.Options{Articles: 60, Limits: []int{5, 20}, Seed: 7, Layout: layout.ChunksName, Filters: []string{"author", "tag"}})
 	bundles := [][]byte{tinyData, o.write(f, Options{})}
 	for _, at := range []uint{0, 30, 100, 1000, 5000, 20000} {
 		f.Add(uint8(1), at, byte(0x80))

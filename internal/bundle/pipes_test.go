@@ -11,7 +11,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/eventtest"
-	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
@@ -26,9 +26,9 @@ func TestWriteNamedPipes(t *testing.T) {
 		pipe         func(out string) string // the file to replace
 		want         string
 	}{
-		{"page", listing.LayoutPages, func(string) string { return "articles/5/5.json" },
+		{"page", layout.PagesName, func(string) string { return "articles/5/5.json" },
 			"articles/5/5.json: not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
-		{"chunk", listing.LayoutChunks, func(out string) string {
+		{"chunk", layout.ChunksName, func(out string) string {
 			m, err := filepath.Glob(filepath.Join(out, "articles/chunks/*/*.json"))
 			if err != nil || len(m) == 0 {
 				t.Fatalf("no chunk in %s", out)
@@ -36,7 +36,7 @@ func TestWriteNamedPipes(t *testing.T) {
 			rel, _ := filepath.Rel(out, m[0])
 			return filepath.ToSlash(rel)
 		}, ": not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
-		{"manifest", listing.LayoutPages, func(string) string { return "manifest.json" },
+		{"manifest", layout.PagesName, func(string) string { return "manifest.json" },
 			"reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build --clean"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

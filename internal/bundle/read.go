@@ -16,13 +16,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/feedgen/feedgen/internal/pool"
 )
 
 // Limits on what a bundle's own files may be, so that a damaged or
@@ -152,7 +152,7 @@ type verifier struct {
 	mu       sync.Mutex
 	problems diag.List
 	damage   []damage
-	lay      layout
+	lay      archiveLayout
 	// index is the place of each entry in the zip.Reader's File; sums
 	// are the SHA-256 of each one's compressed data, when summed, read
 	// once with its data (see openEntry and checkSeal).
@@ -293,6 +293,8 @@ func (v *verifier) add(entry, format string, args ...any) {
 	v.problems.Add(entry, 0, fmt.Sprintf(format, args...))
 }
 
+// run verifies the archive: its entries, its own files, its bytes, then
+// every page against the manifest, and its seal.
 func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 	zr := v.open()
 	if zr == nil {
@@ -306,18 +308,52 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 	es := v.checkEntries(zr)
 
 	b := &Bundle{Size: v.size, zr: zr}
+	m := v.readOwnFiles(zr, es, b)
+	var built *time.Time
+	if m != nil {
+		built = &m.BuildTime
+	}
+	v.lay = v.checkBytes(ctx, zr, built)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return b, v.checkSeal(ctx, zr) // no page can be checked without a manifest
+	}
+	todo := v.checkListed(m, es)
+	// Each index must fit its chunks, as serving relies on: checked as
+	// each chunk is read (checkPages).
+	ix, ps := manifest.ReadIndexes(m, func(f manifest.File) ([]byte, error) {
+		if zf := es.files[f.Path]; zf != nil && zf.UncompressedSize64 == uint64(f.Size) {
+			return manifest.ReadPage(readable{zr}, f, nil)
+		}
+		return nil, manifest.ErrReported // missing or corrupted: said with the pages above
+	})
+	v.mu.Lock()
+	v.problems = append(v.problems, ps...)
+	v.mu.Unlock()
+	if err := v.checkPages(ctx, todo, ix); err != nil {
+		return nil, err
+	}
+	return b, v.checkSeal(ctx, zr)
+}
+
+// readOwnFiles reads the bundle's own files into b (manifest.json,
+// bundle.json, config.yaml) and returns its manifest, with the files its
+// files name (manifest.Expand: the chunks its indexes name); nil when it
+// has none that can be read (the problem is reported).
+func (v *verifier) readOwnFiles(zr *zip.Reader, es entrySet, b *Bundle) *manifest.Manifest {
 	var m *manifest.Manifest
 	if f := es.files[ManifestName]; f != nil {
 		if b.ManifestData = v.readOwn(f, manifestBase+manifestPerEntry*int64(len(zr.File))); b.ManifestData != nil {
 			m = v.parseManifest(b.ManifestData)
 			b.Manifest = m
-			if m != nil && m.Pagination.Chunked() {
-				// The chunks, named by the indexes (manifest.Marshal): an
-				// index that cannot be read names none (it is damaged,
-				// and said so by checkPages).
-				if _, err := m.Expand(readable{zr}); err != nil {
-					v.add(ManifestName, "corrupted: %v", err)
-				}
+		}
+		if m != nil {
+			// An index that cannot be read names none (it is damaged,
+			// and said so by checkPages).
+			if _, err := m.Expand(readable{zr}); err != nil {
+				v.add(ManifestName, "corrupted: %v", err)
 			}
 		}
 	} else if !es.bad[ManifestName] {
@@ -335,18 +371,13 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 	} else if !es.bad[ConfigName] {
 		v.add(ConfigName, "missing: a bundle holds the config.yaml its output was built with")
 	}
-	var built *time.Time
-	if m != nil {
-		built = &m.BuildTime
-	}
-	v.lay = v.checkBytes(ctx, zr, built)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return b, v.checkSeal(ctx, zr) // no page can be checked without a manifest
-	}
+	return m
+}
 
+// checkListed compares the entries es with the files m lists: each one
+// missing, of another size, or extra (a file or a folder) is a problem.
+// It returns the pages to check (checkPages).
+func (v *verifier) checkListed(m *manifest.Manifest, es entrySet) []pageCheck {
 	var todo []pageCheck
 	listed := make(map[string]bool, len(m.Files))
 	dirs := map[string]bool{}
@@ -381,21 +412,7 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 			v.add(name, "extra: a folder that holds no page of the manifest")
 		}
 	}
-	// In the chunks layout, each index must fit its chunks, as serving
-	// relies on: checked as each chunk is read (checkPages).
-	ix, ps := manifest.ReadIndexes(m, func(f manifest.File) ([]byte, error) {
-		if zf := es.files[f.Path]; zf != nil && zf.UncompressedSize64 == uint64(f.Size) {
-			return manifest.ReadPage(readable{zr}, f, nil)
-		}
-		return nil, manifest.ErrReported // missing or corrupted: said with the pages above
-	})
-	v.mu.Lock()
-	v.problems = append(v.problems, ps...)
-	v.mu.Unlock()
-	if err := v.checkPages(ctx, todo, ix); err != nil {
-		return nil, err
-	}
-	return b, v.checkSeal(ctx, zr)
+	return todo
 }
 
 // open reads the archive's central directory. A nil reader means the
@@ -592,7 +609,7 @@ func (v *verifier) parseManifest(data []byte) *manifest.Manifest {
 		v.add(ManifestName, "not a manifest: %v", errors.Unwrap(err))
 		return nil
 	}
-	if ps := checkManifest(m); len(ps) > 0 {
+	if ps := m.Validate(); len(ps) > 0 { // a page named as one of the bundle's own files too: see reserved
 		v.mu.Lock()
 		v.problems = append(v.problems, ps...)
 		v.mu.Unlock()
@@ -660,55 +677,38 @@ type pageCheck struct {
 // with its size and SHA-256 in the manifest; a page that matches goes to
 // v.keep, when set.
 func (v *verifier) checkPages(ctx context.Context, todo []pageCheck, ix *manifest.Indexes) error {
-	var (
-		next    atomic.Int64
-		wg      sync.WaitGroup
-		errOnce sync.Once
-		first   error
-	)
-	for range min(runtime.GOMAXPROCS(0), max(1, len(todo))) {
-		wg.Go(func() {
-			var (
-				buf []byte
-				dec io.ReadCloser
-			)
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(todo) {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					errOnce.Do(func() { first = err })
-					return
-				}
-				c := todo[i]
-				rc, err := v.openEntry(c.f, &dec)
-				if err != nil {
-					v.damaged(c.file.Path, -1, "corrupted: it cannot be opened (%v)", err)
-					continue
-				}
-				data, err := manifest.ReadChecked(rc, c.file, buf)
-				rc.Close()
-				if err == nil {
-					err = ix.Fits(c.file.Path, data)
-				}
-				var mm *manifest.Mismatch
-				switch {
-				case errors.As(err, &mm) && mm.Path != c.file.Path:
-					v.add(mm.Path, "corrupted: %s", mm.Reason) // an index
-				case errors.As(err, &mm):
-					v.add(c.file.Path, "corrupted: %s", mm.Reason)
-				case err != nil:
-					v.damaged(c.file.Path, -1, "corrupted: %s", readError(errors.Unwrap(err)))
-				default:
-					if v.keep != nil {
-						v.keep(c.file.Path, data, c.file.Sum())
-					}
-					buf = data[:0]
-				}
+	return pool.Run(ctx, len(todo), runtime.GOMAXPROCS(0), func() func(context.Context, int) error {
+		var (
+			buf []byte
+			dec io.ReadCloser
+		)
+		return func(_ context.Context, i int) error {
+			c := todo[i]
+			rc, err := v.openEntry(c.f, &dec)
+			if err != nil {
+				v.damaged(c.file.Path, -1, "corrupted: it cannot be opened (%v)", err)
+				return nil
 			}
-		})
-	}
-	wg.Wait()
-	return first
+			data, err := manifest.ReadChecked(rc, c.file, buf)
+			rc.Close()
+			if err == nil {
+				err = ix.Fits(c.file.Path, data)
+			}
+			var mm *manifest.Mismatch
+			switch {
+			case errors.As(err, &mm) && mm.Path != c.file.Path:
+				v.add(mm.Path, "corrupted: %s", mm.Reason) // an index
+			case errors.As(err, &mm):
+				v.add(c.file.Path, "corrupted: %s", mm.Reason)
+			case err != nil:
+				v.damaged(c.file.Path, -1, "corrupted: %s", readError(errors.Unwrap(err)))
+			default:
+				if v.keep != nil {
+					v.keep(c.file.Path, data, c.file.Sum())
+				}
+				buf = data[:0]
+			}
+			return nil
+		}
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/server"
 )
@@ -97,7 +98,7 @@ func TestServeLikeDir(t *testing.T) {
 		{"every offset", smallOpt},
 		{"aligned offsets", corpus.Options{Articles: 23, Limits: []int{5, 10}, Offsets: "aligned", Seed: 5}},
 		{"no articles", corpus.Options{Articles: 0, Limits: []int{5, 10}, Seed: 5}},
-		{"chunks", corpus.Options{Articles: 70, Limits: []int{5, 10}, Seed: 5, Layout: listing.LayoutChunks, Filters: []string{"tag"}}},
+		{"chunks", corpus.Options{Articles: 70, Limits: []int{5, 10}, Seed: 5, Layout: layout.ChunksName, Filters: []string{"tag"}}},
 	}
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
@@ -114,7 +115,7 @@ func TestServeLikeDir(t *testing.T) {
 				header         map[string]string
 			}
 			var reqs []request
-			if b.Manifest.Pagination.Chunked() {
+			if layout.Of(b.Manifest.Pagination).Assembled {
 				for limit := 1; limit <= 10; limit++ {
 					for offset := 0; offset <= 72; offset++ {
 						reqs = append(reqs, request{"GET", "/articles/?limit=" + strconv.Itoa(limit) + "&offset=" + strconv.Itoa(offset), nil})
@@ -122,7 +123,7 @@ func TestServeLikeDir(t *testing.T) {
 				}
 			}
 			for _, f := range b.Manifest.Files {
-				if b.Manifest.Pagination.Chunked() {
+				if layout.Of(b.Manifest.Pagination).Assembled {
 					break // no pages
 				}
 				target := "/articles/"

@@ -17,11 +17,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
+	"github.com/feedgen/feedgen/internal/pool"
 )
 
 // DefaultLevel is the deflate level of Write: about 0.23 of the output's
@@ -83,8 +83,8 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	if level < 1 || level > 9 {
 		return nil, fmt.Errorf("writing bundle: deflate level %d is not between 1 and 9", level)
 	}
-	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
-		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and bundle once it is done")
+	if err := outdir.Finished(output, "bundle"); err != nil {
+		return nil, err
 	}
 	r, err := manifest.ReadContext(ctx, output)
 	if err == nil {
@@ -97,7 +97,7 @@ func Write(ctx context.Context, w io.Writer, output fs.FS, opt Options) (*Result
 	if sum := sha256.Sum256(opt.Config); m.ConfigSHA256 != "" && m.ConfigSHA256 != hex.EncodeToString(sum[:]) {
 		return nil, errors.New("the config given is not the one the build used (its SHA-256 differs from the manifest's config_sha256): pass the config.yaml of the build's site, or build again")
 	}
-	if ps := checkManifest(m); len(ps) > 0 {
+	if ps := m.Validate(); len(ps) > 0 { // a page named as one of the bundle's own files too: see reserved
 		return nil, fmt.Errorf("checking the output's manifest: %w", ps)
 	}
 	// In the chunks layout, every index must fit its chunks (each is
@@ -200,7 +200,9 @@ func (z *zipWriter) size() int64 { return z.cw.n }
 
 // pack reads, checks and compresses the entries on several goroutines and
 // hands them to write one at a time, in order. At most a few entries per
-// worker wait in memory to be written.
+// worker wait in memory to be written: a worker starts entry i only once
+// the entries before i-window are written (never the next to write, so
+// the writer always gets it).
 func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, ix *manifest.Indexes, entries []entry, level int, opt Options, write func(*entry, *packed) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -209,14 +211,15 @@ func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, ix *manifest.
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, len(entries))
-	window := make(chan struct{}, 4*workers) // entries taken and not yet written
+	window := 4 * workers // entries started and not yet written, at most
 	var (
-		mu    sync.Mutex
-		ready = sync.NewCond(&mu)
-		done  = make([]*packed, len(entries))
-		next  atomic.Int64
-		wg    sync.WaitGroup
-		pool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+		mu      sync.Mutex
+		ready   = sync.NewCond(&mu) // an entry packed, or written, or ctx done
+		done    = make([]*packed, len(entries))
+		written int // entries written
+		waiting int // workers waiting for the window
+		bufs    = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+		wg      sync.WaitGroup
 	)
 	stop := context.AfterFunc(ctx, func() {
 		mu.Lock()
@@ -224,32 +227,34 @@ func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, ix *manifest.
 		mu.Unlock()
 	})
 	defer stop()
-	for range workers {
-		wg.Go(func() {
+	wg.Go(func() {
+		pool.Run(ctx, len(entries), workers, func() func(context.Context, int) error {
 			c := newCompressor(level)
 			var buf []byte
-			for {
-				select {
-				case window <- struct{}{}:
-				case <-ctx.Done():
-					return
+			return func(_ context.Context, i int) error {
+				mu.Lock()
+				for i >= written+window && ctx.Err() == nil {
+					waiting++
+					ready.Wait()
+					waiting--
 				}
-				i := int(next.Add(1) - 1)
-				if i >= len(entries) {
-					return
+				mu.Unlock()
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
 				}
-				p, err := packEntry(output, m, ix, &entries[i], c, &buf, pool.Get().(*bytes.Buffer))
+				p, err := packEntry(output, m, ix, &entries[i], c, &buf, bufs.Get().(*bytes.Buffer))
 				if err != nil {
-					cancel(err)
-					return
+					cancel(err) // the writer stops too
+					return err
 				}
 				mu.Lock()
 				done[i] = p
 				ready.Broadcast()
 				mu.Unlock()
+				return nil
 			}
 		})
-	}
+	})
 	var err error
 	for i := range entries {
 		mu.Lock()
@@ -269,8 +274,13 @@ func pack(ctx context.Context, output fs.FS, m *manifest.Manifest, ix *manifest.
 			break
 		}
 		p.comp.Reset()
-		pool.Put(p.comp)
-		<-window
+		bufs.Put(p.comp)
+		mu.Lock()
+		written = i + 1
+		if waiting > 0 {
+			ready.Broadcast()
+		}
+		mu.Unlock()
 		if opt.Progress != nil && (i%256 == 255 || i == len(entries)-1) {
 			opt.Progress(i+1, len(entries))
 		}
@@ -322,19 +332,6 @@ func readPage(output fs.FS, f manifest.File, buf *[]byte) ([]byte, error) {
 	}
 	*buf = data[:0]
 	return data, nil
-}
-
-// checkManifest checks what a bundle relies on in a manifest: what every
-// reader relies on (manifest.Validate), and no page by the name of one of
-// the bundle's own files.
-func checkManifest(m *manifest.Manifest) diag.List {
-	ps := m.Validate()
-	for _, f := range m.Files {
-		if reserved(f.Path) {
-			ps.Add(ManifestName, 0, fmt.Sprintf("page %q: the name of one of the bundle's own files", f.Path))
-		}
-	}
-	return ps
 }
 
 func isASCII(s string) bool {

@@ -37,10 +37,6 @@ const Dir = listing.Dir + "/chunks"
 // name with a '.', which no key or value of a collection's folder has.
 const IndexName = "chunks.json"
 
-// ImmutableCacheControl is the Cache-Control of a chunk in a bucket: its
-// name is its bytes' digest, so it may be kept for ever.
-const ImmutableCacheControl = "public, max-age=31536000, immutable"
-
 // IndexFormat is the version of the index's format. Format 2 gives each
 // chunk's first article (its position in the collection), so that edge
 // code can find a page's chunk without reading every line.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/yamlnode"
 	"gopkg.in/yaml.v3"
@@ -138,6 +139,8 @@ func (p *parser) nodeErr(key string, n *yaml.Node, err error) {
 	p.errorf(yamlnode.Line(err, n.Line), "%s: %v", key, err)
 }
 
+// parse reads the config: the defaults, then each key of the file in
+// turn, then the checks that compare keys.
 func (p *parser) parse(data []byte) *Config {
 	c := &Config{
 		Timezone:       "UTC",
@@ -150,23 +153,12 @@ func (p *parser) parse(data []byte) *Config {
 		MaxOutputBytes: DefaultMaxOutputBytes,
 		Publish:        Publish{CacheControl: DefaultCacheControl},
 	}
-	root, err := yamlnode.Parse(data, 0)
-	if err != nil {
-		p.errorf(yamlnode.Line(err, 0), "%v", err)
+	pairs, ok := p.top(data)
+	if !ok {
 		return c
 	}
-	if root == nil {
-		p.errorf(0, "config is empty: set at least site_url and base_url")
-		return c
-	}
-	pairs, err := yamlnode.Mapping(root)
-	if err != nil {
-		p.errorf(yamlnode.Line(err, root.Line), "%v", err)
-		return c
-	}
-	var haveSite, haveBase, haveLimits, haveMax bool
-	var limitsLine, maxLine, defLine, layoutLine, offsetsLine int
-	pagingTypo := false // an unknown key in pagination
+	var haveSite, haveBase bool
+	var pg paging
 	for _, kv := range pairs {
 		v := kv.Value
 		switch kv.Key {
@@ -177,16 +169,7 @@ func (p *parser) parse(data []byte) *Config {
 		case "media_url":
 			c.MediaURL = p.absURL(kv)
 		case "timezone":
-			s := p.str(kv)
-			if s == "" {
-				break
-			}
-			loc, err := time.LoadLocation(s)
-			if err != nil {
-				p.errorf(v.Line, "timezone: unknown time zone %q: use an IANA name such as Europe/Moscow or UTC", s)
-				break
-			}
-			c.Timezone, c.Location = s, loc
+			p.timezone(c, kv)
 		case "default_avatar":
 			c.DefaultAvatar = p.str(kv)
 		case "content_dir":
@@ -206,63 +189,7 @@ func (p *parser) parse(data []byte) *Config {
 		case "publish":
 			p.publish(&c.Publish, v)
 		case "pagination":
-			pp, err := yamlnode.Mapping(v)
-			if err != nil {
-				p.nodeErr("pagination", v, err)
-				break
-			}
-			for _, e := range pp {
-				switch e.Key {
-				case "default_limit":
-					c.Pagination.DefaultLimit, defLine = p.limit(e), e.Value.Line
-				case "max_limit":
-					c.Pagination.MaxLimit, haveMax, maxLine = p.limit(e), true, e.Value.Line
-				case "limits":
-					haveLimits, limitsLine = true, e.Value.Line
-					vals, err := yamlnode.Ints(e.Value)
-					if err != nil {
-						p.nodeErr("pagination.limits", e.Value, err)
-						break
-					}
-					if len(vals) == 0 {
-						p.errorf(e.Value.Line, "pagination.limits: list at least one page size, e.g. [20, 50, 100]")
-					}
-					for i, l := range vals {
-						if l <= 0 || l > math.MaxInt32 {
-							p.errorf(deref(e.Value.Content[i]).Line, "pagination.limits: page size %d must be a positive whole number", l)
-							continue
-						}
-						c.Pagination.Limits = append(c.Pagination.Limits, int(l))
-					}
-				case "offsets":
-					s := p.str(e)
-					if s != listing.OffsetsAll && s != listing.OffsetsAligned {
-						p.errorf(e.Value.Line, "pagination.offsets: want %q or %q, got %q", listing.OffsetsAll, listing.OffsetsAligned, s)
-						break
-					}
-					c.Pagination.Offsets, offsetsLine = s, e.Value.Line
-				case "layout":
-					s := p.str(e)
-					switch s {
-					case listing.LayoutPages:
-					case listing.LayoutChunks:
-						c.Pagination.Layout, layoutLine = s, e.Value.Line
-					default:
-						p.errorf(e.Value.Line, "pagination.layout: want %q or %q, got %q", listing.LayoutPages, listing.LayoutChunks, s)
-					}
-				case "max_output_bytes":
-					s := p.str(e)
-					n, err := ParseSize(s)
-					if err != nil {
-						p.errorf(e.Value.Line, "pagination.max_output_bytes: %v", err)
-						break
-					}
-					c.MaxOutputBytes = n
-				default:
-					p.unknown("pagination.", e, paginationKeys)
-					pagingTypo = true
-				}
-			}
+			p.pagination(c, v, &pg)
 		default:
 			p.unknown("", kv, keys)
 		}
@@ -276,22 +203,134 @@ func (p *parser) parse(data []byte) *Config {
 	if c.MediaURL == "" {
 		c.MediaURL = c.SiteURL
 	}
-	if !pagingTypo {
+	if !pg.typo {
 		// With a key of pagination misspelt, the checks below would
 		// blame the default it leaves in place: the typo says it all.
-		p.checkPagination(&c.Pagination, haveLimits, haveMax, limitsLine, maxLine, defLine)
+		p.checkPagination(&c.Pagination, &pg)
 	}
-	if c.Pagination.Chunked() && c.Pagination.Offsets == listing.OffsetsAligned {
-		p.errorf(firstLine(offsetsLine, layoutLine), "pagination.offsets: aligned has no meaning with layout: chunks, which answers every offset: remove it")
+	if l := layout.Of(c.Pagination); l.EveryPage && c.Pagination.Offsets == listing.OffsetsAligned {
+		p.errorf(firstLine(pg.offsetsLine, pg.layoutLine), "pagination.offsets: aligned has no meaning with layout: %s, which answers every offset: remove it", l.Name)
 	}
 	return c
 }
 
-func (p *parser) checkPagination(pg *listing.Pagination, haveLimits, haveMax bool, limitsLine, maxLine, defLine int) {
+// top returns the keys of the file's top mapping, or false (said) when
+// it has none.
+func (p *parser) top(data []byte) ([]yamlnode.Pair, bool) {
+	root, err := yamlnode.Parse(data, 0)
+	if err != nil {
+		p.errorf(yamlnode.Line(err, 0), "%v", err)
+		return nil, false
+	}
+	if root == nil {
+		p.errorf(0, "config is empty: set at least site_url and base_url")
+		return nil, false
+	}
+	pairs, err := yamlnode.Mapping(root)
+	if err != nil {
+		p.errorf(yamlnode.Line(err, root.Line), "%v", err)
+		return nil, false
+	}
+	return pairs, true
+}
+
+// timezone reads timezone: an IANA name.
+func (p *parser) timezone(c *Config, kv yamlnode.Pair) {
+	s := p.str(kv)
+	if s == "" {
+		return
+	}
+	loc, err := time.LoadLocation(s)
+	if err != nil {
+		p.errorf(kv.Value.Line, "timezone: unknown time zone %q: use an IANA name such as Europe/Moscow or UTC", s)
+		return
+	}
+	c.Timezone, c.Location = s, loc
+}
+
+// paging is what reading pagination: learns besides its values, for the
+// checks that compare them (checkPagination): which keys it has, on
+// which lines, and whether one is unknown.
+type paging struct {
+	haveLimits, haveMax                                   bool
+	limitsLine, maxLine, defLine, layoutLine, offsetsLine int
+	typo                                                  bool // an unknown key in pagination
+}
+
+// pagination reads pagination: into c.Pagination and c.MaxOutputBytes,
+// and what pg records.
+func (p *parser) pagination(c *Config, v *yaml.Node, pg *paging) {
+	pp, err := yamlnode.Mapping(v)
+	if err != nil {
+		p.nodeErr("pagination", v, err)
+		return
+	}
+	for _, e := range pp {
+		switch e.Key {
+		case "default_limit":
+			c.Pagination.DefaultLimit, pg.defLine = p.limit(e), e.Value.Line
+		case "max_limit":
+			c.Pagination.MaxLimit, pg.haveMax, pg.maxLine = p.limit(e), true, e.Value.Line
+		case "limits":
+			pg.haveLimits, pg.limitsLine = true, e.Value.Line
+			c.Pagination.Limits = append(c.Pagination.Limits, p.limits(e)...)
+		case "offsets":
+			s := p.str(e)
+			if s != listing.OffsetsAll && s != listing.OffsetsAligned {
+				p.errorf(e.Value.Line, "pagination.offsets: want %q or %q, got %q", listing.OffsetsAll, listing.OffsetsAligned, s)
+				break
+			}
+			c.Pagination.Offsets, pg.offsetsLine = s, e.Value.Line
+		case "layout":
+			s := p.str(e)
+			l, ok := layout.Named(s)
+			if !ok || s == "" {
+				p.errorf(e.Value.Line, "pagination.layout: want %s, got %q", layout.NameList(), s)
+				break
+			}
+			c.Pagination.Layout, pg.layoutLine = l.Field(), e.Value.Line
+		case "max_output_bytes":
+			n, err := ParseSize(p.str(e))
+			if err != nil {
+				p.errorf(e.Value.Line, "pagination.max_output_bytes: %v", err)
+				break
+			}
+			c.MaxOutputBytes = n
+		default:
+			p.unknown("pagination.", e, paginationKeys)
+			pg.typo = true
+		}
+	}
+}
+
+// limits reads pagination.limits: the page sizes that are valid.
+func (p *parser) limits(e yamlnode.Pair) []int {
+	vals, err := yamlnode.Ints(e.Value)
+	if err != nil {
+		p.nodeErr("pagination.limits", e.Value, err)
+		return nil
+	}
+	if len(vals) == 0 {
+		p.errorf(e.Value.Line, "pagination.limits: list at least one page size, e.g. [20, 50, 100]")
+	}
+	var out []int
+	for i, l := range vals {
+		if l <= 0 || l > math.MaxInt32 {
+			p.errorf(deref(e.Value.Content[i]).Line, "pagination.limits: page size %d must be a positive whole number", l)
+			continue
+		}
+		out = append(out, int(l))
+	}
+	return out
+}
+
+// checkPagination completes pagination pg (limits, max_limit) and checks
+// that its keys agree.
+func (p *parser) checkPagination(pg *listing.Pagination, seen *paging) {
 	if pg.DefaultLimit <= 0 {
 		return // already reported
 	}
-	if !haveLimits {
+	if !seen.haveLimits {
 		pg.Limits = []int{pg.DefaultLimit}
 	}
 	sort.Ints(pg.Limits)
@@ -300,15 +339,15 @@ func (p *parser) checkPagination(pg *listing.Pagination, haveLimits, haveMax boo
 		return
 	}
 	if !pg.HasLimit(pg.DefaultLimit) {
-		p.errorf(firstLine(defLine, limitsLine), "pagination.default_limit %d is not one of pagination.limits %v: add it to limits", pg.DefaultLimit, pg.Limits)
+		p.errorf(firstLine(seen.defLine, seen.limitsLine), "pagination.default_limit %d is not one of pagination.limits %v: add it to limits", pg.DefaultLimit, pg.Limits)
 	}
-	if !haveMax {
+	if !seen.haveMax {
 		pg.MaxLimit = pg.Limits[len(pg.Limits)-1]
-	} else if pg.MaxLimit > 0 && !pg.HasLimit(pg.MaxLimit) && !pg.Chunked() { // chunks answer every limit
-		p.errorf(maxLine, "pagination.max_limit %d is not one of pagination.limits %v: add it to limits", pg.MaxLimit, pg.Limits)
+	} else if pg.MaxLimit > 0 && !pg.HasLimit(pg.MaxLimit) && !layout.Of(*pg).EveryPage { // max_limit need not be a page size
+		p.errorf(seen.maxLine, "pagination.max_limit %d is not one of pagination.limits %v: add it to limits", pg.MaxLimit, pg.Limits)
 	}
 	if pg.MaxLimit > 0 && pg.DefaultLimit > pg.MaxLimit {
-		p.errorf(maxLine, "pagination.max_limit %d is below default_limit %d", pg.MaxLimit, pg.DefaultLimit)
+		p.errorf(seen.maxLine, "pagination.max_limit %d is below default_limit %d", pg.MaxLimit, pg.DefaultLimit)
 	}
 }
 

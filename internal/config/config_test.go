@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -124,7 +125,7 @@ func TestParseChunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Pagination.Chunked() || c.Pagination.MaxLimit != 77 || !c.Pagination.Answers(33) || c.Pagination.Answers(78) {
+	if !layout.Of(c.Pagination).Assembled || c.Pagination.MaxLimit != 77 || !layout.Of(c.Pagination).Answers(c.Pagination, 33) || layout.Of(c.Pagination).Answers(c.Pagination, 78) {
 		t.Errorf("pagination %+v", c.Pagination)
 	}
 }

@@ -20,42 +20,26 @@ func (c *Config) CheckOutputDir(out string) error {
 	if err != nil {
 		return fmt.Errorf("checking the output folder %s: %w", out, err)
 	}
-	rel, err := l.Relate(out)
+	rel, mount, err := l.Shares(out)
 	if err != nil {
 		return fmt.Errorf("checking the output folder %s: %w", out, err)
 	}
 	var why string
-	switch rel {
-	case folder.Same:
+	switch {
+	case rel == folder.Apart:
+		return nil
+	case mount != "":
+		// A folder mounted inside the content folder, and the output
+		// folder, or a folder of it, mounted elsewhere.
+		why = rel.Verb() + " " + mount + ", a folder mounted inside the content folder " + c.ContentDir + ", under another name (a bind mount?)"
+	case rel == folder.Same:
 		why = "is the content folder"
-	case folder.Inside:
+	case rel == folder.Inside:
 		why = "lies inside the content folder " + c.ContentDir
-	case folder.Holds:
+	case rel == folder.Holds:
 		why = "holds the content folder " + c.ContentDir
-	default:
-		// A folder mounted inside the content folder may be the output
-		// folder too, mounted elsewhere: its parents there are not the
-		// content folder's.
-		for _, m := range l.MountsInside() {
-			switch r, err := folder.Relate(out, m); {
-			case err != nil:
-				return fmt.Errorf("checking the output folder %s: %w", out, err)
-			case r == folder.Same:
-				why = "is " + m + ", a folder mounted inside the content folder " + c.ContentDir + ", under another name (a bind mount?)"
-			case r == folder.Inside:
-				why = "lies inside " + m + ", a folder mounted inside the content folder " + c.ContentDir + ", under another name (a bind mount?)"
-			case r == folder.Holds:
-				why = "holds " + m + ", a folder mounted inside the content folder " + c.ContentDir + ", under another name (a bind mount?)"
-			default:
-				continue
-			}
-			break
-		}
-		if why == "" {
-			return nil
-		}
 	}
-	if named, err := folder.ByName(out, c.ContentDir); err == nil && named != rel && rel != folder.Apart {
+	if named, err := folder.ByName(out, c.ContentDir); err == nil && named != rel && mount == "" {
 		why += ", under another name (a bind mount?)"
 	}
 	fix := "a build writes and deletes pages under it, and reads every file of the content folder as an article: use a folder of its own, e.g. output_dir: public"

@@ -272,14 +272,7 @@ func (c *fileCheck) decode(a *Article, pairs []field) {
 	for _, kv := range pairs {
 		switch kv.key {
 		case "id":
-			c.seen.id = true
-			a.Line = kv.keyLine
-			v, err := yamlnode.Int(kv.value)
-			if err != nil || v <= 0 {
-				c.fieldErr(kv, fmt.Sprintf("id: want a positive whole number, got %s", quoteValue(kv.value)))
-				break
-			}
-			a.ID = v
+			c.id(a, kv)
 		case "title":
 			c.seen.title = true
 			var ok bool
@@ -288,33 +281,12 @@ func (c *fileCheck) decode(a *Article, pairs []field) {
 				c.fieldErr(kv, "title is empty: give the article a headline")
 			}
 		case "published":
-			c.seen.published = true
-			s, ok := c.str(kv)
-			if !ok {
-				break
-			}
-			wall, instant, err := parseTime(s, c.fp.cfg.Location)
-			if err != nil {
-				c.fieldErr(kv, "published: "+err.Error())
-				break
-			}
-			a.Published, a.Instant = wall, instant
+			c.published(a, kv)
 		case "announcement":
 			c.seen.announcement = true
 			a.Announcement = c.text(kv)
 		case "tags":
-			tags, err := yamlnode.Strings(kv.value)
-			if err != nil {
-				if it := badItem(kv.value); it != nil {
-					f, line := kv.item(it)
-					at, note := f.where(line)
-					c.r.errs.Add(c.p, at, kv.key+": "+err.Error()+note)
-					break
-				}
-				c.bad(kv, err)
-				break
-			}
-			a.Tags = tags
+			c.tags(a, kv)
 		case "pageviews":
 			a.Pageviews = c.counter(kv)
 		case "comments_count":
@@ -345,29 +317,74 @@ func (c *fileCheck) decode(a *Article, pairs []field) {
 			}
 			a.Draft = v
 		default:
-			// A key of feedgen's in another case (Hugo's Draft: or Tags:)
-			// is an error, not the warning of an unknown key: ignored, it
-			// would publish a draft or drop the tags without a word.
-			if lower := strings.ToLower(kv.key); slices.Contains(frontMatterKeys, lower) {
-				c.cased = append(c.cased, lower)
-				c.r.errs.Add(c.p, kv.keyLine, fmt.Sprintf("front matter key %q is %s in another case: write %s: (keys are lowercase; Hugo reads them in any case, feedgen does not)", kv.key, lower, lower)+kv.keyNote)
-				break
-			}
-			msg := fmt.Sprintf("unknown front matter key %q is ignored", kv.key)
-			if h, ok := foreignKeys[strings.ToLower(kv.key)]; ok {
-				msg += ": " + h
-			} else if s := config.Suggest(kv.key, frontMatterKeys); s != "" {
-				msg += fmt.Sprintf(": did you mean %q?", s)
-			}
-			if isDateKey(kv.key) {
-				// Its warning waits for required: without published:,
-				// the first is the error of the missing key instead.
-				c.dateKeys = append(c.dateKeys, dateKey{kv, msg + kv.keyNote})
-				break
-			}
-			c.r.warnings.Add(c.p, kv.keyLine, msg+kv.keyNote)
+			c.unknown(kv)
 		}
 	}
+}
+
+func (c *fileCheck) id(a *Article, kv field) {
+	c.seen.id = true
+	a.Line = kv.keyLine
+	v, err := yamlnode.Int(kv.value)
+	if err != nil || v <= 0 {
+		c.fieldErr(kv, fmt.Sprintf("id: want a positive whole number, got %s", quoteValue(kv.value)))
+		return
+	}
+	a.ID = v
+}
+
+func (c *fileCheck) published(a *Article, kv field) {
+	c.seen.published = true
+	s, ok := c.str(kv)
+	if !ok {
+		return
+	}
+	wall, instant, err := parseTime(s, c.fp.cfg.Location)
+	if err != nil {
+		c.fieldErr(kv, "published: "+err.Error())
+		return
+	}
+	a.Published, a.Instant = wall, instant
+}
+
+func (c *fileCheck) tags(a *Article, kv field) {
+	tags, err := yamlnode.Strings(kv.value)
+	if err != nil {
+		if it := badItem(kv.value); it != nil {
+			f, line := kv.item(it)
+			at, note := f.where(line)
+			c.r.errs.Add(c.p, at, kv.key+": "+err.Error()+note)
+			return
+		}
+		c.bad(kv, err)
+		return
+	}
+	a.Tags = tags
+}
+
+// unknown reports a key that is not feedgen's.
+func (c *fileCheck) unknown(kv field) {
+	// A key of feedgen's in another case (Hugo's Draft: or Tags:) is an
+	// error, not the warning of an unknown key: ignored, it would
+	// publish a draft or drop the tags without a word.
+	if lower := strings.ToLower(kv.key); slices.Contains(frontMatterKeys, lower) {
+		c.cased = append(c.cased, lower)
+		c.r.errs.Add(c.p, kv.keyLine, fmt.Sprintf("front matter key %q is %s in another case: write %s: (keys are lowercase; Hugo reads them in any case, feedgen does not)", kv.key, lower, lower)+kv.keyNote)
+		return
+	}
+	msg := fmt.Sprintf("unknown front matter key %q is ignored", kv.key)
+	if h, ok := foreignKeys[strings.ToLower(kv.key)]; ok {
+		msg += ": " + h
+	} else if s := config.Suggest(kv.key, frontMatterKeys); s != "" {
+		msg += fmt.Sprintf(": did you mean %q?", s)
+	}
+	if isDateKey(kv.key) {
+		// Its warning waits for required: without published:, the first
+		// is the error of the missing key instead.
+		c.dateKeys = append(c.dateKeys, dateKey{kv, msg + kv.keyNote})
+		return
+	}
+	c.r.warnings.Add(c.p, kv.keyLine, msg+kv.keyNote)
 }
 
 // required reports the keys every article must have that the front

@@ -8,7 +8,8 @@
 package corpus
 
 import (
-	"errors"
+	"context"
+
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -18,11 +19,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/feedgen/feedgen/internal/pool"
 )
 
 // Options describes the site to generate.
@@ -91,40 +93,17 @@ func Write(dir string, opt Options) (int, error) {
 		return 0, fmt.Errorf("write config: %w", err)
 	}
 
-	var (
-		next    atomic.Int64
-		written atomic.Int64
-		failed  atomic.Bool
-		mu      sync.Mutex
-		errs    []error
-		wg      sync.WaitGroup
-	)
+	var written atomic.Int64
 	workers := min(max(runtime.GOMAXPROCS(0), 2), 8)
-	for range workers {
-		wg.Go(func() {
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= opt.Articles {
-					return
-				}
-				p, data := Article(opt, i)
-				if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), data, 0o644); err != nil {
-					failed.Store(true)
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("write article %d: %w", i, err))
-					mu.Unlock()
-					return
-				}
-				written.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	n := int(written.Load()) + 1
-	if len(errs) > 0 {
-		return n, errors.Join(errs...)
-	}
-	return n, nil
+	err := pool.Each(context.Background(), opt.Articles, workers, func(_ context.Context, i int) error {
+		p, data := Article(opt, i)
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), data, 0o644); err != nil {
+			return fmt.Errorf("write article %d: %w", i, err)
+		}
+		written.Add(1)
+		return nil
+	})
+	return int(written.Load()) + 1, err
 }
 
 // Config returns the config.yaml of the site.

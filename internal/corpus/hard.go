@@ -199,6 +199,14 @@ func (g hardGen) long(n int) string {
 // hardSalt keeps the hard corpus's random streams apart from the others.
 const hardSalt = 0x4a7d
 
+// hardArticle returns the path and bytes of article i of the hard
+// corpus: each field drawn in turn, with the edge cases the loaders and
+// encoders must survive mixed in by the article's number.
+//
+// It is one long function on purpose: the draws of one random stream, in
+// a fixed order, make the corpus; splitting it would move the order of
+// the draws apart from the fields they fill, and any change to that
+// order changes every generated site (and the benchmarks' baselines).
 func hardArticle(opt Options, i int) (string, []byte) {
 	g := hardGen{stream(opt.Seed, hardSalt, i)}
 	cat := hardCategories[g.r.IntN(len(hardCategories))]

@@ -26,6 +26,12 @@ const (
 	Holds                  // a holds b
 )
 
+// Verb returns how a message says r: "is", "lies inside", "holds"; ""
+// for Apart.
+func (r Relation) Verb() string {
+	return [...]string{Apart: "", Same: "is", Inside: "lies inside", Holds: "holds"}[r]
+}
+
 // Relate returns how folder a lies to folder b, as the file system says:
 // the folders (or, for one that does not exist yet, the nearest folder
 // above it that does) and each of their parents are compared by identity
@@ -97,6 +103,29 @@ func (l *Locator) MountsInside() []string {
 		}
 	}
 	return out
+}
+
+// Shares returns how folder a lies to the Locator's folder when they
+// share files, as Relate does, and also through a folder mounted inside
+// the Locator's folder (see MountsInside) that a is, lies inside or
+// holds under another name: then rel is a's relation to that folder, and
+// mount its path. rel is Apart, mount "", when they share nothing.
+// Every check of two folders that must not share files asks it.
+func (l *Locator) Shares(a string) (rel Relation, mount string, err error) {
+	rel, err = l.Relate(a)
+	if err != nil || rel != Apart {
+		return rel, "", err
+	}
+	for _, m := range l.MountsInside() {
+		r, err := Relate(a, m)
+		if err != nil {
+			return Apart, "", err
+		}
+		if r != Apart {
+			return r, m, nil
+		}
+	}
+	return Apart, "", nil
 }
 
 // A Place is where a folder is, as a Locator found it: its real path and

@@ -16,6 +16,7 @@ import (
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -54,11 +55,12 @@ func convert(ctx context.Context, r *listingRead, opt Options) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("time zone %q: %w", opt.Timezone, err)
 	}
+	lay, ok := layout.Named(opt.Layout)
 	switch {
-	case opt.Layout != listing.LayoutChunks && opt.Layout != listing.LayoutPages:
-		return nil, fmt.Errorf("layout %q: want %q or %q", opt.Layout, listing.LayoutChunks, listing.LayoutPages)
-	case opt.Layout == listing.LayoutChunks && (len(opt.Limits) > 0 || opt.Offsets == listing.OffsetsAligned):
-		return nil, fmt.Errorf("page sizes and aligned offsets are of layout %q: layout %q answers every page size up to the max limit at every offset", listing.LayoutPages, listing.LayoutChunks)
+	case !ok || opt.Layout == "":
+		return nil, fmt.Errorf("layout %q: want %s", opt.Layout, layout.NameList())
+	case lay.EveryPage && (len(opt.Limits) > 0 || opt.Offsets == listing.OffsetsAligned):
+		return nil, fmt.Errorf("page sizes and aligned offsets are of layout %q: layout %q answers every page size up to the max limit at every offset", layout.PagesName, lay.Name)
 	}
 	for _, l := range opt.Limits {
 		if l <= 0 || l > r.maxLimit {
@@ -85,7 +87,7 @@ func convert(ctx context.Context, r *listingRead, opt Options) (*Site, error) {
 		max:      r.maxLimit,
 		limits:   slices.Compact(slices.Sorted(slices.Values(append([]int{r.defaultLimit, r.maxLimit}, opt.Limits...)))),
 		aligned:  opt.Offsets == listing.OffsetsAligned,
-		chunked:  opt.Layout == listing.LayoutChunks,
+		layout:   lay,
 	}
 	s := &Site{
 		Files:        make(map[string][]byte, len(kept)+1),

@@ -224,61 +224,13 @@ func pageSize(ctx context.Context, f *fetcher, listURL *url.URL, p *page, limit 
 func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (*listingRead, error) {
 	r := &listingRead{listURL: listURL}
 	f.held.Store(0) // the pages of a crawl before are dropped
-	bare, err := fetchPage(ctx, f, pageURL(listURL, 0, 0), 0)
+	bare, base, err := r.readDefault(ctx, f, opt)
 	if err != nil {
 		return nil, err
 	}
-	def, base, probe, err := pageSize(ctx, f, listURL, bare, 0)
+	huge, probe, base2, read, err := r.readMax(ctx, f, opt)
 	if err != nil {
 		return nil, err
-	}
-	if def == 0 {
-		def = seedDefaultLimit
-		fmt.Fprintf(opt.Log, "%s: no link shows the default page size: taking %d, as the seed documents\n", bare.url, def)
-	} else if what := contradiction(bare, def, bare.count, true); what != "" {
-		return nil, contradicts(bare, what, "itself")
-	}
-	bare.limit = def
-	r.defaultLimit = def
-	r.pages = append(r.pages, bare)
-	if probe != nil {
-		probe.limit = def
-		r.pages = append(r.pages, probe)
-	}
-
-	huge, err := fetchPage(ctx, f, pageURL(listURL, hugeLimit, 0), 0)
-	if err != nil {
-		return nil, err
-	}
-	most, base2, probe, err := pageSize(ctx, f, listURL, huge, hugeLimit)
-	if err != nil {
-		return nil, err
-	}
-	if most != 0 {
-		if what := contradiction(huge, most, huge.count, true); what != "" {
-			return nil, contradicts(huge, what, "itself")
-		}
-	}
-	read := 0 // the page size pages are read at: most, unless the service has none
-	switch {
-	case most == 0:
-		most = max(def, len(huge.results))
-		fmt.Fprintf(opt.Log, "%s: no link shows the maximum page size: taking %d\n", huge.url, most)
-	case most >= hugeLimit:
-		r.problems.Add(huge.url, 0, fmt.Sprintf("the service has no maximum page size (it answered limit=%d with %d of its %s, and links of limit=%d): feedgen pre-renders fixed page sizes; taking max_limit %d",
-			hugeLimit, len(huge.results), human.Plural(huge.count, "article"), most, def))
-		most, read = def, hugeLimit
-	case most < def:
-		r.problems.Add(huge.url, 0, fmt.Sprintf("the maximum page size %d is below the default %d: feedgen needs default_limit <= max_limit", most, def))
-		most = def
-	}
-	r.maxLimit = most
-	if read == 0 {
-		read = most
-	}
-	huge.limit = most
-	if probe != nil {
-		probe.limit = most
 	}
 	switch {
 	case base == "" && base2 == "":
@@ -302,21 +254,8 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 	if r.count == 0 {
 		n = 1
 	}
-	if left := int64(opt.MaxRequests) - f.requests.Load(); opt.MaxRequests > 0 && int64(n-1) > left {
-		return nil, fmt.Errorf("%s: the listing has %d articles at %d a page: %d requests, more than the %d the import may still make (--max-requests %d): pass a larger --max-requests to import it",
-			huge.url, r.count, read, n-1, max(left, 0), opt.MaxRequests)
-	}
-	if need := memoryOf(huge, r.count); opt.MaxBytes > 0 && need > opt.MaxBytes {
-		return nil, fmt.Errorf("%s: the listing has %s: an import of them holds about %s (%s an article), more than the %s it may (--max-bytes): pass --max-bytes %s to import it",
-			huge.url, human.Plural(r.count, "article"), human.Bytes(need), human.Bytes(need/int64(r.count)), human.Bytes(opt.MaxBytes), sizeFlag(need+need/10))
-	}
-	for _, p := range append(slices.Clone(r.pages), huge, probe) {
-		if p == nil {
-			continue
-		}
-		if err := f.hold(madeOf(p)); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.url, err)
-		}
+	if err := r.budget(f, opt, huge, probe, read, n); err != nil {
+		return nil, err
 	}
 	var done progressCounter
 	done.add(opt.Progress, len(huge.results), r.count)
@@ -327,16 +266,117 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 	if err != nil {
 		return nil, err
 	}
-	pages := append([]*page{huge}, rest...)
 	r.problems = append(r.problems, problems...)
 	if probe != nil {
 		r.pages = append(r.pages, probe)
 	}
+	if err := r.collect(ctx, append([]*page{huge}, rest...), read); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
+// readDefault reads the page of the bare URL and learns the default
+// limit from it, and the base URL its links show ("" when none does).
+func (r *listingRead) readDefault(ctx context.Context, f *fetcher, opt Options) (bare *page, base string, err error) {
+	bare, err = fetchPage(ctx, f, pageURL(r.listURL, 0, 0), 0)
+	if err != nil {
+		return nil, "", err
+	}
+	def, base, probe, err := pageSize(ctx, f, r.listURL, bare, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	if def == 0 {
+		def = seedDefaultLimit
+		fmt.Fprintf(opt.Log, "%s: no link shows the default page size: taking %d, as the seed documents\n", bare.url, def)
+	} else if what := contradiction(bare, def, bare.count, true); what != "" {
+		return nil, "", contradicts(bare, what, "itself")
+	}
+	bare.limit = def
+	r.defaultLimit = def
+	r.pages = append(r.pages, bare)
+	if probe != nil {
+		probe.limit = def
+		r.pages = append(r.pages, probe)
+	}
+	return bare, base, nil
+}
+
+// readMax reads the page of a huge limit and learns the max limit from
+// it: huge, its probe (see pageSize), the base URL its links show, and
+// the page size the listing is read at.
+func (r *listingRead) readMax(ctx context.Context, f *fetcher, opt Options) (huge, probe *page, base string, read int, err error) {
+	def := r.defaultLimit
+	huge, err = fetchPage(ctx, f, pageURL(r.listURL, hugeLimit, 0), 0)
+	if err != nil {
+		return nil, nil, "", 0, err
+	}
+	most, base, probe, err := pageSize(ctx, f, r.listURL, huge, hugeLimit)
+	if err != nil {
+		return nil, nil, "", 0, err
+	}
+	if most != 0 {
+		if what := contradiction(huge, most, huge.count, true); what != "" {
+			return nil, nil, "", 0, contradicts(huge, what, "itself")
+		}
+	}
+	// read is the page size pages are read at: most, unless the service
+	// has none.
+	switch {
+	case most == 0:
+		most = max(def, len(huge.results))
+		fmt.Fprintf(opt.Log, "%s: no link shows the maximum page size: taking %d\n", huge.url, most)
+	case most >= hugeLimit:
+		r.problems.Add(huge.url, 0, fmt.Sprintf("the service has no maximum page size (it answered limit=%d with %d of its %s, and links of limit=%d): feedgen pre-renders fixed page sizes; taking max_limit %d",
+			hugeLimit, len(huge.results), human.Plural(huge.count, "article"), most, def))
+		most, read = def, hugeLimit
+	case most < def:
+		r.problems.Add(huge.url, 0, fmt.Sprintf("the maximum page size %d is below the default %d: feedgen needs default_limit <= max_limit", most, def))
+		most = def
+	}
+	r.maxLimit = most
+	if read == 0 {
+		read = most
+	}
+	huge.limit = most
+	if probe != nil {
+		probe.limit = most
+	}
+	return huge, probe, base, read, nil
+}
+
+// budget refuses a listing of n pages of read articles that needs more
+// requests or memory than the import may use, and holds the memory of
+// the pages read so far (r's, huge and probe).
+func (r *listingRead) budget(f *fetcher, opt Options, huge, probe *page, read, n int) error {
+	if left := int64(opt.MaxRequests) - f.requests.Load(); opt.MaxRequests > 0 && int64(n-1) > left {
+		return fmt.Errorf("%s: the listing has %d articles at %d a page: %d requests, more than the %d the import may still make (--max-requests %d): pass a larger --max-requests to import it",
+			huge.url, r.count, read, n-1, max(left, 0), opt.MaxRequests)
+	}
+	if need := memoryOf(huge, r.count); opt.MaxBytes > 0 && need > opt.MaxBytes {
+		return fmt.Errorf("%s: the listing has %s: an import of them holds about %s (%s an article), more than the %s it may (--max-bytes): pass --max-bytes %s to import it",
+			huge.url, human.Plural(r.count, "article"), human.Bytes(need), human.Bytes(need/int64(r.count)), human.Bytes(opt.MaxBytes), sizeFlag(need+need/10))
+	}
+	for _, p := range append(slices.Clone(r.pages), huge, probe) {
+		if p == nil {
+			continue
+		}
+		if err := f.hold(madeOf(p)); err != nil {
+			return fmt.Errorf("%s: %w", p.url, err)
+		}
+	}
+	return nil
+}
+
+// collect takes the articles of pages, read at read a page: a page of
+// the wrong length, or an article that cannot be read or is on a page
+// twice, is a problem; one on two pages, a listing that changed.
+func (r *listingRead) collect(ctx context.Context, pages []*page, read int) error {
 	seen := make(map[int64]string, min(r.count, 1<<20))
 	for _, p := range pages {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if p.raw == nil {
 			continue // not read: a problem already
@@ -353,7 +393,7 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 			}
 			if other, dup := seen[a.ID]; dup {
 				if other != p.url {
-					return nil, fmt.Errorf("%w (article %d on %s and on %s)", errChanged, a.ID, other, p.url)
+					return fmt.Errorf("%w (article %d on %s and on %s)", errChanged, a.ID, other, p.url)
 				}
 				r.problems.Add(p.url, 0, fmt.Sprintf("article %d is on the page twice", a.ID))
 				continue
@@ -362,7 +402,7 @@ func crawlOnce(ctx context.Context, f *fetcher, listURL *url.URL, opt Options) (
 			r.articles = append(r.articles, a)
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // progressCounter counts the articles read, for Options.Progress.

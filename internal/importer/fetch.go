@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/retry"
 )
 
 // fetcher makes the requests of one import: one at a time per worker, no
@@ -26,8 +28,8 @@ type fetcher struct {
 	backoff    time.Duration
 	maxBackoff time.Duration
 	delay      time.Duration
-	timeout    time.Duration // an attempt with no progress for this long is stopped
-	log        io.Writer
+	timeout    time.Duration  // an attempt with no progress for this long is stopped
+	notices    *retry.Notices // each new try of a request
 
 	mu   sync.Mutex
 	next time.Time // the earliest start of the next request
@@ -49,7 +51,7 @@ func newFetcher(opt Options) *fetcher {
 		maxBackoff:  opt.MaxBackoff,
 		delay:       opt.Delay,
 		timeout:     opt.Timeout,
-		log:         opt.Log,
+		notices:     &retry.Notices{W: opt.Log},
 		maxRequests: int64(opt.MaxRequests),
 		maxBytes:    opt.MaxBytes,
 	}
@@ -81,24 +83,13 @@ type limitError struct{ msg string }
 
 func (e *limitError) Error() string { return e.msg }
 
-// stallError is an attempt that got nothing for the timeout, or, past
-// it, less than minRate on average (trickle).
-type stallError struct {
-	after   time.Duration
-	trickle bool
-}
-
-func (e *stallError) Error() string {
-	if e.trickle {
-		return fmt.Sprintf("an answer slower than %d bytes a second after %v (--timeout sets how long a request may take so)", minRate, e.after)
+// stallSays is what the import says of a stall: what --timeout sets.
+func stallSays(se *retry.StallError) string {
+	if se.Trickle {
+		return fmt.Sprintf("an answer slower than %d bytes a second after %v (--timeout sets how long a request may take so)", se.MinRate, se.After)
 	}
-	return fmt.Sprintf("no answer for %v (--timeout sets how long a request may go without one)", e.after)
+	return fmt.Sprintf("no answer for %v (--timeout sets how long a request may go without one)", se.After)
 }
-
-// minRate is the slowest an answer may come in, on average, once it has
-// taken the timeout: a service that sends a byte a second does not hold
-// an import for ever.
-const minRate = 1 << 10 // bytes a second
 
 // notJSONError is an answer that is not JSON, by its Content-Type.
 type notJSONError struct{ contentType string }
@@ -110,41 +101,53 @@ func (e *notJSONError) Error() string {
 // get returns the body of the 200 answer to a GET of u, trying again after
 // network errors, 5xx, 408 and 429 answers. The error names u.
 func (f *fetcher) get(ctx context.Context, u string) ([]byte, error) {
-	wait := f.backoff
-	for try := 0; ; try++ {
-		body, err := f.once(ctx, u)
-		if err == nil {
-			return body, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if !retryable(err) || try >= f.retries {
-			if try > 0 {
-				return nil, fmt.Errorf("%s: %w (tried %d times)", u, err, try+1)
+	var (
+		body  []byte
+		tries int
+	)
+	err := f.policy().Do(ctx, u, func(ctx context.Context, try int) error {
+		tries = try
+		var err error
+		body, err = f.once(ctx, u)
+		return err
+	})
+	switch se := (*retry.StallError)(nil); {
+	case err == nil:
+		return body, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &se):
+		err = errors.New(stallSays(se))
+	}
+	if tries > 1 {
+		return nil, fmt.Errorf("%s: %w (%s)", u, err, retry.Tries(tries))
+	}
+	return nil, fmt.Errorf("%s: %w", u, err)
+}
+
+// policy is how the import's requests are tried: again after a failure
+// that may go away, waiting backoff, twice as long each time (or as long
+// as the service asks), up to maxBackoff.
+func (f *fetcher) policy() retry.Policy {
+	return retry.Policy{
+		Retries:    f.retries,
+		Backoff:    f.backoff,
+		MaxBackoff: f.maxBackoff,
+		Transient:  retryable,
+		After: func(err error) time.Duration {
+			var se *statusError
+			if errors.As(err, &se) {
+				return se.after
 			}
-			return nil, fmt.Errorf("%s: %w", u, err)
-		}
-		d := wait
-		var se *statusError
-		if errors.As(err, &se) && se.after > d {
-			d = se.after
-		}
-		d = min(d, f.maxBackoff)
-		fmt.Fprintf(f.log, "%s: %v: trying again in %v\n", u, err, d)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		wait = min(2*wait, f.maxBackoff)
+			return 0
+		},
+		Notices: f.notices,
 	}
 }
 
 // once makes one request, after the polite delay. It is stopped when it
-// goes f.timeout without progress: no headers, or no bytes of the body.
+// goes f.timeout without progress (no headers, or no bytes of the body),
+// or past it, comes in slower than retry.DefaultMinRate.
 func (f *fetcher) once(ctx context.Context, u string) ([]byte, error) {
 	if err := f.wait(ctx); err != nil {
 		return nil, err
@@ -152,30 +155,19 @@ func (f *fetcher) once(ctx context.Context, u string) ([]byte, error) {
 	if n := f.requests.Add(1); f.maxRequests > 0 && n > f.maxRequests {
 		return nil, &limitError{fmt.Sprintf("the import made %d requests, its limit (--max-requests): pass a larger --max-requests to import a listing this large", f.maxRequests)}
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	kick := func() {}
-	var stalled *stallError
-	if f.timeout > 0 {
-		stalled = &stallError{after: f.timeout}
-		t := time.AfterFunc(f.timeout, func() { cancel(stalled) })
-		defer t.Stop()
-		kick = func() { t.Reset(f.timeout) }
-	}
-	body, err := f.do(ctx, u, kick)
-	if err != nil && stalled != nil && context.Cause(ctx) == stalled {
-		return nil, stalled
-	}
-	return body, err
+	ctx, d := retry.Detect(ctx, retry.Stall{After: f.timeout, Flag: "--timeout", Timeout: f.timeout, TimeoutFlag: "--timeout"})
+	defer d.Stop()
+	body, err := f.do(ctx, u, d.Progress)
+	return body, d.Err(ctx, err)
 }
 
 // do makes the request of once.
-func (f *fetcher) do(ctx context.Context, u string, kick func()) ([]byte, error) {
+func (f *fetcher) do(ctx context.Context, u string, kick func(n int)) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", listing.ContentType)
 	req.Header.Set("User-Agent", f.userAgent)
 	resp, err := f.client.Do(req)
 	var ue *url.Error
@@ -186,14 +178,14 @@ func (f *fetcher) do(ctx context.Context, u string, kick func()) ([]byte, error)
 		return nil, err
 	}
 	defer resp.Body.Close()
-	kick()
+	kick(0)
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // keep the connection
 		return nil, &statusError{code: resp.StatusCode, status: resp.Status, after: retryAfter(resp.Header.Get("Retry-After"))}
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
+		if err != nil || mt != listing.ContentType {
 			return nil, &notJSONError{ct}
 		}
 	}
@@ -203,21 +195,16 @@ func (f *fetcher) do(ctx context.Context, u string, kick func()) ([]byte, error)
 // readBody reads a body, counting its bytes against maxBytes as they come
 // in: the bodies an import keeps, and those it is reading, never hold
 // more. The bytes of a body that fails are given back.
-func (f *fetcher) readBody(r io.Reader, kick func()) ([]byte, error) {
+func (f *fetcher) readBody(r io.Reader, kick func(n int)) ([]byte, error) {
 	var (
 		body  []byte
 		taken int64
 		buf   [32 << 10]byte
-		start = time.Now()
 	)
 	for {
 		n, err := r.Read(buf[:])
 		if n > 0 {
-			kick()
-			if took := time.Since(start); f.timeout > 0 && took > f.timeout && float64(taken+int64(n)) < took.Seconds()*minRate {
-				f.held.Add(-taken)
-				return nil, &stallError{after: f.timeout, trickle: true}
-			}
+			kick(n)
 			if held := f.held.Add(int64(n)); f.maxBytes > 0 && held > f.maxBytes {
 				f.held.Add(-taken - int64(n))
 				return nil, &limitError{fmt.Sprintf("the pages read add up to more than %s, the import's limit (--max-bytes): pass a larger --max-bytes to import a listing this large", human.Bytes(f.maxBytes))}
@@ -260,13 +247,7 @@ func (f *fetcher) wait(ctx context.Context) error {
 	f.next = start.Add(f.delay)
 	f.mu.Unlock()
 	if d := start.Sub(now); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
+		return retry.Sleep(ctx, d)
 	}
 	return nil
 }

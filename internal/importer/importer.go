@@ -38,7 +38,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/diag"
-	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // Defaults of Options.
@@ -175,7 +175,7 @@ func (o Options) withDefaults() Options {
 		o.UserAgent = "feedgen-import"
 	}
 	if o.Layout == "" {
-		o.Layout = listing.LayoutChunks
+		o.Layout = layout.ChunksName
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers

@@ -10,7 +10,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/human"
-	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // TestImportLarge measures the import of a 10,000-article site served by
@@ -33,7 +33,7 @@ func TestImportLarge(t *testing.T) {
 	url := serve(t, orig)
 
 	start := time.Now()
-	s, err := Import(context.Background(), Options{URL: url, Layout: listing.LayoutPages, Offsets: "aligned", Now: func() time.Time { return corpus.HardNow }, Log: testLog{t}})
+	s, err := Import(context.Background(), Options{URL: url, Layout: layout.PagesName, Offsets: "aligned", Now: func() time.Time { return corpus.HardNow }, Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedgen/feedgen"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
@@ -36,16 +37,16 @@ func roundTrip(t *testing.T, url, orig string, now time.Time, opt Options) *Site
 	}
 	wantLayout := opt.Layout
 	if wantLayout == "" {
-		wantLayout = listing.LayoutChunks
+		wantLayout = layout.ChunksName
 	}
-	if s.Layout != wantLayout || !bytes.Contains(s.Files[configName], []byte("\n  layout: chunks\n")) != (wantLayout == listing.LayoutPages) {
+	if s.Layout != wantLayout || !bytes.Contains(s.Files[configName], []byte("\n  layout: chunks\n")) != (wantLayout == layout.PagesName) {
 		t.Errorf("layout %s, want %s; config.yaml:\n%s", s.Layout, wantLayout, s.Files[configName])
 	}
 	out := filepath.Join(t.TempDir(), "public")
 	buildSite(t, os.DirFS(dir), dir, out, now)
 	want := mainPages(t, orig)
 	got := mainPages(t, out)
-	if s.Layout == listing.LayoutChunks {
+	if s.Layout == layout.ChunksName {
 		got = servedPages(t, serve(t, out), want)
 	}
 	same := comparePages(t, want, got)
@@ -88,7 +89,7 @@ func TestRoundTripSample(t *testing.T) {
 	orig := t.TempDir()
 	res := buildSite(t, feedgen.Sample(), "", orig, now)
 	url := serve(t, orig)
-	roundTrip(t, url, orig, now, Options{Layout: listing.LayoutPages, Limits: []int{50}})
+	roundTrip(t, url, orig, now, Options{Layout: layout.PagesName, Limits: []int{50}})
 	s := roundTrip(t, url, orig, now, Options{})
 	if s.Articles != res.Articles || s.Count != res.Articles {
 		t.Errorf("got %d articles of count %d, want %d", s.Articles, s.Count, res.Articles)
@@ -121,7 +122,7 @@ func TestRoundTripHard(t *testing.T) {
 			orig := t.TempDir()
 			buildSite(t, os.DirFS(src), src, orig, corpus.HardNow)
 			url := serve(t, orig)
-			roundTrip(t, url, orig, corpus.HardNow, Options{Layout: listing.LayoutPages, Offsets: tt.offsets})
+			roundTrip(t, url, orig, corpus.HardNow, Options{Layout: layout.PagesName, Offsets: tt.offsets})
 			roundTrip(t, url, orig, corpus.HardNow, Options{})
 		})
 	}

@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"context"
+
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
+
+	"github.com/feedgen/feedgen/internal/pool"
 )
 
 // CheckDir returns an error unless dir is a folder that an import may be
@@ -80,33 +82,12 @@ func (s *Site) Write(dir string) error {
 	}
 	// Files are written a few at a time: creating one is a few system
 	// calls, and a site has thousands.
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for range min(8, max(1, len(names))) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(names) {
-					return
-				}
-				p := names[i]
-				if err := os.WriteFile(filepath.Join(tmp, filepath.FromSlash(p)), s.Files[p], 0o644); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-					next.Store(int64(len(names))) // stop the others
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return errs[0]
+	err = pool.Each(context.Background(), len(names), 8, func(_ context.Context, i int) error {
+		p := names[i]
+		return os.WriteFile(filepath.Join(tmp, filepath.FromSlash(p)), s.Files[p], 0o644)
+	})
+	if err != nil {
+		return err
 	}
 	// An empty dir is replaced: removed, then the new folder renamed to it.
 	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"gopkg.in/yaml.v3"
 )
@@ -32,7 +33,8 @@ type siteConfig struct {
 	authors                    []author
 	def, max                   int
 	limits                     []int
-	aligned, chunked           bool
+	aligned                    bool
+	layout                     layout.Layout
 	articles                   int
 
 	all, alignedSize int64 // estimated size of the pages, each offsets mode
@@ -45,7 +47,7 @@ func (sc *siteConfig) write(s *Site, articles []*article) error {
 	sc.articles = len(articles)
 	sc.estimate(articles)
 	switch {
-	case sc.chunked:
+	case sc.layout.Has(layout.Chunk):
 		s.Estimate = sc.chunks
 	case sc.aligned:
 		s.Estimate = sc.alignedSize
@@ -181,8 +183,8 @@ func (sc *siteConfig) pagination() *yaml.Node {
 	add(pg, "default_limit", intNode(int64(sc.def)))
 	add(pg, "max_limit", intNode(int64(sc.max)))
 	size := sc.chunks
-	if sc.chunked {
-		add(pg, "layout", plainNode(listing.LayoutChunks),
+	if sc.layout.EveryPage { // no limits nor offsets to write
+		add(pg, "layout", plainNode(sc.layout.Name),
 			"chunks: every page size up to max_limit at every offset, as the service answers",
 			fmt.Sprintf("(about %s of chunks here), put together per request by feedgen serve, or by", human.Bytes(sc.chunks)),
 			"nginx with njs, Cloudflare or Netlify. A plain file server needs layout: pages",

@@ -15,7 +15,7 @@ const (
 	NotFoundBody    = `{"detail":"Not found."}`
 	UnavailableBody = `{"detail":"Service temporarily unavailable, try again later."}`
 	RetryAfter      = "5"
-	OptionsBody     = `{"name":"Article List","description":"","renders":["application/json","text/html"],"parses":["application/json","application/x-www-form-urlencoded","multipart/form-data"]}`
+	OptionsBody     = `{"name":"Article List","description":"","renders":["` + ContentType + `","text/html"],"parses":["` + ContentType + `","application/x-www-form-urlencoded","multipart/form-data"]}`
 )
 
 // AppendMethodNotAllowed appends the body of the 405 answer to a request

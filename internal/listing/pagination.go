@@ -11,12 +11,6 @@ const (
 	OffsetsAligned = "aligned" // multiples of the limit only
 )
 
-// Layouts: how a build stores its pages (config pagination.layout).
-const (
-	LayoutPages  = "pages"  // a file per pre-rendered page
-	LayoutChunks = "chunks" // articles in content-addressed chunks, pages assembled per request
-)
-
 // Pagination is which pages of each collection exist: the limit a query
 // without one gets, the largest limit a query may ask for, the limits
 // pre-rendered, and their offsets. config.yaml's pagination: sets it; a
@@ -26,24 +20,9 @@ type Pagination struct {
 	MaxLimit     int    `json:"max_limit"`
 	Limits       []int  `json:"limits"`  // ascending, unique
 	Offsets      string `json:"offsets"` // OffsetsAll or OffsetsAligned
-	// Layout is LayoutChunks, or "" for LayoutPages (so that the
-	// manifests of the pages layout stay as they were).
+	// Layout names the layout of the build (package layout): "" for
+	// the pages layout, so that its manifests stay as they were.
 	Layout string `json:"layout,omitempty"`
-}
-
-// Chunked reports whether pages are assembled from chunks: then every
-// limit 1..MaxLimit at every offset is answered, and Limits and Offsets
-// say nothing about which pages exist.
-func (p Pagination) Chunked() bool { return p.Layout == LayoutChunks }
-
-// Answers reports whether a query for limit l (1..MaxLimit, as
-// ParseQuery gives it) has pages: every such limit when chunked, else
-// the pre-rendered ones.
-func (p Pagination) Answers(l int) bool {
-	if p.Chunked() {
-		return l >= 1 && l <= p.MaxLimit
-	}
-	return p.HasLimit(l)
 }
 
 // HasLimit reports whether limit l is pre-rendered.

@@ -16,6 +16,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
@@ -32,6 +33,7 @@ func (m *Manifest) Validate() diag.List {
 	var ps diag.List
 	add := func(format string, args ...any) { ps.Add(Name, 0, fmt.Sprintf(format, args...)) }
 	p := m.Pagination
+	l := layout.Of(p)
 	pagingOK := true
 	if err := checkPaging(p); err != nil {
 		add("%v", err)
@@ -82,14 +84,15 @@ func (m *Manifest) Validate() diag.List {
 			add("page %s: bad size or sha256", f.Path)
 		case f.Size > MaxPageSize:
 			add("page %s: %d bytes, more than any page feedgen writes (%d)", f.Path, f.Size, MaxPageSize)
-		case p.Chunked() && !chunk.IsIndex(f.Path) && !chunk.IsChunk(f.Path):
-			add("file %s: neither a chunk nor a chunk index, in the chunks layout", f.Path)
-		case p.Chunked() && chunk.IsChunk(f.Path) && chunk.ChunkPath(f.Sum()) != f.Path:
-			add("chunk %s: its sha256 is not the one its name gives", f.Path)
+		case !pagingOK:
+		default:
+			if msg := l.CheckFile(f.Path, f.Sum()); msg != "" {
+				add("%s %s: %s", layout.Classify(f.Path), f.Path, msg)
+			}
 		}
 		seen[f.Path] = true
 	}
-	if p.Chunked() {
+	if l.Has(layout.Index) {
 		for _, c := range m.Collections {
 			if ix := chunk.IndexPath(c.Dir); !seen[ix] {
 				add("collection %q: its chunk index %s is not listed", c.Dir, ix)
@@ -186,13 +189,13 @@ func checkPaging(p listing.Pagination) error {
 	if len(p.Limits) == 0 || !slices.IsSorted(p.Limits) || p.Limits[0] <= 0 {
 		return fmt.Errorf("bad limits %v", p.Limits)
 	}
-	if !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) && !p.Chunked() {
+	if !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) && !layout.Of(p).EveryPage {
 		return fmt.Errorf("default_limit %d or max_limit %d is not one of limits %v", p.DefaultLimit, p.MaxLimit, p.Limits)
 	}
 	if p.Offsets != listing.OffsetsAll && p.Offsets != listing.OffsetsAligned {
 		return fmt.Errorf("unknown offsets mode %q", p.Offsets)
 	}
-	if p.Layout != "" && p.Layout != listing.LayoutChunks {
+	if _, ok := layout.Named(p.Layout); !ok {
 		return fmt.Errorf("unknown layout %q: a newer feedgen wrote it?", p.Layout)
 	}
 	return nil
@@ -345,18 +348,4 @@ func ReadChecked(r io.Reader, f File, buf []byte) ([]byte, error) {
 		return nil, &Mismatch{f.Path, "its SHA-256 differs from the manifest"}
 	}
 	return data, nil
-}
-
-// IsBuildFile reports whether p (slash-separated, relative to the output
-// folder or the bucket's prefix) is the name of a file a build writes
-// under articles/: a page (listing.ParsePageKey reads it back), a chunk
-// or a collection's index of the chunks layout. Build and publish delete
-// no other file there (each adds the temporary files it writes itself):
-// a web root's articles/index.html, or a source article of a folder that
-// is also a site's content, is another tool's, or a person's.
-func IsBuildFile(p string) bool {
-	if _, ok := listing.ParsePageKey(p); ok {
-		return true
-	}
-	return chunk.IsChunk(p) || chunk.IsIndex(p)
 }

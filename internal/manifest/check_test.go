@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -51,7 +52,7 @@ func TestValidate(t *testing.T) {
 	}
 	// chunked makes m a build of the chunks layout: one chunk, one index.
 	chunked := func(m *Manifest) {
-		m.Pagination.Layout = listing.LayoutChunks
+		m.Pagination.Layout = layout.ChunksName
 		m.Files = []File{{Path: "articles/chunks/" + sum[:2] + "/" + sum + ".json", Size: 10, SHA256: sum}, {Path: "articles/chunks.json", Size: 10, SHA256: sum}}
 	}
 	tests := []struct {
@@ -84,7 +85,7 @@ func TestValidate(t *testing.T) {
 			chunked(m)
 			m.Files = append(m.Files, File{Path: "articles/2/0.json", Size: 10, SHA256: sum})
 		},
-			"manifest.json: file articles/2/0.json: neither a chunk nor a chunk index, in the chunks layout"},
+			"manifest.json: page articles/2/0.json: not a file of the chunks layout (chunk index or chunk)"},
 		{"chunks: a chunk named by another sum", func(m *Manifest) { chunked(m); m.Files[0].SHA256 = strings.Repeat("0", 64) },
 			"manifest.json: chunk articles/chunks/" + sum[:2] + "/" + sum + ".json: its sha256 is not the one its name gives"},
 		{"chunks: no index", func(m *Manifest) { chunked(m); m.Files = m.Files[:1] },

@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -23,7 +24,7 @@ func TestChunksManifest(t *testing.T) {
 	isum := sha256.Sum256(ix)
 	m := &Manifest{
 		Format: Format, Articles: 1,
-		Pagination:  listing.Pagination{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all", Layout: listing.LayoutChunks},
+		Pagination:  listing.Pagination{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all", Layout: layout.ChunksName},
 		Collections: []Collection{{Dir: "articles", Count: 1}},
 		Files: []File{
 			{Path: "articles/chunks.json", Size: int64(len(ix)), SHA256: hex.EncodeToString(isum[:])},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/diag"
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // Indexes are the indexes of a build of the chunks layout, read and
@@ -51,7 +52,7 @@ func ReadIndexes(m *Manifest, read func(File) ([]byte, error)) (*Indexes, diag.L
 // (all with only nil): those a publish uploads, say.
 func ReadIndexesOf(m *Manifest, only func(index string) bool, read func(File) ([]byte, error)) (*Indexes, diag.List) {
 	ix := &Indexes{refs: map[string][]indexRef{}}
-	if !m.Pagination.Chunked() {
+	if !layout.Of(m.Pagination).Has(layout.Index) {
 		return ix, nil
 	}
 	files := make(map[string]File, len(m.Files))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -25,7 +26,7 @@ func TestReadIndexes(t *testing.T) {
 		ix := chunk.AppendIndex(nil, &chunk.Index{Count: count, Chunks: []chunk.Ref{{Path: cp, Size: chunkSize, Ends: ends}}})
 		m := &Manifest{
 			Format: Format, Articles: 2,
-			Pagination:  listing.Pagination{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all", Layout: listing.LayoutChunks},
+			Pagination:  listing.Pagination{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all", Layout: layout.ChunksName},
 			Collections: []Collection{{Dir: "articles", Count: 2}},
 			Files:       []File{file("articles/chunks.json", ix), file(cp, body)},
 		}

@@ -12,18 +12,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // Name is the manifest's file name in the output folder.
-const Name = "manifest.json"
-
-// Unfinished is the file that a build creates in the output folder
-// before its first change to a page and removes once its manifest is in
-// place: while it is there, a build is changing the folder or died doing
-// it, and pages may differ from what the manifest says.
-const Unfinished = ".feedgen-unfinished"
+const Name = layout.ManifestPath
 
 // Format is the version of the manifest's format.
 const Format = 1
@@ -130,8 +124,9 @@ func (m *Manifest) Marshal() []byte {
 	b.Write(h[:len(h)-len(`,"files":null}`)])
 	b.WriteString(",\n\"files\":[\n")
 	first := true
+	l := layout.Of(m.Pagination)
 	for _, f := range m.Files {
-		if m.Pagination.Chunked() && chunk.IsChunk(f.Path) {
+		if k := layout.Classify(f.Path); !k.Listed() && l.Has(k) {
 			continue // named by the indexes: see Expand
 		}
 		if !first {

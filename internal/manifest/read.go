@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
 
@@ -84,7 +85,8 @@ func (m *Manifest) Expand(fsys fs.FS) (unmatched []string, err error) {
 
 // ExpandContext is Expand, which stops when ctx is done.
 func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []string, err error) {
-	if !m.Pagination.Chunked() {
+	l := layout.Of(m.Pagination)
+	if !l.Has(layout.Index) {
 		return nil, nil
 	}
 	seen := make(map[string]bool, len(m.Files))
@@ -93,7 +95,7 @@ func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []s
 	}
 	var buf []byte
 	for _, f := range slices.Clone(m.Files) {
-		if !chunk.IsIndex(f.Path) || f.Size > MaxPageSize {
+		if k := layout.Classify(f.Path); !k.Names() || !l.Has(k) || f.Size > MaxPageSize {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

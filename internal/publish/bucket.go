@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/retry"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // azblob://
 	_ "gocloud.dev/blob/gcsblob"   // gs://
@@ -366,7 +367,7 @@ func (b *Bucket) Open(ctx context.Context, opt Options) (*blob.Bucket, error) {
 	case "file":
 		bucket, err = OpenFolder(b.Name)
 	case "s3":
-		bucket, err = b.openS3(ctx, opt.policy(&noticer{w: opt.Notices, clock: opt.Clock}))
+		bucket, err = b.openS3(ctx, opt.policy(&retry.Notices{W: opt.Notices, Clock: opt.Clock}))
 	default:
 		u := &url.URL{Scheme: b.Scheme, Host: b.host, RawQuery: b.query.Encode()}
 		if b.Scheme == "gs" {

@@ -17,6 +17,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
@@ -110,7 +111,7 @@ func TestPublishChunks(t *testing.T) {
 		b, rec := record(t, open(t, url))
 		cc := config.DefaultCacheControl
 		first := readManifest(t, s.out)
-		if !first.Pagination.Chunked() || len(chunksOf(first)) < 10 {
+		if !layout.Of(first.Pagination).Assembled || len(chunksOf(first)) < 10 {
 			t.Fatalf("the site is not in the chunks layout, or has few chunks (%d)", len(chunksOf(first)))
 		}
 
@@ -335,7 +336,7 @@ func TestPublishChunks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: cc, Metadata: map[string]string{MetaSHA256: sha256Hex(data)}}); err != nil {
+			if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: cc, Metadata: map[string]string{MetaSHA256: sha256Hex(data)}}); err != nil {
 				t.Fatal(err)
 			}
 			opt := lockOptions(url, store)
@@ -421,14 +422,14 @@ func TestPublishChunksKeeps(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: "no-cache",
+			return b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: "no-cache",
 				Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}})
 		}, deletes: true, note: "the bucket's manifest.json was not uploaded by feedgen publish with these headers", attrs: true},
 		{name: "no manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
 			return b.Delete(ctx, manifest.Name)
 		}, note: "the bucket has no manifest.json"},
 		{name: "damaged manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
-			return b.WriteAll(ctx, manifest.Name, []byte(`{"format":1,"files":[`), &blob.WriterOptions{ContentType: ContentType})
+			return b.WriteAll(ctx, manifest.Name, []byte(`{"format":1,"files":[`), &blob.WriterOptions{ContentType: listing.ContentType})
 		}, note: "the bucket's manifest.json is damaged"},
 		{name: "manifest of another tool", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
 			data, err := os.ReadFile(filepath.Join(bDir, manifest.Name))
@@ -513,7 +514,7 @@ func TestPublishSwitchLayout(t *testing.T) {
 	recordedPublish(t, b, rec, s.out, lockOptions(url, store))
 	checkBucket(t, b, s.out, cc, nil)
 
-	s.setLayout(t, listing.LayoutChunks)
+	s.setLayout(t, layout.ChunksName)
 	chunked := readManifest(t, s.out)
 	t.Run("to chunks, too many deletes", func(t *testing.T) {
 		snap := storeSnapshot(t, store)
@@ -534,7 +535,7 @@ func TestPublishSwitchLayout(t *testing.T) {
 		checkBucket(t, b, s.out, cc, nil)
 	})
 
-	s.setLayout(t, listing.LayoutPages)
+	s.setLayout(t, layout.PagesName)
 	t.Run("back to pages", func(t *testing.T) {
 		// The indexes go; the chunks stay, named by the bucket's
 		// manifest: an edge may hold its indexes.
@@ -601,7 +602,7 @@ func TestPublishChunksManyNamed(t *testing.T) {
 			big.Files = append(big.Files, manifest.File{Path: ixPath, Size: int64(len(ixData)), SHA256: sha256Hex(ixData)})
 			slices.SortFunc(big.Files, func(a, b manifest.File) int { return strings.Compare(a.Path, b.Path) })
 			data := big.Marshal()
-			if err := b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: config.DefaultCacheControl,
+			if err := b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: config.DefaultCacheControl,
 				Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}}); err != nil {
 				t.Fatal(err)
 			}

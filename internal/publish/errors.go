@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/feedgen/feedgen/internal/retry"
 	"gocloud.dev/gcerrors"
 )
 
@@ -66,20 +66,20 @@ func (e *BucketError) Error() string {
 	case TimedOut:
 		var se *stallError
 		errors.As(e.Err, &se)
-		if se.trickle {
+		if se.Trickle {
 			return fmt.Sprintf("%s: the bucket's service answered slower than %d bytes a second, %s (--timeout sets how long a request may take so)",
-				e.Op, minRate, tries(se.tries))
+				e.Op, retry.DefaultMinRate, retry.Tries(se.Tries))
 		}
-		if se.sending {
+		if se.Sending {
 			return fmt.Sprintf("%s: the bucket's service took nothing more of the request for %v, %s (--timeout sets how long a request may go without progress)",
-				e.Op, se.after, tries(se.tries))
+				e.Op, se.After, retry.Tries(se.Tries))
 		}
-		if se.flag == connectFlag {
+		if se.Flag == connectFlag {
 			return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (%s sets how long a request may wait for the first byte of an answer)",
-				e.Op, se.after, tries(se.tries), connectFlag)
+				e.Op, se.After, retry.Tries(se.Tries), connectFlag)
 		}
 		return fmt.Sprintf("%s: the bucket's service did not answer for %v, %s (--timeout sets how long a request may go without an answer)",
-			e.Op, se.after, tries(se.tries))
+			e.Op, se.After, retry.Tries(se.Tries))
 	default:
 		return e.Op + ": " + detail(e.Err)
 	}
@@ -142,30 +142,7 @@ func explainList(err error) error {
 
 // stallError is an attempt that made no progress for a while: its
 // context was cancelled with it (see try).
-type stallError struct {
-	after   time.Duration
-	trickle bool   // the request went, but slower than minRate
-	sending bool   // its body stopped going: the service took no more of it
-	flag    string // the flag that sets after: --connect-timeout or --timeout
-	tries   int    // how many attempts there were, all stalled or failed: set by retry
-}
-
-func (e *stallError) Error() string {
-	switch {
-	case e.trickle:
-		return fmt.Sprintf("slower than %d bytes a second after %v", minRate, e.after)
-	case e.sending:
-		return fmt.Sprintf("nothing more sent for %v", e.after)
-	}
-	return fmt.Sprintf("no answer for %v", e.after)
-}
-
-func tries(n int) string {
-	if n <= 1 {
-		return "tried once"
-	}
-	return fmt.Sprintf("tried %d times", n)
-}
+type stallError = retry.StallError
 
 // errRaced is a listing that found an object gone between two of its
 // steps (a bucket on disk that another process writes): tried again.
@@ -309,9 +286,9 @@ const connectFlag = "--connect-timeout"
 type policy struct {
 	retries int
 	backoff time.Duration
-	connect time.Duration // for the first byte of the answer; 0: no bound but timeout
-	timeout time.Duration // without progress; 0: none
-	notices *noticer      // nil: nothing said
+	connect time.Duration  // for the first byte of the answer; 0: no bound but timeout
+	timeout time.Duration  // without progress; 0: none
+	notices *retry.Notices // nil: nothing said
 	// sleeper waits d, or until ctx is done (its error then); a timer
 	// when nil.
 	sleeper func(ctx context.Context, d time.Duration) error
@@ -351,7 +328,7 @@ func (p *publisher) policy() policy { return p.opt.policy(p.notices) }
 
 // policy returns the policy of requests made with o (defaults applied),
 // said to n.
-func (o Options) policy(n *noticer) policy {
+func (o Options) policy(n *retry.Notices) policy {
 	return policy{retries: o.Retries, backoff: o.Backoff, connect: o.ConnectTimeout, timeout: o.Timeout, notices: n, sleeper: o.sleep}
 }
 
@@ -364,52 +341,25 @@ func (p *publisher) retry(ctx context.Context, what string, op func(ctx context.
 // retry runs op, and runs it again while it fails with a transient error,
 // up to retries more times, waiting backoff (with jitter), then twice as
 // long each time; while the service throttles, more times and longer
-// (see throttleRetries). Each new try is said, naming what and why. An attempt that goes
-// connect without a first byte of its answer (once its request is sent),
-// or timeout without progress, is stopped, and counts as a transient
-// failure (see try; extra is for a request the HTTP client does not
-// report). It returns op's last error.
+// (see throttleRetries). Each new try is said, naming what and why (see
+// retry.Policy). An attempt that goes connect without a first byte of its
+// answer (once its request is sent), or timeout without progress, is
+// stopped, and counts as a transient failure (see try; extra is for a
+// request the HTTP client does not report). It returns op's last error.
 func (pol policy) retry(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
-	wait, slow := pol.backoff, min(throttleFactor*pol.backoff, throttleMax)
-	for attempt := 0; ; attempt++ {
-		err := pol.try(ctx, what, extra, op)
-		limit, next := pol.retries, &wait
-		if err != nil && pol.retries > 0 && throttled(err) {
-			limit, next = max(pol.retries, throttleRetries), &slow
-		}
-		if err == nil || attempt >= limit || ctx.Err() != nil || !Transient(err) {
-			if se := (*stallError)(nil); errors.As(err, &se) {
-				se.tries = attempt + 1
-			}
-			return err
-		}
-		d := *next/2 + rand.N(*next/2+1)
-		if !errors.Is(err, errRaced) {
-			pol.notices.sayTry(attempt+1, "%s: %s (try %d of %d); trying again", what, why(err), attempt+1, limit+1)
-		}
-		if pol.sleep(ctx, d) != nil {
-			return err
-		}
-		wait, slow = min(2*wait, 30*time.Second), min(2*slow, throttleMax)
-		if next == &slow {
-			wait = pol.backoff // a failure after throttling starts again
-		}
+	rp := retry.Policy{
+		Retries:   pol.retries,
+		Backoff:   pol.backoff,
+		Jitter:    true,
+		Transient: Transient,
+		Throttled: throttled,
+		Throttle:  retry.Throttle{Retries: throttleRetries, Factor: throttleFactor, Max: throttleMax},
+		Notices:   pol.notices,
+		Why:       why,
+		Silent:    func(err error) bool { return errors.Is(err, errRaced) },
+		Sleep:     pol.sleeper,
 	}
-}
-
-// sleep waits d, or until ctx is done: pol.sleep when set.
-func (pol policy) sleep(ctx context.Context, d time.Duration) error {
-	if pol.sleeper != nil {
-		return pol.sleeper(ctx, d)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return rp.Do(ctx, what, func(ctx context.Context, _ int) error { return pol.try(ctx, what, extra, op) })
 }
 
 // why says in a few words why a try failed.
@@ -419,17 +369,6 @@ func why(err error) string {
 	}
 	return firstLine(detail(err))
 }
-
-// retry is policy.retry with no notices and the connect bound of timeout,
-// for the tests.
-func retry(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
-	return policy{retries: retries, backoff: backoff, timeout: timeout}.retry(ctx, "", 0, op)
-}
-
-// minRate is the slowest a request may go, on average, once it has taken
-// the timeout: a service that takes or sends a byte a second does not
-// hold a publish for ever.
-const minRate = 1 << 10 // bytes a second
 
 // uploadRate is the slowest a request's body is taken to go once the HTTP
 // client has sent it: the first byte of the answer may come connect and
@@ -442,14 +381,14 @@ const uploadRate = 64 << 10
 // (after its body is sent; connect is timeout when that is shorter, or
 // connect is 0), or goes timeout without progress (bytes of its body
 // sent, bytes of its answer), or has taken longer than timeout at less
-// than minRate. The HTTP client of the bucket reports its requests to
-// the watch in the context (see watch); on a bucket on disk, op calls
-// kick with the bytes of an answer as they come in, and an upload reports
-// the bytes it writes. Until the HTTP client reports a request (it never
-// does on a bucket on disk), the first bound is connect plus extra: the
-// time an upload's body takes to go, unseen. A bound of 0 or less is
-// none. An answer that stops for connect after its first byte is said,
-// as is what try waits for.
+// than retry.DefaultMinRate (see retry.Detector). The HTTP client of the
+// bucket reports its requests to the watch in the context (see watch); on
+// a bucket on disk, op calls kick with the bytes of an answer as they
+// come in, and an upload reports the bytes it writes. Until the HTTP
+// client reports a request (it never does on a bucket on disk), the
+// first bound is connect plus extra: the time an upload's body takes to
+// go, unseen. A bound of 0 or less is none. An answer that stops for
+// connect after its first byte is said, as is what try waits for.
 func (pol policy) try(ctx context.Context, what string, extra time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
 	first, flag := pol.timeout, "--timeout"
 	if pol.connect > 0 && (first <= 0 || pol.connect < first) {
@@ -458,27 +397,12 @@ func (pol policy) try(ctx context.Context, what string, extra time.Duration, op 
 	if first <= 0 {
 		return op(ctx, func(int) {})
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stalled := &stallError{after: first + extra, flag: flag}
+	ctx, d := retry.Detect(ctx, retry.Stall{After: first + extra, Flag: flag, Timeout: pol.timeout, TimeoutFlag: "--timeout"})
+	defer d.Stop()
 	var (
-		mu      sync.Mutex
-		answers bool // the first byte of an answer came
-		said    bool // the stall was said
-		total   int64
+		mu   sync.Mutex
+		said bool // the stall was said
 	)
-	t := time.AfterFunc(first+extra, func() { cancel(stalled) })
-	defer t.Stop()
-	// arm sets the bound of the wait that starts now, under mu: d for
-	// what flag sets; none when d is 0 or less.
-	arm := func(d time.Duration, flag string, sending bool) {
-		stalled.after, stalled.flag, stalled.sending = d, flag, sending
-		if d <= 0 {
-			t.Stop()
-			return
-		}
-		t.Reset(d)
-	}
 	var quiet *time.Timer // says that an answer stopped, after its first byte
 	if pol.connect > 0 && pol.timeout > pol.connect {
 		quiet = time.AfterFunc(time.Hour, func() {
@@ -486,56 +410,35 @@ func (pol policy) try(ctx context.Context, what string, extra time.Duration, op 
 			defer mu.Unlock()
 			if !said && ctx.Err() == nil {
 				said = true
-				pol.notices.say("%s: the answer stopped %v ago; waiting up to %v for more (--timeout)", what, pol.connect, pol.timeout)
+				pol.notices.Say("%s: the answer stopped %v ago; waiting up to %v for more (--timeout)", what, pol.connect, pol.timeout)
 			}
 		})
 		quiet.Stop()
 		defer quiet.Stop()
 	}
-	start := time.Now()
-	// progress counts n more bytes, and stops an attempt that trickles.
-	progress := func(n int) {
-		total += int64(n)
-		if took := time.Since(start); pol.timeout > 0 && took > pol.timeout && float64(total) < took.Seconds()*minRate {
-			stalled.trickle = true
-			stalled.after = pol.timeout
-			cancel(stalled)
-		}
-	}
 	w := &watch{
 		start: func() {
 			mu.Lock()
 			defer mu.Unlock()
-			answers = false
 			if quiet != nil {
 				quiet.Stop()
 			}
-			arm(first, flag, false)
+			d.Arm(first, flag, false)
 		},
 		sending: func(n int) {
-			mu.Lock()
-			defer mu.Unlock()
-			arm(pol.timeout, "--timeout", true)
-			progress(n)
+			d.Arm(pol.timeout, "--timeout", true)
+			d.Count(n)
 		},
 		sent: func(n int) {
-			mu.Lock()
-			defer mu.Unlock()
-			arm(first+time.Duration(n/uploadRate)*time.Second, flag, false)
+			d.Arm(first+time.Duration(n/uploadRate)*time.Second, flag, false)
 		},
 		answer: func(n int) {
 			mu.Lock()
 			defer mu.Unlock()
-			if !answers {
-				answers = true
-				arm(pol.timeout, "--timeout", false)
-			} else if pol.timeout > 0 {
-				t.Reset(pol.timeout)
-			}
 			if quiet != nil {
 				quiet.Reset(pol.connect)
 			}
-			progress(n)
+			d.Progress(n)
 		},
 	}
 	err := op(withWatch(ctx, w), func(n int) {
@@ -543,44 +446,7 @@ func (pol policy) try(ctx context.Context, what string, extra time.Duration, op 
 			w.answer(n)
 		}
 	})
-	if err != nil && context.Cause(ctx) == stalled {
-		return stalled
-	}
-	return err
-}
-
-// noticer writes what a publish says while it runs, a line at a time.
-// Of the requests tried again together (a service that stopped
-// answering all of them), one line a second is said per try.
-type noticer struct {
-	w     io.Writer
-	clock func() time.Time
-	mu    sync.Mutex
-	last  map[int]time.Time // when a line of each try was said
-}
-
-// say writes a line.
-func (n *noticer) say(format string, args ...any) { n.sayTry(0, format, args...) }
-
-// sayTry writes a line of a request's try (1 the first), unless one of
-// that try was said less than a second ago.
-func (n *noticer) sayTry(try int, format string, args ...any) {
-	if n == nil || n.w == nil {
-		return
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	now := n.clock()
-	if try > 0 {
-		if last, ok := n.last[try]; ok && now.Sub(last) < time.Second {
-			return
-		}
-		if n.last == nil {
-			n.last = map[int]time.Time{}
-		}
-		n.last[try] = now
-	}
-	fmt.Fprintf(n.w, format+"\n", args...)
+	return d.Err(ctx, err)
 }
 
 // kicking calls kick with the bytes of every read of r: a download's body

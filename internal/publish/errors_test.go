@@ -22,6 +22,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
+	"github.com/feedgen/feedgen/internal/retry"
 )
 
 // TestPublishBucketErrors publishes to a versitygw bucket that is not
@@ -149,7 +150,7 @@ func TestRetry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			err := retry(context.Background(), tt.retries, time.Microsecond, 0, func(context.Context, func(int)) error {
+			err := retryTest(context.Background(), tt.retries, time.Microsecond, 0, func(context.Context, func(int)) error {
 				calls++
 				if calls <= tt.failures {
 					return tt.err
@@ -166,7 +167,7 @@ func TestRetry(t *testing.T) {
 		calls := 0
 		start := time.Now()
 		time.AfterFunc(20*time.Millisecond, cancel)
-		err := retry(ctx, 5, time.Hour, 0, func(context.Context, func(int)) error { calls++; return httpError(503) })
+		err := retryTest(ctx, 5, time.Hour, 0, func(context.Context, func(int)) error { calls++; return httpError(503) })
 		if calls != 1 || err == nil || time.Since(start) > 10*time.Second {
 			t.Errorf("got %d calls, error %v after %s; want 1 call and its error at once", calls, err, time.Since(start))
 		}
@@ -200,7 +201,7 @@ func TestRetryThrottled(t *testing.T) {
 				waits []time.Duration
 				said  strings.Builder
 			)
-			pol := policy{retries: DefaultRetries, backoff: backoff, notices: &noticer{w: &said, clock: func() time.Time { return time.Unix(int64(len(waits))*10, 0) }},
+			pol := policy{retries: DefaultRetries, backoff: backoff, notices: &retry.Notices{W: &said, Clock: func() time.Time { return time.Unix(int64(len(waits))*10, 0) }},
 				sleeper: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}
 			calls := 0
 			err := pol.retry(context.Background(), "uploading x", 0, func(context.Context, func(int)) error { calls++; return tt.err })
@@ -298,13 +299,13 @@ func TestPublishThrottled(t *testing.T) {
 // is not stopped.
 func TestRetryStalled(t *testing.T) {
 	calls := 0
-	err := retry(context.Background(), 2, time.Microsecond, 30*time.Millisecond, func(ctx context.Context, _ func(int)) error {
+	err := retryTest(context.Background(), 2, time.Microsecond, 30*time.Millisecond, func(ctx context.Context, _ func(int)) error {
 		calls++
 		<-ctx.Done() // a service that stopped answering
 		return ctx.Err()
 	})
 	var se *stallError
-	if !errors.As(err, &se) || se.tries != 3 || calls != 3 {
+	if !errors.As(err, &se) || se.Tries != 3 || calls != 3 {
 		t.Fatalf("got %v after %d calls, want a stall after 3", err, calls)
 	}
 	be := explain("uploading articles/20/0.json", err)
@@ -312,7 +313,7 @@ func TestRetryStalled(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 
-	err = retry(context.Background(), 0, time.Microsecond, time.Second, func(ctx context.Context, kick func(n int)) error {
+	err = retryTest(context.Background(), 0, time.Microsecond, time.Second, func(ctx context.Context, kick func(n int)) error {
 		for range 30 { // 1.5 s in all, never a second without progress
 			select {
 			case <-ctx.Done():
@@ -328,7 +329,7 @@ func TestRetryStalled(t *testing.T) {
 	}
 
 	// A byte every 10 ms, for ever: progress, but a trickle.
-	err = retry(context.Background(), 0, time.Microsecond, 200*time.Millisecond, func(ctx context.Context, kick func(int)) error {
+	err = retryTest(context.Background(), 0, time.Microsecond, 200*time.Millisecond, func(ctx context.Context, kick func(int)) error {
 		for {
 			select {
 			case <-ctx.Done():
@@ -338,7 +339,7 @@ func TestRetryStalled(t *testing.T) {
 			}
 		}
 	})
-	if !errors.As(err, &se) || !se.trickle {
+	if !errors.As(err, &se) || !se.Trickle {
 		t.Fatalf("a trickle: got %v", err)
 	}
 	if got, want := explain("reading manifest.json", err).Error(), "reading manifest.json: the bucket's service answered slower than 1024 bytes a second, tried once (--timeout sets how long a request may take so)"; got != want {
@@ -453,11 +454,14 @@ func TestAskRegion(t *testing.T) {
 		kind     Kind
 		want     string // the message, a regexp
 		said     string // the notices, a regexp
+		connect  time.Duration
 	}{
-		{"refused", closed, Unreachable, `^the bucket's service cannot be reached: check the URL's endpoint \(finding the bucket's region: .*connection refused\)$`, `^$`},
+		// A refusal comes at once: a long connect bound keeps a loaded
+		// machine's slow scheduling from taking it for silence.
+		{"refused", closed, Unreachable, `^the bucket's service cannot be reached: check the URL's endpoint \(finding the bucket's region: .*connection refused\)$`, `^$`, 10 * time.Second},
 		{"silent", silent.Addr().String(), TimedOut,
 			`^finding the bucket's region: the bucket's service did not answer for 200ms, tried 2 times \(--connect-timeout sets how long a request may wait for the first byte of an answer\)$`,
-			`^finding the bucket's region: no answer for 200ms \(try 1 of 2\); trying again\n$`},
+			`^finding the bucket's region: no answer for 200ms \(try 1 of 2\); trying again\n$`, 200 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -466,7 +470,7 @@ func TestAskRegion(t *testing.T) {
 				t.Fatal(err)
 			}
 			var said strings.Builder
-			opt := Options{ConnectTimeout: 200 * time.Millisecond, Retries: 1, Backoff: time.Millisecond, Notices: &said}
+			opt := Options{ConnectTimeout: tt.connect, Retries: 1, Backoff: time.Millisecond, Notices: &said}
 			start := time.Now()
 			_, err = bk.Open(context.Background(), opt)
 			var be *BucketError

@@ -58,6 +58,6 @@ func (p *publisher) dropAttrs(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("removing the attribute files of an earlier feedgen publish: %w", err)
 	}
-	p.notices.say("removed %d attribute files (*.attrs) that an earlier feedgen publish wrote beside the files of %s: the folder is the build and nothing else", n+1, root)
+	p.notices.Say("removed %d attribute files (*.attrs) that an earlier feedgen publish wrote beside the files of %s: the folder is the build and nothing else", n+1, root)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/publish/emulatortest"
@@ -51,7 +52,7 @@ func newSite(t testing.TB, opt corpus.Options) *site {
 func newChunksSite(t testing.TB, opt corpus.Options) *site {
 	t.Helper()
 	s := writeSite(t, opt)
-	s.setLayout(t, listing.LayoutChunks)
+	s.setLayout(t, layout.ChunksName)
 	return s
 }
 
@@ -65,10 +66,10 @@ func writeSite(t testing.TB, opt corpus.Options) *site {
 	return &site{dir: dir, out: filepath.Join(dir, "public"), opt: opt}
 }
 
-// setLayout sets the config's pagination.layout (listing.LayoutPages or
-// listing.LayoutChunks: the corpus writes offsets: "all", which chunks
+// setLayout sets the config's pagination.layout (layout.PagesName or
+// layout.ChunksName: the corpus writes offsets: "all", which chunks
 // do not take) and rebuilds.
-func (s *site) setLayout(t testing.TB, layout string) {
+func (s *site) setLayout(t testing.TB, name string) {
 	t.Helper()
 	p := filepath.Join(s.dir, corpus.ConfigPath)
 	data, err := os.ReadFile(p)
@@ -77,7 +78,7 @@ func (s *site) setLayout(t testing.TB, layout string) {
 	}
 	conf := string(data)
 	from, to := "  layout: chunks\n", "  offsets: \"all\"\n"
-	if layout == listing.LayoutChunks {
+	if name == layout.ChunksName {
 		from, to = to, from
 	}
 	if !strings.Contains(conf, from) && !strings.Contains(conf, to) {
@@ -321,7 +322,7 @@ func sameStore(t *testing.T, dir string, before map[string]fileState) {
 
 // checkBucket checks that the bucket holds exactly the build in out
 // under articles/ and as manifest.json, with publish's headers and
-// metadata (chunks with chunk.ImmutableCacheControl, the rest with
+// metadata (chunks with layout.ImmutableCacheControl, the rest with
 // cacheControl), besides the foreign objects it is given (key → bytes).
 func checkBucket(t *testing.T, b *blob.Bucket, out, cacheControl string, foreign map[string]string) {
 	t.Helper()
@@ -354,11 +355,11 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 		}
 		cc := cacheControl
 		if chunk.IsChunk(key) {
-			cc = chunk.ImmutableCacheControl
+			cc = layout.ImmutableCacheControl
 		}
-		if a.ContentType != ContentType || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {
+		if a.ContentType != listing.ContentType || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {
 			t.Errorf("%s: got Content-Type %q, Cache-Control %q, sha256 %q; want %q, %q, %q",
-				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], ContentType, cc, sum)
+				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], listing.ContentType, cc, sum)
 		}
 	}
 	for _, f := range m.Files {
@@ -437,4 +438,10 @@ func plainFolder(t *testing.T, dir, out string, foreign map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// retryTest is policy.retry with no notices and the connect bound of
+// timeout.
+func retryTest(ctx context.Context, retries int, backoff, timeout time.Duration, op func(ctx context.Context, kick func(n int)) error) error {
+	return policy{retries: retries, backoff: backoff, timeout: timeout}.retry(ctx, "", 0, op)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
 
@@ -20,12 +20,12 @@ import (
 // publish that uploaded it, and its chunks, named by their digests,
 // cannot have changed.
 func (p *publisher) checkIndexes(ctx context.Context, pages []int) error {
-	if !p.res.Chunked {
+	if !p.layout.Has(layout.Index) {
 		return nil
 	}
 	upload := map[string]bool{}
 	for _, i := range pages {
-		if f := p.local.m.Files[i]; chunk.IsIndex(f.Path) {
+		if f := p.local.m.Files[i]; layout.Classify(f.Path).Names() {
 			upload[f.Path] = true
 		}
 	}

@@ -34,20 +34,24 @@ func checkBucketFolder(loc *folder.Locator, bucket, dir string) error {
 	if dir == "" {
 		return nil
 	}
-	rel, err := loc.Relate(bucket)
+	rel, mount, err := loc.Shares(bucket)
 	if err != nil {
 		return fmt.Errorf("checking the bucket folder %s: %w", bucket, err)
 	}
 	var why string
-	switch rel {
-	case folder.Same:
-		why = "is the build's own folder: its objects would go among the pages"
-	case folder.Inside:
-		why = "lies inside the build's folder " + dir + ": its objects would go among the pages"
-	case folder.Holds:
-		why = "holds the build's folder " + dir + ": publishing would delete the build's pages as stale objects of the bucket"
-	default:
+	switch {
+	case rel == folder.Apart:
 		return nil
+	case mount != "":
+		// A folder mounted inside the build, seen elsewhere: publishing
+		// into it writes among the pages.
+		why = rel.Verb() + " " + mount + ", a folder mounted inside the build's folder " + dir + ", under another name (a bind mount?): its objects would go among the pages"
+	case rel == folder.Same:
+		why = "is the build's own folder: its objects would go among the pages"
+	case rel == folder.Inside:
+		why = "lies inside the build's folder " + dir + ": its objects would go among the pages"
+	case rel == folder.Holds:
+		why = "holds the build's folder " + dir + ": publishing would delete the build's pages as stale objects of the bucket"
 	}
 	return fmt.Errorf("the bucket folder %s %s; publish to a folder apart from the build", bucket, why)
 }

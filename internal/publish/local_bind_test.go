@@ -27,6 +27,7 @@ func TestCheckBucketFolder(t *testing.T) {
 	tests := []struct {
 		bucket string
 		bind   string // a folder mounted at bucket
+		into   string // a folder of the build where bucket is mounted
 		want   string // "" for none
 	}{
 		{bucket: "apart", want: ""},
@@ -36,10 +37,20 @@ func TestCheckBucketFolder(t *testing.T) {
 		{bucket: "bound-articles", bind: "site/public/articles", want: "lies inside the build's folder"},
 		{bucket: "bound-site", bind: "site", want: "holds the build's folder"},
 		{bucket: "bound-site/public", bind: "site", want: "is the build's own folder"},
+		// Mounted inside the build: the bucket's own parents are not
+		// the build's.
+		{bucket: "srv", into: "site/public/extra", want: "is " + filepath.Join(dir, "site/public/extra") + ", a folder mounted inside the build's folder"},
+		{bucket: "srv2/feed", into: "site/public/extra2", want: "lies inside " + filepath.Join(dir, "site/public/extra2") + ", a folder mounted inside the build's folder"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.bucket, func(t *testing.T) {
 			bucket := filepath.Join(dir, tt.bucket)
+			if tt.into != "" {
+				src := filepath.Join(dir, strings.Split(tt.bucket, "/")[0])
+				testfiles.WriteFile(t, filepath.Join(bucket, "x"), "")
+				testfiles.WriteFile(t, filepath.Join(dir, tt.into, "x"), "")
+				testfiles.BindMount(t, src, filepath.Join(dir, tt.into))
+			}
 			if tt.bind != "" {
 				testfiles.BindMount(t, filepath.Join(dir, tt.bind), filepath.Join(dir, strings.Split(tt.bucket, "/")[0]))
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/heaptest"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
 	"gocloud.dev/blob"
@@ -342,7 +343,7 @@ func TestPublishLargeRemoteManifest(t *testing.T) {
 		big.Files = append(big.Files, manifest.File{Path: fmt.Sprintf("articles/old/%d/%d.json", i/1000+1, i), Size: 4000, SHA256: sum, Input: sum})
 	}
 	data := big.Marshal()
-	if err := b.WriteAll(context.Background(), manifest.Name, data, &blob.WriterOptions{ContentType: ContentType,
+	if err := b.WriteAll(context.Background(), manifest.Name, data, &blob.WriterOptions{ContentType: listing.ContentType,
 		CacheControl: config.DefaultCacheControl, Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}}); err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +396,7 @@ func TestRemoteManifestWholeHash(t *testing.T) {
 		m := small
 		m.Generator = strings.Repeat("g", len(small.Generator)+size-base)
 		data := m.Marshal()
-		if err := b.WriteAll(context.Background(), manifest.Name, data, &blob.WriterOptions{ContentType: ContentType,
+		if err := b.WriteAll(context.Background(), manifest.Name, data, &blob.WriterOptions{ContentType: listing.ContentType,
 			CacheControl: config.DefaultCacheControl, Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}}); err != nil {
 			t.Fatal(err)
 		}

@@ -3,10 +3,13 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,9 +73,7 @@ func TestPublishStalled(t *testing.T) {
 			// short one stops each try.
 			opt.ConnectTimeout, opt.Timeout, opt.Retries = 200*time.Millisecond, time.Minute, 1
 			stop := func() {
-				if err := v.Process.Signal(syscall.SIGSTOP); err != nil {
-					t.Fatal(err)
-				}
+				stopProcess(t, v.Process)
 			}
 			if at == "start" {
 				stop()
@@ -178,4 +179,28 @@ func TestPublishStallSaid(t *testing.T) {
 		}
 	}
 	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
+}
+
+// stopProcess stops p (SIGSTOP) and, where /proc tells, returns once it
+// is stopped: the signal is delivered when the process is next
+// scheduled, and on a loaded machine it could still answer a request
+// sent after the signal.
+func stopProcess(t *testing.T, p *os.Process) {
+	t.Helper()
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stat := fmt.Sprintf("/proc/%d/stat", p.Pid)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		data, err := os.ReadFile(stat)
+		if err != nil {
+			return // no /proc: the signal is all there is
+		}
+		// pid (comm) state ...: comm may hold spaces, the state follows its ')'.
+		if i := bytes.LastIndexByte(data, ')'); i > 0 && i+2 < len(data) && (data[i+2] == 'T' || data[i+2] == 't') {
+			return
+		}
+		runtime.Gosched()
+	}
+	t.Fatalf("process %d did not stop within 10s of SIGSTOP", p.Pid)
 }

@@ -28,7 +28,7 @@
 // then manifest.json, each step begun once the one before it is done, so
 // that no index is in the bucket before the chunks it names. A chunk's
 // bytes never change (its name is their digest): chunks get
-// chunk.ImmutableCacheControl, and a chunk the build no longer has is
+// layout.ImmutableCacheControl, and a chunk the build no longer has is
 // deleted only when the bucket's manifest before this publish does not
 // name it either, so that a CDN or an edge holding an index of the
 // previous build for its cache lifetime still finds its chunks (see
@@ -63,12 +63,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/folder"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
+	"github.com/feedgen/feedgen/internal/pool"
+	"github.com/feedgen/feedgen/internal/retry"
 	"gocloud.dev/blob"
 )
 
@@ -83,9 +86,6 @@ const (
 	// answer (Options.ConnectTimeout).
 	DefaultConnectTimeout = 10 * time.Second
 )
-
-// ContentType is the Content-Type of every object publish uploads.
-const ContentType = "application/json"
 
 // Prefix is the folder of the feed's pages in the bucket: publish deletes
 // nothing outside it (and manifest.json).
@@ -107,7 +107,7 @@ const (
 // Options say how to publish.
 type Options struct {
 	// CacheControl is the Cache-Control of every object uploaded but
-	// chunks, which get chunk.ImmutableCacheControl;
+	// chunks, which get layout.ImmutableCacheControl;
 	// config.DefaultCacheControl when empty.
 	CacheControl string
 	// Workers is how many objects are uploaded or checked at once;
@@ -339,9 +339,10 @@ type publisher struct {
 	changed atomic.Bool
 	// fence returns nil while the publish may write (see locker.fence);
 	// nil for a dry run.
-	fence func() error
+	fence  func() error
+	layout layout.Layout // the build's
 	// notices says what the publish's requests meet (see policy).
-	notices *noticer
+	notices *retry.Notices
 	// loc relates the folders of a bucket on disk to the build's
 	// (Options.OutputDir); walked is what the walk of its articles/
 	// found, nil before it.
@@ -389,7 +390,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		opt.ConnectTimeout = 0 // a disk has no first byte to wait for
 	}
 	start := opt.Clock()
-	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &noticer{w: opt.Notices, clock: opt.Clock}}
+	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &retry.Notices{W: opt.Notices, Clock: opt.Clock}}
 	p.res.DryRun = opt.DryRun
 	defer func() { p.res.Duration = opt.Clock().Sub(start) }()
 	if p.local, err = readLocal(ctx, output); err != nil {
@@ -399,7 +400,8 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	for i, f := range p.local.m.Files {
 		p.index[f.Path] = i
 	}
-	p.res.Chunked = p.local.m.Pagination.Chunked()
+	p.layout = layout.Of(p.local.m.Pagination)
+	p.res.Chunked = p.layout.Has(layout.Chunk)
 	if opt.Folder != "" {
 		// The mount table is read, and the build found, once.
 		if p.loc, err = folder.NewLocator(opt.OutputDir); err != nil {
@@ -592,8 +594,8 @@ func (p *publisher) sumOf(ctx context.Context, key string, size int64) (string, 
 // readLocal reads the build's manifest and checks that the build is
 // finished, its manifest valid, and every page under articles/.
 func readLocal(ctx context.Context, output fs.FS) (*local, error) {
-	if _, err := fs.Stat(output, manifest.Unfinished); err == nil {
-		return nil, errors.New("a build of the output folder is running or did not finish (it left " + manifest.Unfinished + "): run feedgen build, and publish once it is done")
+	if err := outdir.Finished(output, "publish"); err != nil {
+		return nil, err
 	}
 	snap, err := manifest.ReadContext(ctx, output)
 	if err == nil {
@@ -651,7 +653,7 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 	files := p.local.m.Files
 	// In the order of a publish: chunks first.
 	slices.SortFunc(p.uploads, func(i, j int) int {
-		return cmp.Or(cmp.Compare(stepOf(files[i].Path), stepOf(files[j].Path)), cmp.Compare(i, j))
+		return cmp.Or(cmp.Compare(layout.Classify(files[i].Path).Step(), layout.Classify(files[j].Path).Step()), cmp.Compare(i, j))
 	})
 	if p.opt.Log != nil {
 		var b bytes.Buffer
@@ -717,23 +719,16 @@ func (p *publisher) noun(rem *remote) string {
 	return "page"
 }
 
-// stepOf returns the step of a publish in which the file at path goes up:
-// chunks (0) before anything else (1), so that an index never names a
-// chunk that is not in the bucket yet.
-func stepOf(path string) int {
-	if chunk.IsChunk(path) {
-		return 0
-	}
-	return 1
-}
-
-// steps splits items, in order, by stepOf: the items of each step are
-// uploaded once those of the step before are all done. A build in the
-// pages layout has one step.
+// steps splits items, in order, by the step of their kind
+// (layout.Kind.Step): chunks before pages and indexes, so that an index
+// never names a chunk that is not in the bucket yet; the items of each
+// step are uploaded once those of the step before are all done. The
+// manifest, the last step, goes up on its own. A build in the pages
+// layout has one step.
 func steps(files []manifest.File, items []item) [][]item {
-	var out [2][]item
+	var out [layout.Steps][]item
 	for _, it := range items {
-		s := stepOf(files[it.page].Path)
+		s := layout.Classify(files[it.page].Path).Step()
 		out[s] = append(out[s], it)
 	}
 	return slices.DeleteFunc(out[:], func(s []item) bool { return len(s) == 0 })
@@ -743,33 +738,16 @@ func steps(files []manifest.File, items []item) [][]item {
 // Options.Workers goroutines; a dry run only checks. The first error stops
 // it.
 func (p *publisher) run(ctx context.Context, items []item) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	for range min(p.opt.Workers, len(items)) {
-		wg.Go(func() {
-			var buf []byte
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(items) {
-					return
-				}
-				if err := p.do(ctx, items[i], &buf); err != nil {
-					cancel(err)
-					return
-				}
-				p.tick()
+	return pool.Run(ctx, len(items), p.opt.Workers, func() func(context.Context, int) error {
+		var buf []byte
+		return func(ctx context.Context, i int) error {
+			if err := p.do(ctx, items[i], &buf); err != nil {
+				return err
 			}
-		})
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return err
-	}
-	return nil
+			p.tick()
+			return nil
+		}
+	})
 }
 
 // do uploads one item, or finds it unchanged.
@@ -836,7 +814,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 func (p *publisher) writerOptions(key string, data []byte, meta map[string]string) *blob.WriterOptions {
 	sum := md5.Sum(data)
 	return &blob.WriterOptions{
-		ContentType:  ContentType,
+		ContentType:  layout.Classify(key).ContentType(),
 		CacheControl: p.cacheControl(key),
 		Metadata:     meta,
 		ContentMD5:   sum[:],
@@ -870,52 +848,30 @@ func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *b
 // delete deletes the keys on Options.Workers goroutines; a key already
 // gone counts as deleted.
 func (p *publisher) delete(ctx context.Context, keys []string) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	for range min(p.opt.Workers, len(keys)) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(keys) {
-					return
-				}
-				p.changed.Store(true)
-				err := p.retry(ctx, "deleting "+keys[i], func(ctx context.Context, _ func(int)) error {
-					if err := p.fence(); err != nil {
-						return err
-					}
-					return p.bucket.Delete(ctx, keys[i])
-				})
-				if err != nil && !isNotFound(err) {
-					cancel(explain("deleting "+keys[i], err))
-					return
-				}
-				p.mu.Lock()
-				p.res.Deleted++
-				p.mu.Unlock()
-				p.tick()
+	return pool.Each(ctx, len(keys), p.opt.Workers, func(ctx context.Context, i int) error {
+		p.changed.Store(true)
+		err := p.retry(ctx, "deleting "+keys[i], func(ctx context.Context, _ func(int)) error {
+			if err := p.fence(); err != nil {
+				return err
 			}
+			return p.bucket.Delete(ctx, keys[i])
 		})
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return err
-	}
-	return nil
+		if err != nil && !isNotFound(err) {
+			return explain("deleting "+keys[i], err)
+		}
+		p.mu.Lock()
+		p.res.Deleted++
+		p.mu.Unlock()
+		p.tick()
+		return nil
+	})
 }
 
 // cacheControl returns the Cache-Control of the object key: immutable
 // for a chunk, whose name is its bytes' digest; the configured one for
 // the rest.
 func (p *publisher) cacheControl(key string) string {
-	if chunk.IsChunk(key) {
-		return chunk.ImmutableCacheControl
-	}
-	return p.opt.CacheControl
+	return layout.Classify(key).CacheControl(p.opt.CacheControl)
 }
 
 // sameHeaders reports whether the object key, of attributes a, has the
@@ -925,7 +881,7 @@ func (p *publisher) sameHeaders(key string, a *blob.Attributes) bool {
 		return true // a folder keeps no headers: its web server gives them
 	}
 	mt, _, err := mime.ParseMediaType(a.ContentType)
-	return err == nil && mt == ContentType && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
+	return err == nil && mt == layout.Classify(key).ContentType() && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
 }
 
 func sha256Hex(data []byte) string {

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 	"gocloud.dev/blob"
 )
 
@@ -189,7 +191,7 @@ func TestPublish(t *testing.T) {
 			spoil      func() error
 		}{
 			{"damaged manifest", `the bucket's manifest.json is damaged \(reading manifest: `, func() error {
-				return b.WriteAll(ctx, manifest.Name, []byte(`{"format":1,"files":[`), &blob.WriterOptions{ContentType: ContentType})
+				return b.WriteAll(ctx, manifest.Name, []byte(`{"format":1,"files":[`), &blob.WriterOptions{ContentType: listing.ContentType})
 			}},
 			{"missing manifest", "the bucket has no manifest.json", func() error { return b.Delete(ctx, manifest.Name) }},
 			{"manifest damaged in the store", "the bucket's manifest.json (is damaged|cannot be read)", func() error {
@@ -202,7 +204,7 @@ func TestPublish(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				return b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: ContentType, CacheControl: cc,
+				return b.WriteAll(ctx, manifest.Name, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: cc,
 					Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StatePartial}})
 			}},
 			{"manifest of another tool", "the bucket's manifest.json was not uploaded by feedgen publish", func() error {
@@ -405,7 +407,7 @@ func TestPublishRefuses(t *testing.T) {
 	})
 
 	t.Run("unfinished build", func(t *testing.T) {
-		marker := filepath.Join(s.out, manifest.Unfinished)
+		marker := filepath.Join(s.out, outdir.Unfinished)
 		if err := os.WriteFile(marker, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}

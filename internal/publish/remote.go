@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
 )
@@ -100,7 +101,7 @@ func buildWrites(key string) bool {
 			key = base[:i]
 		}
 	}
-	return manifest.IsBuildFile(key)
+	return layout.Built(key)
 }
 
 // isHex reports whether s is one or more lowercase hex digits.
@@ -138,13 +139,15 @@ func (r *remote) saw(index map[string]int, key string, size int64, sum string) {
 		}
 		return
 	}
-	isChunk := chunk.IsChunk(key)
-	if isChunk && (!r.deleteChunks || r.named[key]) {
+	// An immutable file (a chunk) may be named by an index of a build
+	// before this one, which a cache may still hold.
+	k := layout.Classify(key)
+	if k.Immutable() && (!r.deleteChunks || r.named[key]) {
 		r.kept++
 		return
 	}
 	r.stale++
-	r.staleChunks = r.staleChunks || isChunk || chunk.IsIndex(key)
+	r.staleChunks = r.staleChunks || k.Immutable() || k.Names()
 	if r.keep < 0 || len(r.deletes) < r.keep {
 		r.deletes = append(r.deletes, key)
 	}
@@ -238,7 +241,7 @@ func (p *publisher) readRemote(ctx context.Context, dirty string) (*remote, erro
 			err := p.list(ctx, chunk.Dir+"/", func(key string, size int64) {
 				i, ok := p.index[key]
 				switch {
-				case !chunk.IsChunk(key):
+				case !layout.Classify(key).Immutable():
 				case !ok:
 					rem.saw(p.index, key, size, "")
 				case rem.size[i] < 0:
@@ -369,21 +372,15 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	// its SHA-256 is that of its bytes, read.
 	mirror := p.opt.Folder != ""
 	complete := mirror || a.Metadata[MetaState] == StateComplete && p.sameHeaders(manifest.Name, a)
-	ours := a.Size == int64(len(p.local.data)) && complete && a.Metadata[MetaSHA256] == p.local.sum
-	if mirror && a.Size == int64(len(p.local.data)) {
-		sum, err := p.sumOf(ctx, manifest.Name, a.Size)
-		if err != nil && !isNotFound(err) {
-			return explain("reading "+manifest.Name, err)
+	if ours, err := p.ownManifest(ctx, a, complete); err != nil || ours {
+		if ours {
+			// The build's own manifest: no need to read it.
+			rem.trusted, rem.current, rem.same = true, true, true
+			for i, f := range p.local.m.Files {
+				rem.size[i], rem.sum[i] = f.Size, f.SHA256
+			}
 		}
-		ours = err == nil && sum == p.local.sum
-	}
-	if ours {
-		// The build's own manifest: no need to read it.
-		rem.trusted, rem.current, rem.same = true, true, true
-		for i, f := range p.local.m.Files {
-			rem.size[i], rem.sum[i] = f.Size, f.SHA256
-		}
-		return nil
+		return err
 	}
 	if a.Size > maxManifestSize {
 		rem.note = fmt.Sprintf("the bucket's %s is damaged (%d bytes)", manifest.Name, a.Size)
@@ -392,42 +389,10 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	var h hash.Hash
 	var indexes []manifest.File // the chunk indexes it lists
 	err = p.retry(ctx, "reading "+manifest.Name, func(ctx context.Context, kick func(n int)) error {
-		rem.reset()
-		rem.forget()
-		r, err := p.bucket.NewReader(ctx, manifest.Name, nil)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
 		h = sha256.New()
-		in := &readError{r: io.TeeReader(io.LimitReader(kicking{r, kick}, maxManifestSize), h)}
-		indexes = indexes[:0]
-		_, err = manifest.ScanFiles(in, func(f manifest.File) error {
-			if chunk.IsIndex(f.Path) {
-				indexes = append(indexes, f)
-			}
-			if _, ok := p.index[f.Path]; !ok && chunk.IsChunk(f.Path) {
-				rem.name(f.Path) // kept or deleted by what a listing finds
-			} else {
-				rem.saw(p.index, f.Path, f.Size, f.SHA256)
-			}
-			return ctx.Err()
-		})
-		if err == nil {
-			// The rest, which the decoder did not need: white space only,
-			// and part of the bytes the SHA-256 covers.
-			rest, rerr := io.ReadAll(io.LimitReader(in, 4<<10))
-			if rerr == nil && len(bytes.TrimSpace(rest)) > 0 {
-				err = errors.New("reading manifest: more after the JSON value")
-			}
-		}
-		switch {
-		case in.err != nil:
-			return in.err // the read failed: tried again if it may pass
-		case err != nil && ctx.Err() == nil:
-			return &damagedError{err}
-		}
-		return err
+		var serr error
+		indexes, serr = p.scanManifest(ctx, rem, h, kick, indexes[:0])
+		return serr
 	})
 	var de *damagedError
 	// Its names are all the chunks it names when publish uploaded it
@@ -479,6 +444,66 @@ func (p *publisher) readManifest(ctx context.Context, rem *remote) error {
 	}
 	rem.reset()
 	return nil
+}
+
+// ownManifest reports whether the bucket's manifest.json, of attributes
+// a (complete: uploaded whole by a publish, with its headers), is the
+// build's own: a folder's is read to know.
+func (p *publisher) ownManifest(ctx context.Context, a *blob.Attributes, complete bool) (bool, error) {
+	if a.Size != int64(len(p.local.data)) || !complete {
+		return false, nil
+	}
+	if p.opt.Folder == "" {
+		return a.Metadata[MetaSHA256] == p.local.sum, nil
+	}
+	sum, err := p.sumOf(ctx, manifest.Name, a.Size)
+	if err != nil && !isNotFound(err) {
+		return false, explain("reading "+manifest.Name, err)
+	}
+	return err == nil && sum == p.local.sum, nil
+}
+
+// scanManifest reads the bucket's manifest.json into rem, once, hashing
+// its bytes into h: the files it lists are seen (see remote.saw), but
+// the chunks the build does not have, which are only named (kept or
+// deleted by what a listing finds); it returns the chunk indexes it lists,
+// appended to indexes. kick is told of the bytes as they come in.
+func (p *publisher) scanManifest(ctx context.Context, rem *remote, h hash.Hash, kick func(int), indexes []manifest.File) ([]manifest.File, error) {
+	rem.reset()
+	rem.forget()
+	r, err := p.bucket.NewReader(ctx, manifest.Name, nil)
+	if err != nil {
+		return indexes, err
+	}
+	defer r.Close()
+	in := &readError{r: io.TeeReader(io.LimitReader(kicking{r, kick}, maxManifestSize), h)}
+	_, err = manifest.ScanFiles(in, func(f manifest.File) error {
+		k := layout.Classify(f.Path)
+		if k.Names() {
+			indexes = append(indexes, f)
+		}
+		if _, ok := p.index[f.Path]; !ok && k.Immutable() {
+			rem.name(f.Path) // kept or deleted by what a listing finds
+		} else {
+			rem.saw(p.index, f.Path, f.Size, f.SHA256)
+		}
+		return ctx.Err()
+	})
+	if err == nil {
+		// The rest, which the decoder did not need: white space only,
+		// and part of the bytes the SHA-256 covers.
+		rest, rerr := io.ReadAll(io.LimitReader(in, 4<<10))
+		if rerr == nil && len(bytes.TrimSpace(rest)) > 0 {
+			err = errors.New("reading manifest: more after the JSON value")
+		}
+	}
+	switch {
+	case in.err != nil:
+		return indexes, in.err // the read failed: tried again if it may pass
+	case err != nil && ctx.Err() == nil:
+		return indexes, &damagedError{err}
+	}
+	return indexes, err
 }
 
 func firstLine(s string) string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
+	"github.com/feedgen/feedgen/internal/retry"
 )
 
 // slowLink starts a proxy to the address to that takes what the client
@@ -96,7 +97,7 @@ func TestUploadSlowLink(t *testing.T) {
 	defer b.Close()
 	var said bytes.Buffer
 	opt = opt.withDefaults()
-	p := &publisher{bucket: b, opt: opt, notices: &noticer{w: &said, clock: time.Now}, fence: func() error { return nil }}
+	p := &publisher{bucket: b, opt: opt, notices: &retry.Notices{W: &said, Clock: time.Now}, fence: func() error { return nil }}
 	data := bytes.Repeat([]byte("[1234567]\n"), 96<<10/10)
 	const key = "articles/big.json"
 	start := time.Now()

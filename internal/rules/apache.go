@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -17,7 +18,10 @@ func apacheTarget() Target {
 		Files:      []string{"apache.conf"},
 		Run:        "Include OUTDIR/apache.conf in httpd.conf, with mod_rewrite and mod_headers (a2enmod rewrite headers), then apachectl graceful",
 		Counts:     true,
+		Layouts:    []string{layout.PagesName},
 		Standalone: true,
+		ModulesDir: apacheModules,
+		Modules:    apacheModuleFiles(),
 		Generate:   apacheGenerate,
 		Commands:   apacheCommands,
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -82,7 +83,7 @@ func TestAssembleJS(t *testing.T) {
 	}
 	values := []string{"news", "Go", "con", "com7", "lpt1", "co", "console", "Ёж", strings.Repeat("a", 200), strings.Repeat("a", 201),
 		strings.Repeat("Ж", 33), strings.Repeat("Ж", 34), "__proto__", "a b+c%d"}
-	p := listing.Pagination{DefaultLimit: 20, MaxLimit: 100, Layout: listing.LayoutChunks}
+	p := listing.Pagination{DefaultLimit: 20, MaxLimit: 100, Layout: layout.ChunksName}
 	js, err := script("", chunkedSiteData(&Site{Paging: p, BaseURL: "https://api.example.com"}, true), nginxAdapterJS+assembleDriver)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -17,6 +18,7 @@ func caddyTarget() Target {
 		Files:    []string{"Caddyfile"},
 		Run:      "caddy run --config OUTDIR/Caddyfile --adapter caddyfile (Caddy 2.6 or later), restarted after each build",
 		Counts:   true,
+		Layouts:  []string{layout.PagesName},
 		Generate: caddyGenerate,
 		Commands: caddyCommands,
 	}

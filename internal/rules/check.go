@@ -17,8 +17,8 @@ import (
 // Stale is a file of a target's folder that is not what feedgen rules
 // would write now.
 type Stale struct {
-	File string // its path
-	Why  string // what differs, in a line
+	File string `json:"file"` // its path
+	Why  string `json:"why"`  // what differs, in a line
 }
 
 // Check makes target t's files for s in memory, as Write would write

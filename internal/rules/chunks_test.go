@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -434,8 +435,8 @@ func TestRefusesChunks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tg.Assembles != (tt.want == "") {
-				t.Fatalf("Assembles is %v", tg.Assembles)
+			if tg.Serves(layout.Chunks()) != (tt.want == "") || !tg.Serves(layout.Pages()) {
+				t.Fatalf("Layouts are %v", tg.Layouts)
 			}
 			s, err := NewSite(chunkMan, chunkRoot, "127.0.0.1:8080")
 			if err != nil {

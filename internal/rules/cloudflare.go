@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // cloudflareTarget is a Cloudflare Worker in front of the build uploaded
@@ -15,12 +17,12 @@ import (
 // binding.
 func cloudflareTarget() Target {
 	return Target{
-		Name:      "cloudflare",
-		Files:     []string{"worker.js", "wrangler.toml", "workerd.capnp"},
-		Run:       "cd OUTDIR && npx wrangler deploy; locally: npx workerd serve OUTDIR/workerd.capnp",
-		Counts:    true,
-		Assembles: true,
-		Generate:  cloudflareGenerate,
+		Name:     "cloudflare",
+		Files:    []string{"worker.js", "wrangler.toml", "workerd.capnp"},
+		Run:      "cd OUTDIR && npx wrangler deploy; locally: npx workerd serve OUTDIR/workerd.capnp",
+		Counts:   true,
+		Layouts:  []string{layout.PagesName, layout.ChunksName},
+		Generate: cloudflareGenerate,
 		Commands: func(dir string, _ bool) Commands {
 			return Commands{Then: "deploy the Worker", Reload: "cd " + ShellQuote(dir) + " && npx wrangler deploy"}
 		},

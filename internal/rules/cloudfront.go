@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"strings"
+
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // cloudfrontTarget is a CloudFront Function on the viewer requests of a
@@ -15,6 +17,7 @@ func cloudfrontTarget() Target {
 		Files:    []string{"cloudfront.js"},
 		Run:      "a CloudFront Function (cloudfront-js-2.0) on the viewer requests of the distribution in front of the bucket",
 		Counts:   true,
+		Layouts:  []string{layout.PagesName},
 		Generate: cloudfrontGenerate,
 	}
 }

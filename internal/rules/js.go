@@ -59,7 +59,7 @@ type siteData struct {
 // not found).
 func newSiteData(s *Site, filters bool) (*siteData, error) {
 	p := s.Paging
-	if p.Chunked() {
+	if s.layout().Assembled {
 		return chunkedSiteData(s, filters), nil
 	}
 	if len(p.Limits) == 0 || !p.HasLimit(p.DefaultLimit) || !p.HasLimit(p.MaxLimit) {

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 )
 
 // netlifyTarget is Netlify: an edge function answers every request as
@@ -16,12 +18,12 @@ import (
 // edge function does not run (it bypasses on error).
 func netlifyTarget() Target {
 	return Target{
-		Name:      "netlify",
-		Files:     []string{"_redirects", netlifyNotFound, netlifyEdgeFunction},
-		Run:       "copy _redirects and " + netlifyNotFound + " into the published folder and netlify/ into the site's base folder, then netlify deploy",
-		Counts:    true,
-		Assembles: true,
-		Generate:  netlifyGenerate,
+		Name:     "netlify",
+		Files:    []string{"_redirects", netlifyNotFound, netlifyEdgeFunction},
+		Run:      "copy _redirects and " + netlifyNotFound + " into the published folder and netlify/ into the site's base folder, then netlify deploy",
+		Counts:   true,
+		Layouts:  []string{layout.PagesName, layout.ChunksName},
+		Generate: netlifyGenerate,
 		Commands: func(string, bool) Commands {
 			return Commands{Then: "deploy them with the build", Reload: "netlify deploy"}
 		},
@@ -88,7 +90,7 @@ func netlifyGenerate(s *Site) (*Output, error) {
 // function reads them through the same chain.
 func netlifyRedirects(s *Site) []byte {
 	var b strings.Builder
-	if s.Paging.Chunked() {
+	if !s.layout().Has(layout.Page) {
 		b.WriteString(`# feedgen rules netlify: a build of layout: chunks has no page files. The
 # edge function netlify/edge-functions/feedgen.js answers every request,
 # putting pages together from the indexes and chunks; when it does not run,
@@ -160,7 +162,7 @@ func netlifyRedirects(s *Site) []byte {
 // through Netlify's chain, rules included.
 func writeHidden(b *strings.Builder) {
 	b.WriteString("\n# The build's own files by their paths: not found.\n")
-	for _, from := range []string{manifest.Name, manifest.Unfinished} {
+	for _, from := range []string{manifest.Name, outdir.Unfinished} {
 		b.WriteString("/" + from + "  /" + netlifyNotFound + "  404!\n")
 	}
 }

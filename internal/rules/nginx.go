@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -16,7 +17,9 @@ func nginxTarget() Target {
 		Files:      []string{"nginx.conf"},
 		Run:        "include OUTDIR/nginx.conf; in http {}, then nginx -s reload",
 		Counts:     true,
+		Layouts:    []string{layout.PagesName},
 		Standalone: true,
+		Instead:    Instead{Target: "nginx-njs", How: "nginx puts its pages together with its JavaScript module (Debian: libnginx-mod-http-js)"},
 		Generate:   nginxGenerate,
 		Commands:   nginxCommands,
 	}

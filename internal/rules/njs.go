@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -17,7 +18,10 @@ func njsTarget() Target {
 		Files:      []string{"nginx.conf", "feedgen.js"},
 		Run:        "include OUTDIR/nginx.conf; in http {}, load_module modules/ngx_http_js_module.so; in main (Debian: libnginx-mod-http-js)",
 		Counts:     true,
-		Assembles:  true,
+		Layouts:    []string{layout.PagesName, layout.ChunksName},
+		ModulesDir: nginxModules,
+		Modules:    []string{"ngx_http_js_module.so"},
+		Cache:      "a folder where nginx keeps the pages njs puts together",
 		Standalone: true,
 		Generate:   njsGenerate,
 		Commands:   nginxCommands,
@@ -47,7 +51,7 @@ func njsGenerate(s *Site) (*Output, error) {
 			return nil, err
 		}
 	}
-	if s.Cache != "" && !s.Paging.Chunked() {
+	if s.Cache != "" && !s.layout().Assembled {
 		return nil, errors.New("--cache is for a build of layout: chunks, whose pages njs puts together; nginx serves a pages build's files itself")
 	}
 	listen := s.Listen
@@ -184,7 +188,7 @@ func njsUse(s *Site) string {
 # and in its main context: load_module modules/ngx_http_js_module.so;
 # (Debian: apt-get install libnginx-mod-http-js).`
 	}
-	if s.Paging.Chunked() {
+	if !njsTarget().HoldsCounts(s.layout()) {
 		return use + `
 # It reads each collection's index per request: a build does not make it
 # stale.`

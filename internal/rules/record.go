@@ -12,7 +12,9 @@ import (
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outdir"
 )
 
 // RecordsName is the file, beside a site's config, where feedgen rules
@@ -158,7 +160,7 @@ func SaveRecord(name string, r Record) (dropped error, err error) {
 // none of its records; when it returns that error, the file is left as
 // it is.
 func updateRecords(name string, edit func(rs []Record, corrupt error) ([]Record, error)) error {
-	unlock, err := lockDir(filepath.Dir(name))
+	unlock, err := outdir.Hold(filepath.Dir(name))
 	if err != nil {
 		return err
 	}
@@ -258,7 +260,7 @@ func CheckRecords(name, root string, m *manifest.Manifest, changed bool) ([]Reco
 		if err != nil {
 			continue // a target this feedgen does not have
 		}
-		if why := CountsChanged(r.Counts, m.Collections); why != "" && !m.Pagination.Chunked() {
+		if why := CountsChanged(r.Counts, m.Collections); why != "" && t.HoldsCounts(layout.Of(m.Pagination)) {
 			checks = append(checks, RecordCheck{Record: r, Stale: []Stale{{File: filepath.Join(r.Out, t.Files[0]), Why: why}}})
 			continue
 		}

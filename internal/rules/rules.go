@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/feedgen/feedgen/internal/atomicfile"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -78,7 +79,7 @@ func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
 // quote.
 func (s *Site) check() error {
 	for _, f := range []struct{ what, v string }{
-		{rootLabel, s.Root}, {outLabel, s.OutDir}, {"the address (--listen)", s.Listen}, {cacheLabel, s.Cache}, {modulesLabel, s.Modules},
+		{rootLabel, s.Root}, {outLabel, s.OutDir}, {"the address (--addr)", s.Listen}, {cacheLabel, s.Cache}, {modulesLabel, s.Modules},
 	} {
 		if !utf8.ValidString(f.v) {
 			return fmt.Errorf("%s %q is not valid UTF-8", f.what, f.v)
@@ -94,7 +95,7 @@ func (s *Site) check() error {
 // Labels of the paths of a Site in messages: what each is, and the flag
 // that gives it.
 const (
-	rootLabel    = "the build's folder (--root)"
+	rootLabel    = "the build's folder (--dir)"
 	outLabel     = "the output folder (-o)"
 	cacheLabel   = "the cache folder (--cache)"
 	modulesLabel = "the modules folder (--modules)"
@@ -111,6 +112,9 @@ func unholdable(file, label, p, chars string) error {
 	r, _ := utf8.DecodeRuneInString(p[i:])
 	return fmt.Errorf("%s %q has %q, which %s cannot hold: use a folder without it", label, p, r, file)
 }
+
+// layout is the layout of the build of s.
+func (s *Site) layout() layout.Layout { return layout.Of(s.Paging) }
 
 // Host and Port split Listen: Host is "" when it names a port only.
 func (s *Site) Host() string {
@@ -136,15 +140,29 @@ type Target struct {
 	// written again after each build (but for a build of layout: chunks,
 	// whose counts the indexes hold).
 	Counts bool
-	// Assembles says that the target runs code that can put a page
-	// together per request from the chunks of a build of layout: chunks
-	// (docs/contract.md §12). The others only map a request onto a file,
-	// and refuse such a build (see checkLayout).
-	Assembles bool
+	// Layouts are the layouts (layout.Layout's Name) of the builds the
+	// target's files serve: that of page files for a target that only
+	// maps a request onto a file; also those whose pages are put
+	// together per request (Layout.Assembled) for a target that runs
+	// code to do it (docs/contract.md §12). The others are refused (see
+	// checkLayout).
+	Layouts []string
+	// Instead is, for a target that does not serve every layout, the
+	// target of the same server that does, advised for a build of a
+	// layout it does not serve: nginx's nginx-njs.
+	Instead Instead
 	// Standalone says that the target can write a complete config of
 	// its server (Site.Standalone): nginx, nginx-njs and apache, whose
 	// files are otherwise included in the server's own config.
 	Standalone bool
+	// ModulesDir is the folder a standalone config of the target loads
+	// its Modules from unless --modules names another (Debian's); "" for
+	// a target that loads none.
+	ModulesDir string
+	Modules    []string
+	// Cache says what --cache is for the target ("" when it takes
+	// none): a folder where the server keeps the pages it puts together.
+	Cache string
 	// Generate returns the content of each file of Files.
 	Generate func(s *Site) (*Output, error)
 	// Commands says how the platform runs the files written to a folder
@@ -152,6 +170,24 @@ type Target struct {
 	// for a platform with nothing to run.
 	Commands func(dir string, standalone bool) Commands
 }
+
+// Instead is another target of the same server, and what it needs.
+type Instead struct {
+	Target string
+	// How says how the server does what the target does not, for a
+	// message: "nginx puts its pages together with its JavaScript
+	// module (Debian: libnginx-mod-http-js)".
+	How string
+}
+
+// Serves reports whether the files of t serve a build of layout l.
+func (t Target) Serves(l layout.Layout) bool { return slices.Contains(t.Layouts, l.Name) }
+
+// HoldsCounts reports whether the files of t for a build of layout l
+// hold the build's counts, so that a build that changes them makes them
+// stale: those of a target that writes them (Counts), but for a layout
+// whose indexes hold them.
+func (t Target) HoldsCounts(l layout.Layout) bool { return t.Counts && !l.Has(layout.Index) }
 
 // CommandsFor returns how the platform of t runs the files written to
 // the folder dir (with --standalone, or not), dir as the reader names it
@@ -246,21 +282,24 @@ func Find(name string) (Target, error) {
 // that it cannot serve.
 var ErrChunks = errors.New("the build is in the chunks layout (pagination.layout: chunks)")
 
-// checkLayout refuses a build of layout: chunks, whose pages are put
-// together per request, for a target that only maps a request onto a
-// file: its error names the targets that run code to do it.
+// checkLayout refuses a build of a layout t does not serve (Layouts):
+// its error names the targets that do.
 func checkLayout(t Target, s *Site) error {
-	if !s.Paging.Chunked() || t.Assembles {
+	l := s.layout()
+	if t.Serves(l) {
 		return nil
 	}
 	var can []string
 	for _, t := range Targets() {
-		if t.Assembles {
+		if t.Serves(l) {
 			can = append(can, t.Name)
 		}
 	}
-	return fmt.Errorf("%w: its pages are put together per request from chunks, and %s only maps a request onto a file; the targets that run code to do it are %s (and feedgen serve does it), or build with pagination.layout: pages",
-		ErrChunks, t.Name, andList(can))
+	if l.Assembled {
+		return fmt.Errorf("%w: its pages are put together per request from chunks, and %s only maps a request onto a file; the targets that run code to do it are %s (and feedgen serve does it), or build with pagination.layout: pages",
+			ErrChunks, t.Name, andList(can))
+	}
+	return fmt.Errorf("%s does not serve a build of pagination.layout: %s; %s do", t.Name, l.Name, andList(can))
 }
 
 // andList writes names as "a, b and c".

@@ -14,19 +14,16 @@ const (
 )
 
 // ModulesDir returns the folder the standalone config of target t loads
-// its modules from: s.Modules, or the one of Debian's packages; "" for a
+// its modules from: s.Modules, or the target's (Debian's); "" for a
 // target that loads none.
 func (s *Site) ModulesDir(t Target) string {
 	switch {
-	case !t.Standalone || t.Name == "nginx":
+	case !t.Standalone || t.ModulesDir == "":
 		return ""
 	case s.Modules != "":
 		return s.Modules
-	case t.Name == "apache":
-		return apacheModules
-	default:
-		return nginxModules
 	}
+	return t.ModulesDir
 }
 
 // StandaloneModules returns the module files the standalone config of
@@ -34,19 +31,24 @@ func (s *Site) ModulesDir(t Target) string {
 // it.
 func StandaloneModules(t Target, s *Site) []string {
 	dir := s.ModulesDir(t)
-	var files []string
-	switch t.Name {
-	case "nginx-njs":
-		files = []string{"ngx_http_js_module.so"}
-	case "apache":
-		for _, m := range apacheLoads {
-			if m.always {
-				files = append(files, m.file)
-			}
-		}
+	if dir == "" {
+		return nil
 	}
-	for i, f := range files {
+	files := make([]string, len(t.Modules))
+	for i, f := range t.Modules {
 		files[i] = filepath.Join(dir, f)
+	}
+	return files
+}
+
+// apacheModuleFiles are the module files every standalone apache.conf
+// loads.
+func apacheModuleFiles() []string {
+	var files []string
+	for _, m := range apacheLoads {
+		if m.always {
+			files = append(files, m.file)
+		}
 	}
 	return files
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -15,13 +13,15 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/feedgen/feedgen/internal/pool"
 )
 
 // A build of the chunks layout (docs/contract.md §12) has no page files:
-// each collection's articles are in chunks, which loadChunked holds
+// each collection's articles are in chunks, which loadChunks holds
 // (mapped from their files, or in stores) and checks against the
 // collection's index, and every answer is put together from them
 // (assemble): any limit 1..max_limit at any offset.
@@ -64,33 +64,51 @@ type chunkBody struct {
 	pf   *pageFile
 }
 
-// loadChunked is loadBuild for a build of the chunks layout: each chunk
-// and index comes from fresh, else from prev (the same SHA-256 is the
-// same bytes), else from its file, checked against the manifest: with
-// dir, mapped (see pageDir.readPage); else read from fsys into a store.
-// Each index is read, parsed and checked against its chunks' bytes. A
-// file that differs gives a notReadyError; with partial, the pages that
-// need it answer 503 instead.
-func loadChunked(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
-	p := m.Pagination
-	hb := &heldBuild{
-		manifestSum:  sha256.Sum256(data),
-		buildTime:    m.BuildTime,
-		baseURL:      m.BaseURL,
-		paging:       p,
-		chunked:      true,
-		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
-		bySum:        map[[sha256.Size]byte]stored{},
-		chunks:       map[[sha256.Size]byte]chunkBody{},
-		dir:          dir,
-		replaced:     make(chan struct{}),
-	}
+// loadChunks is the loader of the chunks layout (see layoutServers):
+// each chunk and index comes from src.fresh, else from src.prev (the
+// same SHA-256 is the same bytes), else from its file, checked against
+// the manifest: with src.dir, mapped (see pageDir.readPage); else read
+// from src.fsys into a store. Each index is read, parsed and checked
+// against its chunks' bytes. A file that differs gives a notReadyError;
+// with src.partial, the pages that need it answer 503 instead.
+func loadChunks(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loadSource) error {
+	hb.bySum = map[[sha256.Size]byte]stored{}
+	hb.chunks = map[[sha256.Size]byte]chunkBody{}
 	colls, _ := hb.makeCollections(m.Collections, m.Filters)
+	indexes := map[string][]byte{} // the bytes of each index, by path
+	toRead, err := hb.holdKnown(ctx, m.Files, src, indexes)
+	if err != nil {
+		return err
+	}
+	var failed []string
+	if len(toRead) > 0 {
+		if failed, err = hb.readChunked(ctx, src.fsys, src.dir, toRead, indexes, src.partial); err != nil {
+			return err
+		}
+	}
+	hb.read = len(toRead) - len(failed)
+	hb.unavailable = failed
+	if err := hb.compact(src.slack); err != nil {
+		return err
+	}
+	hb.retake(m.Files, indexes)
+	for i, c := range colls {
+		if i%outfile.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := hb.assembleFrom(c, indexes[chunk.IndexPath(c.dir)], src.partial); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-	// Every file's bytes: known already, or to read.
-	var toRead []manifest.File
-	indexes := map[string][]byte{}
-	for i, f := range m.Files {
+// holdKnown holds the bytes of every file of files that src.fresh or
+// src.prev holds already, and returns the others, to read.
+func (hb *heldBuild) holdKnown(ctx context.Context, files []manifest.File, src loadSource, indexes map[string][]byte) (toRead []manifest.File, err error) {
+	for i, f := range files {
 		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -99,11 +117,11 @@ func loadChunked(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *
 		hb.pages++
 		hb.bytes += f.Size
 		sum := f.Sum()
-		if at, ok := fresh.lookup(sum); ok && at.size == f.Size {
+		if at, ok := src.fresh.lookup(sum); ok && at.size == f.Size {
 			hb.keep(f, sum, chunkBody{data: at.st.bytes(at.off, at.size)}, at, indexes)
 			continue
 		}
-		if prev != nil {
+		if prev := src.prev; prev != nil {
 			if at, ok := prev.bySum[sum]; ok && at.size == f.Size {
 				hb.keep(f, sum, chunkBody{data: at.st.bytes(at.off, at.size)}, at, indexes)
 				continue
@@ -113,25 +131,18 @@ func loadChunked(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *
 				continue
 			}
 		}
-		if fsys == nil && dir == nil {
+		if src.fsys == nil && src.dir == nil {
 			return nil, fmt.Errorf("%s is neither in memory nor in a folder", f.Path)
 		}
 		toRead = append(toRead, f)
 	}
-	var failed []string
-	if len(toRead) > 0 {
-		var err error
-		if failed, err = hb.readChunked(ctx, fsys, dir, toRead, indexes, partial); err != nil {
-			return nil, err
-		}
-	}
-	hb.read = len(toRead) - len(failed)
-	hb.unavailable = failed
-	if err := hb.compact(slack); err != nil {
-		return nil, err
-	}
-	// compact may have moved what is in stores to a new one, and the old
-	// ones go once unreachable: every slice of them is taken again.
+	return toRead, nil
+}
+
+// retake takes again every slice of a store that hb.chunks and indexes
+// hold: compact may have moved what is in stores to a new one, and the
+// old ones go once unreachable.
+func (hb *heldBuild) retake(files []manifest.File, indexes map[string][]byte) {
 	for sum, b := range hb.chunks {
 		if b.pf == nil {
 			if at, ok := hb.bySum[sum]; ok {
@@ -139,34 +150,24 @@ func loadChunked(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *
 			}
 		}
 	}
-	for _, f := range m.Files {
+	for _, f := range files {
 		if _, ok := indexes[f.Path]; ok {
 			if at, ok := hb.bySum[f.Sum()]; ok {
 				indexes[f.Path] = at.st.bytes(at.off, at.size)
 			}
 		}
 	}
-	for i, c := range colls {
-		if i%outfile.CheckEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		if err := hb.assembleFrom(c, indexes[chunk.IndexPath(c.dir)], partial); err != nil {
-			return nil, err
-		}
-	}
-	return hb, nil
 }
 
-// keep records the bytes of file f, held in memory at at: a chunk's in
-// hb.chunks, an index's in indexes.
+// keep records the bytes of file f, held in memory at at: an index's
+// (a file that names others: layout.Kind.Names) in indexes, to be
+// parsed; a chunk's in hb.chunks.
 func (hb *heldBuild) keep(f manifest.File, sum [sha256.Size]byte, b chunkBody, at stored, indexes map[string][]byte) {
 	hb.bySum[sum] = at
-	if chunk.IsChunk(f.Path) {
-		hb.chunks[sum] = b
-	} else {
+	if layout.Classify(f.Path).Names() {
 		indexes[f.Path] = b.data
+	} else {
+		hb.chunks[sum] = b
 	}
 }
 
@@ -179,83 +180,63 @@ func (hb *heldBuild) readChunked(ctx context.Context, fsys fs.FS, dir *pageDir, 
 	// A chunk of the folder is mapped; one that cannot be (past the bound
 	// on mappings) is copied into the store with the rest, outside the Go
 	// heap, as a page is: its bytes may be spliced into sockets (see
-	// socket.Sender.SendVec).
+	// socket.Sender.SendVec). An index is read into the store, to be
+	// parsed.
 	st, err := newStore()
 	if err != nil {
 		return nil, fmt.Errorf("allocating memory for the chunks: %w", err)
 	}
 	at := make([]stored, len(todo))
+	mapping := make([]bool, len(todo)) // a chunk of the folder, mapped if it can be
 	for i, f := range todo {
-		if dir == nil || !chunk.IsChunk(f.Path) {
+		if mapping[i] = dir != nil && !layout.Classify(f.Path).Names(); !mapping[i] {
 			at[i] = stored{st: st, off: st.reserve(f.Size), size: f.Size}
 		}
 	}
 	mapped := make([]bool, len(todo))
 	got := make([]chunkBody, len(todo))
-	var (
-		next    atomic.Int64
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
-		mu      sync.Mutex // guards failed
-	)
-	for range max(2, 2*runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			var buf []byte
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(todo) {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					errOnce.Do(func() { first = err })
-					next.Store(int64(len(todo)))
-					return
-				}
-				f := todo[i]
-				var data []byte
-				var err error
-				switch {
-				case dir != nil && chunk.IsChunk(f.Path):
-					var pf *pageFile
-					if pf, data, err = dir.readPage(f, buf); err == nil {
-						if mem := pf.mapped(); mem != nil {
-							got[i], mapped[i] = chunkBody{data: mem, pf: pf}, true
-						} else {
-							at[i] = stored{st: st, off: st.reserve(f.Size), size: f.Size}
-						}
-					}
-				default:
-					data, err = manifest.ReadPage(fsys, f, buf)
-				}
-				if err == nil && !mapped[i] {
-					buf = data[:0]
-					if err = at[i].st.writeAt(data, at[i].off); err != nil {
-						err = fmt.Errorf("storing %s: %w", f.Path, err)
+	var mu sync.Mutex // guards failed
+	err = pool.Run(ctx, len(todo), pool.Size(2), func() func(context.Context, int) error {
+		var buf []byte
+		return func(_ context.Context, i int) error {
+			f := todo[i]
+			var data []byte
+			var err error
+			if mapping[i] {
+				var pf *pageFile
+				if pf, data, err = dir.readPage(f, buf); err == nil {
+					if mem := pf.mapped(); mem != nil {
+						got[i], mapped[i] = chunkBody{data: mem, pf: pf}, true
+					} else {
+						at[i] = stored{st: st, off: st.reserve(f.Size), size: f.Size}
 					}
 				}
-				var mm *manifest.Mismatch
-				switch {
-				case errors.As(err, &mm) && partial:
-					mu.Lock()
-					failed = append(failed, f.Path)
-					mu.Unlock()
-					at[i], err = stored{}, nil
-				case errors.As(err, &mm):
-					err = notReadyError{err: err}
-				}
-				if err != nil {
-					errOnce.Do(func() { first = err })
-					next.Store(int64(len(todo)))
-					return
+			} else {
+				data, err = manifest.ReadPage(fsys, f, buf)
+			}
+			if err == nil && !mapped[i] {
+				buf = data[:0]
+				if err = at[i].st.writeAt(data, at[i].off); err != nil {
+					err = fmt.Errorf("storing %s: %w", f.Path, err)
 				}
 			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
+			var mm *manifest.Mismatch
+			switch {
+			case errors.As(err, &mm) && partial:
+				mu.Lock()
+				failed = append(failed, f.Path)
+				mu.Unlock()
+				at[i] = stored{}
+				return nil
+			case errors.As(err, &mm):
+				return notReadyError{err: err}
+			}
+			return err
+		}
+	})
+	if err != nil {
 		st.discard()
-		return nil, first
+		return nil, err
 	}
 	if err := st.seal(); err != nil {
 		st.discard()

@@ -79,7 +79,7 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 		batch.Discard()
 		return false, nil
 	}
-	hb, err := loadBuild(ctx, fsys, dir, data, m, cur, batch, s.compactSlack, partial)
+	hb, err := loadBuild(ctx, data, m, loadSource{fsys: fsys, dir: dir, prev: cur, fresh: batch, slack: s.compactSlack, partial: partial})
 	if err != nil {
 		batch.Discard()
 		if nr := (notReadyError{}); held && errors.As(err, &nr) {
@@ -186,62 +186,28 @@ func (s *Server) Install(h Handover) (bool, error) {
 // its pages match or the next build replaces it.
 func (s *Server) FollowBuilds(ctx context.Context) {
 	dir := s.opt.Source.folder()
-	manifestPath := filepath.Join(dir, manifest.Name)
+	w := s.watch(dir)
 	var (
 		events <-chan fsnotify.Event
 		errs   <-chan error
 	)
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		fmt.Fprintf(s.log, "watching %s: %v; checking for new builds every %s\n", dir, err, s.opt.PollInterval)
-	} else {
+	if w != nil {
 		defer w.Close()
-		if err := w.Add(dir); err != nil {
-			fmt.Fprintf(s.log, "watching %s: %v; checking for new builds every %s\n", dir, err, s.opt.PollInterval)
-		}
 		events, errs = w.Events, w.Errors
 	}
-
 	poll := time.NewTicker(s.opt.PollInterval)
 	defer poll.Stop()
-	retry := time.NewTimer(0)
-	if !retry.Stop() {
-		<-retry.C
+	f := &follower{s: s, dir: dir, manifestPath: filepath.Join(dir, manifest.Name), w: w, wait: s.opt.RetryInterval}
+	f.retry = time.NewTimer(0)
+	if !f.retry.Stop() {
+		<-f.retry.C
 	}
-	defer retry.Stop()
-
-	wait := s.opt.RetryInterval
-	lastErr := ""
-	reload := func() {
-		retry.Stop()
-		_, err := s.reload(ctx, false)
-		if ctx.Err() != nil {
-			return // stopping: a load cut short says nothing
-		}
-		if s.opt.onAttempt != nil {
-			s.opt.onAttempt(err)
-		}
-		if err == nil {
-			wait, lastErr = s.opt.RetryInterval, ""
-			return
-		}
-		var nr notReadyError
-		notReady := errors.As(err, &nr)
-		if msg := err.Error(); msg != lastErr && !nr.held {
-			lastErr = msg
-			fmt.Fprintf(s.log, "%s: not switching builds: %v; still serving the %s\n", dir, err, s.cur.Load().describe())
-		}
-		if notReady {
-			retry.Reset(wait)
-			wait = min(2*wait, s.opt.PollInterval)
-		}
-	}
-
+	defer f.retry.Stop()
 	if len(s.cur.Load().unavailable) > 0 {
-		retry.Reset(wait)
+		f.retry.Reset(f.wait)
 	}
-	lastManifest, _ := os.Stat(manifestPath)
-	lastDir, _ := os.Stat(dir)
+	f.lastManifest, _ = os.Stat(f.manifestPath)
+	f.lastDir, _ = os.Stat(dir)
 	if s.opt.onWatching != nil {
 		s.opt.onWatching()
 	}
@@ -255,7 +221,7 @@ func (s *Server) FollowBuilds(ctx context.Context) {
 				continue
 			}
 			if filepath.Base(ev.Name) == manifest.Name && ev.Has(fsnotify.Create|fsnotify.Write) {
-				reload()
+				f.reload(ctx)
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -263,26 +229,91 @@ func (s *Server) FollowBuilds(ctx context.Context) {
 				continue
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				reload()
+				f.reload(ctx)
 			}
-		case <-retry.C:
-			reload()
+		case <-f.retry.C:
+			f.reload(ctx)
 		case <-s.nudge:
-			reload()
+			f.reload(ctx)
 		case <-poll.C:
-			if info, _ := os.Stat(dir); w != nil && info != nil && (lastDir == nil || !os.SameFile(info, lastDir)) {
-				// The folder was made anew: watch the new one.
-				lastDir = info
-				w.Add(dir)
-			}
-			info, _ := os.Stat(manifestPath)
-			if !manifest.SameFile(lastManifest, info) {
-				lastManifest = info
-				reload()
-			}
-			if s.opt.onPoll != nil {
-				s.opt.onPoll()
-			}
+			f.poll(ctx)
 		}
+	}
+}
+
+// watch returns a watcher of the folder dir, or nil when there can be
+// none (the folder is then polled only), saying so in the log.
+func (s *Server) watch(dir string) *fsnotify.Watcher {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		fmt.Fprintf(s.log, "watching %s: %v; checking for new builds every %s\n", dir, err, s.opt.PollInterval)
+		return nil
+	}
+	if err := w.Add(dir); err != nil {
+		fmt.Fprintf(s.log, "watching %s: %v; checking for new builds every %s\n", dir, err, s.opt.PollInterval)
+	}
+	return w
+}
+
+// follower is the state of one FollowBuilds.
+type follower struct {
+	s            *Server
+	dir          string
+	manifestPath string
+	w            *fsnotify.Watcher // nil: none
+	// retry fires when a build that was not ready is to be loaded again,
+	// wait after the last attempt (doubling up to PollInterval); lastErr
+	// is the error last logged, not logged again.
+	retry   *time.Timer
+	wait    time.Duration
+	lastErr string
+	// lastManifest and lastDir are the manifest and the folder as the
+	// last poll found them.
+	lastManifest, lastDir os.FileInfo
+}
+
+// reload loads the folder's build again and switches to it, or logs why
+// not; a build not ready is tried again later (retry).
+func (f *follower) reload(ctx context.Context) {
+	s := f.s
+	f.retry.Stop()
+	_, err := s.reload(ctx, false)
+	if ctx.Err() != nil {
+		return // stopping: a load cut short says nothing
+	}
+	if s.opt.onAttempt != nil {
+		s.opt.onAttempt(err)
+	}
+	if err == nil {
+		f.wait, f.lastErr = s.opt.RetryInterval, ""
+		return
+	}
+	var nr notReadyError
+	notReady := errors.As(err, &nr)
+	if msg := err.Error(); msg != f.lastErr && !nr.held {
+		f.lastErr = msg
+		fmt.Fprintf(s.log, "%s: not switching builds: %v; still serving the %s\n", f.dir, err, s.cur.Load().describe())
+	}
+	if notReady {
+		f.retry.Reset(f.wait)
+		f.wait = min(2*f.wait, s.opt.PollInterval)
+	}
+}
+
+// poll watches the folder again when it was made anew, and reloads when
+// the manifest is another file than the last poll found.
+func (f *follower) poll(ctx context.Context) {
+	if info, _ := os.Stat(f.dir); f.w != nil && info != nil && (f.lastDir == nil || !os.SameFile(info, f.lastDir)) {
+		// The folder was made anew: watch the new one.
+		f.lastDir = info
+		f.w.Add(f.dir)
+	}
+	info, _ := os.Stat(f.manifestPath)
+	if !manifest.SameFile(f.lastManifest, info) {
+		f.lastManifest = info
+		f.reload(ctx)
+	}
+	if f.s.opt.onPoll != nil {
+		f.s.opt.onPoll()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
 
@@ -36,11 +37,12 @@ type heldBuild struct {
 	baseURL     string // of the links, for the pages past the end
 	paging      listing.Pagination
 	aligned     bool // offsets are multiples of the limit (else every offset)
-	// chunked is set for a build of the chunks layout: its collections
-	// have no pages, but an assembly each (see build_chunks.go), and
-	// chunks holds the chunks, by SHA-256.
-	chunked bool
-	chunks  map[[sha256.Size]byte]chunkBody
+	// layout is the build's (pagination.layout). A build of a layout
+	// that writes no pages (chunks) has no pages in its collections but
+	// an assembly each, assembled: see build_chunks.go; chunks holds the
+	// chunks, by SHA-256.
+	layout layout.Layout
+	chunks map[[sha256.Size]byte]chunkBody
 
 	// main is the main listing (no filter); collections holds every
 	// collection, main included, by collectionKey of its parameters.
@@ -235,9 +237,9 @@ func etag(sum []byte) string {
 
 // describe is a one-line description of the build, for the log.
 func (hb *heldBuild) describe() string {
-	files := human.Plural(hb.pages, "page")
-	if hb.chunked {
-		files = human.Plural(hb.pages, "file") + " of chunks and indexes"
+	files := human.Plural(hb.pages, "file")
+	if ls, ok := layoutServers()[hb.layout.Name]; ok {
+		files = ls.files(hb.pages)
 	}
 	return fmt.Sprintf("build of %s (%s, %s, %s)",
 		hb.buildTime.UTC().Format(time.RFC3339), human.Plural(hb.main.count, "article"), files, human.Bytes(hb.bytes))

@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 )
@@ -182,15 +183,15 @@ func TestDescribe(t *testing.T) {
 	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		articles, pages int
-		chunked         bool
+		layout          layout.Layout
 		want            string
 	}{
-		{1, 1, false, "build of 2026-11-01T12:00:00Z (1 article, 1 page, 10 B)"},
-		{2, 5, false, "build of 2026-11-01T12:00:00Z (2 articles, 5 pages, 10 B)"},
-		{0, 1, true, "build of 2026-11-01T12:00:00Z (0 articles, 1 file of chunks and indexes, 10 B)"},
+		{1, 1, layout.Pages(), "build of 2026-11-01T12:00:00Z (1 article, 1 page, 10 B)"},
+		{2, 5, layout.Pages(), "build of 2026-11-01T12:00:00Z (2 articles, 5 pages, 10 B)"},
+		{0, 1, layout.Chunks(), "build of 2026-11-01T12:00:00Z (0 articles, 1 file of chunks and indexes, 10 B)"},
 	}
 	for _, tt := range tests {
-		hb := &heldBuild{buildTime: at, main: &collection{count: tt.articles}, pages: tt.pages, chunked: tt.chunked, bytes: 10}
+		hb := &heldBuild{buildTime: at, main: &collection{count: tt.articles}, pages: tt.pages, layout: tt.layout, bytes: 10}
 		if got := hb.describe(); got != tt.want {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}

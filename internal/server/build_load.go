@@ -6,17 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
+	"github.com/feedgen/feedgen/internal/pool"
 )
 
 // notReadyError says that the files on disk do not match the manifest: a
@@ -41,63 +40,73 @@ type fileRef struct {
 	li, ix int         // limitPages index and page index; li < 0 for index.json
 }
 
-// loadBuild makes the heldBuild of the build that the manifest (data, m)
-// describes. Each page body comes from fresh (pages the build handed over
-// in memory; nil when there are none), else from prev (the build being
-// served: a page with the same SHA-256 is the same bytes; with dir, a
-// file with the same identity is the same file), else from its file,
-// read and checked against its size and SHA-256: with dir (the output
-// folder, open), the file's identity is recorded and its bytes dropped,
-// to be sent from the file (see pageFile); else, from fsys, the bytes are
-// kept in a store. A file that differs gives a notReadyError; with
-// partial, its page is left out instead, answered 503 (see
-// heldBuild.unavailable).
-//
-// The manifest has been validated (see validate) unless it was handed
-// over by the build that made it, in this process.
-//
-// When the stores the pages are in hold more than twice their bytes plus
-// slack, the pages are copied to a new store (see compact).
-//
-// It stops when ctx is done, checked between files.
-func loadBuild(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *manifest.Manifest, prev *heldBuild, fresh *Batch, slack int64, partial bool) (*heldBuild, error) {
-	p := m.Pagination
-	if p.Chunked() {
-		return loadChunked(ctx, fsys, dir, data, m, prev, fresh, slack, partial)
-	}
+// loadPages is the loader of the pages layout (see layoutServers): each
+// page body comes from src.fresh, else from src.prev, else from its file,
+// read and checked against its size and SHA-256: with src.dir (the
+// output folder, open), the file's identity is recorded and its bytes
+// dropped, to be sent from the file (see pageFile); else, from src.fsys,
+// the bytes are kept in a store.
+func loadPages(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loadSource) error {
 	inMemory := len(m.Files) // pages held in memory, at most
-	if dir != nil {
+	if src.dir != nil {
 		inMemory = 0 // but those handed over
 	}
-	hb := &heldBuild{
-		manifestSum:  sha256.Sum256(data),
-		buildTime:    m.BuildTime,
-		baseURL:      m.BaseURL,
-		paging:       p,
-		aligned:      p.Offsets == listing.OffsetsAligned,
-		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
-		bySum:        make(map[[sha256.Size]byte]stored, inMemory),
-		dir:          dir,
-		replaced:     make(chan struct{}),
-	}
+	hb.bySum = make(map[[sha256.Size]byte]stored, inMemory)
 	colls, byDir := hb.makeCollections(m.Collections, m.Filters)
-	var prevFiles map[fileID]*pageFile // the files of prev, by identity
-	if dir != nil && prev != nil && prev.dir != nil {
-		prevFiles = prev.files()
+	pl := &pageLoad{hb: hb, src: src}
+	err := pl.plan(ctx, m.Files, byDir)
+	if err == nil {
+		err = pl.checkComplete(ctx, colls)
 	}
+	if err == nil {
+		err = pl.read(ctx)
+	}
+	if err != nil {
+		if pl.disk != nil {
+			pl.disk.discard()
+		}
+		return err
+	}
+	hb.read = len(pl.toRead) - len(pl.failed)
+	if err := hb.compact(src.slack); err != nil {
+		return err
+	}
+	pl.hold()
+	return nil
+}
 
-	// Where each page's body comes from.
-	refs := make([]fileRef, 0, len(m.Files))
-	var toRead []int // indexes in refs of the files to read
-	var disk *store
-	seen := make(map[string]bool, len(m.Files))
-	for i, f := range m.Files {
+// pageLoad is the state of one loadPages.
+type pageLoad struct {
+	hb  *heldBuild
+	src loadSource
+	// refs are the pages of the manifest that hb answers, and where
+	// each one's body comes from; seen, their paths.
+	refs []fileRef
+	seen map[string]bool
+	// toRead are the indexes in refs of the files to read; failed, of
+	// those that did not match the manifest (partial).
+	toRead, failed []int
+	// disk is the store the bodies read from src.fsys go into; nil
+	// until one is.
+	disk *store
+	// prevFiles are the page files of src.prev, by identity, when both
+	// builds are served from the folder.
+	prevFiles map[fileID]*pageFile
+}
+
+// plan finds where each page of files comes from (see source), in the
+// order of files.
+func (pl *pageLoad) plan(ctx context.Context, files []manifest.File, byDir map[string]*collection) error {
+	hb, src := pl.hb, pl.src
+	if src.dir != nil && src.prev != nil && src.prev.dir != nil {
+		pl.prevFiles = src.prev.files()
+	}
+	pl.refs = make([]fileRef, 0, len(files))
+	pl.seen = make(map[string]bool, len(files))
+	for i, f := range files {
 		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				if disk != nil {
-					disk.discard()
-				}
-				return nil, err
+				return err
 			}
 		}
 		k, ok := listing.ParsePageKey(f.Path)
@@ -108,105 +117,122 @@ func loadBuild(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *ma
 		if !ok {
 			continue // not a page of a collection this server answers from
 		}
-		seen[f.Path] = true
-		r := fileRef{file: f, sum: f.Sum(), c: c, li: li, ix: ix}
+		pl.seen[f.Path] = true
 		hb.bytes += f.Size
-		at, known := hb.bySum[r.sum]
-		if !known {
-			at, known = fresh.lookup(r.sum)
+		r := fileRef{file: f, sum: f.Sum(), c: c, li: li, ix: ix}
+		read, err := pl.source(&r)
+		if err != nil {
+			return err
 		}
-		if !known && prev != nil {
-			at, known = prev.bySum[r.sum]
+		if read {
+			pl.toRead = append(pl.toRead, len(pl.refs))
 		}
-		if known && at.size == f.Size {
-			hb.bySum[r.sum] = at
-			r.at = at
-			refs = append(refs, r)
-			continue
-		}
-		if dir != nil {
-			if li < 0 {
-				// index.json is answered as the page it repeats (the
-				// default limit, offset 0): its file is never sent.
-				refs = append(refs, r)
-				continue
-			}
-			if pf := prevFiles[dir.stat(f.Path)]; pf != nil && pf.sum == r.sum {
-				r.pf = pf
-				refs = append(refs, r)
-				continue
-			}
-		}
-		if partial && fsys != nil && !sizeMatches(fsys, f) {
-			// Neither read nor given room by the manifest's size.
-			refs = append(refs, r)
-			continue
-		}
-		if dir == nil {
-			if disk == nil {
-				var err error
-				if disk, err = newStore(); err != nil {
-					return nil, fmt.Errorf("allocating memory for the pages: %w", err)
-				}
-			}
-			at = stored{st: disk, off: disk.reserve(f.Size), size: f.Size}
-			hb.bySum[r.sum] = at
-			r.at = at
-		}
-		toRead = append(toRead, len(refs))
-		refs = append(refs, r)
+		pl.refs = append(pl.refs, r)
 	}
-	discard := func() {
-		if disk != nil {
-			disk.discard()
+	return nil
+}
+
+// source sets where the body of r comes from: bytes held already (by hb,
+// src.fresh or src.prev), the same file as src.prev's, or none (index.json
+// of a folder; a file of the wrong size, partial); else it reports that
+// the file is to be read, into its place in pl.disk when not from a
+// folder.
+func (pl *pageLoad) source(r *fileRef) (read bool, err error) {
+	hb, src, f := pl.hb, pl.src, r.file
+	at, known := hb.bySum[r.sum]
+	if !known {
+		at, known = src.fresh.lookup(r.sum)
+	}
+	if !known && src.prev != nil {
+		at, known = src.prev.bySum[r.sum]
+	}
+	if known && at.size == f.Size {
+		hb.bySum[r.sum] = at
+		r.at = at
+		return false, nil
+	}
+	if src.dir != nil {
+		if r.li < 0 {
+			// index.json is answered as the page it repeats (the
+			// default limit, offset 0): its file is never sent.
+			return false, nil
+		}
+		if pf := pl.prevFiles[src.dir.stat(f.Path)]; pf != nil && pf.sum == r.sum {
+			r.pf = pf
+			return false, nil
 		}
 	}
+	if src.partial && src.fsys != nil && !sizeMatches(src.fsys, f) {
+		return false, nil // neither read nor given room by the manifest's size
+	}
+	if src.dir == nil {
+		if pl.disk == nil {
+			if pl.disk, err = newStore(); err != nil {
+				return false, fmt.Errorf("allocating memory for the pages: %w", err)
+			}
+		}
+		at = stored{st: pl.disk, off: pl.disk.reserve(f.Size), size: f.Size}
+		hb.bySum[r.sum] = at
+		r.at = at
+	}
+	return true, nil
+}
+
+// checkComplete checks that every page of every collection of colls is
+// in the manifest.
+func (pl *pageLoad) checkComplete(ctx context.Context, colls []*collection) error {
 	for _, c := range colls {
 		if err := ctx.Err(); err != nil {
-			discard()
-			return nil, err
+			return err
 		}
 		for _, lp := range c.limits {
 			for i := range lp.pages {
-				if p := hb.pagePath(c, lp.limit, i); !seen[p] {
-					discard()
-					return nil, fmt.Errorf("%s: page %s is missing", manifest.Name, p)
+				if p := pl.hb.pagePath(c, lp.limit, i); !pl.seen[p] {
+					return fmt.Errorf("%s: page %s is missing", manifest.Name, p)
 				}
 			}
 		}
 	}
-	var failed []int // indexes in refs of the files that did not match (partial)
-	if len(toRead) > 0 {
-		if fsys == nil && dir == nil {
-			discard()
-			return nil, fmt.Errorf("page %s is neither in memory nor in a folder", refs[toRead[0]].file.Path)
-		}
-		var err error
-		if failed, err = readFiles(ctx, fsys, dir, refs, toRead, partial); err != nil {
-			discard()
-			return nil, err
-		}
-		for _, i := range failed {
-			delete(hb.bySum, refs[i].sum)
-			refs[i].pf = nil
-		}
-		if disk != nil {
-			if err := disk.seal(); err != nil {
-				disk.discard()
-				return nil, fmt.Errorf("mapping the pages: %w", err)
-			}
-		}
-	}
-	hb.read = len(toRead) - len(failed)
-	if err := hb.compact(slack); err != nil {
-		return nil, err
-	}
+	return nil
+}
 
+// read reads the files to read (see readFiles) and seals the store they
+// went into; with partial, those that did not match the manifest are
+// left without a body.
+func (pl *pageLoad) read(ctx context.Context) error {
+	if len(pl.toRead) == 0 {
+		return nil
+	}
+	src := pl.src
+	if src.fsys == nil && src.dir == nil {
+		return fmt.Errorf("page %s is neither in memory nor in a folder", pl.refs[pl.toRead[0]].file.Path)
+	}
+	failed, err := readFiles(ctx, src.fsys, src.dir, pl.refs, pl.toRead, src.partial)
+	if err != nil {
+		return err
+	}
+	pl.failed = failed
+	for _, i := range failed {
+		delete(pl.hb.bySum, pl.refs[i].sum)
+		pl.refs[i].pf = nil
+	}
+	if pl.disk != nil {
+		if err := pl.disk.seal(); err != nil {
+			return fmt.Errorf("mapping the pages: %w", err)
+		}
+	}
+	return nil
+}
+
+// hold gives each page of hb its body: in a store, or in its file; a
+// page left out (partial) stays zero, answered 503.
+func (pl *pageLoad) hold() {
+	hb, dir := pl.hb, pl.src.dir
 	lengths := map[int64][]string{}
-	for _, r := range refs {
+	for _, r := range pl.refs {
 		hb.pages++
 		if r.li < 0 && dir != nil {
-			continue // index.json, not read: see above
+			continue // index.json, not read: see source
 		}
 		at, inMemory := hb.bySum[r.sum]
 		if !inMemory && r.pf == nil {
@@ -231,7 +257,6 @@ func loadBuild(ctx context.Context, fsys fs.FS, dir *pageDir, data []byte, m *ma
 		}
 		r.c.limits[r.li].pages[r.ix] = pg
 	}
-	return hb, nil
 }
 
 // validate checks a manifest read from a file before anything is sized
@@ -287,7 +312,7 @@ func (hb *heldBuild) makeCollections(list []manifest.Collection, filters []strin
 			slices.SortFunc(c.params, func(a, b listing.Param) int { return strings.Compare(a.Key, b.Key) })
 		}
 		for _, l := range hb.paging.Limits {
-			if hb.chunked {
+			if !hb.layout.Has(layout.Page) {
 				break // no pages: see build_chunks.go
 			}
 			c.limits = append(c.limits, limitPages{limit: l, pages: make([]page, hb.paging.Pages(c.count, l))})
@@ -393,63 +418,42 @@ func (hb *heldBuild) compact(slack int64) error {
 // notReadyError; with partial, its index in refs is returned in failed
 // instead (in no particular order). It stops when ctx is done.
 func readFiles(ctx context.Context, fsys fs.FS, dir *pageDir, refs []fileRef, todo []int, partial bool) (failed []int, err error) {
-	var (
-		next    atomic.Int64
-		errOnce sync.Once
-		first   error
-		wg      sync.WaitGroup
-		mu      sync.Mutex // guards failed
-	)
-	for range max(2, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			var buf []byte
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(todo) {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					errOnce.Do(func() { first = err })
-					next.Store(int64(len(todo)))
-					return
-				}
-				r := &refs[todo[i]]
-				var data []byte
-				var err error
-				if dir != nil {
-					r.pf, data, err = dir.readPage(r.file, buf)
-				} else {
-					data, err = manifest.ReadPage(fsys, r.file, buf)
-				}
-				var mm *manifest.Mismatch
-				switch {
-				case errors.As(err, &mm) && partial:
-					mu.Lock()
-					failed = append(failed, todo[i])
-					mu.Unlock()
-					err = nil
-				case errors.As(err, &mm):
-					err = notReadyError{err: err}
-				case err == nil:
-					if data != nil {
-						buf = data[:0]
-					}
-					if dir == nil {
-						if err = r.at.st.writeAt(data, r.at.off); err != nil {
-							err = fmt.Errorf("storing %s: %w", r.file.Path, err)
-						}
-					}
-				}
-				if err != nil {
-					errOnce.Do(func() { first = err })
-					next.Store(int64(len(todo)))
-					return
+	var mu sync.Mutex // guards failed
+	err = pool.Run(ctx, len(todo), pool.Size(1), func() func(context.Context, int) error {
+		var buf []byte
+		return func(_ context.Context, i int) error {
+			r := &refs[todo[i]]
+			var data []byte
+			var err error
+			if dir != nil {
+				r.pf, data, err = dir.readPage(r.file, buf)
+			} else {
+				data, err = manifest.ReadPage(fsys, r.file, buf)
+			}
+			var mm *manifest.Mismatch
+			switch {
+			case errors.As(err, &mm) && partial:
+				mu.Lock()
+				failed = append(failed, todo[i])
+				mu.Unlock()
+				return nil
+			case errors.As(err, &mm):
+				return notReadyError{err: err}
+			case err != nil:
+				return err
+			}
+			if data != nil {
+				buf = data[:0]
+			}
+			if dir == nil {
+				if err := r.at.st.writeAt(data, r.at.off); err != nil {
+					return fmt.Errorf("storing %s: %w", r.file.Path, err)
 				}
 			}
-		})
-	}
-	wg.Wait()
-	return failed, first
+			return nil
+		}
+	})
+	return failed, err
 }
 
 // sizeMatches reports whether the file of page f has the size the

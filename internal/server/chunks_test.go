@@ -21,6 +21,7 @@ import (
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/feed"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
@@ -31,7 +32,7 @@ import (
 func chunkSite(t *testing.T) testSite {
 	t.Helper()
 	return makeSite(t, corpus.Options{
-		Articles: 150, Limits: []int{5, 24}, Seed: 3, Layout: listing.LayoutChunks,
+		Articles: 150, Limits: []int{5, 24}, Seed: 3, Layout: layout.ChunksName,
 		Filters: []string{"section", "category", "tag", "author"},
 	})
 }
@@ -313,7 +314,7 @@ func firstTag(t *testing.T, s testSite) string {
 // the sending: parsing the query, putting the page together, its entity
 // tag.
 func BenchmarkDecideChunks(b *testing.B) {
-	s, err := writeSite(b.TempDir(), corpus.Options{Articles: 1000, Limits: []int{20, 100}, Seed: 3, Layout: listing.LayoutChunks})
+	s, err := writeSite(b.TempDir(), corpus.Options{Articles: 1000, Limits: []int{20, 100}, Seed: 3, Layout: layout.ChunksName})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func FuzzServeChunks(f *testing.F) {
 		f.Add(q)
 	}
 	s, err := writeSite(f.TempDir(), corpus.Options{
-		Articles: 150, Limits: []int{5, 24}, Seed: 3, Layout: listing.LayoutChunks,
+		Articles: 150, Limits: []int{5, 24}, Seed: 3, Layout: layout.ChunksName,
 		Filters: []string{"section", "category", "tag", "author"},
 	})
 	if err != nil {
@@ -386,7 +387,7 @@ func FuzzServeChunks(f *testing.F) {
 // stores, and the stores no build uses collected, every page is the
 // pages layout's.
 func TestCompactChunks(t *testing.T) {
-	s, err := writeSite(t.TempDir(), corpus.Options{Articles: 60, Limits: []int{5, 24}, Seed: 5, Layout: listing.LayoutChunks, Filters: []string{"tag"}})
+	s, err := writeSite(t.TempDir(), corpus.Options{Articles: 60, Limits: []int{5, 24}, Seed: 5, Layout: layout.ChunksName, Filters: []string{"tag"}})
 	if err != nil {
 		t.Fatal(err)
 	}

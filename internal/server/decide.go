@@ -13,7 +13,7 @@ import (
 type reply struct {
 	status   int
 	listing  bool   // an answer from the listing's path: Allow and Vary
-	html     bool   // Content-Type text/html (the redirect), else application/json
+	html     bool   // Content-Type text/html (the redirect), else listing.ContentType
 	location string // Location of a redirect
 	page     *page  // the page answered (200) or not modified (304)
 	// asm, for a page put together from chunks, is its head and parts
@@ -34,9 +34,10 @@ type conditions struct {
 // decide answers a request for path (decoded) and the raw query, from
 // build hb. A HEAD gets the answer of a GET; the caller leaves the body
 // out. For a query without filters and a pre-rendered page it allocates
-// nothing: the fast path counts on it. A page of a chunked build is put
-// together in asm, when not nil (the connection's, used again), else in
-// a new one.
+// nothing: the fast path counts on it. What a build answers is its
+// layout's (layout.Layout.Answers); a page of a layout whose pages are
+// assembled is put together in asm, when not nil (the connection's, used
+// again), else in a new one.
 func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *conditions, asm *assembled) reply {
 	switch path {
 	case ListPath:
@@ -65,8 +66,11 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 	if c == nil {
 		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
 	}
-	if hb.chunked {
-		return s.decideChunked(hb, c, q, cond, asm)
+	if !hb.layout.Answers(hb.paging, q.Limit) {
+		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
+	}
+	if hb.layout.Assembled {
+		return s.decideAssembled(hb, c, q, cond, asm)
 	}
 	lp := c.lookup(q.Limit)
 	if lp == nil {
@@ -95,9 +99,10 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 	return r
 }
 
-// decideChunked answers query q for collection c of a chunked build: any
-// limit (1..max_limit, as ParseQuery gives it) at any offset.
-func (s *Server) decideChunked(hb *heldBuild, c *collection, q listing.Query, cond *conditions, asm *assembled) reply {
+// decideAssembled answers query q for collection c of a build whose pages
+// are assembled from chunks (see build_chunks.go): any limit the layout
+// answers at any offset.
+func (s *Server) decideAssembled(hb *heldBuild, c *collection, q listing.Query, cond *conditions, asm *assembled) reply {
 	r := reply{status: http.StatusOK, listing: true, modified: hb.lastModified}
 	if off, small := canonical(q.Offset); small && off < c.count {
 		if asm == nil {

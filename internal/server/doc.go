@@ -36,13 +36,16 @@
 //     log.
 //   - build_*.go: the builds served. build_source.go: where they come
 //     from (Folder, Archive, Pushed, a Handover); build_held.go: a build
-//     as a set of collections and their pages; build_load.go: loading one
-//     from its manifest and page files; build_follow.go: switching to a
+//     as a set of collections and their pages; build_layouts.go: the
+//     server's loader of each layout (layout.Layouts) and loadBuild;
+//     build_load.go: loading a build of pages from its manifest and page
+//     files; build_chunks.go: of chunks, and assembling its pages;
+//     build_follow.go: switching to a
 //     new one (Reload, Install, FollowBuilds); build_batch.go: bodies
-//     handed over in memory; build_lock_*.go: telling whether a build is
-//     writing the folder (New serves a build whose pages do not all match
-//     its manifest, in part, once no build is: a page whose file did not
-//     match is answered 503).
+//     handed over in memory. New serves a build whose pages do not all
+//     match its manifest, in part, once no build is writing the folder
+//     (internal/outdir's Busy tells): a page whose file did not match is
+//     answered 503.
 //   - body_*.go: where page bodies are. body_store*.go: in memory,
 //     outside the Go heap; body_files*.go: page files, their records, the
 //     mappings and the cache of open descriptors the bodies are sent

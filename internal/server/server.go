@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/outdir"
 )
 
 // Defaults of Options.
@@ -137,7 +138,7 @@ type Server struct {
 	mapLimit     int64         // the most page files mapped at once, by all servers (see mapLimit)
 	openErrorAt  atomic.Int64  // the second of the last page file that could not be opened (see logOpenError)
 	nudge        chan struct{} // a request found a page file replaced: FollowBuilds loads the folder again
-	compactSlack int64         // see loadBuild
+	compactSlack int64         // see loadSource
 	realClock    bool          // opt.Now is time.Now
 
 	// Header values and bodies shared by every answer: never modified.
@@ -147,6 +148,10 @@ type Server struct {
 	unavailable                   []byte // the body of a 503
 	unavailableLength, retryAfter []string
 }
+
+// htmlContentType is the Content-Type of the redirect from the listing's
+// path without its slash.
+const htmlContentType = "text/html; charset=utf-8"
 
 // The answer to a page whose file did not match the manifest (see
 // heldBuild.unavailable): 503, to be asked again in retryAfter seconds.
@@ -174,7 +179,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		allow:          []string{listing.Allow},
 		vary:           []string{listing.Vary},
 		json:           []string{listing.ContentType},
-		html:           []string{"text/html; charset=utf-8"},
+		html:           []string{htmlContentType},
 		zero:           []string{"0"},
 		notFoundLength: []string{strconv.Itoa(len(listing.NotFoundBody))},
 		optionsLength:  []string{strconv.Itoa(len(listing.OptionsBody))},
@@ -218,7 +223,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		}
 		var nr notReadyError
 		late := time.Now().After(deadline)
-		if errors.As(err, &nr) && opt.Source.kind == fromFolder && (late || noBuildRunning(opt.Source.dir)) {
+		if errors.As(err, &nr) && opt.Source.kind == fromFolder && (late || !outdir.Busy(opt.Source.dir)) {
 			if _, err = s.reload(ctx, true); err == nil {
 				return s, nil
 			}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/server/socket"
 )
 
@@ -469,15 +470,15 @@ func (r *reply) appendHead(b []byte, date string, close bool) []byte {
 		b = append(b, "\r\n"...)
 	}
 	if r.listing {
-		b = append(b, "Allow: GET, HEAD, OPTIONS\r\n"...)
+		b = append(b, "Allow: "+listing.Allow+"\r\n"...)
 	}
 	if r.status != http.StatusNotModified {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(r.contentLength()), 10)
 		if r.html {
-			b = append(b, "\r\nContent-Type: text/html; charset=utf-8\r\n"...)
+			b = append(b, "\r\nContent-Type: "+htmlContentType+"\r\n"...)
 		} else {
-			b = append(b, "\r\nContent-Type: application/json\r\n"...)
+			b = append(b, "\r\nContent-Type: "+listing.ContentType+"\r\n"...)
 		}
 	}
 	b = append(b, "Date: "...)
@@ -501,7 +502,7 @@ func (r *reply) appendHead(b []byte, date string, close bool) []byte {
 		b = append(b, "\r\n"...)
 	}
 	if r.listing {
-		b = append(b, "Vary: Accept\r\n"...)
+		b = append(b, "Vary: "+listing.Vary+"\r\n"...)
 	}
 	if close {
 		b = append(b, "Connection: close\r\n"...)

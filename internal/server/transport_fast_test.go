@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
-	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // exchange writes req to a new connection to addr and returns the raw
@@ -268,7 +268,7 @@ func FuzzParseHead(f *testing.F) {
 // BenchmarkFastPath measures one request and its answer over a kept-alive
 // loopback connection, client included.
 func BenchmarkFastPath(b *testing.B) {
-	chunked, err := writeSite(b.TempDir(), corpus.Options{Articles: 45, Limits: []int{5, 20, 50}, Seed: 1, Layout: listing.LayoutChunks})
+	chunked, err := writeSite(b.TempDir(), corpus.Options{Articles: 45, Limits: []int{5, 20, 50}, Seed: 1, Layout: layout.ChunksName})
 	if err != nil {
 		b.Fatal(err)
 	}

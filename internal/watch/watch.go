@@ -77,18 +77,8 @@ func Run(ctx context.Context, opt Options) error {
 	defer w.Close()
 	x := &watcher{fsw: w, log: opt.Log, links: map[string]*link{}, dirs: map[string]*folder{}}
 	for _, p := range opt.Paths {
-		p = filepath.Clean(p)
-		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("watching %s: %w", p, err)
-		}
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return fmt.Errorf("watching %s: %w", p, err)
-		}
-		r := &link{path: p, abs: abs}
-		x.roots = append(x.roots, r)
-		if err := x.reset(r); err != nil {
-			return fmt.Errorf("watching %s: %w", p, err)
+		if err := x.watchRoot(p); err != nil {
+			return err
 		}
 	}
 	if opt.Ready != nil {
@@ -97,7 +87,31 @@ func Run(ctx context.Context, opt Options) error {
 	if opt.Initial {
 		opt.Func(ctx, nil)
 	}
+	return x.loop(ctx, opt)
+}
 
+// watchRoot starts watching p, a path given in Options.Paths.
+func (x *watcher) watchRoot(p string) error {
+	p = filepath.Clean(p)
+	if _, err := os.Stat(p); err != nil {
+		return fmt.Errorf("watching %s: %w", p, err)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", p, err)
+	}
+	r := &link{path: p, abs: abs}
+	x.roots = append(x.roots, r)
+	if err := x.reset(r); err != nil {
+		return fmt.Errorf("watching %s: %w", p, err)
+	}
+	return nil
+}
+
+// loop gathers the changes the watcher reports and calls opt.Func once
+// they are quiet, until ctx is done.
+func (x *watcher) loop(ctx context.Context, opt Options) error {
+	w := x.fsw
 	pending := map[string]bool{}
 	lost := false       // events were lost: anything may have changed
 	var first time.Time // when the oldest pending change arrived

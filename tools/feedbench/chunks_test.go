@@ -59,7 +59,7 @@ func TestLayoutConfig(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", l.Name, err, data)
 		}
 		pg := cfg.Pagination
-		if pg.Chunked() != l.chunked || pg.MaxLimit != 100 && l.Key != "pages1" || !reflect.DeepEqual(pg.Limits, l.opt.Limits) {
+		if (pg.Layout == "chunks") != l.chunked || pg.MaxLimit != 100 && l.Key != "pages1" || !reflect.DeepEqual(pg.Limits, l.opt.Limits) {
 			t.Errorf("%s: pagination %+v", l.Name, pg)
 		}
 		if !l.chunked && pg.Offsets != listing.OffsetsAligned {

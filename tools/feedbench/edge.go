@@ -103,7 +103,7 @@ func (b *serveBench) startNginxNJS(ctx context.Context, config string) (*serverP
 	}
 	dir := filepath.Join(b.root, "nginx-njs")
 	rules := filepath.Join(dir, "rules")
-	args := []string{"rules", "nginx-njs", "--config", config, "--listen", addr, "-o", rules}
+	args := []string{"rules", "nginx-njs", "--config", config, "--addr", addr, "-o", rules}
 	if b.plan.njsCache {
 		args = append(args, "--cache", filepath.Join(dir, "cache"))
 		if err := os.MkdirAll(filepath.Join(dir, "cache"), 0o755); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/retry"
 )
 
 // Targets of the scale benchmark, part (b). Sizes are decimal.
@@ -261,14 +262,7 @@ func (b *scaleBench) settle(ctx context.Context) error {
 		return nil
 	}
 	fmt.Fprintf(b.out, "waiting %s: the files removed last were freed less than %s ago\n", formatSeconds(wait), recentlyFreed)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Sleep(ctx, wait)
 }
 
 // readTree reads every file under dir, on all cores, into the page cache.

@@ -111,7 +111,7 @@ they are missing.
 func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-layout pages|chunks] [-server feedgen|nginx-njs [-cache]] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
 	articles := c.Int("articles", 10_000, "`number` of articles of the site")
-	layout := c.String("layout", listing.LayoutPages, "`layout` of the build feedgen serves: pages, or chunks (nginx serves the pages build)")
+	layout := c.String("layout", "pages", "`layout` of the build feedgen serves: pages, or chunks (nginx serves the pages build)")
 	server := c.String("server", serverFeedgen, "`server` measured against nginx on the pages build: feedgen (feedgen serve), or nginx-njs (feedgen rules nginx-njs on the chunks build; implies -layout chunks)")
 	njsCache := c.Bool("cache", false, "with -server nginx-njs: write its files with feedgen rules --cache (nginx keeps each page njs puts together for a second)")
 	c.seedFlag()
@@ -122,16 +122,16 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 		return servePlan{}, err
 	}
 	plan := servePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, wrkPlan: wrk, quick: c.quick,
-		chunked: *layout == listing.LayoutChunks || *server == serverNJS, server: *server, njsCache: *njsCache}
+		chunked: *layout == "chunks" || *server == serverNJS, server: *server, njsCache: *njsCache}
 	quickDefault(c, "articles", &plan.articles, 1_000)
 	plan.wrkPlan.setQuick(c)
-	if *layout != listing.LayoutPages && *layout != listing.LayoutChunks {
-		return servePlan{}, c.usageError("-layout: want %s or %s, got %q", listing.LayoutPages, listing.LayoutChunks, *layout)
+	if *layout != "pages" && *layout != "chunks" {
+		return servePlan{}, c.usageError("-layout: want %s or %s, got %q", "pages", "chunks", *layout)
 	}
 	if *server != serverFeedgen && *server != serverNJS {
 		return servePlan{}, c.usageError("-server: want %s or %s, got %q", serverFeedgen, serverNJS, *server)
 	}
-	if *server == serverNJS && c.given["layout"] && *layout != listing.LayoutChunks {
+	if *server == serverNJS && c.given["layout"] && *layout != "chunks" {
 		return servePlan{}, c.usageError("-server %s serves the chunks layout: -layout %s contradicts it", serverNJS, *layout)
 	}
 	if *njsCache && *server != serverNJS {

@@ -137,7 +137,7 @@ func measureSizesAt(ctx context.Context, plan sizesPlan, n int, cands []sizeCand
 		}
 		l := feed.New(cc.BaseURL, cc.Pagination, cc.Filters, site.Articles)
 		var pages []feed.Page
-		if !cc.Pagination.Chunked() {
+		if cc.Pagination.Layout != "chunks" {
 			pages = l.Pages()
 		}
 		bytes, files := build.OutputSize(cc, l, pages)

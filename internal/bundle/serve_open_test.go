@@ -1,10 +1,9 @@
-package main
+package bundle
 
 import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"io"
 	"io/fs"
 	"net/http/httptest"
 	"os"
@@ -35,19 +34,16 @@ func (c *openCounter) Open(name string) (fs.File, error) {
 	return c.fsys.Open(name)
 }
 
-// TestServeBundleHandsPagesOver checks the start of serve --bundle: the
-// pages that verifying the bundle decompressed are handed to the server
+// TestServeHandsPagesOver checks the start of serve --bundle: the pages
+// that verifying the bundle decompressed are handed to the server
 // (server.Archive), which opens no page in the archive again, only its
 // manifest, and answers every page from them.
-func TestServeBundleHandsPagesOver(t *testing.T) {
-	dir := t.TempDir()
-	bundleSite(t, dir)
-	if r := runFeedgen(t, dir, nil, "bundle", "-q", "--dir", "site/public", "--config", "site/config.yaml", "-o", "feed.zip"); r.code != 0 {
-		t.Fatalf("bundle: exit %d: %s", r.code, r.stderr)
-	}
+func TestServeHandsPagesOver(t *testing.T) {
+	site := buildSite(t, smallOpt)
+	name := filepath.Join(t.TempDir(), "feed.zip")
+	testfiles.WriteFile(t, name, site.write(t, Options{}))
 	var stderr bytes.Buffer
-	o := &serveBundleOptions{globalOptions: &globalOptions{stdout: io.Discard, stderr: &stderr}, file: filepath.Join(dir, "feed.zip")}
-	b, pages, err := o.open(context.Background())
+	b, pages, err := openServed(context.Background(), name, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +52,7 @@ func TestServeBundleHandsPagesOver(t *testing.T) {
 		t.Fatal("got no pages, want the verified pages handed over")
 	}
 	fsys := &openCounter{fsys: b.FS()}
-	s, err := server.New(context.Background(), server.Options{Source: server.Archive(o.file, fsys, pages)})
+	s, err := server.New(context.Background(), server.Options{Source: server.Archive(name, fsys, pages)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +72,7 @@ func TestServeBundleHandsPagesOver(t *testing.T) {
 		if !k.Index {
 			target += "?limit=" + strconv.Itoa(k.Limit) + "&offset=" + strconv.Itoa(k.Offset)
 		}
-		want, err := os.ReadFile(filepath.Join(dir, "site", "public", filepath.FromSlash(f.Path)))
+		want, err := os.ReadFile(filepath.Join(site.out, filepath.FromSlash(f.Path)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,26 +84,20 @@ func TestServeBundleHandsPagesOver(t *testing.T) {
 	}
 }
 
-// TestServeBundleRefusesDamage checks that serve --bundle refuses a bundle
+// TestServeRefusesDamage checks that serve --bundle refuses a bundle
 // that fails verification before anything is served, with verify's
 // messages, and hands no pages over.
-func TestServeBundleRefusesDamage(t *testing.T) {
+func TestServeRefusesDamage(t *testing.T) {
 	dir := t.TempDir()
-	bundleSite(t, dir)
-	if r := runFeedgen(t, dir, nil, "bundle", "-q", "--dir", "site/public", "--config", "site/config.yaml", "-o", "feed.zip"); r.code != 0 {
-		t.Fatalf("bundle: exit %d: %s", r.code, r.stderr)
-	}
-	good, err := os.ReadFile(filepath.Join(dir, "feed.zip"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := buildSite(t, smallOpt).write(t, Options{})
 	zr, err := zip.NewReader(bytes.NewReader(good), int64(len(good)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	const page = "articles/5/1.json"
 	flipped := bytes.Clone(good)
 	for _, f := range zr.File {
-		if f.Name == "articles/20/1.json" {
+		if f.Name == page {
 			off, err := f.DataOffset()
 			if err != nil {
 				t.Fatal(err)
@@ -125,8 +115,8 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 		line string // the start of stderr
 		err  string // after the file's name
 	}{
-		{"flipped.zip", flipped, "flipped.zip: articles/20/1.json: corrupted: ", ": damaged: restore it from a copy, or write it again from its build with feedgen bundle"},
-		{"renamed.zip", renamed, "renamed.zip: articles/20/0.json: damaged: its local header's name differs from its central directory record's\n", ": damaged: restore it from a copy, or write it again from its build with feedgen bundle"},
+		{"flipped.zip", flipped, "flipped.zip: " + page + ": corrupted: ", ": damaged: restore it from a copy, or write it again from its build with feedgen bundle"},
+		{"renamed.zip", renamed, "renamed.zip: " + zr.File[0].Name + ": damaged: its local header's name differs from its central directory record's\n", ": damaged: restore it from a copy, or write it again from its build with feedgen bundle"},
 		{"cut.zip", good[:len(good)-100], "cut.zip: truncated: the archive stops before its end", ": 1 problem: the bundle is damaged or not a feedgen bundle"},
 	}
 	for _, tt := range tests {
@@ -134,8 +124,7 @@ func TestServeBundleRefusesDamage(t *testing.T) {
 			name := filepath.Join(dir, tt.name)
 			testfiles.WriteFile(t, name, tt.data)
 			var stderr bytes.Buffer
-			o := &serveBundleOptions{globalOptions: &globalOptions{stdout: io.Discard, stderr: &stderr}, file: name}
-			b, pages, err := o.open(context.Background())
+			b, pages, err := openServed(context.Background(), name, &stderr)
 			if err == nil {
 				b.Close()
 				t.Fatal("got no error, want the bundle refused")
