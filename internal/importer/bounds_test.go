@@ -323,6 +323,16 @@ func limitMemory(t *testing.T, maxBytes int64) {
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
 }
 
+// heapSlack is the part of --max-bytes by which the heap may grow past it
+// in the tests (1/heapSlack of it): heaptest.Growth counts garbage not yet
+// collected, and on a loaded machine the collector runs late. Measured on
+// 2 cores, TestImportMemory's heap grows 0.92 to 1.17 times the bytes the
+// import counts on a quiet machine, the same before and after the retry
+// and pool changes of the house reshape, and 1.34 times once, in a CI run
+// that compiled the other packages beside it. Without the bound (the
+// probe's case) it was thousands of times.
+const heapSlack = 2
+
 // TestImportMemory imports a listing of small and larger articles with
 // --max-bytes set to what the import counts against it, and holds its heap
 // to that bound (the probe's case: 1.1 million small articles read within
@@ -349,8 +359,8 @@ func TestImportMemory(t *testing.T) {
 		t.Fatalf("with --max-bytes %d, what it counts: %v", opt.MaxBytes, err)
 	}
 	t.Logf("%d articles: the heap grew by %d bytes, %d an article; counted %d, %d an article", s.Articles, grew, grew/uint64(s.Articles), s.held, s.held/int64(s.Articles))
-	if int64(grew) > opt.MaxBytes+opt.MaxBytes/4 {
-		t.Errorf("the heap grew by %d bytes, more than the %d of --max-bytes and a quarter", grew, opt.MaxBytes)
+	if int64(grew) > opt.MaxBytes+opt.MaxBytes/heapSlack {
+		t.Errorf("the heap grew by %d bytes, more than the %d of --max-bytes and a half", grew, opt.MaxBytes)
 	}
 }
 
@@ -387,8 +397,8 @@ func TestImportMemoryBound(t *testing.T) {
 			if n := d.requests.Load(); n > tt.requests {
 				t.Errorf("%d requests, want %d at most", n, tt.requests)
 			}
-			if grew > uint64(tt.bound+tt.bound/4) {
-				t.Errorf("the heap grew by %d bytes, more than the %d of --max-bytes and a quarter", grew, tt.bound)
+			if grew > uint64(tt.bound+tt.bound/heapSlack) {
+				t.Errorf("the heap grew by %d bytes, more than the %d of --max-bytes and a half", grew, tt.bound)
 			}
 			if took := time.Since(start); took > 2*time.Second {
 				t.Errorf("took %v", took)
