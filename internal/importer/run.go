@@ -117,6 +117,7 @@ func (r Request) options() (Options, error) {
 // checkFlags refuses numbers out of range, an unknown layout, offsets
 // mode or time zone, and the flags of --layout pages with chunks.
 func (r Request) checkFlags() error {
+	lay, known := layout.Named(r.Layout)
 	switch {
 	case r.Workers < 1:
 		return fmt.Errorf("--workers %d: read at least one page at a time", r.Workers)
@@ -130,9 +131,9 @@ func (r Request) checkFlags() error {
 		return fmt.Errorf("--max-requests %d: give 1 or more", r.MaxRequests)
 	case r.Offsets != listing.OffsetsAll && r.Offsets != listing.OffsetsAligned:
 		return fmt.Errorf("--offsets %q: want %q or %q", r.Offsets, listing.OffsetsAll, listing.OffsetsAligned)
-	case r.Layout != layout.ChunksName && r.Layout != layout.PagesName:
+	case !known || r.Layout == "":
 		return fmt.Errorf("--layout %q: want %q or %q", r.Layout, layout.ChunksName, layout.PagesName)
-	case r.Layout == layout.ChunksName && r.LimitsGiven:
+	case lay.EveryPage && r.LimitsGiven:
 		return errors.New("--limits and --offsets are of --layout pages (a file per page): the default, chunks, answers every page size up to the service's largest at every offset")
 	}
 	for _, l := range r.Limits {
