@@ -514,55 +514,69 @@ func firstLine(s string) string {
 }
 
 // readIndexes records what the chunk indexes the bucket's manifest lists
-// say: each chunk they name is in the bucket, with the size they give and
-// the SHA-256 its name gives (publish uploads chunks before the indexes
-// that name them); a chunk that the build does not have is one the
-// bucket's manifest names (see decideChunks). An index with the bytes of
-// the build's own at its path is read from the build; any other from the
-// bucket, checked against the manifest's size and SHA-256: after one
-// change, a handful.
+// say, their roots and their leaves: each leaf and chunk they name is in
+// the bucket, with the size they give and the SHA-256 its name gives
+// (publish uploads chunks and leaves before the roots that name them); a
+// leaf or chunk that the build does not have is one the bucket's
+// manifest names (see decideChunks). A root or leaf with the bytes of the
+// build's own at its path is read from the build; any other from the
+// bucket, checked against the size and SHA-256 its namer gives: after
+// one change, a handful.
 func (p *publisher) readIndexes(ctx context.Context, rem *remote, indexes []manifest.File) error {
-	for _, f := range indexes {
+	queued := map[string]bool{}
+	for len(indexes) > 0 {
+		f := indexes[0]
+		indexes = indexes[1:]
 		if f.Size > manifest.MaxPageSize {
 			return fmt.Errorf("%s: %d bytes", f.Path, f.Size)
 		}
-		var data []byte
-		var err error
-		if i, ok := p.index[f.Path]; ok && p.local.m.Files[i].SHA256 == f.SHA256 {
-			data, err = manifest.ReadPage(p.output, f, nil)
-		} else {
-			err = p.retry(ctx, "reading "+f.Path, func(ctx context.Context, kick func(int)) error {
-				if p.opt.Folder != "" {
-					if err := p.regularObject(f.Path); err != nil {
-						return err
-					}
-				}
-				r, err := p.bucket.NewReader(ctx, f.Path, nil)
-				if err != nil {
-					return err
-				}
-				defer r.Close()
-				data, err = manifest.ReadChecked(kicking{r, kick}, f, nil)
-				return err
-			})
-		}
+		data, err := p.readNamer(ctx, f)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
-		ix, err := chunk.ParseIndex(data)
+		named, err := manifest.NamedBy(f.Path, data)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.Path, err)
 		}
-		for _, r := range ix.Chunks {
-			sum, _ := chunk.ParseChunkPath(r.Path)
-			if i, ok := p.index[r.Path]; ok {
+		for _, n := range named {
+			if i, ok := p.index[n.Path]; ok {
 				if rem.size[i] < 0 {
-					rem.size[i], rem.sum[i] = int64(r.Size), hex.EncodeToString(sum[:])
+					rem.size[i], rem.sum[i] = n.Size, n.SHA256
 				}
 			} else {
-				rem.name(r.Path)
+				rem.name(n.Path)
+			}
+			if layout.Classify(n.Path).Names() && !queued[n.Path] {
+				queued[n.Path] = true
+				indexes = append(indexes, n)
 			}
 		}
 	}
 	return nil
+}
+
+// readNamer returns the bytes of f, a file of the bucket's manifest that
+// names others (an index's root, a leaf): from the build when it has the
+// same bytes at that path, else from the bucket, checked against f's
+// size and SHA-256.
+func (p *publisher) readNamer(ctx context.Context, f manifest.File) ([]byte, error) {
+	if i, ok := p.index[f.Path]; ok && p.local.m.Files[i].SHA256 == f.SHA256 {
+		return manifest.ReadPage(p.output, f, nil)
+	}
+	var data []byte
+	err := p.retry(ctx, "reading "+f.Path, func(ctx context.Context, kick func(int)) error {
+		if p.opt.Folder != "" {
+			if err := p.regularObject(f.Path); err != nil {
+				return err
+			}
+		}
+		r, err := p.bucket.NewReader(ctx, f.Path, nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		data, err = manifest.ReadChecked(kicking{r, kick}, f, nil)
+		return err
+	})
+	return data, err
 }

@@ -98,7 +98,7 @@ func loadChunks(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src lo
 				return err
 			}
 		}
-		if err := hb.assembleFrom(c, indexes[chunk.IndexPath(c.dir)], src.partial); err != nil {
+		if err := hb.assembleFrom(c, indexes, src.partial); err != nil {
 			return err
 		}
 	}
@@ -255,21 +255,37 @@ func (hb *heldBuild) readChunked(ctx context.Context, fsys fs.FS, dir *pageDir, 
 	return failed, nil
 }
 
-// assembleFrom sets the assembly of collection c from its index: each
+// errLeafMissing is a leaf of an index that the build does not hold.
+var errLeafMissing = errors.New("not in the build (it did not match " + manifest.Name + ")")
+
+// assembleFrom sets the assembly of collection c from its index (its
+// root and leaves, by path in indexes): each
 // chunk it names must be one the build holds (a chunk of the manifest
 // that did not match it, with partial, is left nil: its pages answer
 // 503), with its articles where the index says. An index that did not
 // match the manifest leaves c without assembly (answered 503) with
 // partial; without, it was refused when read.
-func (hb *heldBuild) assembleFrom(c *collection, data []byte, partial bool) error {
+func (hb *heldBuild) assembleFrom(c *collection, indexes map[string][]byte, partial bool) error {
 	name := chunk.IndexPath(c.dir)
+	data := indexes[name]
 	if data == nil {
 		if partial {
 			return nil
 		}
 		return notReadyError{err: fmt.Errorf("%s: chunk index %s is missing", manifest.Name, name)}
 	}
-	ix, err := chunk.ParseIndex(data)
+	ix, err := chunk.ReadIndex(data, func(p string) ([]byte, error) {
+		if b := indexes[p]; b != nil {
+			return b, nil
+		}
+		return nil, errLeafMissing
+	})
+	if errors.Is(err, errLeafMissing) {
+		if partial {
+			return nil // a leaf that did not match the manifest: 503
+		}
+		return notReadyError{err: fmt.Errorf("%s: %w", name, err)}
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
