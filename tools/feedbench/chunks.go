@@ -772,11 +772,7 @@ func chunkArticleBytes(public string, m *buildManifest) (int64, int, error) {
 	n := 0
 	for _, c := range m.Collections {
 		p := chunk.IndexPath(c.Dir)
-		data, err := os.ReadFile(filepath.Join(public, filepath.FromSlash(p)))
-		if err != nil {
-			return 0, 0, err
-		}
-		ix, err := chunk.ParseIndex(data)
+		ix, _, err := readIndex(public, c.Dir)
 		if err != nil {
 			return 0, 0, fmt.Errorf("%s: %w", p, err)
 		}
@@ -796,11 +792,7 @@ func chunkArticleBytes(public string, m *buildManifest) (int64, int, error) {
 func firstID(public string, chunked bool) (int, error) {
 	var first []byte
 	if chunked {
-		data, err := os.ReadFile(filepath.Join(public, filepath.FromSlash(chunk.IndexPath(listing.Dir))))
-		if err != nil {
-			return 0, err
-		}
-		ix, err := chunk.ParseIndex(data)
+		ix, _, err := readIndex(public, listing.Dir)
 		if err != nil {
 			return 0, err
 		}
@@ -916,4 +908,22 @@ func parsePublishSummary(stdout string) (publishSummary, error) {
 	s.Unchanged, _ = strconv.Atoi(m[3])
 	s.Deleted, _ = strconv.Atoi(m[4])
 	return s, nil
+}
+
+// readIndex reads the index of the collection in folder dir of the
+// chunks build in folder public: its root and leaves, and returns it with
+// the size of its root.
+func readIndex(public, dir string) (*chunk.Index, int64, error) {
+	p := chunk.IndexPath(dir)
+	root, err := os.ReadFile(filepath.Join(public, filepath.FromSlash(p)))
+	if err != nil {
+		return nil, 0, err
+	}
+	ix, err := chunk.ReadIndex(root, func(leaf string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(public, filepath.FromSlash(leaf)))
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return ix, int64(len(root)), nil
 }

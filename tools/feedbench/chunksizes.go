@@ -71,7 +71,8 @@ func runChunkSizes(ctx context.Context, plan chunkSizesPlan, stdout, stderr io.W
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "average\tchunks\tmean chunk\tchunks a page of 20\tof 100\tnew article\tedited article\tof which manifest\t")
 	for _, avg := range plan.averages {
-		s := chunk.Sizes{Average: avg, MaxArticles: 8 * avg, MaxBytes: 1 << 20}
+		s := chunk.DefaultSizes()
+		s.Average, s.MaxArticles = avg, 8*avg
 		m := measureSizes(l, s)
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t\n", avg, m.chunks, formatBytes(m.bytes/int64(max(1, m.chunks))),
 			m.perPage[0], m.perPage[1], formatBytes(m.newArticle), formatBytes(m.edited), formatBytes(m.manifest))
@@ -98,16 +99,22 @@ func measureSizes(l *feed.Listing, s chunk.Sizes) sizeFigures {
 	placeholder := chunk.ChunkPath([32]byte{})
 	for i, cs := range cuts {
 		ix := chunk.Index{Count: l.Collections[i].Count()}
+		var ids []int64
 		chunkOf[i] = map[int64]int{}
 		for k, ch := range cs {
 			f.chunks++
 			f.bytes += int64(ch.Size())
 			ix.Chunks = append(ix.Chunks, chunk.Ref{Path: placeholder, Size: ch.Size(), Ends: ch.Ends()})
+			ids = append(ids, ch.LastID())
 			for a := ch.Lo; a < ch.Hi; a++ {
 				chunkOf[i][l.Collections[i].Articles[a].ID] = k
 			}
 		}
-		indexSize[i] = int64(len(chunk.AppendIndex(nil, &ix)))
+		root, _ := s.Tree(&ix, ids, func(_ string, _ [32]byte, leaf []byte) error {
+			indexSize[i] += int64(len(leaf))
+			return nil
+		})
+		indexSize[i] += int64(len(chunk.AppendRoot(nil, root)))
 		f.manifest += int64(len(`{"path":"`) + len(l.Collections[i].Dir) + len(`/chunks.json","size":123456,"sha256":"`) + 64 + len("\"},\n"))
 	}
 	for p, limit := range []int{20, 100} {

@@ -150,15 +150,11 @@ type readStats struct {
 // the pages build in folder public is the body (checkSamePages).
 func njsReads(public, chunks, dir string, limit int, offsets []int) (readStats, error) {
 	var st readStats
-	data, err := os.ReadFile(filepath.Join(chunks, filepath.FromSlash(chunk.IndexPath(dir))))
+	ix, rootSize, err := readIndex(chunks, dir)
 	if err != nil {
 		return st, err
 	}
-	ix, err := chunk.ParseIndex(data)
-	if err != nil {
-		return st, err
-	}
-	st.index = int64(len(data))
+	st.index = rootSize
 	var rangeSum, indexSum float64
 	parts := 0
 	for _, off := range offsets {
