@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // TestCopiedOutputReadOnce copies a build's output as deploys and CI
@@ -189,7 +189,7 @@ func watchOpens(t *testing.T, out string) func() []string {
 					continue
 				}
 				p := dirs[ev.Wd] + "/" + string(bytes.TrimRight(name, "\x00"))
-				if !chunk.IsIndex(p) && !slices.Contains(opened, p) {
+				if !layout.Classify(p).Names() && !slices.Contains(opened, p) { // read by manifest.Expand
 					opened = append(opened, p)
 				}
 			}
