@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
@@ -88,6 +89,10 @@ type Options struct {
 	// It is called from several goroutines at once, and data is valid only
 	// during the call. The live preview hands pages to its server this way.
 	OnPage func(path string, data []byte, sum [sha256.Size]byte)
+
+	// leaves, when set, cuts indexes into leaves of these sizes instead
+	// of chunk.DefaultSizes' (tests: many leaves from few articles).
+	leaves *chunk.Sizes
 }
 
 // Builder builds one site, again and again (the live preview, watch

@@ -245,6 +245,10 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 func (w *pageWriter) writeIndexes(ctx context.Context, dirs *sync.Map) error {
 	p := w.chunks
 	leaves := map[string]bool{}
+	sizes := chunk.DefaultSizes()
+	if w.b.opt.leaves != nil {
+		sizes = *w.b.opt.leaves
+	}
 	var buf []byte
 	var ids []int64
 	for i, c := range w.l.Collections {
@@ -258,7 +262,7 @@ func (w *pageWriter) writeIndexes(ctx context.Context, dirs *sync.Map) error {
 			ix.Chunks[k] = chunk.Ref{Path: j.file.Path, Size: int(j.file.Size), Ends: j.ch.Ends()}
 			ids = append(ids, j.ch.LastID())
 		}
-		root, err := chunk.DefaultSizes().Tree(&ix, ids, func(path string, sum [32]byte, data []byte) error {
+		root, err := sizes.Tree(&ix, ids, func(path string, sum [32]byte, data []byte) error {
 			if leaves[path] {
 				return nil
 			}
