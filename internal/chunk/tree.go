@@ -127,9 +127,23 @@ func appendHead(dst []byte, count int, list string) []byte {
 	return append(dst, `,"`+list+`":[`...)
 }
 
+// FormatError is the error of reading an index (a root or a leaf) of
+// another format than IndexFormat: written by another version of
+// feedgen (format 2 and older: a flat index), never read as this one.
+// Readers tell it from damage (errors.As) to say what to do: a build
+// writes such an output again whole.
+type FormatError struct {
+	What   string // "chunk index", "chunk index leaf"
+	Format string // the format found, as written
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("reading %s: chunk index format %s, not %d: written by another version of feedgen; rebuild the output (feedgen build)", e.What, e.Format, IndexFormat)
+}
+
 // checkFormat checks that data starts as an index of IndexFormat does:
 // an index of another format (an older feedgen's build) is refused
-// before it is read as this one.
+// before it is read as this one (a *FormatError).
 func checkFormat(what string, data []byte) error {
 	head := []byte(`{"format":`)
 	if !bytes.HasPrefix(data, head) {
@@ -141,7 +155,7 @@ func checkFormat(what string, data []byte) error {
 		n++
 	}
 	if f, err := strconv.Atoi(string(rest[:n])); err != nil || f != IndexFormat {
-		return fmt.Errorf("reading %s: chunk index format %s, not %d: written by another version of feedgen; rebuild the output (feedgen build)", what, rest[:n], IndexFormat)
+		return &FormatError{What: what, Format: string(rest[:n])}
 	}
 	return nil
 }

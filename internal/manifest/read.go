@@ -28,6 +28,10 @@ type Snapshot struct {
 	// files did not match it, so that the chunks they name are not in
 	// Files (see Expand): a build is being written, or died.
 	Unmatched []string
+	// unread is why the first of Unmatched that has the bytes the
+	// manifest (or its root) gives is not an index this feedgen reads
+	// (an older feedgen's build: chunk.FormatError); nil when none.
+	unread error
 }
 
 // Read reads and parses the manifest of the build in fsys: ErrNoBuild when
@@ -65,7 +69,7 @@ func ReadContext(ctx context.Context, fsys fs.FS) (*Snapshot, error) {
 		return nil, err
 	}
 	s := &Snapshot{Manifest: m, Data: data, Info: info}
-	if s.Unmatched, err = m.ExpandContext(ctx, fsys); err != nil {
+	if s.Unmatched, s.unread, err = m.expand(ctx, fsys); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -89,9 +93,17 @@ func (m *Manifest) Expand(fsys fs.FS) (unmatched []string, err error) {
 
 // ExpandContext is Expand, which stops when ctx is done.
 func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []string, err error) {
+	unmatched, _, err = m.expand(ctx, fsys)
+	return unmatched, err
+}
+
+// expand is ExpandContext, which also returns why the first file of
+// unmatched that has the bytes it should is not an index this feedgen
+// reads (nil when none).
+func (m *Manifest) expand(ctx context.Context, fsys fs.FS) (unmatched []string, unread, err error) {
 	l := layout.Of(m.Pagination)
 	if !l.Has(layout.Index) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	seen := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
@@ -109,7 +121,7 @@ func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []s
 		f := queue[0]
 		queue = queue[1:]
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		data, err := ReadPage(fsys, f, buf)
 		var mm *Mismatch
@@ -118,7 +130,7 @@ func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []s
 			unmatched = append(unmatched, f.Path)
 			continue
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		}
 		buf = data[:0]
 		named, err := NamedBy(f.Path, data)
@@ -126,6 +138,9 @@ func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []s
 			// The manifest's bytes, but not an index of this format (an
 			// older feedgen's build): what it names is not known either.
 			unmatched = append(unmatched, f.Path)
+			if unread == nil {
+				unread = fmt.Errorf("%s: %w", f.Path, err)
+			}
 			continue
 		}
 		for _, n := range named {
@@ -140,14 +155,21 @@ func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []s
 		}
 	}
 	slices.SortFunc(m.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	return unmatched, nil
+	return unmatched, unread, nil
 }
 
 // Complete returns an error when an index did not match the manifest
 // (see Unmatched): the output is not the build the manifest describes.
+// It is a *Mismatch (a build is being written, or died), but for an
+// index that has the manifest's bytes and is not one this feedgen reads
+// (an older feedgen's build, chunk.FormatError: the error says to
+// rebuild), which comes first.
 func (s *Snapshot) Complete() error {
 	if len(s.Unmatched) == 0 {
 		return nil
+	}
+	if s.unread != nil {
+		return s.unread
 	}
 	return &Mismatch{Path: s.Unmatched[0], Reason: "does not match " + Name + " (a build is being written, or died: run feedgen build)"}
 }
