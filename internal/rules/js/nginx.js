@@ -48,12 +48,13 @@ function requestURI(r) {
 }
 
 // assemblePage answers the page of answer a from the build in the
-// server's root: its collection's index, of which it reads the windows
-// plan needs (njs keeps nothing between requests: plan bisects the index
-// and parses only the lines the page needs), then each part's bytes read
-// at their offset into the body. A chunk that is
-// gone (a build replaced the folder's since the index was read) makes it
-// read the index again, once; then the page is unavailable.
+// server's root: its collection's index, the root and then the leaves
+// the page's articles are in (njs keeps nothing between requests: plan
+// bisects the root, parts each leaf, and both parse only the lines the
+// page needs), then each part's bytes read at their offset into the
+// body. A leaf or chunk that is gone (a build replaced the folder's
+// since the root was read) makes it read the root again, once; then the
+// page is unavailable.
 function assemblePage(r, a) {
     var fs = require("fs"), root = r.variables.document_root + "/", pl = null, body = null;
     try {
@@ -62,7 +63,7 @@ function assemblePage(r, a) {
             if (pl == null) {
                 break;
             }
-            body = pl.b != null ? Buffer.from(pl.b) : readParts(fs, root, pl);
+            body = pl.b != null ? Buffer.from(pl.b) : pl.p != null ? readParts(fs, root, pl) : null;
         }
     } catch (e) {
         // An index or chunk that cannot be read as it should: the build's
@@ -90,23 +91,27 @@ function assemblePage(r, a) {
     r.return(200, body);
 }
 
-// WINDOW is how much of a large index is read at once: about 450
-// articles' lines, so that the first page's lines come with its head.
-// An index of up to WHOLE bytes (about 25,000 articles) is read whole,
-// in one read, and plan calls the Buffer's own methods: that costs less
-// in njs than windows, whose methods are JavaScript.
+// WINDOW is how much of a large root or leaf is read at once: about
+// 450 articles' lines of a leaf, so that the first page's lines come
+// with its head. One of up to WHOLE bytes is read whole, in one read, and
+// plan calls the Buffer's own methods: that costs less in njs than
+// windows, whose methods are JavaScript. A root is about 30 kB at a
+// million articles (a line a leaf of about 4,000), a leaf about 40 kB:
+// read whole; a root over 256 kB (some 8 million articles) or a leaf of
+// many more chunks than most is read by windows, so that what a page
+// costs does not grow with the collection.
 var WINDOW = 4096, WHOLE = 256 << 10;
 
-// openIndex returns the index at path as plan reads it: its bytes (a
-// Buffer), or for a large one an object with what plan calls (indexOf,
-// lastIndexOf, length, toString of a range) that reads windows of the
-// file at their offsets: a page needs the index's head and the lines
-// plan bisects to, not the whole index (a line per 32 articles). Null
-// when there is none.
-function openIndex(fs, path) {
+// openIndex returns the root or leaf at path as plan and parts read it:
+// its bytes (a Buffer), or for a large one an object with what they call
+// (indexOf, lastIndexOf, length, toString of a range) that reads windows
+// of the file at their offsets: a page needs the head and the lines
+// bisected to, not the whole file. Null when there is none. It is opened
+// after open(path) checks it (openRegular, or chunkStat for a leaf).
+function openIndex(fs, path, open) {
     var fd;
     try {
-        fd = openRegular(fs, path);
+        fd = open(fs, path);
     } catch (e) {
         if (e.code == "ENOENT" || e.code == "ENOTDIR") {
             return null;
@@ -125,6 +130,14 @@ function openIndex(fs, path) {
         }
     }
     return t.length <= WHOLE ? t.buf : t;
+}
+
+// closeIndex closes what openIndex opened: a file read by windows.
+function closeIndex(fs, t) {
+    if (t != null && t.fd != null && t.length > WHOLE) {
+        fs.closeSync(t.fd);
+        t.fd = null;
+    }
 }
 
 // loadWindow reads n bytes of index t (fewer at its end) from pos.
@@ -189,18 +202,41 @@ function windowString(enc, s, e) {
 }
 
 // planFrom returns the plan of answer a from its collection's index in
-// the build at root; null when it cannot be read as an index, or the main
-// listing has none.
+// the build at root: its root, then the leaves plan names, read whole
+// (or by windows: openIndex) and each checked by parts and for a link as
+// a chunk is (chunkStat). Null when the main listing has no index; the
+// plan without parts (p) when a leaf is gone (a build replaced the
+// folder's since the root was read); it throws for an index it cannot
+// read as one.
 function planFrom(fs, root, a) {
-    var t = openIndex(fs, root + indexPath(a));
+    var t = openIndex(fs, root + indexPath(a), openRegular), pl, ts = [], zs = [], dirs = {}, i;
     if (t == null && a.q.p.length == 0) {
         return null;
     }
     try {
-        return plan(a, t);
+        pl = plan(a, t);
     } finally {
-        if (t != null && t.fd != null && t.length > WHOLE) {
-            fs.closeSync(t.fd);
+        closeIndex(fs, t);
+    }
+    if (pl.b != null) {
+        return pl;
+    }
+    try {
+        for (i = 0; i < pl.f.length; i++) {
+            t = openIndex(fs, root + pl.f[i][0], function (fs, path) {
+                chunkStat(fs, root, path.slice(root.length), dirs);
+                return fs.openSync(path, "r");
+            });
+            if (t == null) {
+                return pl;
+            }
+            ts.push(t);
+            zs.push(t.length);
+        }
+        return parts(pl, ts, zs);
+    } finally {
+        for (i = 0; i < ts.length; i++) {
+            closeIndex(fs, ts[i]);
         }
     }
 }
@@ -252,11 +288,12 @@ function readParts(fs, root, pl) {
     return buf;
 }
 
-// LINKED ends the message of a chunk refused for a link.
-var LINKED = ": refused: a chunk is the file feedgen build wrote, not a symbolic link (copy the build's folder, do not link to it)";
+// LINKED ends the message of a chunk or leaf refused for a link.
+var LINKED = ": refused: a chunk or leaf is the file feedgen build wrote, not a symbolic link (copy the build's folder, do not link to it)";
 
-// chunkStat returns the lstat of the chunk at path p of the build at
-// root (articles/chunks/<2 hex>/<64 hex>.json), having checked that it
+// chunkStat returns the lstat of the chunk or leaf at path p of the
+// build at root (articles/chunks/<2 hex>/<64 hex>.json, or .leaf.json),
+// having checked that it
 // and its folders are no symbolic links (the two folders once a request,
 // in dirs) and that it is a regular file. A hard link is not refused: it
 // is the file it names (a deploy made with cp -al or rsync --link-dest
@@ -281,10 +318,10 @@ function chunkStat(fs, root, p, dirs) {
 // openRegular opens the file at path for reading, refusing one that is
 // not a regular file (thrown: the page is unavailable), as feedgen serve
 // does. njs opens files blocking, in the worker that serves every other
-// request, and cannot ask for O_NONBLOCK: a named pipe put in place of an
-// index or a chunk would hold the worker until a writer came. The type is
-// read just before the open: a pipe put there between the two is not
-// seen.
+// request, and cannot ask for O_NONBLOCK: a named pipe put in place of a
+// root would hold the worker until a writer came (a leaf or a chunk is
+// refused by chunkStat). The type is read just before the open: a pipe
+// put there between the two is not seen.
 function openRegular(fs, path) {
     if (!fs.statSync(path).isFile()) {
         throw new Error(path + " is not a regular file: remove it and run feedgen build");
