@@ -249,7 +249,7 @@ func runArchive(ctx context.Context, plan archivePlan, stdout, stderr io.Writer)
 	}
 	b.serve.root, b.serve.feedgen = b.root, b.feedgen
 	version, _ := exec.CommandContext(ctx, b.feedgen, "version").Output()
-	fmt.Fprintf(stdout, "feedbench archive: %s (%s), GOMAXPROCS %d, in %s\n", b.feedgen, strings.TrimSpace(string(version)), runtime.GOMAXPROCS(0), b.root)
+	fmt.Fprintf(stdout, "feedbench archive: %s (%s), GOMAXPROCS %d, in %s; %s\n", b.feedgen, strings.TrimSpace(string(version)), runtime.GOMAXPROCS(0), b.root, loadAverage())
 	if plan.quick {
 		fmt.Fprintf(stdout, "quick mode: %d articles and a reference of %d; the goals are meant for %d and 10000\n", plan.articles, plan.reference, archiveGoalArticles)
 	}
@@ -284,6 +284,7 @@ func runArchive(ctx context.Context, plan archivePlan, stdout, stderr io.Writer)
 			return fmt.Errorf("edge: %w", err)
 		}
 	}
+	fmt.Fprintf(stdout, "\nat the end: %s\n", loadAverage())
 	b.table(sites[0], sites[1], edge)
 	fmt.Fprintln(stdout, b.tally)
 	return nil
@@ -453,8 +454,8 @@ func (b *archiveBench) publish(ctx context.Context, s *archiveSite, step string,
 	if r.kept, err = checkBucket(s.public, folder); err != nil {
 		return r, fmt.Errorf("%s: the bucket is not the build: %w", what, err)
 	}
-	fmt.Fprintf(b.out, "%s: %s, peak RSS %s: uploaded %d files, %s; unchanged %d, deleted %d, kept %d; the bucket holds the build and %d files more",
-		what, formatSeconds(m.wall), formatBytes(m.rss), r.sum.Uploaded, formatBytes(r.sum.UploadedBytes), r.sum.Unchanged, r.sum.Deleted, r.sum.Kept, r.kept)
+	fmt.Fprintf(b.out, "%s: %s (CPU %s), peak RSS %s: uploaded %d files, %s; unchanged %d, deleted %d, kept %d; the bucket holds the build and %d files more",
+		what, formatSeconds(m.wall), formatSeconds(m.cpu), formatBytes(m.rss), r.sum.Uploaded, formatBytes(r.sum.UploadedBytes), r.sum.Unchanged, r.sum.Deleted, r.sum.Kept, r.kept)
 	if dest == destVersitygw {
 		c := r.counts
 		fmt.Fprintf(b.out, "; the proxy: %d requests, %d objects written, %d deleted, %s sent, %s received", c.requests, c.puts, c.deletes, formatBytes(c.sent), formatBytes(c.received))
@@ -888,6 +889,16 @@ func (b *archiveBench) table(ref, big *archiveSite, edge *edgeResult) {
 		last := s.changes[len(s.changes)-1]
 		fmt.Fprintf(b.out, "  the build after the last new article wrote %s; deleted %s\n", last.wrote, last.deleted)
 	}
+}
+
+// loadAverage says the machine's load from /proc/loadavg, where there is
+// one: on a shared machine, what the times mean depends on it.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) >= 3 {
+		return fmt.Sprintf("load average %s, %s, %s on %d cores", f[0], f[1], f[2], runtime.NumCPU())
+	}
+	return "load average unknown"
 }
 
 // formatCount formats n with a comma between thousands: 1,000,000.
