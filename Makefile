@@ -176,7 +176,7 @@ bench-publish-vs: $(VERSITYGW)
 # build, then for each of 3 new articles the build after it, publish to
 # versitygw and to a file:// bucket, an unchanged publish; nginx-njs on
 # both builds; the issue's table with its goals. About 35 GB of disk and
-# upwards of half an hour; elsewhere or smaller:
+# an hour; elsewhere or smaller:
 # make bench-archive ARCHIVE_FLAGS='-dir /big -articles 100000'.
 ARCHIVE_FLAGS ?=
 bench-archive: $(VERSITYGW)

@@ -189,7 +189,7 @@ func TestCheckBucket(t *testing.T) {
 // TestWriteCorpus: the site is corpus.Write's, byte for byte, and a
 // canceled context stops it.
 func TestWriteCorpus(t *testing.T) {
-	opt := corpus.Options{Articles: 300, Limits: scaleLimits, Layout: "chunks", Seed: 3, Filters: listing.FilterNames()}
+	opt := corpus.Options{Articles: 120, Limits: scaleLimits, Layout: "chunks", Seed: 3, Filters: listing.FilterNames()}
 	dir := t.TempDir()
 	mine, theirs := filepath.Join(dir, "mine"), filepath.Join(dir, "theirs")
 	n, err := writeCorpus(context.Background(), mine, opt)
@@ -315,7 +315,8 @@ func TestArchive(t *testing.T) {
 		t.Logf("no wrk or no %s: without the edge", njsModule)
 		args = append(args, "-edge=false")
 	}
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
+	var stderr lineWatcher // the servers' output is copied to it from goroutines
 	if code := Run(context.Background(), args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
@@ -336,7 +337,7 @@ func TestArchive(t *testing.T) {
 	// At this size every goal but the edge's (a draw between two tiny
 	// sites) is met by far.
 	for line := range strings.SplitSeq(out, "\n") {
-		if strings.HasSuffix(line, "MISSED") && !strings.HasPrefix(line, "edge") {
+		if strings.HasSuffix(line, "MISSED") && !strings.HasPrefix(line, "edge") && !strings.HasPrefix(line, "targets:") {
 			t.Errorf("missed at 300 articles: %s", line)
 		}
 	}
@@ -357,7 +358,7 @@ func TestArchiveInterrupted(t *testing.T) {
 	defer cancel()
 	var stdout lineWatcher
 	stdout.match, stdout.seen = "archive: 20000 articles", cancel
-	var stderr bytes.Buffer
+	var stderr lineWatcher
 	var canceledAt time.Time
 	done := make(chan int)
 	go func() {
@@ -385,7 +386,8 @@ func TestArchiveInterrupted(t *testing.T) {
 }
 
 // lineWatcher is an io.Writer that calls seen once when what is written
-// to it contains match.
+// to it contains match (none when match is empty), safe for several
+// goroutines.
 type lineWatcher struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
@@ -398,9 +400,15 @@ func (w *lineWatcher) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(p)
-	if !w.done && strings.Contains(w.buf.String(), w.match) {
+	if !w.done && w.match != "" && strings.Contains(w.buf.String(), w.match) {
 		w.done = true
 		w.seen()
 	}
 	return len(p), nil
+}
+
+func (w *lineWatcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

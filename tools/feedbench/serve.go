@@ -563,6 +563,12 @@ func (b *serveBench) startFeedgen(ctx context.Context, public string) (*serverPr
 // listening on port 0) on two cores, copies its output to log, and
 // returns once it says where it listens.
 func startServing(ctx context.Context, bin string, log io.Writer, args ...string) (*serverProcess, error) {
+	return startServingWithin(ctx, bin, log, 60*time.Second, args...)
+}
+
+// startServingWithin is startServing that waits up to wait for the
+// server to say where it listens: it says so once its build is loaded.
+func startServingWithin(ctx context.Context, bin string, log io.Writer, wait time.Duration, args ...string) (*serverProcess, error) {
 	pr, pw := io.Pipe()
 	p, err := startServerProcess(bin, []string{"GOMAXPROCS=2"}, pw, args...)
 	if err != nil {
@@ -588,9 +594,9 @@ func startServing(ctx context.Context, bin string, log io.Writer, args ...string
 	case p.addr = <-found:
 	case <-p.done:
 		return nil, fmt.Errorf("feedgen %s exited before it listened (its output is above)", strings.Join(args, " "))
-	case <-time.After(60 * time.Second):
+	case <-time.After(wait):
 		p.stop()
-		return nil, fmt.Errorf("feedgen %s did not say where it listens within 60s", strings.Join(args, " "))
+		return nil, fmt.Errorf("feedgen %s did not say where it listens within %s", strings.Join(args, " "), wait)
 	case <-ctx.Done():
 		p.stop()
 		return nil, ctx.Err()
