@@ -15,7 +15,7 @@ FAKE_GCS_VERSION := v1.56.1
 FAKE_GCS := $(CURDIR)/.cache/fake-gcs-server-$(FAKE_GCS_VERSION)/fake-gcs-server
 export FEEDGEN_FAKE_GCS_SERVER := $(FAKE_GCS)
 
-.PHONY: run build test runtimes lint bench bench-serve bench-edge bench-watch bench-bundle bench-chunks bench-publish bench-publish-vs fuzz clean
+.PHONY: run build test runtimes lint bench bench-serve bench-edge bench-watch bench-bundle bench-chunks bench-publish bench-publish-vs bench-archive fuzz clean
 
 # Build the sample site into public/, then serve it as a live preview that
 # rebuilds on every change under content/ (Ctrl-C stops it).
@@ -170,6 +170,18 @@ bench-publish: $(VERSITYGW)
 bench-publish-vs: $(VERSITYGW)
 	$(call install_debs,awscli rclone,true)
 	$(GO) run ./tools/feedbench publish -versitygw $(VERSITYGW)
+
+# One new article on an archive of 1,000,000 articles (layout: chunks, all
+# four filters) against the same on 10,000, in one run (issue 38): cold
+# build, then for each of 3 new articles the build after it, publish to
+# versitygw and to a file:// bucket, an unchanged publish; nginx-njs on
+# both builds; the issue's table with its goals. About 35 GB of disk and
+# an hour; elsewhere or smaller:
+# make bench-archive ARCHIVE_FLAGS='-dir /big -articles 100000'.
+ARCHIVE_FLAGS ?=
+bench-archive: $(VERSITYGW)
+	$(call install_debs,nginx libnginx-mod-http-js wrk,true)
+	$(GO) run ./tools/feedbench archive -versitygw $(VERSITYGW) $(ARCHIVE_FLAGS)
 
 # Run each fuzz test for a while (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s

@@ -837,20 +837,28 @@ func firstID(public string, chunked bool) (int, error) {
 // announcement (so that it joins a section, a category, an author and
 // three tags at least), published after every other one.
 func newArticle(opt corpus.Options) (editTarget, error) {
-	for i := opt.Articles; i < opt.Articles+10_000; i++ {
+	t, _, err := newArticleFrom(opt, opt.Articles, newestPublished)
+	return t, err
+}
+
+// newArticleFrom is newArticle from the generator's article from on (at
+// least opt.Articles), published at the time at; it also returns the
+// index after the article's, where the next one may be looked for.
+func newArticleFrom(opt corpus.Options, from int, at string) (editTarget, int, error) {
+	for i := max(from, opt.Articles); i < from+10_000; i++ {
 		p, data := corpus.Article(opt, i)
 		t, ok := readEditTarget(p, data)
 		if !ok || t.tags < 3 {
 			continue
 		}
-		data, err := setPublished(data, newestPublished)
+		data, err := setPublished(data, at)
 		if err != nil {
-			return editTarget{}, fmt.Errorf("%s: %w", p, err)
+			return editTarget{}, 0, fmt.Errorf("%s: %w", p, err)
 		}
 		t, _ = readEditTarget(p, data)
-		return t, nil
+		return t, i + 1, nil
 	}
-	return editTarget{}, errors.New("no new article with 3 tags, an author key and no announcement")
+	return editTarget{}, 0, errors.New("no new article with 3 tags, an author key and no announcement")
 }
 
 var publishedLine = regexp.MustCompile(`(?m)^published: "[^"\n]*"$`)

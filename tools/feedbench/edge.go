@@ -97,11 +97,15 @@ func (b *serveBench) runEdge(ctx context.Context, nginx *serverProcess, public, 
 // a second nginx that loads the JavaScript module and includes them:
 // nginx-njs as its documentation runs it, with startNginx's settings.
 func (b *serveBench) startNginxNJS(ctx context.Context, config string) (*serverProcess, error) {
+	return b.startNginxNJSIn(ctx, filepath.Join(b.root, "nginx-njs"), config)
+}
+
+// startNginxNJSIn is startNginxNJS with its files in the folder dir.
+func (b *serveBench) startNginxNJSIn(ctx context.Context, dir, config string) (*serverProcess, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(b.root, "nginx-njs")
 	rules := filepath.Join(dir, "rules")
 	args := []string{"rules", "nginx-njs", "--config", config, "--addr", addr, "-o", rules}
 	if b.plan.njsCache {
