@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
-	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
@@ -322,8 +321,8 @@ func sameStore(t *testing.T, dir string, before map[string]fileState) {
 
 // checkBucket checks that the bucket holds exactly the build in out
 // under articles/ and as manifest.json, with publish's headers and
-// metadata (chunks with layout.ImmutableCacheControl, the rest with
-// cacheControl), besides the foreign objects it is given (key → bytes).
+// metadata (chunks and leaves with layout.ImmutableCacheControl, the
+// rest with cacheControl), besides the foreign objects it is given (key → bytes).
 func checkBucket(t *testing.T, b *blob.Bucket, out, cacheControl string, foreign map[string]string) {
 	t.Helper()
 	checkBucketKeeping(t, b, out, cacheControl, foreign, nil)
@@ -354,7 +353,7 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 			return // a folder keeps no headers: its web server gives them
 		}
 		cc := cacheControl
-		if chunk.IsChunk(key) {
+		if immutable(key) {
 			cc = layout.ImmutableCacheControl
 		}
 		if a.ContentType != listing.ContentType || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {

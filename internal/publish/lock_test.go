@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/heaptest"
@@ -191,14 +192,20 @@ func TestPublishWaits(t *testing.T) {
 // stopped half way says so, one that died holding it is taken over (at
 // once on disk, where the kernel released it; after a lease in a cloud,
 // or at once when its last renewal is long past), and the publish after
-// either trusts no manifest: it lists and checks the bucket.
+// either trusts no manifest: it lists and checks the bucket, every file
+// of a build in the chunks layout whose collections have several leaves
+// (retree): roots, leaves and chunks.
 func TestPublishTakesOverDeadLock(t *testing.T) {
 	dead := func(renewed time.Time, state string) []byte {
 		info := lockInfo{Owner: "a dead one", Token: "t0", Started: renewed, Renewed: renewed, State: state}
 		return info.marshal()
 	}
+	out := newChunksSite(t, corpus.Options{Articles: 96, Seed: 7, Filters: []string{"section"}}).retree(t)
+	if n := len(leavesOf(t, out, chunk.IndexPath(listing.Dir))); n < 2 {
+		t.Fatalf("the main listing has %d leaves, want several", n)
+	}
 	forBackends(t, func(t *testing.T, newBucket newBucketFunc) {
-		s := newSite(t, smallOpt)
+		s := &site{out: out}
 		pages := len(readManifest(t, s.out).Files)
 		for _, tt := range []struct {
 			name  string
