@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,55 +50,53 @@ func smallLeaves(t testing.TB, out string, max int) map[string][]chunk.LeafRef {
 }
 
 // TestChunksMatchPagesLeaves is TestChunksMatchPages over indexes of
-// several leaves (a leaf a chunk): for every collection, every limit
-// 1..max_limit and every offset, the page a server assembles is the page
-// the pages layout writes for it, byte for byte, pages that run from one
-// leaf into the next included; from the folder and from an archive.
+// several leaves (a leaf a chunk): for every collection of more than one
+// leaf, every limit 1..max_limit and every offset, the page a server
+// assembles is the page the pages layout writes for it, byte for byte,
+// pages that run from one leaf into the next included. (An archive's
+// leaves are read as a folder's are, into memory: package bundle's
+// TestServeLikeDir serves a bundle of such indexes.)
 func TestChunksMatchPagesLeaves(t *testing.T) {
 	s := chunkSite(t)
 	l := siteListing(t, s)
 	leaves := smallLeaves(t, s.out, 1)
-	main := leaves[listing.Dir]
-	if len(main) < 3 {
-		t.Fatalf("the main listing has %d leaves, want 3 or more", len(main))
+	if n := len(leaves[listing.Dir]); n < 3 {
+		t.Fatalf("the main listing has %d leaves, want 3 or more", n)
 	}
 	max := l.Pagination.MaxLimit
-	for name, opt := range map[string]Options{
-		"folder":  {Source: Folder(s.out)},
-		"archive": {Source: Archive("archive", os.DirFS(s.out), nil)},
-	} {
-		t.Run(name, func(t *testing.T) {
-			srv, _ := newServer(t, opt)
-			h := srv.Handler()
-			n, across := 0, 0
-			var scratch []byte
-			for _, c := range l.Collections {
-				for limit := 1; limit <= max; limit++ {
-					for offset := 0; offset <= c.Count()+1; offset++ {
-						want, err := l.AppendPage(scratch[:0], feed.Page{Coll: c, Limit: limit, Offset: offset})
-						if err != nil {
-							t.Fatal(err)
-						}
-						scratch = want
-						q := query(c, limit, offset)
-						resp := request(h, http.MethodGet, "/articles/?"+q, nil)
-						got := readBody(t, resp)
-						if resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
-							t.Fatalf("?%s: status %d\n got %.300s\nwant %.300s", q, resp.StatusCode, got, want)
-						}
-						if c.Dir == listing.Dir && len(leavesOf(main, offset, limit)) > 1 {
-							across++
-						}
-						n++
-					}
+	srv, _ := newServer(t, Options{Source: Folder(s.out)})
+	h := srv.Handler()
+	n, across, colls := 0, 0, 0
+	var scratch []byte
+	for _, c := range l.Collections {
+		if len(leaves[c.Dir]) < 2 {
+			continue
+		}
+		colls++
+		for limit := 1; limit <= max; limit++ {
+			for offset := 0; offset <= c.Count()+1; offset++ {
+				want, err := l.AppendPage(scratch[:0], feed.Page{Coll: c, Limit: limit, Offset: offset})
+				if err != nil {
+					t.Fatal(err)
 				}
+				scratch = want
+				q := query(c, limit, offset)
+				resp := request(h, http.MethodGet, "/articles/?"+q, nil)
+				got := readBody(t, resp)
+				if resp.StatusCode != http.StatusOK || !bytes.Equal(got, want) {
+					t.Fatalf("?%s: status %d\n got %.300s\nwant %.300s", q, resp.StatusCode, got, want)
+				}
+				if len(leavesOf(leaves[c.Dir], offset, limit)) > 1 {
+					across++
+				}
+				n++
 			}
-			if across < 100 {
-				t.Fatalf("only %d pages run across leaves", across)
-			}
-			t.Logf("%d pages of %d collections (%d of the main listing across leaves): identical", n, len(l.Collections), across)
-		})
+		}
 	}
+	if across < 100 {
+		t.Fatalf("only %d pages run across leaves", across)
+	}
+	t.Logf("%d pages of %d collections (%d across leaves): identical", n, colls, across)
 }
 
 // leavesOf returns the leaves of a collection that page (offset, limit)
@@ -117,58 +116,55 @@ var unavailableLeafLine = regexp.MustCompile(`(?m)^1 page of the build of 2026-1
 // TestChunksDamagedLeaf starts a server on a build whose leaf was
 // damaged after the build (other bytes, cut short, removed), a leaf of
 // the main listing in the middle: as for a damaged chunk, the pages that
-// need it answer 503 with Retry-After, every other page of every
-// collection its bytes, and the log says it once; the next build mends
-// it.
+// need it answer 503 with Retry-After, every other page its bytes (of
+// the main listing, and of another collection), and the log says it
+// once; the next build mends it.
 func TestChunksDamagedLeaf(t *testing.T) {
+	s := chunkSite(t)
+	l := siteListing(t, s)
+	leaves := smallLeaves(t, s.out, 1)
+	bad := leaves[listing.Dir][1]
+	name := filepath.Join(s.out, filepath.FromSlash(bad.Path))
+	good, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var colls []*feed.Collection // the main listing, and one other
+	for _, c := range l.Collections {
+		if c.Dir == listing.Dir || len(colls) == 1 && c.Count() > 24 {
+			colls = append(colls, c)
+		}
+	}
 	for _, tc := range []struct {
 		name   string
-		damage func(t *testing.T, name string)
+		damage func() error
 	}{
-		{"other bytes", func(t *testing.T, name string) {
-			data, err := os.ReadFile(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+		{"other bytes", func() error {
+			data := bytes.Clone(good)
 			data[len(data)/2] ^= 1
-			if err := os.WriteFile(name, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			return os.WriteFile(name, data, 0o644)
 		}},
-		{"cut short", func(t *testing.T, name string) {
-			if err := os.Truncate(name, 10); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"missing", func(t *testing.T, name string) {
-			if err := os.Remove(name); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{"cut short", func() error { return os.Truncate(name, 10) }},
+		{"missing", func() error { return os.Remove(name) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := chunkSite(t)
-			l := siteListing(t, s)
-			leaves := smallLeaves(t, s.out, 1)
-			bad := leaves[listing.Dir][1]
-			tc.damage(t, filepath.Join(s.out, filepath.FromSlash(bad.Path)))
-			srv, log := newServer(t, Options{Source: Folder(s.out), RetryInterval: 5 * time.Millisecond, PollInterval: 30 * time.Millisecond})
+			if err := tc.damage(); err != nil {
+				t.Fatal(err)
+			}
+			defer manifesttest.Replace(t, s.out, bad.Path, good)
+			srv, log := newServer(t, Options{Source: Folder(s.out)})
 			if n := len(unavailableLeafLine.FindAllString(log.String(), -1)); n != 1 || !strings.Contains(log.String(), bad.Path) {
 				t.Errorf("got %d lines about the leaf %s, want 1; log:\n%s", n, bad.Path, log)
 			}
 			h := srv.Handler()
 			var ok, unavailable int
-			for _, c := range l.Collections {
+			for _, c := range colls {
 				for _, limit := range []int{1, 5, 24} {
 					for offset := 0; offset < c.Count(); offset++ {
 						q := query(c, limit, offset)
 						resp := request(h, http.MethodGet, "/articles/?"+q, nil)
 						got := readBody(t, resp)
-						needs := false
-						for _, lr := range leavesOf(leaves[c.Dir], offset, limit) {
-							needs = needs || lr.Path == bad.Path
-						}
-						if needs {
+						if slices.Contains(leavesOf(leaves[c.Dir], offset, limit), bad) {
 							unavailable++
 							if resp.StatusCode != http.StatusServiceUnavailable || string(got) != `{"detail":"Service temporarily unavailable, try again later."}` || resp.Header.Get("Retry-After") != "5" {
 								t.Fatalf("?%s needs the damaged leaf: got %d %q (Retry-After %q), want 503 with Retry-After", q, resp.StatusCode, got, resp.Header.Get("Retry-After"))
@@ -189,16 +185,33 @@ func TestChunksDamagedLeaf(t *testing.T) {
 			if unavailable == 0 || ok < unavailable {
 				t.Fatalf("%d pages answered, %d unavailable", ok, unavailable)
 			}
-
-			// The next build writes the leaf again (a build of its own
-			// sizes: other leaves, every page answered).
-			followBuilds(t, srv)
-			s.build(t, s.out)
-			waitFor(t, 5*time.Second, "every page to be served", func() bool {
-				return request(h, http.MethodGet, "/articles/?"+query(l.Main(), 1, bad.First), nil).StatusCode == http.StatusOK
-			})
-			checkServes(t, srv, s.out)
 		})
+	}
+
+	// The next build writes the leaf's articles again (of its own
+	// sizes: other leaves), and every page is answered.
+	if err := os.Remove(name); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := newServer(t, Options{Source: Folder(s.out), RetryInterval: 5 * time.Millisecond, PollInterval: 30 * time.Millisecond})
+	target := "/articles/?" + query(l.Main(), 1, bad.First)
+	if code := request(srv, http.MethodGet, target, nil).StatusCode; code != http.StatusServiceUnavailable {
+		t.Fatalf("%s: %d before the build, want 503", target, code)
+	}
+	followBuilds(t, srv)
+	s.build(t, s.out)
+	waitFor(t, 5*time.Second, "every page to be served", func() bool {
+		return request(srv, http.MethodGet, target, nil).StatusCode == http.StatusOK
+	})
+	for offset := range l.Main().Count() {
+		want, err := l.AppendPage(nil, feed.Page{Coll: l.Main(), Limit: 5, Offset: offset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := query(l.Main(), 5, offset)
+		if got := readBody(t, request(srv, http.MethodGet, "/articles/?"+q, nil)); !bytes.Equal(got, want) {
+			t.Fatalf("after the build, ?%s:\n got %.300s\nwant %.300s", q, got, want)
+		}
 	}
 }
 
