@@ -28,13 +28,12 @@ type tampering struct {
 
 // edge is what an assembling target checks beyond what every one does.
 type edge struct {
-	links bool // it sees symbolic links (nginx-njs)
+	links bool // it sees a chunk's symbolic links (nginx-njs)
 	sums  bool // it checks a leaf's SHA-256 (the Workers, which keep leaves)
 }
 
-// unseen is answered of a link to the chunk's or leaf's own bytes: a
-// target that cannot see links (workerd) answers the page, the others
-// refuse it.
+// unseen is answered of a link to the chunk's own bytes: a target that
+// cannot see links (workerd) answers the page, the others refuse it.
 func unseen(e edge, _ string) bool { return !e.links }
 
 // always is answered by every target.
@@ -224,7 +223,7 @@ func swapLeaf(data func(t *testing.T, ix *chunk.Index, leaf string) string, misn
 
 // replaceLeaf is the tampering that puts a link to a file outside the
 // build, of data made from the first leaf's bytes, in its place (the
-// Workers answer from the leaf they keep, or read the link).
+// Workers answer from the leaf they keep).
 func replaceLeaf(hard bool, data func(leaf []byte) []byte) func(*testing.T, string, *chunk.Index) func() {
 	return func(t *testing.T, pub string, _ *chunk.Index) func() {
 		p := leafFile(t, pub)
@@ -304,7 +303,9 @@ func tamperings() []tampering {
 		// checks a leaf as it does a chunk (what its root says of it),
 		// the Workers, which keep leaves, by its SHA-256.
 		{"a leaf's bytes misnamed", func(e edge, _ string) bool { return !e.sums }, swapLeaf(func(_ *testing.T, _ *chunk.Index, leaf string) string { return leaf }, true, false)},
-		{"a leaf a symbolic link to a copy of it", unseen, replaceLeaf(false, func(b []byte) []byte { return b })},
+		// A leaf may be a link, as the root may: what it names is
+		// checked.
+		{"a leaf a symbolic link to a copy of it", always, replaceLeaf(false, func(b []byte) []byte { return b })},
 		{"a leaf a hard link to a copy of it", always, replaceLeaf(true, func(b []byte) []byte { return b })},
 		// What an older feedgen wrote: a format-2 index at the root's
 		// path, which names the same chunks.
@@ -353,8 +354,9 @@ func formatTwo(ix *chunk.Index) string {
 // there; a root of format 2, as an older feedgen wrote, or naming a
 // chunk as a leaf): the pages of that chunk or leaf are 503, as feedgen
 // serve answers them, never the bytes read; nginx-njs also refuses links
-// to the chunk's or leaf's own bytes (workerd cannot see links: it
-// answers those pages, whose bytes are the chunk's). The build put back,
+// to the chunk's own bytes (workerd cannot see links: it answers those
+// pages, whose bytes are the chunk's). A leaf, as the root, may be a
+// link to its own bytes. The build put back,
 // they are answered again. serve refuses a chunk whose index is shifted
 // anywhere (it checks every article of every chunk when it loads a
 // build); the edges check the articles where a page is cut, and answer a

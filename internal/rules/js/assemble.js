@@ -15,7 +15,7 @@
 // leaf for its chunks' lines, and both parse only the lines the page
 // needs: nginx's njs cannot keep an index parsed between requests. Same
 // dialect as listing.js.
-var INDEX_NAME = "chunks.json", INDEX_FORMAT = 3;
+var INDEX_NAME = "chunks.json", INDEX_FORMAT = 3, INDEX_HEAD = "{\"format\":" + INDEX_FORMAT + ",\"count\":";
 
 // Any limit is answered (parse clamps it to max_limit): the check of
 // answer for the limits pre-rendered passes for every one, at no cost
@@ -122,18 +122,14 @@ function cut(t, s, e) {
     return typeof t == "string" ? t.slice(s, e) : t.toString("utf8", s, e);
 }
 
-// HEAD reads the head of a root or leaf of INDEX_FORMAT: its count, and
-// what its lines are ("leaves" or "chunks"). Made at the first call (njs
-// runs the top level again for every request).
-var HEAD = null;
-
-// countOf returns the count the head of root or leaf t says, t's lines
-// being list ("leaves" or "chunks"); -1 when t is not one of this format
-// (an older or newer feedgen's build, or another file).
-function countOf(t, list) {
-    HEAD = HEAD || new RegExp("^[{]\"format\":" + INDEX_FORMAT + ",\"count\":(0|[1-9][0-9]{0,14}),\"(leaves|chunks)\":\\[");
-    var m = HEAD.exec(cut(t, 0, 64));
-    return m != null && m[2] == list ? +m[1] : -1;
+// countOf returns the count the head of root t says,
+// {"format":3,"count":N,"leaves":[ as chunk.AppendRoot writes it; -1
+// when t is not a root of this format (an older or newer feedgen's
+// build, or another file). No regular expression: njs would make it
+// again for every request.
+function countOf(t) {
+    var h = cut(t, 0, 48), p = INDEX_HEAD.length, n = parseInt(h.slice(p, p + 16), 10), d = "" + n;
+    return h.slice(0, p) == INDEX_HEAD && n >= 0 && h.slice(p + d.length, p + d.length + 11) == ",\"leaves\":[" ? n : -1;
 }
 
 // firstAt returns the first article of the index line that starts at p.
@@ -186,7 +182,7 @@ var UNREADABLE = ": refused: not a chunk index of format " + INDEX_FORMAT + " as
 // not a leaf's, lines that do not follow each other.
 function plan(a, t) {
     var q = a.q, count = 0, off = q.o.length > 15 ? Infinity : +q.o, p;
-    if (t != null && (count = countOf(t, "leaves")) < 0) {
+    if (t != null && (count = countOf(t)) < 0) {
         throw new Error(indexPath(a) + UNREADABLE);
     }
     if (!(off < count)) {
@@ -219,11 +215,12 @@ function plan(a, t) {
 // refused, and so is a line that names no chunk: it throws, and nothing
 // of the page is answered.
 function parts(pl, ts, zs) {
-    var ps = [], n = 2, tag = "", i = pl.o, f, t, o, last, p, e, r, j, start, end;
+    var ps = [], n = 2, tag = "", i = pl.o, f, t, head, o, last, p, e, r, j, start, end;
     for (var k = 0; k < pl.f.length; k++) {
         f = pl.f[k];
         t = ts[k];
-        if (zs[k] !== f[2] || countOf(t, "chunks") !== f[3]) {
+        head = INDEX_HEAD + f[3] + ",\"chunks\":[";
+        if (zs[k] !== f[2] || cut(t, 0, head.length) != head) {
             throw new Error(f[0] + ": " + (zs[k] !== f[2] ? zs[k] + " bytes, the index says " + f[2] : "not a leaf of " + f[3] + " articles of this format") + DAMAGED_LEAF);
         }
         o = i - f[1];
@@ -259,9 +256,9 @@ function parts(pl, ts, zs) {
 // writes it: articles/chunks/<2 hex>/<64 lowercase hex, the same 2
 // first>.json; leafPath whether it is a leaf's (chunk.LeafPath), the
 // same but for .leaf.json. An index that names any other file, inside
-// the build's folder or out of it, is not read. CHUNK and LEAF are made
-// at the first call (njs runs the top level again for every request).
-var CHUNK = null, LEAF = null;
+// the build's folder or out of it, is not read. CHUNK is made at the
+// first call (njs runs the top level again for every request).
+var CHUNK = null;
 
 function chunkPath(p) {
     CHUNK = CHUNK || new RegExp("^articles/chunks/[0-9a-f]{2}/[0-9a-f]{64}[.]json$");
@@ -269,8 +266,7 @@ function chunkPath(p) {
 }
 
 function leafPath(p) {
-    LEAF = LEAF || new RegExp("^articles/chunks/[0-9a-f]{2}/[0-9a-f]{64}[.]leaf[.]json$");
-    return typeof p == "string" && LEAF.test(p) && p.slice(16, 18) == p.slice(19, 21);
+    return typeof p == "string" && p.slice(-10) == ".leaf.json" && chunkPath(p.slice(0, -10) + ".json");
 }
 
 // DAMAGED ends the message of a chunk that is not the one its index

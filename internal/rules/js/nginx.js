@@ -106,30 +106,36 @@ var WINDOW = 4096, WHOLE = 256 << 10;
 // its bytes (a Buffer), or for a large one an object with what they call
 // (indexOf, lastIndexOf, length, toString of a range) that reads windows
 // of the file at their offsets: a page needs the head and the lines
-// bisected to, not the whole file. Null when there is none. It is opened
-// after open(path) checks it (openRegular, or chunkStat for a leaf).
-function openIndex(fs, path, open) {
-    var fd;
+// bisected to, not the whole file. Null when there is none.
+function openIndex(fs, path) {
+    var fd, t = null, size, b;
     try {
-        fd = open(fs, path);
+        fd = openRegular(fs, path);
     } catch (e) {
         if (e.code == "ENOENT" || e.code == "ENOTDIR") {
             return null;
         }
         throw e;
     }
-    var t = null;
     try {
-        var size = fs.fstatSync(fd).size;
-        t = {fs: fs, fd: fd, path: path, length: size, at: 0, buf: null,
-            mem: Buffer.allocUnsafe(size <= WHOLE ? size : WINDOW), indexOf: windowIndexOf, lastIndexOf: windowLastIndexOf, toString: windowString};
-        loadWindow(t, 0, size <= WHOLE ? size : WINDOW);
+        size = fs.fstatSync(fd).size;
+        if (size <= WHOLE) {
+            b = Buffer.allocUnsafe(size);
+            if (fs.readSync(fd, b, 0, size, 0) != size) {
+                throw new Error(path + ": shorter than it was");
+            }
+            return b;
+        }
+        b = {fs: fs, fd: fd, path: path, length: size, at: 0, buf: null,
+            mem: Buffer.allocUnsafe(WINDOW), indexOf: windowIndexOf, lastIndexOf: windowLastIndexOf, toString: windowString};
+        loadWindow(b, 0, WINDOW);
+        t = b;
     } finally {
-        if (t == null || t.buf == null || t.length <= WHOLE) {
+        if (t == null) {
             fs.closeSync(fd);
         }
     }
-    return t.length <= WHOLE ? t.buf : t;
+    return t;
 }
 
 // closeIndex closes what openIndex opened: a file read by windows.
@@ -203,13 +209,15 @@ function windowString(enc, s, e) {
 
 // planFrom returns the plan of answer a from its collection's index in
 // the build at root: its root, then the leaves plan names, read whole
-// (or by windows: openIndex) and each checked by parts and for a link as
-// a chunk is (chunkStat). Null when the main listing has no index; the
-// plan without parts (p) when a leaf is gone (a build replaced the
-// folder's since the root was read); it throws for an index it cannot
-// read as one.
+// (or by windows: openIndex) and each checked by parts. Null when the
+// main listing has no index; the plan without parts (p) when a leaf is
+// gone (a build replaced the folder's since the root was read); it
+// throws for an index it cannot read as one. A leaf, as the root, may be
+// a symbolic link, which lstat calls would cost: what it names are
+// chunks, each refused when it is a link, of another size or cut
+// elsewhere than between articles (readParts).
 function planFrom(fs, root, a) {
-    var t = openIndex(fs, root + indexPath(a), openRegular), pl, ts = [], zs = [], dirs = {}, i;
+    var t = openIndex(fs, root + indexPath(a)), pl, ts = [], zs = [], i;
     if (t == null && a.q.p.length == 0) {
         return null;
     }
@@ -223,10 +231,7 @@ function planFrom(fs, root, a) {
     }
     try {
         for (i = 0; i < pl.f.length; i++) {
-            t = openIndex(fs, root + pl.f[i][0], function (fs, path) {
-                chunkStat(fs, root, path.slice(root.length), dirs);
-                return fs.openSync(path, "r");
-            });
+            t = openIndex(fs, root + pl.f[i][0]);
             if (t == null) {
                 return pl;
             }
@@ -288,12 +293,11 @@ function readParts(fs, root, pl) {
     return buf;
 }
 
-// LINKED ends the message of a chunk or leaf refused for a link.
-var LINKED = ": refused: a chunk or leaf is the file feedgen build wrote, not a symbolic link (copy the build's folder, do not link to it)";
+// LINKED ends the message of a chunk refused for a link.
+var LINKED = ": refused: a chunk is the file feedgen build wrote, not a symbolic link (copy the build's folder, do not link to it)";
 
-// chunkStat returns the lstat of the chunk or leaf at path p of the
-// build at root (articles/chunks/<2 hex>/<64 hex>.json, or .leaf.json),
-// having checked that it
+// chunkStat returns the lstat of the chunk at path p of the build at
+// root (articles/chunks/<2 hex>/<64 hex>.json), having checked that it
 // and its folders are no symbolic links (the two folders once a request,
 // in dirs) and that it is a regular file. A hard link is not refused: it
 // is the file it names (a deploy made with cp -al or rsync --link-dest
@@ -319,7 +323,7 @@ function chunkStat(fs, root, p, dirs) {
 // not a regular file (thrown: the page is unavailable), as feedgen serve
 // does. njs opens files blocking, in the worker that serves every other
 // request, and cannot ask for O_NONBLOCK: a named pipe put in place of a
-// root would hold the worker until a writer came (a leaf or a chunk is
+// root or leaf would hold the worker until a writer came (a chunk is
 // refused by chunkStat). The type is read just before the open: a pipe
 // put there between the two is not seen.
 function openRegular(fs, path) {
