@@ -530,6 +530,30 @@ func TestPublishChunksKeeps(t *testing.T) {
 			}
 			return b.WriteAll(ctx, manifest.Name, data, nil)
 		}, note: "the bucket's manifest.json was not uploaded by feedgen publish", attrs: true},
+		// Publish's record of what the bucket keeps, which the third
+		// publish cannot use: it lists the bucket, knowing what B names.
+		{name: "no record", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			return b.Delete(ctx, KeptName)
+		}, deletes: true, note: `the bucket has no record of the chunks it keeps \(articles/chunks/kept\.json: an earlier feedgen published it\)`},
+		{name: "damaged record", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			return b.WriteAll(ctx, KeptName, []byte(`{"format":1,"files":[`), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps is damaged \(articles/chunks/kept\.json: `},
+		{name: "record of another manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			k := keptRecord{Manifest: sha256Hex([]byte("another")), Complete: true}
+			return b.WriteAll(ctx, KeptName, k.marshal(), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps is not its manifest\.json's`},
+		{name: "record of some", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			data, err := b.ReadAll(ctx, KeptName)
+			if err != nil {
+				return err
+			}
+			k, err := parseKept(data)
+			if err != nil {
+				return err
+			}
+			k.Complete = false
+			return b.WriteAll(ctx, KeptName, k.marshal(), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps names only some of them`},
 		{name: "last publish did not finish", spoil: func(_ *blob.Bucket, store string, _ *Options) error {
 			return writeLock(store, lockInterrupted)
 		}, note: "the publish of a dead one, started .* did not finish"},

@@ -128,7 +128,8 @@ func (p *publisher) readKept(ctx context.Context, rem *remote) (bool, error) {
 	case missing && len(rem.indexes) == 0:
 		return true, nil
 	case missing:
-		why = "has no " + KeptName + " (an earlier feedgen published it)"
+		rem.note = "the bucket has no record of the chunks it keeps (" + KeptName + ": an earlier feedgen published it)"
+		return false, nil
 	case err != nil && (errors.Is(err, context.Canceled) || kindOf(err) != Other):
 		return false, explain("reading "+KeptName, err)
 	case err != nil:

@@ -434,11 +434,14 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		}
 		return &p.res, p.dryRun(ctx, dirty)
 	}
+	if err := p.reach(ctx); err != nil {
+		return &p.res, err
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	dirty, err := lock.acquire(ctx, cancel)
 	if err != nil {
-		return &p.res, p.reach(ctx, err)
+		return &p.res, err
 	}
 	p.fence = lock.fence
 	defer func() {
@@ -469,24 +472,34 @@ func (p *publisher) keysOf(pages []int, keys []string) []string {
 	return append(out, keys...)
 }
 
-// reach lists one key under articles/, to say what is wrong when the
-// lock could not be taken (its error, err): a listing's error names a
-// missing bucket, or refused or missing credentials, better than a
-// write's (which the service may cut short). A publish that takes the
-// lock lists nothing but to repair the bucket.
-func (p *publisher) reach(ctx context.Context, err error) error {
-	var le *LockedError
-	if p.opt.Folder != "" || errors.As(err, &le) || ctx.Err() != nil {
-		return err // the lock opens the folder, and says what is wrong with it
+// reach finds, before anything is written, whether the bucket can be
+// reached with the credentials given: it reads the attributes of its
+// manifest.json (which a publish reads again once it holds the lock),
+// and only when that fails (no manifest, a first publish) but for a
+// service that does not answer, lists one key under articles/, whose
+// error names a missing bucket, or refused or missing credentials,
+// better than a HEAD request's (which has no body).
+// A publish whose bucket has a manifest lists nothing but to repair it.
+func (p *publisher) reach(ctx context.Context) error {
+	if p.opt.Folder != "" {
+		return nil // the lock opens the folder, and says what is wrong with it
 	}
-	lerr := p.retry(ctx, "listing "+Prefix, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "reading the attributes of "+manifest.Name, func(ctx context.Context, _ func(int)) error {
+		_, err := p.bucket.Attributes(ctx, manifest.Name)
+		return err
+	})
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	switch kindOf(err) {
+	case TimedOut, Unreachable:
+		return explain("reading the attributes of "+manifest.Name, err) // a listing would say no more
+	}
+	err = p.retry(ctx, "listing "+Prefix, func(ctx context.Context, _ func(int)) error {
 		_, _, err := p.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: Prefix})
 		return err
 	})
-	if lerr != nil {
-		return explainList(lerr)
-	}
-	return err
+	return explainList(err)
 }
 
 // publish does the work of Publish with the lock held.
