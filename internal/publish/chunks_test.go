@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,6 +34,8 @@ var chunksOpt = corpus.Options{Articles: 64, Limits: []int{10, 20}, Seed: 7, Fil
 // manifest.json; -1 for the lock.
 func stepOfKey(key string) int {
 	switch {
+	case key == KeptName:
+		return -1 // publish's record, after the manifest: see checkKept
 	case immutable(key):
 		return 0
 	case strings.HasPrefix(key, Prefix):
@@ -74,10 +77,11 @@ func staleFiles(a, b *manifest.Manifest) int {
 // recordedPublish publishes the build in dir to b, whose uploads rec
 // records, and checks their order: every chunk in the bucket before the
 // first index starts, every index before manifest.json. It returns the
-// result and the keys uploaded.
+// result and the keys uploaded; rec.lists counts its list requests.
 func recordedPublish(t *testing.T, b *blob.Bucket, rec *recorder, dir string, opt Options) (*Result, []string) {
 	t.Helper()
 	rec.take()
+	rec.lists.Store(0)
 	res := publishDir(t, b, dir, opt)
 	keys, err := order(rec.take(), stepOfKey)
 	if err != nil {
@@ -125,6 +129,9 @@ func TestPublishChunks(t *testing.T) {
 			if got, want := countsOf(res), (counts{Unchanged: len(first.Files) + 1}); got != want || len(keys) > 0 {
 				t.Errorf("got %+v, uploaded %q; want %+v, nothing", got, keys, want)
 			}
+			if res.Listed || rec.lists.Load() != 0 {
+				t.Errorf("listed the bucket (%d requests)", rec.lists.Load())
+			}
 			sameStore(t, store, before)
 		})
 
@@ -171,8 +178,21 @@ func TestPublishChunks(t *testing.T) {
 			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(bm.Files) - up, Deleted: staleFiles(a, bm)}); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
-			if len(keys) != up+1 {
-				t.Errorf("uploaded %d objects, want %d", len(keys), up+1)
+			// Exactly the files that changed, and not a key listed: the
+			// manifests and the record of what the bucket keeps say what
+			// it holds.
+			var want []string
+			for _, f := range bm.Files {
+				if !slices.ContainsFunc(a.Files, func(g manifest.File) bool { return g.Path == f.Path && g.SHA256 == f.SHA256 }) {
+					want = append(want, f.Path)
+				}
+			}
+			want = append(want, manifest.Name)
+			if slices.Sort(keys); !slices.Equal(keys, slices.Sorted(slices.Values(want))) {
+				t.Errorf("uploaded %q, want the files that changed %q", keys, want)
+			}
+			if res.Listed || rec.lists.Load() != 0 {
+				t.Errorf("listed the bucket (%d requests)", rec.lists.Load())
 			}
 			// The chunks and leaves only A names stay: an edge may hold
 			// A's indexes.
@@ -239,6 +259,9 @@ func TestPublishChunks(t *testing.T) {
 			// The third publish: chunks and leaves only A names go,
 			// those B names and C does not stay.
 			res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if res.Listed || rec.lists.Load() != 0 {
+				t.Errorf("listed the bucket (%d requests)", rec.lists.Load())
+			}
 			if res.Deleted != staleFiles(bm, cm)+len(goneA) || res.Kept != len(keptB) || len(goneA) == 0 || len(keptB) == 0 {
 				t.Errorf("deleted %d, kept %d; want %d deleted (%d chunks only A names), %d kept", res.Deleted, res.Kept, staleFiles(bm, cm)+len(goneA), len(goneA), len(keptB))
 			}
@@ -246,17 +269,17 @@ func TestPublishChunks(t *testing.T) {
 		})
 
 		t.Run("revert", func(t *testing.T) {
-			// B again: its chunks and leaves are in the bucket (kept),
-			// checked and not uploaded; only roots and the manifest go
-			// up.
+			// B again: its chunks and leaves are in the bucket (kept, as
+			// publish's record of what it keeps says), neither uploaded
+			// nor checked; only roots and the manifest go up.
 			res, keys := recordedPublish(t, b, rec, snapB, lockOptions(url, store))
 			for _, k := range keys {
 				if immutable(k) {
 					t.Errorf("uploaded %s, which the bucket kept", k)
 				}
 			}
-			if res.Checked != len(keptB) || res.Kept != len(minus(immutables(cm), immutables(bm))) {
-				t.Errorf("checked %d, kept %d; want %d, %d", res.Checked, res.Kept, len(keptB), len(minus(immutables(cm), immutables(bm))))
+			if res.Checked != 0 || res.Kept != len(minus(immutables(cm), immutables(bm))) || res.Listed {
+				t.Errorf("checked %d, kept %d, listed %v; want 0, %d, false", res.Checked, res.Kept, res.Listed, len(minus(immutables(cm), immutables(bm))))
 			}
 			checkBucketKeeping(t, b, snapB, cc, nil, minus(immutables(cm), immutables(bm)))
 			recordedPublish(t, b, rec, s.out, lockOptions(url, store))
@@ -362,6 +385,74 @@ func TestPublishChunks(t *testing.T) {
 			}
 			checkBucketKeeping(t, b, s.out, cc, nil, kept)
 		})
+
+		t.Run("killed after the manifest", func(t *testing.T) {
+			// A publish killed (SIGKILL, another process) once the new
+			// manifest is in the bucket, before the record of what the
+			// bucket keeps that goes with it: the next publish finds
+			// the lock saying so, lists the bucket once, says so, and
+			// keeps every chunk the build does not have.
+			s.add(t)
+			killedPublish(t, url, store, s.out, "manifest")
+			var held []string
+			it := b.List(&blob.ListOptions{Prefix: chunk.Dir + "/"})
+			for {
+				o, err := it.Next(ctx)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if chunk.IsChunk(o.Key) {
+					held = append(held, o.Key)
+				}
+			}
+			now := readManifest(t, s.out)
+			extra := slices.DeleteFunc(held, func(k string) bool { return inBuild(now, k) })
+			var notes bytes.Buffer
+			opt := lockOptions(url, store)
+			opt.Notices = &notes
+			// The killed publish's lock is taken over once seen unchanged
+			// for a lease.
+			opt.LockLease = 3 * time.Second
+			lists := 0
+			opt.step = func(_ context.Context, what string) {
+				if what == "list "+Prefix {
+					lists++
+				}
+			}
+			res, _ := recordedPublish(t, b, rec, s.out, opt)
+			if !res.Listed || lists != 1 || !strings.HasSuffix(res.Remote, " did not finish") {
+				t.Errorf("listed %v (%d times), Remote %q; want one listing, as the last publish did not finish", res.Listed, lists, res.Remote)
+			}
+			if want := map[bool]int64{true: 0, false: 1}[isFolder(b)]; rec.lists.Load() != want {
+				t.Errorf("%d list requests, want %d", rec.lists.Load(), want)
+			}
+			said := regexp.MustCompile(`(?m)^the publish of .* did not finish: (listing articles/ once to see what the bucket holds \(about 1 request of 1000 keys\), then checking each file of the build there by its attributes \(up to \d+ requests, 16 at a time\)|walking articles/ once to see what the folder holds, then reading each file of the build there \(up to \d+ files, \d+\.\d kB\))$`)
+			if n := len(said.FindAllString(notes.String(), -1)); n != 1 {
+				t.Errorf("said %d times that it lists the bucket, want once:\n%s", n, notes.String())
+			}
+			if res.Kept != len(extra) || len(extra) == 0 {
+				t.Errorf("kept %d chunks, want the %d the build does not have", res.Kept, len(extra))
+			}
+			// The bucket's manifest is publish's: a chunk of the build's
+			// size holds its bytes (its name is their digest); the
+			// indexes are checked.
+			if indexes := len(now.Files) - len(immutables(now)); res.Checked != indexes || res.Uploaded != 0 {
+				t.Errorf("checked %d, uploaded %d; want the %d indexes checked, nothing uploaded", res.Checked, res.Uploaded, indexes)
+			}
+			checkBucketKeeping(t, b, s.out, cc, nil, extra)
+
+			// The publish after it trusts the bucket again.
+			s.add(t)
+			next := readManifest(t, s.out)
+			res, _ = recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if res.Listed || rec.lists.Load() != 0 || res.Remote != "" {
+				t.Errorf("the publish after: listed %v (%d requests), Remote %q", res.Listed, rec.lists.Load(), res.Remote)
+			}
+			checkBucketKeeping(t, b, s.out, cc, nil, minus(immutables(now), immutables(next)))
+		})
 	})
 }
 
@@ -427,6 +518,30 @@ func TestPublishChunksKeeps(t *testing.T) {
 			}
 			return b.WriteAll(ctx, manifest.Name, data, nil)
 		}, note: "the bucket's manifest.json was not uploaded by feedgen publish", attrs: true},
+		// Publish's record of what the bucket keeps, which the third
+		// publish cannot use: it lists the bucket, knowing what B names.
+		{name: "no record", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			return b.Delete(ctx, KeptName)
+		}, deletes: true, note: `the bucket has no record of the chunks it keeps \(articles/chunks/kept\.json: an earlier feedgen published it\)`},
+		{name: "damaged record", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			return b.WriteAll(ctx, KeptName, []byte(`{"format":1,"files":[`), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps is damaged \(articles/chunks/kept\.json: `},
+		{name: "record of another manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			k := keptRecord{Manifest: sha256Hex([]byte("another")), Complete: true}
+			return b.WriteAll(ctx, KeptName, k.marshal(), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps is not its manifest\.json's`},
+		{name: "record of some", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			data, err := b.ReadAll(ctx, KeptName)
+			if err != nil {
+				return err
+			}
+			k, err := parseKept(data)
+			if err != nil {
+				return err
+			}
+			k.Complete = false
+			return b.WriteAll(ctx, KeptName, k.marshal(), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps names only some of them`},
 		{name: "last publish did not finish", spoil: func(_ *blob.Bucket, store string, _ *Options) error {
 			return writeLock(store, lockInterrupted)
 		}, note: "the publish of a dead one, started .* did not finish"},

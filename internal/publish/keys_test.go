@@ -109,12 +109,18 @@ func TestPublishKeepsForeign(t *testing.T) {
 	}
 	s.remove(t, 3)
 	res = publishDir(t, b, s.out, opt)
-	check("new build", res)
+	// A new build: the bucket is not listed, what is not the build's is
+	// neither seen nor touched.
+	if res.Foreign != 0 || res.Listed {
+		t.Errorf("new build: foreign %d, listed %v; want none seen, nothing listed", res.Foreign, res.Listed)
+	}
 	if res.Deleted == 0 {
 		t.Error("a new build with fewer pages deleted none")
 	}
 	opt.Full = true
 	check("--full", publishDir(t, b, s.out, opt))
+	s.remove(t, 1)
+	check("new build, --full", publishDir(t, b, s.out, opt))
 }
 
 // TestCheckBucketSite: a bucket folder that is, lies in or holds the

@@ -407,7 +407,7 @@ func TestRemoteManifestWholeHash(t *testing.T) {
 			CacheControl: config.DefaultCacheControl, Metadata: map[string]string{MetaSHA256: sha256Hex(data), MetaState: StateComplete}}); err != nil {
 			t.Fatal(err)
 		}
-		rem := &remote{size: make([]int64, len(local.Files)), sum: make([]string, len(local.Files)), keep: -1}
+		rem := &remote{size: make([]int64, len(local.Files)), held: make([]held, len(local.Files)), bound: -1}
 		if err := p.readManifest(context.Background(), rem); err != nil || !rem.trusted {
 			t.Fatalf("a manifest of %d bytes: trusted %v, %q, %v", len(data), rem.trusted, rem.note, err)
 		}

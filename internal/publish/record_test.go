@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"gocloud.dev/blob"
@@ -17,7 +18,8 @@ import (
 // recorder is a bucket driver over another bucket (any backend) that
 // records, in the order they happen, the start and the end of every
 // upload: the order tests read what the bucket saw, not what publish
-// meant to do. Everything else goes through as it is.
+// meant to do; and counts the list requests. Everything else goes
+// through as it is.
 type recorder struct {
 	b *blob.Bucket
 
@@ -27,6 +29,8 @@ type recorder struct {
 	// upload starts writing, after it ended): a test stops a publish at a
 	// given upload by cancelling its context there.
 	hook func(key string, end bool)
+	// lists counts the list requests (pages) asked for.
+	lists atomic.Int64
 }
 
 // upload is one event of an upload: its start, or its end (the object
@@ -119,11 +123,16 @@ func (r *recorder) Attributes(ctx context.Context, key string) (*driver.Attribut
 }
 
 func (r *recorder) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
+	r.lists.Add(1)
 	token := opts.PageToken
 	if token == nil {
 		token = blob.FirstPageToken
 	}
-	objs, next, err := r.b.ListPage(ctx, token, opts.PageSize, &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, BeforeList: opts.BeforeList})
+	size := opts.PageSize
+	if size == 0 {
+		size = 1000 // blob.Bucket.List's: the driver picks
+	}
+	objs, next, err := r.b.ListPage(ctx, token, size, &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, BeforeList: opts.BeforeList})
 	if err != nil {
 		return nil, err
 	}

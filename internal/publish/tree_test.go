@@ -17,14 +17,6 @@ import (
 	"gocloud.dev/blob"
 )
 
-// immutable reports whether key is a file of the chunks layout whose name
-// is the digest of its bytes (a chunk or a leaf): uploaded before the
-// roots that name it, with the immutable Cache-Control, and deleted only
-// once two manifests in a row do not name it. The tests say it by the
-// paths of package chunk, not by asking package layout, whose answer
-// they check.
-func immutable(key string) bool { return chunk.IsChunk(key) || chunk.IsLeaf(key) }
-
 // dirReader reads a file of the build in dir, by its path in the build.
 func dirReader(dir string) func(p string) ([]byte, error) {
 	return func(p string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, filepath.FromSlash(p))) }
