@@ -11,6 +11,7 @@ package atomicfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,6 +66,10 @@ func createTemp(name string, perm fs.FileMode) (*os.File, string, error) {
 
 // Write writes p to the new version.
 func (f *File) Write(p []byte) (int, error) { return f.f.Write(p) }
+
+// ReadFrom writes what r holds to the new version, as io.Copy does, by
+// the system's copy between files where it can.
+func (f *File) ReadFrom(r io.Reader) (int64, error) { return f.f.ReadFrom(r) }
 
 // Commit syncs the new version to the disk and renames it over the file.
 // When it fails, the file is left as it was and the temporary file is

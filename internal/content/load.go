@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -40,13 +41,29 @@ type Options struct {
 	// stat.
 	// A watcher that saw every change can say so; nil checks every file.
 	Changed []string
-	// Unchanged, when set, is asked once every file has been read and
-	// before any is parsed, with the digest the Site will have: if it
-	// says the content is one it already built, Load parses nothing and
-	// returns a Site with only Digest and Unchanged set. The bytes read
-	// are parsed without reading them again otherwise. A Loader whose
-	// cache holds files never asks.
-	Unchanged func(digest [sha256.Size]byte) bool
+	// Unchanged, when set, is asked once every file has been read (or
+	// vouched for by Cache) and before any is parsed, with the digest the
+	// Site will have: if it says the content is one it already built,
+	// Load parses nothing and returns a Site with only Digest, Files,
+	// Read and Unchanged set. The bytes read are parsed without reading
+	// them again otherwise. A Loader whose cache holds files never asks.
+	Unchanged func(Probe) bool
+	// Cache, when set, is what a build kept of each file (see Cache): a
+	// file whose stamp is the one recorded is not read, and its digest is
+	// the one recorded; one whose bytes are those recorded is not parsed
+	// when Kept takes the article recorded. A Loader whose Cache field is
+	// set ignores it.
+	Cache *Cache
+	// Kept, when set, is called, from several goroutines at once, with
+	// each article taken from Cache instead of parsing its file, and the
+	// bytes the build keeps beside it; it returns false when it cannot
+	// take it (those bytes are gone), and the file is parsed. Without
+	// Kept, every file is parsed (Cache gives digests only).
+	Kept func(a *Article, extra []byte) bool
+	// FileClock is the clock file systems stamp changes with, time.Now
+	// when nil: the Site's WriteCache records the stamp of a file changed
+	// shortly before the load began as unknown (see StampSlack).
+	FileClock func() time.Time
 	// Parsed, when set, is called with each valid article as soon as its
 	// file is parsed, from several goroutines at once, before the checks
 	// across articles (duplicate ids and URLs), drafts and scheduled ones
@@ -67,9 +84,10 @@ type Site struct {
 	Files     int
 	Drafts    int
 	Scheduled int
-	// Reparsed is how many files were read and parsed (the rest came from
-	// the loader's cache).
+	// Reparsed is how many files were parsed (the rest came from the
+	// loader's cache, or Options.Cache); Read how many were read.
 	Reparsed int
+	Read     int
 	// Digest identifies the content: the path and bytes of every article
 	// file, drafts and scheduled ones included (see Digest).
 	Digest [sha256.Size]byte
@@ -78,8 +96,23 @@ type Site struct {
 	// which the same content gives another listing.
 	NextScheduled time.Time
 	// Unchanged is set when Options.Unchanged said the content was
-	// already built: the Site holds only Digest.
+	// already built: the Site holds only Digest, Files and Read.
 	Unchanged bool
+
+	// sources are the files loaded, in the order walked (see WriteCache);
+	// racyFrom is when a change is too recent for a stamp to be believed
+	// (Unix nanoseconds).
+	sources  []source
+	racyFrom int64
+}
+
+// Probe is what Load tells Options.Unchanged.
+type Probe struct {
+	// Digest is the digest the Site will have.
+	Digest [sha256.Size]byte
+	// Read is how many files were read: those Options.Cache did not
+	// vouch for.
+	Read int
 }
 
 // A Loader loads the articles of one site. It remembers what it parsed, so
@@ -120,6 +153,11 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	// Asking whether the content is unchanged means reading it all before
 	// parsing any: a first pass reads and keeps the bytes.
 	ask := opt.Unchanged != nil && len(l.cache) == 0
+	clock := opt.FileClock
+	if clock == nil {
+		clock = time.Now
+	}
+	racyFrom := clock().Add(-StampSlack).UnixNano()
 	w, err := l.walk(ctx, fsys, opt, ask)
 	if err != nil {
 		return nil, err
@@ -127,24 +165,45 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	if ask {
 		// A file that could not be read adds an error, and its empty sum
 		// matches no build's.
-		if d := digest(w.files); len(w.errs) == 0 && opt.Unchanged(d) {
-			return &Site{Files: len(w.files), Digest: d, Unchanged: true}, nil
+		d := digest(w.files)
+		if len(w.errs) == 0 && opt.Unchanged(Probe{Digest: d, Read: int(w.read.Load())}) {
+			site := &Site{Files: len(w.files), Read: int(w.read.Load()), Digest: d, Unchanged: true, racyFrom: racyFrom}
+			site.sources = sources(w.files, opt)
+			return site, nil
 		}
 		if err := l.parseKept(ctx, fsys, opt, w); err != nil {
 			return nil, err
 		}
 	}
 	l.remember(w.files)
-	return publish(w, opt)
+	site, err := publish(w, opt)
+	if site != nil {
+		site.racyFrom = racyFrom
+	}
+	return site, err
+}
+
+// sources returns what a Site loaded with opt keeps of files: with the
+// article of each file that has one and no warning of its own.
+func sources(files []*entry, opt Options) []source {
+	out := make([]source, len(files))
+	for i, e := range files {
+		out[i] = source{name: e.name, stamp: e.stamp, size: e.size, sum: e.sum}
+		if a := e.result.article; a != nil && len(e.result.warnings) == 0 {
+			out[i].art, out[i].leftOut = a, leftOut(a, opt) != published
+		}
+	}
+	return out
 }
 
 // walked is what walk found: every article file, in the order found,
 // with its parse (unless walk only read it), and the errors of the walk.
 type walked struct {
 	files    []*entry
-	reparsed int        // files read (the others came from the cache)
-	errs     diag.List  // of the walk, and of files that could not be read
-	kept     *keptBytes // with ask: the bytes read, for parseKept
+	read     atomic.Int64 // files read
+	reparsed atomic.Int64 // files parsed (the others came from a cache)
+	errs     diag.List    // of the walk, and of files that could not be read
+	kept     *keptBytes   // with ask: the bytes read, for parseKept
 }
 
 // walk lists the content folder and reads every file the cache does not
@@ -169,8 +228,13 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 	if ask {
 		w.kept = &keptBytes{limit: l.keep, data: map[int][]byte{}}
 	}
+	// The cache a build kept, unless this Loader keeps its own.
+	cache := opt.Cache
+	if l.Cache {
+		cache = nil
+	}
 	todo := make(chan *entry, 256)
-	wg := l.workers(fsys, todo, !ask, opt.Parsed, w.kept)
+	wg := l.workers(fsys, todo, !ask, opt, w)
 	err := l.list(ctx, fsys, root, &w.errs, func(e *entry) {
 		e.index = len(w.files)
 		w.files = append(w.files, e)
@@ -186,7 +250,9 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 				}
 			}
 		}
-		w.reparsed++
+		if cache != nil {
+			e.known = cache.find(e.name)
+		}
 		todo <- e
 	})
 	close(todo)
@@ -195,10 +261,10 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 }
 
 // workers starts a worker per core on the files sent to todo (see work).
-func (l *Loader) workers(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(*Article), kept *keptBytes) *sync.WaitGroup {
+func (l *Loader) workers(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w *walked) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() { l.work(fsys, todo, parse, onParsed, kept) })
+		wg.Go(func() { l.work(fsys, todo, parse, opt, w) })
 	}
 	return &wg
 }
@@ -207,7 +273,7 @@ func (l *Loader) workers(fsys fs.FS, todo <-chan *entry, parse bool, onParsed fu
 // read again.
 func (l *Loader) parseKept(ctx context.Context, fsys fs.FS, opt Options, w *walked) error {
 	todo := make(chan *entry, 256)
-	wg := l.workers(fsys, todo, true, opt.Parsed, w.kept)
+	wg := l.workers(fsys, todo, true, opt, w)
 	for _, e := range w.files {
 		if ctx.Err() != nil {
 			break
@@ -238,7 +304,7 @@ func (l *Loader) remember(files []*entry) {
 // published, or counted as a draft or scheduled.
 func publish(w *walked, opt Options) (*Site, error) {
 	errs := w.errs
-	site := &Site{Files: len(w.files), Reparsed: w.reparsed, Digest: digest(w.files)}
+	site := &Site{Files: len(w.files), Reparsed: int(w.reparsed.Load()), Read: int(w.read.Load()), Digest: digest(w.files)}
 	cand := make([]*Article, 0, len(w.files))
 	for _, e := range w.files {
 		r := e.result
@@ -265,10 +331,10 @@ func publish(w *walked, opt Options) (*Site, error) {
 	}
 	site.Warnings.Sort()
 	for _, a := range all {
-		switch {
-		case a.Draft && !opt.Drafts:
+		switch leftOut(a, opt) {
+		case draft:
 			site.Drafts++
-		case !opt.Future && a.Instant.After(opt.Now):
+		case scheduled:
 			site.Scheduled++
 			if site.NextScheduled.IsZero() || a.Instant.Before(site.NextScheduled) {
 				site.NextScheduled = a.Instant
@@ -277,7 +343,27 @@ func publish(w *walked, opt Options) (*Site, error) {
 			site.Articles = append(site.Articles, a)
 		}
 	}
+	site.sources = sources(w.files, opt)
 	return site, nil
+}
+
+// Why an article is left out of a build (leftOut).
+const (
+	published = iota
+	draft
+	scheduled
+)
+
+// leftOut says whether a is left out of a build of opt: a draft, a
+// scheduled article, or not (published).
+func leftOut(a *Article, opt Options) int {
+	switch {
+	case a.Draft && !opt.Drafts:
+		return draft
+	case !opt.Future && a.Instant.After(opt.Now):
+		return scheduled
+	}
+	return published
 }
 
 // underChanged reports whether name, or a folder it is in, is among
@@ -296,19 +382,38 @@ func underChanged(changed map[string]bool, name string) bool {
 const keepLimit = 256 << 20
 
 // work reads the files sent on todo and parses them or, when parse is
-// false, keeps their bytes in kept (up to its limit) for a second call
+// false, keeps their bytes in w.kept (up to its limit) for a second call
 // that parses them. Each file's sum is that of the bytes it is parsed from.
-// Valid articles are handed to onParsed, when set.
-func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(*Article), kept *keptBytes) {
+// A file the cache of a build records (entry.known) is first stat'ed: one
+// whose stamp is the one recorded is not read, and one whose bytes are
+// those recorded is not parsed when Options.Kept takes the article the
+// cache records. Valid articles parsed are handed to Options.Parsed, when
+// set.
+func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w *walked) {
 	fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
+	kept := w.kept
 	var buf, arena []byte
 	for e := range todo {
+		k := e.known
+		if k != nil && !e.statted {
+			e.statted = true
+			if st, err := statFile(fsys, e.name); err == nil && st.mod != 0 && st == k.stamp {
+				e.stamp, e.size, e.sum, e.same = st, k.size, k.sum, true
+			}
+		}
+		if parse && e.same && l.take(e, opt) {
+			continue
+		}
+		if e.same && !parse {
+			continue // vouched for: read only if it is to be parsed
+		}
 		var data []byte
 		if parse && kept != nil {
 			data = kept.take(e.index)
 		}
 		if data == nil {
-			d, st, err := readFile(fsys, e.name, l.Cache, buf)
+			d, st, err := readFile(fsys, e.name, buf)
+			w.read.Add(1)
 			if err != nil {
 				e.failed = true
 				e.result = parsed{errs: diag.List{{Path: e.display, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
@@ -316,16 +421,23 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(
 			}
 			data, buf, e.stamp = d, d, st
 			e.size, e.sum = int64(len(data)), xxhash.Sum64(data)
+			if k != nil && !e.same && e.size == k.size && e.sum == k.sum {
+				e.same = true // other stamp, same bytes
+				if parse && l.take(e, opt) {
+					continue
+				}
+			}
 		}
 		if parse {
 			// list made sure the name is <section>/<section_slug>/<slug>.md.
 			section, rest, _ := strings.Cut(e.name, "/")
 			sectionSlug, file, _ := strings.Cut(rest, "/")
+			w.reparsed.Add(1)
 			e.result = fp.parse(e.display, section, sectionSlug, strings.TrimSuffix(file, ".md"), data)
 			if a := e.result.article; a != nil {
 				a.Index = e.index
-				if onParsed != nil {
-					onParsed(a)
+				if opt.Parsed != nil {
+					opt.Parsed(a)
 				}
 			}
 			continue
@@ -340,6 +452,24 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(
 		arena = append(arena, data...)
 		kept.put(e.index, arena[start:len(arena):len(arena)])
 	}
+}
+
+// take takes the article the cache of a build records of the file of e,
+// whose bytes are the ones recorded, rather than parse it, and reports
+// whether it did: when Options.Kept takes it, or when it is left out of
+// the build (a draft, a scheduled article), which needs nothing more of
+// it. A build that keeps nothing (no Kept) parses every file.
+func (l *Loader) take(e *entry, opt Options) bool {
+	k := e.known.art
+	if k == nil || opt.Kept == nil {
+		return false
+	}
+	a := k.article(l, e)
+	if leftOut(a, opt) == published && !opt.Kept(a, k.extra) {
+		return false
+	}
+	e.result = parsed{article: a}
+	return true
 }
 
 // keptBytes holds the bytes of the files a Load's first pass read, by
@@ -411,6 +541,12 @@ type entry struct {
 	sum     uint64 // xxhash of the bytes
 	failed  bool   // could not be read
 	result  parsed
+	// known is what the cache of a build records of the file, if any;
+	// statted says its stamp was compared with it, and same that the
+	// file is as recorded (its stamp, or its bytes).
+	known   *known
+	statted bool
+	same    bool
 }
 
 // list walks fsys for article files, in lexical order, and calls found for

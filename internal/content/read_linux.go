@@ -71,6 +71,29 @@ func idOfStat(st *syscall.Stat_t) fileID {
 	return fileID{dev: uint64(st.Dev), ino: st.Ino, ctime: st.Ctim.Nano()}
 }
 
+// parts returns what the cache of a build records of id (see cache.go).
+func (id fileID) parts() (dev, ino uint64, ctime int64) { return id.dev, id.ino, id.ctime }
+
+// fileIDOf is the fileID of the parts a cache recorded.
+func fileIDOf(dev, ino uint64, ctime int64) fileID { return fileID{dev, ino, ctime} }
+
+// statDirFile returns the stamp of the file name on disk, following
+// links, with one system call.
+func statDirFile(name string) (stamp, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(name, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return stamp{}, &fs.PathError{Op: "stat", Path: name, Err: err}
+		}
+		break
+	}
+	return stamp{st.Size, knownMod(st.Mtim.Nano()), idOfStat(&st)}, nil
+}
+
 func open(name string) (int, error) {
 	for {
 		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)

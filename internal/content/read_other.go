@@ -43,3 +43,18 @@ func readDirFile(name string, buf []byte) ([]byte, stamp, error) {
 type fileID struct{}
 
 func idOf(fs.FileInfo) fileID { return fileID{} }
+
+// parts returns zeros: there is nothing more to record.
+func (fileID) parts() (dev, ino uint64, ctime int64) { return 0, 0, 0 }
+
+// fileIDOf is the empty fileID.
+func fileIDOf(uint64, uint64, int64) fileID { return fileID{} }
+
+// statDirFile returns the stamp of the file name on disk, following links.
+func statDirFile(name string) (stamp, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return stamp{}, err
+	}
+	return stamp{info.Size(), modTime(info.ModTime()), fileID{}}, nil
+}
