@@ -364,12 +364,6 @@ func (r *buildRun) shortcut() {
 	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
 		exists(filepath.Join(fsDir, manifest.Name)) && !outdir.Marked(fsDir) {
 		r.opts.Unchanged = func(p content.Probe) bool {
-			if p.Read > 0 && r.src != nil && r.src.articles {
-				// Files read, of the same bytes as the cache records,
-				// or there are changes: a build that parses only what
-				// changed, and keeps the cache up to date.
-				return false
-			}
 			last, _ := early()
 			return last != nil && b.builtFrom(last, r.baseURL, p.Digest, r.now)
 		}
@@ -389,12 +383,19 @@ func (r *buildRun) load(ctx context.Context) (*content.Site, *Result, error) {
 	}
 	var keep func(dir string) error
 	if site.Read > 0 && r.spill != nil && b.opt.Code != "" {
-		// Files read that the cache did not vouch for: recorded, so
-		// that the next build does not read them (digests alone: the
-		// articles were not parsed).
-		keep = func(dir string) error { return r.writeSources(dir, site, nil, nil) }
+		// Files read that the cache did not vouch for (touched, copied,
+		// new to it): recorded, so that the next build does not read
+		// them, with what the cache had of their articles.
+		var tag []byte
+		if r.src != nil && r.src.articles {
+			tag = r.src.cache.Tag()
+		}
+		keep = func(dir string) error { return r.writeSources(dir, site, tag, nil) }
 	}
 	res, err := b.unchanged(ctx, r.out.dir(), r.out.fsDir(), r.out.early(), r.baseURL, site.Digest, r.now, keep)
+	if res != nil {
+		res.Read = site.Read
+	}
 	if err != nil || res != nil {
 		return nil, res, err
 	}

@@ -349,10 +349,20 @@ func TestSourcesStamp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Read != tt.read || res.Reparsed != tt.pars {
-				t.Errorf("read %d files, parsed %d; want %d, %d", res.Read, res.Reparsed, tt.read, tt.pars)
+			if res.Read != tt.read || res.Reparsed != tt.pars || res.Skipped != (tt.pars == 0) {
+				t.Errorf("read %d files, parsed %d, skipped %v; want %d, %d, %v", res.Read, res.Reparsed, res.Skipped, tt.read, tt.pars, tt.pars == 0)
 			}
 			identical(t, snap(t, out), coldBuild(t, dir, buildTime))
+			// Its new stamp recorded, even by a build that skipped, with
+			// what the cache had of every article.
+			if res, err := sourcesBuilder(dir, out, buildTime).Build(context.Background()); err != nil || res.Read != 0 {
+				t.Errorf("the build after: %v, read %d files; want none", err, res.Read)
+			}
+			other, data := corpusArticle(dir, opt, 7)
+			testfiles.WriteFile(t, other, strings.Replace(string(data), "\ntitle: ", "\ntitle: Edited ", 1))
+			if res, err := sourcesBuilder(dir, out, buildTime).Build(context.Background()); err != nil || res.Read != 1 || res.Reparsed != 1 {
+				t.Errorf("the build after an edit: %v, read %d files, parsed %d; want 1, 1", err, res.Read, res.Reparsed)
+			}
 		})
 	}
 
@@ -382,10 +392,11 @@ func TestSourcesStamp(t *testing.T) {
 		if res, err := b.Build(context.Background()); err != nil || res.Read != 1 || res.Reparsed != 1 {
 			t.Fatalf("build: %v, read %d, parsed %d; want 1, 1", err, res.Read, res.Reparsed)
 		}
-		// Its stamp is the same, and not believed: read, not parsed.
+		// Its stamp is the same, and not believed: read, not parsed,
+		// and nothing else done.
 		res, err := sourcesBuilder(dir, out, buildTime).Build(context.Background())
-		if err != nil || res.Read != 1 || res.Reparsed != 0 {
-			t.Fatalf("build after: %v, read %d, parsed %d; want 1, 0", err, res.Read, res.Reparsed)
+		if err != nil || res.Read != 1 || res.Reparsed != 0 || !res.Skipped {
+			t.Fatalf("build after: %v, read %d, parsed %d, skipped %v; want 1, 0, skipped", err, res.Read, res.Reparsed, res.Skipped)
 		}
 		// Recorded now: believed.
 		res, err = sourcesBuilder(dir, out, buildTime).Build(context.Background())

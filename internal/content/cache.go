@@ -80,6 +80,9 @@ type Cache struct {
 	records  int
 	done     bool   // read to its end, or stopped at damage
 	damage   string // what stopped it before its end; "" when none
+	// words holds one copy of each tag and author key read: a million
+	// articles have a few thousand.
+	words map[string]string
 }
 
 // known is what a cache records of one file.
@@ -252,12 +255,12 @@ func (c *Cache) decode(b []byte) (*known, string, error) {
 		if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)) {
 			a.tags = make([]string, n)
 			for i := range a.tags {
-				a.tags[i] = d.string()
+				a.tags[i] = c.word(d.bytes())
 			}
 		} else if n > 0 {
 			return nil, "", errDamaged
 		}
-		a.author = d.string()
+		a.author = c.word(d.bytes())
 		if extra := d.bytes(); len(extra) > 0 {
 			a.extra = append([]byte(nil), extra...)
 		}
@@ -267,6 +270,22 @@ func (c *Cache) decode(b []byte) (*known, string, error) {
 		return nil, "", errDamaged
 	}
 	return k, name, nil
+}
+
+// word returns b as a string, one copy for every b of the same bytes.
+func (c *Cache) word(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if w, ok := c.words[string(b)]; ok {
+		return w
+	}
+	if c.words == nil {
+		c.words = map[string]string{}
+	}
+	w := string(b)
+	c.words[w] = w
+	return w
 }
 
 var errDamaged = errors.New("damaged record")
@@ -328,8 +347,6 @@ func (d *decoder) bytes() []byte {
 	return v
 }
 
-func (d *decoder) string() string { return string(d.bytes()) }
-
 // walkCompare compares two paths in the order fs.WalkDir finds them:
 // folder by folder, each level's names in lexical order.
 func walkCompare(a, b string) int {
@@ -369,7 +386,8 @@ func (k *keptArticle) article(l *Loader, e *entry) *Article {
 // source is what a Site keeps of each file it was loaded from, for
 // WriteCache: its name, stamp and digest, and its article when a cache
 // may record it (with no warning of its own), left out of the build or
-// not.
+// not; or, for a Site that was not parsed (Unchanged), what the cache it
+// was loaded with records of it, when that is still true.
 type source struct {
 	name    string
 	stamp   stamp
@@ -377,6 +395,7 @@ type source struct {
 	sum     uint64
 	art     *Article
 	leftOut bool
+	kept    *keptArticle
 }
 
 // WriteCache writes to w the cache of the files s was loaded from (see
@@ -385,8 +404,12 @@ type source struct {
 // an article it does not keep is recorded by its digest alone, as are
 // files with warnings, which the next Load parses again; drafts and
 // scheduled articles are recorded with no extra bytes, and parsed again
-// when a build publishes them. A file changed too shortly before the load
-// is recorded with an unknown stamp (see StampSlack).
+// when a build publishes them. A Site that was not parsed (Unchanged)
+// records the articles of the cache it was loaded with whose files are
+// as that cache says, when Options.Kept took that cache's articles: the
+// caller gives its key and tag again, and no extra. A file changed too
+// shortly before the load is recorded with an unknown stamp (see
+// StampSlack).
 func (s *Site) WriteCache(w io.Writer, key [sha256.Size]byte, tag []byte, extra func(*Article) ([]byte, bool)) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	head := append([]byte(cacheMagic), key[:]...)
@@ -396,6 +419,7 @@ func (s *Site) WriteCache(w io.Writer, key [sha256.Size]byte, tag []byte, extra 
 	bw.Write(head)
 	var last string
 	var rec, frame []byte
+	var k keptArticle
 	for _, f := range s.sources {
 		rec = rec[:0]
 		shared := 0
@@ -417,34 +441,19 @@ func (s *Site) WriteCache(w io.Writer, key [sha256.Size]byte, tag []byte, extra 
 		rec = binary.AppendVarint(rec, ctime)
 		rec = binary.AppendUvarint(rec, uint64(f.size))
 		rec = binary.LittleEndian.AppendUint64(rec, f.sum)
-		var x []byte
-		keep := f.art != nil && f.leftOut
-		if f.art != nil && !f.leftOut && extra != nil {
-			x, keep = extra(f.art)
-		}
-		if !keep {
+		switch a := f.art; {
+		case a != nil && f.leftOut:
+			rec = appendKept(rec, keptOf(&k, a, nil))
+		case a != nil && extra != nil:
+			if x, ok := extra(a); ok {
+				rec = appendKept(rec, keptOf(&k, a, x))
+			} else {
+				rec = append(rec, 0)
+			}
+		case a == nil && f.kept != nil:
+			rec = appendKept(rec, f.kept) // as the cache read had it
+		default:
 			rec = append(rec, 0)
-		} else {
-			a := f.art
-			pub := a.Published.Unix()
-			rec = append(rec, 1)
-			rec = binary.AppendUvarint(rec, uint64(a.ID))
-			rec = binary.AppendUvarint(rec, uint64(a.Line))
-			rec = binary.AppendVarint(rec, pub)
-			rec = binary.AppendVarint(rec, a.Instant.Unix()-pub)
-			rec = binary.AppendUvarint(rec, uint64(a.Instant.Nanosecond()))
-			draft := byte(0)
-			if a.Draft {
-				draft = 1
-			}
-			rec = append(rec, draft)
-			rec = binary.AppendUvarint(rec, uint64(len(a.Tags)))
-			for _, t := range a.Tags {
-				rec = appendField(rec, t)
-			}
-			rec = appendField(rec, a.AuthorKey)
-			rec = binary.AppendUvarint(rec, uint64(len(x)))
-			rec = append(rec, x...)
 		}
 		frame = binary.AppendUvarint(frame[:0], uint64(len(rec)))
 		frame = append(frame, rec...)
@@ -459,6 +468,37 @@ func (s *Site) WriteCache(w io.Writer, key [sha256.Size]byte, tag []byte, extra 
 	bw.Write(end)
 	bw.Write(binary.LittleEndian.AppendUint32(nil, crc32.Checksum(end, castagnoli)))
 	return bw.Flush()
+}
+
+// keptOf fills k with what a cache records of a, with the bytes x of the
+// build, and returns it.
+func keptOf(k *keptArticle, a *Article, x []byte) *keptArticle {
+	pub := a.Published.Unix()
+	*k = keptArticle{id: a.ID, line: a.Line, published: pub, instSec: a.Instant.Unix() - pub, instNsec: int64(a.Instant.Nanosecond()),
+		draft: a.Draft, tags: a.Tags, author: a.AuthorKey, extra: x}
+	return k
+}
+
+// appendKept appends the article k to the record rec.
+func appendKept(rec []byte, k *keptArticle) []byte {
+	rec = append(rec, 1)
+	rec = binary.AppendUvarint(rec, uint64(k.id))
+	rec = binary.AppendUvarint(rec, uint64(k.line))
+	rec = binary.AppendVarint(rec, k.published)
+	rec = binary.AppendVarint(rec, k.instSec)
+	rec = binary.AppendUvarint(rec, uint64(k.instNsec))
+	draft := byte(0)
+	if k.draft {
+		draft = 1
+	}
+	rec = append(rec, draft)
+	rec = binary.AppendUvarint(rec, uint64(len(k.tags)))
+	for _, t := range k.tags {
+		rec = appendField(rec, t)
+	}
+	rec = appendField(rec, k.author)
+	rec = binary.AppendUvarint(rec, uint64(len(k.extra)))
+	return append(rec, k.extra...)
 }
 
 func appendField(b []byte, s string) []byte {

@@ -93,8 +93,12 @@ func TestCacheRoundTrip(t *testing.T) {
 	}{
 		{"nothing changed", func(fstest.MapFS) {}, key, 1, 1}, // the file with a warning
 		{"a file touched", func(fsys fstest.MapFS) { fsys["news/politics/a.md"].ModTime = later() }, key, 2, 1},
-		{"a file edited", func(fsys fstest.MapFS) { fsys["news/politics/a.md"].Data = []byte(strings.Replace(files["news/politics/a.md"], "Hello", "Hi", 1)) }, key, 2, 2},
-		{"a file added", func(fsys fstest.MapFS) { fsys["news/politics/c.md"] = &fstest.MapFile{Data: []byte(strings.Replace(good, "id: 1", "id: 9", 1))} }, key, 2, 2},
+		{"a file edited", func(fsys fstest.MapFS) {
+			fsys["news/politics/a.md"].Data = []byte(strings.Replace(files["news/politics/a.md"], "Hello", "Hi", 1))
+		}, key, 2, 2},
+		{"a file added", func(fsys fstest.MapFS) {
+			fsys["news/politics/c.md"] = &fstest.MapFile{Data: []byte(strings.Replace(good, "id: 1", "id: 9", 1))}
+		}, key, 2, 2},
 		{"another key", func(fstest.MapFS) {}, CacheKey([]byte("other")), 5, 5},
 	}
 	for _, tt := range tests {

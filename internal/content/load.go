@@ -184,13 +184,18 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 }
 
 // sources returns what a Site loaded with opt keeps of files: with the
-// article of each file that has one and no warning of its own.
+// article of each file that has one and no warning of its own; for files
+// not parsed, what Options.Cache records of them, when they are as it
+// says and Options.Kept takes its articles.
 func sources(files []*entry, opt Options) []source {
 	out := make([]source, len(files))
 	for i, e := range files {
 		out[i] = source{name: e.name, stamp: e.stamp, size: e.size, sum: e.sum}
-		if a := e.result.article; a != nil && len(e.result.warnings) == 0 {
+		switch a := e.result.article; {
+		case a != nil && len(e.result.warnings) == 0:
 			out[i].art, out[i].leftOut = a, leftOut(a, opt) != published
+		case a == nil && e.same && e.known != nil && opt.Kept != nil:
+			out[i].kept = e.known.art
 		}
 	}
 	return out
@@ -402,6 +407,7 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w
 			}
 		}
 		if parse && e.same && l.take(e, opt) {
+			e.known = nil // what it records is in the article now
 			continue
 		}
 		if e.same && !parse {
@@ -424,6 +430,7 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w
 			if k != nil && !e.same && e.size == k.size && e.sum == k.sum {
 				e.same = true // other stamp, same bytes
 				if parse && l.take(e, opt) {
+					e.known = nil
 					continue
 				}
 			}
@@ -433,6 +440,7 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w
 			section, rest, _ := strings.Cut(e.name, "/")
 			sectionSlug, file, _ := strings.Cut(rest, "/")
 			w.reparsed.Add(1)
+			e.known = nil
 			e.result = fp.parse(e.display, section, sectionSlug, strings.TrimSuffix(file, ".md"), data)
 			if a := e.result.article; a != nil {
 				a.Index = e.index

@@ -210,7 +210,8 @@ func (s *Spill) ref(i int, r spilled, path string) {
 		return
 	}
 	if i >= len(s.refs) {
-		s.refs = append(s.refs, make([]spilled, i+1-len(s.refs))...)
+		// Grown by half at least, the new ones zero: s.refs only grows.
+		s.refs = slices.Grow(s.refs, i+1-len(s.refs))[:i+1]
 	}
 	if s.refs[i].n != 0 && s.err == nil {
 		s.err = fmt.Errorf("spilling %s: another article was added with its index %d", path, i)

@@ -217,9 +217,15 @@ func (c *Collection) appendDirect(dst []byte, i, j int) ([]byte, error) {
 // Kept is where the JSON of each article of a listing is once Spill.Keep
 // stored it, for the cache of the build that keeps it.
 type Kept struct {
+	main *Collection
 	pos  []int32 // by content.Article.Index: 1 + its place in main; 0 for none
-	locs []Loc   // by place in main
-	tag  []byte
+	// Article i of main is at head+start[i] of a store written anew (at
+	// is nil), or at at[i] of the store it was read from, but for those
+	// appended to it.
+	head     int64
+	at       []int64
+	appended map[int]int64
+	tag      []byte
 }
 
 // Loc returns where a's JSON is in the store, and whether it is there.
@@ -227,7 +233,15 @@ func (k *Kept) Loc(a *content.Article) (Loc, bool) {
 	if a.Index < 0 || a.Index >= len(k.pos) || k.pos[a.Index] == 0 {
 		return Loc{}, false
 	}
-	return k.locs[k.pos[a.Index]-1], true
+	m, i := k.main, int(k.pos[a.Index]-1)
+	l := Loc{Off: k.head + int64(m.start[i]), Len: m.end[i] - m.start[i], Sum: m.sums[i]}
+	if k.at != nil {
+		l.Off = k.at[i]
+		if off, ok := k.appended[i]; ok {
+			l.Off = off
+		}
+	}
+	return l, true
 }
 
 // Tag returns what the cache records of the store (see Store.Matches).
@@ -240,7 +254,7 @@ func (k *Kept) Tag() []byte { return k.tag }
 // order. Call it once the pages of l are written.
 func (s *Spill) Keep(l *Listing, name string) (*Kept, error) {
 	main := l.Main()
-	k := &Kept{locs: make([]Loc, main.Count())}
+	k := &Kept{main: main}
 	most := 0
 	for _, a := range main.Articles {
 		most = max(most, a.Index+1)
@@ -254,12 +268,12 @@ func (s *Spill) Keep(l *Listing, name string) (*Kept, error) {
 			return k, err
 		}
 	}
-	return k, s.writeStore(main, name, k)
+	return k, s.writeStore(l, name, k)
 }
 
 // appendStore appends to the store file name, when it is the one the
 // listing main read, the JSON of main's articles that are not in it, and
-// sets their Locs in k; false when it is another file.
+// says where they are in k; false when it is another file.
 func (s *Spill) appendStore(main *Collection, name string, k *Kept) (bool, error) {
 	d := main.direct
 	f, err := os.OpenFile(name, os.O_RDWR, 0)
@@ -279,12 +293,12 @@ func (s *Spill) appendStore(main *Collection, name string, k *Kept) (bool, error
 	end := info.Size()
 	w := bufio.NewWriterSize(io.NewOffsetWriter(f, end), 1<<20)
 	var buf []byte
+	k.at, k.appended = d.at, map[int]int64{}
 	for i := range main.Count() {
-		n := main.end[i] - main.start[i]
 		if d.stored[i] {
-			k.locs[i] = Loc{Off: d.at[i], Len: n, Sum: main.sums[i]}
 			continue
 		}
+		n := main.end[i] - main.start[i]
 		buf = grown(buf, n)
 		if _, err := d.raw.ReadAt(buf, d.at[i]); err != nil {
 			return true, fmt.Errorf("reading encoded articles: %w", err)
@@ -292,7 +306,7 @@ func (s *Spill) appendStore(main *Collection, name string, k *Kept) (bool, error
 		if _, err := w.Write(buf); err != nil {
 			return true, fmt.Errorf("keeping the encoded articles in %s: %w", name, err)
 		}
-		k.locs[i] = Loc{Off: end, Len: n, Sum: main.sums[i]}
+		k.appended[i] = end
 		end += int64(n)
 	}
 	if err := w.Flush(); err != nil {
@@ -314,9 +328,10 @@ func grown(b []byte, n int) []byte {
 }
 
 // writeStore writes a new store file name, with a new id, holding the
-// JSON of main's articles in listing order (with a comma between two,
+// JSON of the articles of l's main listing in listing order (with a comma between two,
 // as the file a merge writes holds them), and sets their Locs in k.
-func (s *Spill) writeStore(main *Collection, name string, k *Kept) error {
+func (s *Spill) writeStore(l *Listing, name string, k *Kept) error {
+	main := l.Main()
 	var id [16]byte
 	rand.Read(id[:])
 	f, err := atomicfile.Create(name, 0o644)
@@ -333,7 +348,9 @@ func (s *Spill) writeStore(main *Collection, name string, k *Kept) error {
 		size = int64(main.end[n-1])
 	}
 	if main.file != nil {
-		// The file the merge wrote, once it is whole.
+		// The file the merge wrote, once it is whole: no page holds it
+		// back now.
+		l.ReleaseAll()
 		s.merging.Wait()
 		if err := s.stream.error(); err != nil {
 			return err
@@ -361,9 +378,7 @@ func (s *Spill) writeStore(main *Collection, name string, k *Kept) error {
 			return fmt.Errorf("keeping the encoded articles in %s: %w", name, err)
 		}
 	}
-	for i := range n {
-		k.locs[i] = Loc{Off: int64(storeHead + main.start[i]), Len: main.end[i] - main.start[i], Sum: main.sums[i]}
-	}
+	k.head = int64(storeHead)
 	if err := f.Commit(); err != nil {
 		return fmt.Errorf("keeping the encoded articles in %s: %w", name, err)
 	}
