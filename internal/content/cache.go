@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // A build keeps, beside its output, what its Load learnt of each article
@@ -36,10 +38,10 @@ import (
 // the order walked, each its length (uvarint, never 0), its bytes and
 // their CRC-32C; then a 0, the number of records (uvarint) and the CRC-32C
 // of that number's bytes. A record: the bytes its name shares with the
-// one before it and the rest (uvarint, uvarint, bytes); the stamp (size
-// uvarint; modification time varint, 0 when not to be believed; device,
-// inode uvarint; change time varint); the digest (size uvarint, xxhash 8
-// bytes); then 0, or 1 and the article: id, line (uvarint), published (the
+// one before it and the rest (uvarint, uvarint, bytes); the stamp (8
+// bytes: the xxhash of size, modification time, device, inode and change
+// time, see stamp.hash; 0 when not to be believed); the digest (size
+// uvarint, xxhash 8 bytes); then 0, or 1 and the article: id, line (uvarint), published (the
 // wall clock's Unix seconds, varint), the instant's seconds after it
 // (varint) and nanoseconds (uvarint), draft (a byte), tags (uvarint count,
 // each uvarint length and bytes), author key and extra (uvarint length,
@@ -73,8 +75,13 @@ type Cache struct {
 	key [sha256.Size]byte
 	tag []byte
 
-	next     *known // the record read ahead, whose name is nextName
+	next     known // the record read ahead, whose name is nextName, if hasNext
+	hasNext  bool
+	started  bool // the first record was read
 	nextName string
+	// articles is set when the articles the records hold are wanted (a
+	// load with Options.Kept): otherwise they are not decoded.
+	articles bool
 	last     []byte // the name of the last record read, for the next one's
 	buf      []byte
 	records  int
@@ -87,7 +94,7 @@ type Cache struct {
 
 // known is what a cache records of one file.
 type known struct {
-	stamp stamp
+	stamp uint64 // stamp.hash
 	size  int64
 	sum   uint64
 	art   *keptArticle // nil: the digest alone
@@ -133,7 +140,6 @@ func ReadCache(r io.Reader) (*Cache, error) {
 	}
 	c := &Cache{br: br, tag: tag}
 	copy(c.key[:], head[len(cacheMagic):])
-	c.advance()
 	return c, nil
 }
 
@@ -155,45 +161,49 @@ func (c *Cache) Damage() string {
 
 // find returns the record of the file name, if the cache has one: names
 // are asked for in the order walked, as the records are.
-func (c *Cache) find(name string) *known {
-	for c.next != nil {
+func (c *Cache) find(name string) (known, bool) {
+	if !c.started {
+		c.started = true
+		c.advance()
+	}
+	for c.hasNext {
 		switch d := walkCompare(c.nextName, name); {
 		case d < 0:
 			c.advance() // a file gone since
 		case d == 0:
 			k := c.next
 			c.advance()
-			return k
+			return k, true
 		default:
-			return nil // a new file
+			return known{}, false // a new file
 		}
 	}
-	return nil
+	return known{}, false
 }
 
 // advance reads the next record into next, or sets done.
 func (c *Cache) advance() {
-	c.next, c.nextName = nil, ""
+	c.next, c.hasNext, c.nextName = known{}, false, ""
 	if c.done {
 		return
 	}
-	k, name, err := c.read()
+	ok, err := c.read()
 	if err != nil {
 		c.done, c.damage = true, err.Error()
 		return
 	}
-	if k == nil {
+	if !ok {
 		c.done = true
 		return
 	}
-	c.next, c.nextName = k, name
+	c.hasNext = true
 }
 
-// read returns the next record and its name; nil at the end.
-func (c *Cache) read() (*known, string, error) {
+// read reads the next record into next and nextName; false at the end.
+func (c *Cache) read() (bool, error) {
 	n, err := binary.ReadUvarint(c.br)
 	if err != nil {
-		return nil, "", fmt.Errorf("cut short after %d records", c.records)
+		return false, fmt.Errorf("cut short after %d records", c.records)
 	}
 	if n == 0 {
 		count, err := binary.ReadUvarint(c.br)
@@ -202,49 +212,45 @@ func (c *Cache) read() (*known, string, error) {
 			_, err = io.ReadFull(c.br, sum[:])
 		}
 		if err != nil || count != uint64(c.records) || crc32.Checksum(binary.AppendUvarint(nil, count), castagnoli) != binary.LittleEndian.Uint32(sum[:]) {
-			return nil, "", fmt.Errorf("its end does not match its %d records", c.records)
+			return false, fmt.Errorf("its end does not match its %d records", c.records)
 		}
-		return nil, "", nil
+		return false, nil
 	}
 	if n > maxRecord {
-		return nil, "", fmt.Errorf("record %d is damaged", c.records+1)
+		return false, fmt.Errorf("record %d is damaged", c.records+1)
 	}
 	if cap(c.buf) < int(n)+4 {
 		c.buf = make([]byte, int(n)+4, max(int(n)+4, 4096))
 	}
 	b := c.buf[:n+4]
 	if _, err := io.ReadFull(c.br, b); err != nil {
-		return nil, "", fmt.Errorf("cut short after %d records", c.records)
+		return false, fmt.Errorf("cut short after %d records", c.records)
 	}
 	if crc32.Checksum(b[:n], castagnoli) != binary.LittleEndian.Uint32(b[n:]) {
-		return nil, "", fmt.Errorf("record %d changed since a build wrote it", c.records+1)
+		return false, fmt.Errorf("record %d changed since a build wrote it", c.records+1)
 	}
-	k, name, err := c.decode(b[:n])
-	if err != nil || c.records > 0 && walkCompare(string(c.last), name) >= 0 {
-		return nil, "", fmt.Errorf("record %d is damaged", c.records+1)
+	if err := c.decode(b[:n]); err != nil || c.records > 0 && walkCompare(string(c.last), c.nextName) >= 0 {
+		return false, fmt.Errorf("record %d is damaged", c.records+1)
 	}
-	c.last = append(c.last[:0], name...)
+	c.last = append(c.last[:0], c.nextName...)
 	c.records++
-	return k, name, nil
+	return true, nil
 }
 
-// decode reads a record's bytes.
-func (c *Cache) decode(b []byte) (*known, string, error) {
+// decode reads a record's bytes into next and nextName.
+func (c *Cache) decode(b []byte) error {
 	d := decoder{b: b}
 	shared, rest := d.uvarint(), d.uvarint()
 	if d.err != nil || shared > uint64(len(c.last)) || rest > uint64(len(d.b)) {
-		return nil, "", errDamaged
+		return errDamaged
 	}
-	name := string(c.last[:shared]) + string(d.b[:rest])
+	c.nextName = string(c.last[:shared]) + string(d.b[:rest])
 	d.b = d.b[rest:]
-	k := &known{}
-	k.stamp.size = int64(d.uvarint())
-	k.stamp.mod = d.varint()
-	dev, ino := d.uvarint(), d.uvarint()
-	k.stamp.id = fileIDOf(dev, ino, d.varint())
+	k := &c.next
+	k.stamp = d.uint64()
 	k.size = int64(d.uvarint())
 	k.sum = d.uint64()
-	if d.byte() == 1 {
+	if d.byte() == 1 && c.articles {
 		a := &keptArticle{}
 		a.id = int64(d.uvarint())
 		a.line = int(d.uvarint())
@@ -258,18 +264,21 @@ func (c *Cache) decode(b []byte) (*known, string, error) {
 				a.tags[i] = c.word(d.bytes())
 			}
 		} else if n > 0 {
-			return nil, "", errDamaged
+			return errDamaged
 		}
 		a.author = c.word(d.bytes())
 		if extra := d.bytes(); len(extra) > 0 {
 			a.extra = append([]byte(nil), extra...)
 		}
 		k.art = a
+		if len(d.b) != 0 || a.instNsec >= 1e9 {
+			return errDamaged
+		}
 	}
-	if d.err != nil || len(d.b) != 0 || k.stamp.size < 0 || k.size < 0 || k.art != nil && k.art.instNsec >= 1e9 {
-		return nil, "", errDamaged
+	if d.err != nil || k.size < 0 {
+		return errDamaged
 	}
-	return k, name, nil
+	return nil
 }
 
 // word returns b as a string, one copy for every b of the same bytes.
@@ -390,7 +399,7 @@ func (k *keptArticle) article(l *Loader, e *entry) *Article {
 // was loaded with records of it, when that is still true.
 type source struct {
 	name    string
-	stamp   stamp
+	stamp   uint64 // stamp.hash; 0 when changed too shortly before the load
 	size    int64
 	sum     uint64
 	art     *Article
@@ -429,16 +438,7 @@ func (s *Site) WriteCache(w io.Writer, key [sha256.Size]byte, tag []byte, extra 
 		rec = binary.AppendUvarint(rec, uint64(shared))
 		rec = binary.AppendUvarint(rec, uint64(len(f.name)-shared))
 		rec = append(rec, f.name[shared:]...)
-		st := f.stamp
-		if st.mod != 0 && s.racy(st) {
-			st.mod = 0
-		}
-		dev, ino, ctime := st.id.parts()
-		rec = binary.AppendUvarint(rec, uint64(st.size))
-		rec = binary.AppendVarint(rec, st.mod)
-		rec = binary.AppendUvarint(rec, dev)
-		rec = binary.AppendUvarint(rec, ino)
-		rec = binary.AppendVarint(rec, ctime)
+		rec = binary.LittleEndian.AppendUint64(rec, f.stamp)
 		rec = binary.AppendUvarint(rec, uint64(f.size))
 		rec = binary.LittleEndian.AppendUint64(rec, f.sum)
 		switch a := f.art; {
@@ -506,15 +506,26 @@ func appendField(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-// racy reports whether a file of stamp st changed too shortly before the
-// load for its stamp to be believed later (see StampSlack).
-func (s *Site) racy(st stamp) bool {
-	_, _, ctime := st.id.parts()
+// hash returns what a cache records of st: 0 for an unknown stamp
+// (modification time 0), or one changed at racyFrom (Unix nanoseconds)
+// or later, too shortly before the load for a later change to give
+// another stamp (see StampSlack); else the xxhash of its fields, never 0.
+func (st stamp) hash(racyFrom int64) uint64 {
+	dev, ino, ctime := st.id.parts()
 	changed := ctime
 	if changed == 0 {
 		changed = st.mod
 	}
-	return changed >= s.racyFrom
+	if st.mod == 0 || changed >= racyFrom {
+		return 0
+	}
+	var b [40]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(st.size))
+	binary.LittleEndian.PutUint64(b[8:], uint64(st.mod))
+	binary.LittleEndian.PutUint64(b[16:], dev)
+	binary.LittleEndian.PutUint64(b[24:], ino)
+	binary.LittleEndian.PutUint64(b[32:], uint64(ctime))
+	return max(xxhash.Sum64(b[:]), 1)
 }
 
 // CacheKey returns the key of a cache (see WriteCache) for the given

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"runtime"
 	"slices"
@@ -99,11 +100,8 @@ type Site struct {
 	// already built: the Site holds only Digest, Files and Read.
 	Unchanged bool
 
-	// sources are the files loaded, in the order walked (see WriteCache);
-	// racyFrom is when a change is too recent for a stamp to be believed
-	// (Unix nanoseconds).
-	sources  []source
-	racyFrom int64
+	// sources are the files loaded, in the order walked (see WriteCache).
+	sources []source
 }
 
 // Probe is what Load tells Options.Unchanged.
@@ -157,6 +155,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	if clock == nil {
 		clock = time.Now
 	}
+	// A stamp of a file changed from then on is not to be believed.
 	racyFrom := clock().Add(-StampSlack).UnixNano()
 	w, err := l.walk(ctx, fsys, opt, ask)
 	if err != nil {
@@ -167,8 +166,8 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		// matches no build's.
 		d := digest(w.files)
 		if len(w.errs) == 0 && opt.Unchanged(Probe{Digest: d, Read: int(w.read.Load())}) {
-			site := &Site{Files: len(w.files), Read: int(w.read.Load()), Digest: d, Unchanged: true, racyFrom: racyFrom}
-			site.sources = sources(w.files, opt)
+			site := &Site{Files: len(w.files), Read: int(w.read.Load()), Digest: d, Unchanged: true}
+			site.sources = sources(w.files, opt, racyFrom)
 			return site, nil
 		}
 		if err := l.parseKept(ctx, fsys, opt, w); err != nil {
@@ -176,25 +175,21 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 		}
 	}
 	l.remember(w.files)
-	site, err := publish(w, opt)
-	if site != nil {
-		site.racyFrom = racyFrom
-	}
-	return site, err
+	return publish(w, opt, racyFrom)
 }
 
 // sources returns what a Site loaded with opt keeps of files: with the
 // article of each file that has one and no warning of its own; for files
 // not parsed, what Options.Cache records of them, when they are as it
 // says and Options.Kept takes its articles.
-func sources(files []*entry, opt Options) []source {
+func sources(files []*entry, opt Options, racyFrom int64) []source {
 	out := make([]source, len(files))
 	for i, e := range files {
-		out[i] = source{name: e.name, stamp: e.stamp, size: e.size, sum: e.sum}
+		out[i] = source{name: e.name, stamp: e.stamp.hash(racyFrom), size: e.size, sum: e.sum}
 		switch a := e.result.article; {
 		case a != nil && len(e.result.warnings) == 0:
 			out[i].art, out[i].leftOut = a, leftOut(a, opt) != published
-		case a == nil && e.same && e.known != nil && opt.Kept != nil:
+		case a == nil && e.same && e.known.art != nil && opt.Kept != nil:
 			out[i].kept = e.known.art
 		}
 	}
@@ -233,10 +228,14 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 	if ask {
 		w.kept = &keptBytes{limit: l.keep, data: map[int][]byte{}}
 	}
-	// The cache a build kept, unless this Loader keeps its own.
+	// The cache a build kept, unless this Loader keeps its own; the
+	// articles it records, when they may be taken.
 	cache := opt.Cache
 	if l.Cache {
 		cache = nil
+	}
+	if cache != nil {
+		cache.articles = opt.Kept != nil
 	}
 	todo := make(chan *entry, 256)
 	wg := l.workers(fsys, todo, !ask, opt, w)
@@ -256,7 +255,7 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 			}
 		}
 		if cache != nil {
-			e.known = cache.find(e.name)
+			e.known, e.hasKnown = cache.find(e.name)
 		}
 		todo <- e
 	})
@@ -307,7 +306,7 @@ func (l *Loader) remember(files []*entry) {
 // publish makes the Site of the files parsed: their errors and warnings,
 // the checks across articles (slugs, duplicates), and each valid article
 // published, or counted as a draft or scheduled.
-func publish(w *walked, opt Options) (*Site, error) {
+func publish(w *walked, opt Options, racyFrom int64) (*Site, error) {
 	errs := w.errs
 	site := &Site{Files: len(w.files), Reparsed: int(w.reparsed.Load()), Read: int(w.read.Load()), Digest: digest(w.files)}
 	cand := make([]*Article, 0, len(w.files))
@@ -348,7 +347,7 @@ func publish(w *walked, opt Options) (*Site, error) {
 			site.Articles = append(site.Articles, a)
 		}
 	}
-	site.sources = sources(w.files, opt)
+	site.sources = sources(w.files, opt, racyFrom)
 	return site, nil
 }
 
@@ -398,16 +397,18 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w
 	fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
 	kept := w.kept
 	var buf, arena []byte
+	var stats statter
+	defer stats.close()
 	for e := range todo {
-		k := e.known
-		if k != nil && !e.statted {
+		k := &e.known
+		if e.hasKnown && !e.statted {
 			e.statted = true
-			if st, err := statFile(fsys, e.name); err == nil && st.mod != 0 && st == k.stamp {
+			if st, err := stats.stat(fsys, e.name); err == nil && k.stamp != 0 && st.hash(math.MaxInt64) == k.stamp {
 				e.stamp, e.size, e.sum, e.same = st, k.size, k.sum, true
 			}
 		}
 		if parse && e.same && l.take(e, opt) {
-			e.known = nil // what it records is in the article now
+			e.known.art = nil // what it records is in the article now
 			continue
 		}
 		if e.same && !parse {
@@ -427,10 +428,10 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w
 			}
 			data, buf, e.stamp = d, d, st
 			e.size, e.sum = int64(len(data)), xxhash.Sum64(data)
-			if k != nil && !e.same && e.size == k.size && e.sum == k.sum {
+			if e.hasKnown && !e.same && e.size == k.size && e.sum == k.sum {
 				e.same = true // other stamp, same bytes
 				if parse && l.take(e, opt) {
-					e.known = nil
+					e.known.art = nil
 					continue
 				}
 			}
@@ -440,7 +441,7 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w
 			section, rest, _ := strings.Cut(e.name, "/")
 			sectionSlug, file, _ := strings.Cut(rest, "/")
 			w.reparsed.Add(1)
-			e.known = nil
+			e.known.art = nil
 			e.result = fp.parse(e.display, section, sectionSlug, strings.TrimSuffix(file, ".md"), data)
 			if a := e.result.article; a != nil {
 				a.Index = e.index
@@ -549,18 +550,26 @@ type entry struct {
 	sum     uint64 // xxhash of the bytes
 	failed  bool   // could not be read
 	result  parsed
-	// known is what the cache of a build records of the file, if any;
-	// statted says its stamp was compared with it, and same that the
-	// file is as recorded (its stamp, or its bytes).
-	known   *known
-	statted bool
-	same    bool
+	// known is what the cache of a build records of the file, if
+	// hasKnown; statted says its stamp was compared with it, and same
+	// that the file is as recorded (its stamp, or its bytes).
+	known    known
+	hasKnown bool
+	statted  bool
+	same     bool
 }
 
 // list walks fsys for article files, in lexical order, and calls found for
 // each. Files in the wrong place and broken links are added to errs.
 func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.List, found func(*entry)) error {
-	display := func(p string) string { return path.Join(root, p) }
+	// path.Join(root, p), for p clean and relative as the walk gives it.
+	prefix := path.Clean(root) + "/"
+	if prefix == "./" {
+		prefix = ""
+	}
+	display := func(p string) string { return prefix + p }
+	// Entries are made a slab at a time: a site may have a million.
+	var slab []entry
 	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == "." {
@@ -611,7 +620,11 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 		}
 		// One string for both names: a site may have a million of them.
 		full := display(p)
-		found(&entry{name: full[len(full)-len(p):], display: full})
+		if len(slab) == cap(slab) {
+			slab = make([]entry, 0, 1024)
+		}
+		slab = append(slab, entry{name: full[len(full)-len(p):], display: full})
+		found(&slab[len(slab)-1])
 		return nil
 	})
 }

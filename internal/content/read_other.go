@@ -44,11 +44,8 @@ type fileID struct{}
 
 func idOf(fs.FileInfo) fileID { return fileID{} }
 
-// parts returns zeros: there is nothing more to record.
+// parts returns zeros: there is nothing more to hash.
 func (fileID) parts() (dev, ino uint64, ctime int64) { return 0, 0, 0 }
-
-// fileIDOf is the empty fileID.
-func fileIDOf(uint64, uint64, int64) fileID { return fileID{} }
 
 // statDirFile returns the stamp of the file name on disk, following links.
 func statDirFile(name string) (stamp, error) {
@@ -58,3 +55,11 @@ func statDirFile(name string) (stamp, error) {
 	}
 	return stamp{info.Size(), modTime(info.ModTime()), fileID{}}, nil
 }
+
+// A statter stats the files of a content folder.
+type statter struct{}
+
+// stat returns the stamp of the file name in fsys, following links.
+func (statter) stat(fsys fs.FS, name string) (stamp, error) { return statFile(fsys, name) }
+
+func (statter) close() {}
