@@ -82,6 +82,18 @@ func (f *File) Commit() error {
 	return finish(f.f, f.tmp, f.name, nil, true)
 }
 
+// CommitUnsynced renames the new version over the file without syncing
+// it first, as WriteFile: for a file whose loss in a crash of the system
+// costs only time (a cache, which its reader checks). When it fails, the
+// file is left as it was and the temporary file is removed.
+func (f *File) CommitUnsynced() error {
+	if f.done {
+		return os.ErrClosed
+	}
+	f.done = true
+	return finish(f.f, f.tmp, f.name, nil, false)
+}
+
 // Abort drops the new version: the file is left as it was and the
 // temporary file is removed. It does nothing after Commit or Abort.
 func (f *File) Abort() {

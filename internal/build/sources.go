@@ -157,7 +157,7 @@ func (r *buildRun) writeSources(dir string, site *content.Site, tag []byte, extr
 	if err := site.WriteCache(f, r.b.sourcesKey(), tag, extra); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	if err := f.Commit(); err != nil {
+	if err := f.CommitUnsynced(); err != nil { // a cache: checked as it is read
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil

@@ -309,10 +309,9 @@ func (s *Spill) appendStore(main *Collection, name string, k *Kept) (bool, error
 		k.appended[i] = end
 		end += int64(n)
 	}
+	// Not synced: a store is checked as it is read, and one that lost
+	// what was appended in a crash costs a build that parses it all.
 	if err := w.Flush(); err != nil {
-		return true, fmt.Errorf("keeping the encoded articles in %s: %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
 		return true, fmt.Errorf("keeping the encoded articles in %s: %w", name, err)
 	}
 	k.tag = storeTag(s.store.id, end)
@@ -379,7 +378,7 @@ func (s *Spill) writeStore(l *Listing, name string, k *Kept) error {
 		}
 	}
 	k.head = int64(storeHead)
-	if err := f.Commit(); err != nil {
+	if err := f.CommitUnsynced(); err != nil {
 		return fmt.Errorf("keeping the encoded articles in %s: %w", name, err)
 	}
 	k.tag = storeTag(id, int64(storeHead)+size)
