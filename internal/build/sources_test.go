@@ -427,3 +427,44 @@ func waitChanged(t *testing.T, p string, before os.FileInfo) {
 		}
 	}
 }
+
+// TestSourcesStoreCompacted checks that the chunks layout's store of the
+// articles' JSON, appended to build after build, is written anew once
+// more than half of it is no longer used (here: two articles in three
+// removed), and that what is built stays a clean build's.
+func TestSourcesStoreCompacted(t *testing.T) {
+	dir, out, opt := sourcesSite(t, 90, "chunks")
+	name := filepath.Join(out, encodedName)
+	before, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range opt.Articles {
+		if i%3 != 0 {
+			p, _ := corpusArticle(dir, opt, i)
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := sourcesBuilder(dir, out, buildTime).Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := len("feedgen encoded 1\n") + 16
+	if len(after)*2 > len(before) || bytes.Equal(after[:head], before[:head]) {
+		t.Errorf("the store: %d bytes, was %d, the same id %v; want written anew, a third as long", len(after), len(before), bytes.Equal(after[:head], before[:head]))
+	}
+	identical(t, snap(t, out), coldBuild(t, dir, buildTime))
+	// And taken by the build after.
+	p, data := corpusArticle(dir, opt, 0)
+	testfiles.WriteFile(t, p, strings.Replace(string(data), "\ntitle: ", "\ntitle: Edited ", 1))
+	res, err := sourcesBuilder(dir, out, buildTime).Build(context.Background())
+	if err != nil || res.Reparsed != 1 {
+		t.Fatalf("the build after: %v, parsed %d files; want 1", err, res.Reparsed)
+	}
+	identical(t, snap(t, out), coldBuild(t, dir, buildTime))
+}
