@@ -186,8 +186,8 @@ func sources(files []*entry, opt Options, racyFrom int64) []source {
 	out := make([]source, len(files))
 	for i, e := range files {
 		out[i] = source{name: e.name, stamp: e.stamp.hash(racyFrom), size: e.size, sum: e.sum}
-		switch a := e.result.article; {
-		case a != nil && len(e.result.warnings) == 0:
+		switch a := e.art; {
+		case a != nil && (e.notes == nil || len(e.notes.warnings) == 0):
 			out[i].art, out[i].leftOut = a, leftOut(a, opt) != published
 		case a == nil && e.same && e.known.art != nil && opt.Kept != nil:
 			out[i].kept = e.known.art
@@ -244,12 +244,14 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 		w.files = append(w.files, e)
 		if c, ok := l.cache[e.name]; ok && l.Cache {
 			if changed != nil && !underChanged(changed, e.name) {
-				e.stamp, e.size, e.sum, e.result = c.stamp, c.size, c.sum, c.result
+				e.stamp, e.size, e.sum = c.stamp, c.size, c.sum
+				e.set(c.result)
 				return
 			}
 			if stat {
 				if st, err := statFile(fsys, e.name); err == nil && st == c.stamp && st.mod != 0 {
-					e.stamp, e.size, e.sum, e.result = c.stamp, c.size, c.sum, c.result
+					e.stamp, e.size, e.sum = c.stamp, c.size, c.sum
+					e.set(c.result)
 					return
 				}
 			}
@@ -298,7 +300,7 @@ func (l *Loader) remember(files []*entry) {
 	}
 	next := make(map[string]cached, len(files))
 	for _, e := range files {
-		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result}
+		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
 	}
 	l.cache = next
 }
@@ -311,7 +313,7 @@ func publish(w *walked, opt Options, racyFrom int64) (*Site, error) {
 	site := &Site{Files: len(w.files), Reparsed: int(w.reparsed.Load()), Read: int(w.read.Load()), Digest: digest(w.files)}
 	cand := make([]*Article, 0, len(w.files))
 	for _, e := range w.files {
-		r := e.result
+		r := e.result()
 		errs = append(errs, r.errs...)
 		site.Warnings = append(site.Warnings, r.warnings...)
 		a := r.article
@@ -423,7 +425,7 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w
 			w.read.Add(1)
 			if err != nil {
 				e.failed = true
-				e.result = parsed{errs: diag.List{{Path: e.display, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
+				e.set(parsed{errs: diag.List{{Path: e.display, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}})
 				continue
 			}
 			data, buf, e.stamp = d, d, st
@@ -442,8 +444,8 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w
 			sectionSlug, file, _ := strings.Cut(rest, "/")
 			w.reparsed.Add(1)
 			e.known.art = nil
-			e.result = fp.parse(e.display, section, sectionSlug, strings.TrimSuffix(file, ".md"), data)
-			if a := e.result.article; a != nil {
+			e.set(fp.parse(e.display, section, sectionSlug, strings.TrimSuffix(file, ".md"), data))
+			if a := e.art; a != nil {
 				a.Index = e.index
 				if opt.Parsed != nil {
 					opt.Parsed(a)
@@ -477,7 +479,7 @@ func (l *Loader) take(e *entry, opt Options) bool {
 	if leftOut(a, opt) == published && !opt.Kept(a, k.extra) {
 		return false
 	}
-	e.result = parsed{article: a}
+	e.art = a
 	return true
 }
 
@@ -549,7 +551,10 @@ type entry struct {
 	size    int64  // length of the bytes
 	sum     uint64 // xxhash of the bytes
 	failed  bool   // could not be read
-	result  parsed
+	// art and notes are what parsing it gave: its article, when valid,
+	// and its errors and warnings, when it has any (see set).
+	art   *Article
+	notes *parsed
 	// known is what the cache of a build records of the file, if
 	// hasKnown; statted says its stamp was compared with it, and same
 	// that the file is as recorded (its stamp, or its bytes).
@@ -557,6 +562,23 @@ type entry struct {
 	hasKnown bool
 	statted  bool
 	same     bool
+}
+
+// set records r, what parsing the file gave.
+func (e *entry) set(r parsed) {
+	e.art, e.notes = r.article, nil
+	if len(r.errs) > 0 || len(r.warnings) > 0 {
+		e.notes = &parsed{errs: r.errs, warnings: r.warnings}
+	}
+}
+
+// result returns what parsing the file gave.
+func (e *entry) result() parsed {
+	r := parsed{article: e.art}
+	if e.notes != nil {
+		r.errs, r.warnings = e.notes.errs, e.notes.warnings
+	}
+	return r
 }
 
 // list walks fsys for article files, in lexical order, and calls found for
