@@ -468,3 +468,51 @@ func TestSourcesStoreCompacted(t *testing.T) {
 	}
 	identical(t, snap(t, out), coldBuild(t, dir, buildTime))
 }
+
+// TestSourcesOptions checks the options the cache of sources is not keyed
+// by, as they change no article's parse or JSON: a build with another
+// base URL, with scheduled articles or drafts, takes the articles the
+// cache holds (a draft or a scheduled article now published is parsed)
+// and writes what a clean build with those options writes.
+func TestSourcesOptions(t *testing.T) {
+	opt := corpus.Options{Articles: 80, Limits: []int{10}, Offsets: "aligned"}
+	tests := []struct {
+		name string
+		set  func(o *Options)
+	}{
+		{"another base URL", func(o *Options) { o.BaseURL = "https://staging.example.com" }},
+		{"future", func(o *Options) { o.Future = true }},
+		{"drafts", func(o *Options) { o.Drafts = true }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := writeCorpus(t, corpus.HardFiles(opt))
+			out := filepath.Join(dir, "public")
+			first, err := sourcesBuilder(dir, out, corpus.HardNow).Build(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := sourcesBuilder(dir, out, corpus.HardNow)
+			tt.set(&b.opt)
+			res, err := b.Build(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Those it left out before and publishes now are read and
+			// parsed (the cache holds no JSON of them).
+			want := first.Drafts + first.Scheduled - res.Drafts - res.Scheduled
+			if res.Read != want || res.Reparsed != want {
+				t.Errorf("read %d files, parsed %d; want %d, %d", res.Read, res.Reparsed, want, want)
+			}
+			cold := t.TempDir()
+			c := sourcesBuilder(dir, cold, corpus.HardNow)
+			c.opt.Clean = true
+			tt.set(&c.opt)
+			if _, err := c.Build(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			identical(t, snap(t, out), snap(t, cold))
+		})
+	}
+}
