@@ -46,7 +46,7 @@ test: runtimes $(VERSITYGW) $(FAKE_GCS) $(GOTESTSUM)
 	@echo "go test -race ./...: a line per package as it finishes (about 4 minutes on 2 cores; the first run compiles for a few more)"
 	FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" \
 		$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(CURDIR)/.cache/test.json \
-		--raw-command -- $(GO) test -json -race ./...
+		--raw-command -- $(GO) test -json -race -timeout 15m ./...
 	@$(GOTESTSUM) tool slowest --jsonfile $(CURDIR)/.cache/test.json --threshold 10s | sed 's/^/slow: /'
 
 # The platforms the rules tests run: Debian packages, installed with apt-get

@@ -404,7 +404,7 @@ func TestPublishChunks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if chunk.IsChunk(o.Key) {
+				if immutable(o.Key) {
 					held = append(held, o.Key)
 				}
 			}

@@ -206,7 +206,12 @@ func TestPublishTakesOverDeadLock(t *testing.T) {
 	}
 	forBackends(t, func(t *testing.T, newBucket newBucketFunc) {
 		s := &site{out: out}
-		pages := len(readManifest(t, s.out).Files)
+		m := readManifest(t, s.out)
+		pages := len(m.Files)
+		// A repair checks the roots; a chunk or leaf of the build's size
+		// in a bucket whose manifest publish wrote holds its bytes (its
+		// name is their digest).
+		roots := pages - len(immutables(m))
 		for _, tt := range []struct {
 			name  string
 			lock  []byte
@@ -240,7 +245,7 @@ func TestPublishTakesOverDeadLock(t *testing.T) {
 				if !strings.HasSuffix(res.Remote, "did not finish") {
 					t.Errorf("got Remote %q, want that the last publish did not finish", res.Remote)
 				}
-				if got, want := countsOf(res), (counts{Unchanged: pages + 1, Checked: pages}); got != want {
+				if got, want := countsOf(res), (counts{Unchanged: pages + 1, Checked: roots}); got != want {
 					t.Errorf("got %+v, want %+v", got, want)
 				}
 				checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
