@@ -106,9 +106,11 @@ var WINDOW = 4096, WHOLE = 256 << 10;
 // its bytes (a Buffer), or for a large one an object with what they call
 // (indexOf, lastIndexOf, length, toString of a range) that reads windows
 // of the file at their offsets: a page needs the head and the lines
-// bisected to, not the whole file. Null when there is none.
-function openIndex(fs, path) {
-    var fd, t = null, size, b;
+// bisected to, not the whole file. Null when there is none. expect is
+// the size a leaf's root says it has (undefined for a root): one of up
+// to WHOLE bytes is read with no fstat.
+function openIndex(fs, path, expect) {
+    var fd, t = null, size, b, n;
     try {
         fd = openRegular(fs, path);
     } catch (e) {
@@ -118,6 +120,14 @@ function openIndex(fs, path) {
         throw e;
     }
     try {
+        if (expect <= WHOLE) {
+            // A leaf, whose size its root says: a byte more is read, so
+            // that a file of another size is read shorter or longer than
+            // that (parts refuses it).
+            b = Buffer.allocUnsafe(expect + 1);
+            n = fs.readSync(fd, b, 0, expect + 1, 0);
+            return b.slice(0, n);
+        }
         size = fs.fstatSync(fd).size;
         if (size <= WHOLE) {
             b = Buffer.allocUnsafe(size);
@@ -231,7 +241,7 @@ function planFrom(fs, root, a) {
     }
     try {
         for (i = 0; i < pl.f.length; i++) {
-            t = openIndex(fs, root + pl.f[i][0]);
+            t = openIndex(fs, root + pl.f[i][0], pl.f[i][2]);
             if (t == null) {
                 return pl;
             }
