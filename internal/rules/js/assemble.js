@@ -208,12 +208,13 @@ function plan(a, t) {
 }
 
 // parts completes plan pl from the text of its leaves (ts[k] is that of
-// pl.f[k], see cut; zs[k] its size in bytes, or the bytes read of it): {p: the parts [chunk
-// path, start, end, the chunk's size], n: the length in bytes of all
-// but the head, t: the tail of the entity tag's input}. A leaf that is
-// not the one its root names (another size or count, another format) is
-// refused, and so is a line that names no chunk: it throws, and nothing
-// of the page is answered.
+// pl.f[k], see cut; zs[k] its size in bytes, or the bytes read of it):
+// {p: the parts [chunk path, start, end, the chunk's size], n: the
+// length in bytes of all but the head, t: the tail of the entity tag's
+// input}. Positions in a leaf count from its first article: the root's
+// first is added. A leaf that is not the one its root names (another
+// size or count, another format) is refused, and so is a line that
+// names no chunk: it throws, and nothing of the page is answered.
 function parts(pl, ts, zs) {
     var ps = [], n = 2, tag = "", i = pl.o, f, t, head, o, last, p, e, r, j, start, end;
     for (var k = 0; k < pl.f.length; k++) {

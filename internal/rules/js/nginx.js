@@ -222,10 +222,10 @@ function windowString(enc, s, e) {
 // (or by windows: openIndex) and each checked by parts. Null when the
 // main listing has no index; the plan without parts (p) when a leaf is
 // gone (a build replaced the folder's since the root was read); it
-// throws for an index it cannot read as one. A leaf, as the root, may be
-// a symbolic link, which lstat calls would cost: what it names are
-// chunks, each refused when it is a link, of another size or cut
-// elsewhere than between articles (readParts).
+// throws for an index it cannot read as one. A leaf may be a symbolic
+// link, as the root may (refusing one would cost an lstat a folder and
+// file): it only names chunks, each refused when it is a link, of
+// another size, or cut elsewhere than between articles (readParts).
 function planFrom(fs, root, a) {
     var t = openIndex(fs, root + indexPath(a)), pl, ts = [], zs = [], i;
     if (t == null && a.q.p.length == 0) {
