@@ -38,7 +38,7 @@ WINDOW = 64;
 WHOLE = 0;
 var windowsStep = ` + windowsStep + `;
 function read(files, form, path) {
-    return form == "text" ? files[path] : form == "bytes" ? Buffer.from(files[path]) : openIndex(fs, input.dir + "/" + path, openRegular);
+    return form == "text" ? files[path] : form == "bytes" ? Buffer.from(files[path]) : openIndex(fs, input.dir + "/" + path);
 }
 function page(files, form, limit, offset) {
     var opened = [], t = read(files, form, "articles/chunks.json"), pl;

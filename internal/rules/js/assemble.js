@@ -208,12 +208,13 @@ function plan(a, t) {
 }
 
 // parts completes plan pl from the text of its leaves (ts[k] is that of
-// pl.f[k], see cut; zs[k] its size in bytes): {p: the parts [chunk
-// path, start, end, the chunk's size], n: the length in bytes of all
-// but the head, t: the tail of the entity tag's input}. A leaf that is
-// not the one its root names (another size or count, another format) is
-// refused, and so is a line that names no chunk: it throws, and nothing
-// of the page is answered.
+// pl.f[k], see cut; zs[k] its size in bytes, or the bytes read of it):
+// {p: the parts [chunk path, start, end, the chunk's size], n: the
+// length in bytes of all but the head, t: the tail of the entity tag's
+// input}. Positions in a leaf count from its first article: the root's
+// first is added. A leaf that is not the one its root names (another
+// size or count, another format) is refused, and so is a line that
+// names no chunk: it throws, and nothing of the page is answered.
 function parts(pl, ts, zs) {
     var ps = [], n = 2, tag = "", i = pl.o, f, t, head, o, last, p, e, r, j, start, end;
     for (var k = 0; k < pl.f.length; k++) {
@@ -221,7 +222,7 @@ function parts(pl, ts, zs) {
         t = ts[k];
         head = INDEX_HEAD + f[3] + ",\"chunks\":[";
         if (zs[k] !== f[2] || cut(t, 0, head.length) != head) {
-            throw new Error(f[0] + ": " + (zs[k] !== f[2] ? zs[k] + " bytes, the index says " + f[2] : "not a leaf of " + f[3] + " articles of this format") + DAMAGED_LEAF);
+            throw new Error(f[0] + ": " + (zs[k] !== f[2] ? "not the " + f[2] + " bytes the index says" : "not a leaf of " + f[3] + " articles of this format") + DAMAGED_LEAF);
         }
         o = i - f[1];
         last = Math.min(pl.e - f[1], f[3] - 1);

@@ -106,9 +106,11 @@ var WINDOW = 4096, WHOLE = 256 << 10;
 // its bytes (a Buffer), or for a large one an object with what they call
 // (indexOf, lastIndexOf, length, toString of a range) that reads windows
 // of the file at their offsets: a page needs the head and the lines
-// bisected to, not the whole file. Null when there is none.
-function openIndex(fs, path) {
-    var fd, t = null, size, b;
+// bisected to, not the whole file. Null when there is none. expect is
+// the size a leaf's root says it has (undefined for a root): one of up
+// to WHOLE bytes is read with no fstat.
+function openIndex(fs, path, expect) {
+    var fd, t = null, size, b, n;
     try {
         fd = openRegular(fs, path);
     } catch (e) {
@@ -118,6 +120,14 @@ function openIndex(fs, path) {
         throw e;
     }
     try {
+        if (expect <= WHOLE) {
+            // A leaf, whose size its root says: a byte more is read, so
+            // that a file of another size is read shorter or longer than
+            // that (parts refuses it).
+            b = Buffer.allocUnsafe(expect + 1);
+            n = fs.readSync(fd, b, 0, expect + 1, 0);
+            return b.slice(0, n);
+        }
         size = fs.fstatSync(fd).size;
         if (size <= WHOLE) {
             b = Buffer.allocUnsafe(size);
@@ -212,10 +222,10 @@ function windowString(enc, s, e) {
 // (or by windows: openIndex) and each checked by parts. Null when the
 // main listing has no index; the plan without parts (p) when a leaf is
 // gone (a build replaced the folder's since the root was read); it
-// throws for an index it cannot read as one. A leaf, as the root, may be
-// a symbolic link, which lstat calls would cost: what it names are
-// chunks, each refused when it is a link, of another size or cut
-// elsewhere than between articles (readParts).
+// throws for an index it cannot read as one. A leaf may be a symbolic
+// link, as the root may (refusing one would cost an lstat a folder and
+// file): it only names chunks, each refused when it is a link, of
+// another size, or cut elsewhere than between articles (readParts).
 function planFrom(fs, root, a) {
     var t = openIndex(fs, root + indexPath(a)), pl, ts = [], zs = [], i;
     if (t == null && a.q.p.length == 0) {
@@ -231,7 +241,7 @@ function planFrom(fs, root, a) {
     }
     try {
         for (i = 0; i < pl.f.length; i++) {
-            t = openIndex(fs, root + pl.f[i][0]);
+            t = openIndex(fs, root + pl.f[i][0], pl.f[i][2]);
             if (t == null) {
                 return pl;
             }
