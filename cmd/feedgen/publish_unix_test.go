@@ -27,9 +27,9 @@ func TestPublishStalledS3(t *testing.T) {
 	defer v.Process.Signal(syscall.SIGCONT)
 	start := time.Now()
 	r := runFeedgen(t, dir, nil, "publish", "--dir", "site/public", "--connect-timeout", "300ms", url)
-	want := `\Alisting articles/: no answer for 300ms \(try 1 of 3\); trying again
-listing articles/: no answer for 300ms \(try 2 of 3\); trying again
-feedgen: listing articles/: the bucket's service did not answer for 300ms, tried 3 times \(--connect-timeout sets how long a request may wait for the first byte of an answer\)
+	want := `\Areading the attributes of manifest\.json: no answer for 300ms \(try 1 of 3\); trying again
+reading the attributes of manifest\.json: no answer for 300ms \(try 2 of 3\); trying again
+feedgen: reading the attributes of manifest\.json: the bucket's service did not answer for 300ms, tried 3 times \(--connect-timeout sets how long a request may wait for the first byte of an answer\)
 \z`
 	if r.code != 1 || !regexp.MustCompile(want).MatchString(r.stderr) {
 		t.Errorf("got exit %d, stderr %q; want 1, %s", r.code, r.stderr, want)

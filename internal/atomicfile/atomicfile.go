@@ -11,6 +11,7 @@ package atomicfile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -66,6 +67,10 @@ func createTemp(name string, perm fs.FileMode) (*os.File, string, error) {
 // Write writes p to the new version.
 func (f *File) Write(p []byte) (int, error) { return f.f.Write(p) }
 
+// ReadFrom writes what r holds to the new version, as io.Copy does, by
+// the system's copy between files where it can.
+func (f *File) ReadFrom(r io.Reader) (int64, error) { return f.f.ReadFrom(r) }
+
 // Commit syncs the new version to the disk and renames it over the file.
 // When it fails, the file is left as it was and the temporary file is
 // removed. Abort after Commit does nothing.
@@ -75,6 +80,18 @@ func (f *File) Commit() error {
 	}
 	f.done = true
 	return finish(f.f, f.tmp, f.name, nil, true)
+}
+
+// CommitUnsynced renames the new version over the file without syncing
+// it first, as WriteFile: for a file whose loss in a crash of the system
+// costs only time (a cache, which its reader checks). When it fails, the
+// file is left as it was and the temporary file is removed.
+func (f *File) CommitUnsynced() error {
+	if f.done {
+		return os.ErrClosed
+	}
+	f.done = true
+	return finish(f.f, f.tmp, f.name, nil, false)
 }
 
 // Abort drops the new version: the file is left as it was and the

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -81,6 +82,34 @@ func TestWrite(t *testing.T) {
 		before: state{"b.zip": "old"},
 		write:  func(dir string) error { return stream(filepath.Join(dir, "b.zip"), []byte("new"), true) },
 		after:  state{"b.zip": "new"},
+	}, {
+		name:   "CommitUnsynced over a file, from ReadFrom",
+		before: state{"b.zip": "old"},
+		write: func(dir string) error {
+			f, err := Create(filepath.Join(dir, "b.zip"), 0o644)
+			if err != nil {
+				return err
+			}
+			defer f.Abort()
+			if _, err := f.ReadFrom(strings.NewReader("new")); err != nil {
+				return err
+			}
+			return f.CommitUnsynced()
+		},
+		after: state{"b.zip": "new"},
+	}, {
+		name:   "CommitUnsynced over a folder fails",
+		before: state{"b.zip": "/", "b.zip/x": "old"},
+		write: func(dir string) error {
+			f, err := Create(filepath.Join(dir, "b.zip"), 0o644)
+			if err != nil {
+				return err
+			}
+			f.Write([]byte("new"))
+			return f.CommitUnsynced()
+		},
+		wantErr: true,
+		after:   state{"b.zip": "/", "b.zip/x": "old"},
 	}, {
 		name:   "Abort",
 		before: state{"b.zip": "old"},

@@ -26,11 +26,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
@@ -88,6 +90,10 @@ type Options struct {
 	// It is called from several goroutines at once, and data is valid only
 	// during the call. The live preview hands pages to its server this way.
 	OnPage func(path string, data []byte, sum [sha256.Size]byte)
+
+	// leaves, when set, cuts indexes into leaves of these sizes instead
+	// of chunk.DefaultSizes' (tests: many leaves from few articles).
+	leaves *chunk.Sizes
 }
 
 // Builder builds one site, again and again (the live preview, watch
@@ -120,6 +126,12 @@ type Builder struct {
 	// its memory writes before it writes the rest behind (see
 	// writeBehind); tests lower it.
 	writeBehindAfter int64
+	// noSources makes a build read and parse every file, as without a
+	// cache of its sources (see sourcesName): set for the build made
+	// again when the store of that cache turns out damaged.
+	noSources bool
+	// fileClock, set by tests only, is content.Options.FileClock.
+	fileClock func() time.Time
 }
 
 // step calls onStep.
@@ -200,6 +212,31 @@ func (b *Builder) changed(cfg *config.Config) []string {
 // errors come back as a diag.List and nothing is written.
 func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	start := time.Now()
+	res, err := b.build(ctx, start)
+	var damaged *storeDamaged
+	if errors.As(err, &damaged) && !b.noSources && ctx.Err() == nil {
+		// Found before any file made of it was written: built again
+		// from the content.
+		fmt.Fprintf(b.opt.Log, "warning: %s: %s (by hand, or on a bad disk): not believed, every article is parsed again\n", damaged.store, damaged.err.Error())
+		b.noSources = true
+		defer func() { b.noSources = false }()
+		res, err = b.build(ctx, start)
+	}
+	return res, err
+}
+
+// storeDamaged is the error of a build that found the store of the
+// articles' JSON of its output folder (see encodedName) damaged.
+type storeDamaged struct {
+	store string // as the output folder is given
+	err   *feed.StoreError
+}
+
+func (e *storeDamaged) Error() string { return e.store + ": " + e.err.Error() }
+func (e *storeDamaged) Unwrap() error { return e.err }
+
+// build is Build, started at start.
+func (b *Builder) build(ctx context.Context, start time.Time) (*Result, error) {
 	r, err := b.begin(ctx)
 	if err != nil {
 		return nil, err
@@ -225,10 +262,16 @@ func (b *Builder) Build(ctx context.Context) (*Result, error) {
 	res = &Result{
 		OutDir: r.out.dir(), Articles: len(site.Articles), Drafts: site.Drafts, Scheduled: site.Scheduled,
 		NextScheduled: site.NextScheduled,
-		Reparsed:      site.Reparsed, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
+		Reparsed:      site.Reparsed, Read: site.Read, Pages: len(pages), Estimate: estimate, Warnings: site.Warnings,
 	}
 	w := &pageWriter{b: b, out: r.out, site: site, l: l, pages: pages, m: r.manifest(site, l), res: res, lw: lw}
+	if b.lean() {
+		w.keepSources = func(dir string) error { return r.keepSources(dir, l, site) }
+	}
 	if err := w.write(ctx); err != nil {
+		if se := (*feed.StoreError)(nil); errors.As(err, &se) {
+			return nil, &storeDamaged{store: filepath.Join(r.out.dir(), encodedName), err: se}
+		}
 		return nil, err
 	}
 	if r.spill != nil {
@@ -250,6 +293,10 @@ type buildRun struct {
 	// spill keeps the articles encoded in a file, in a build that bounds
 	// its memory (see Run); nil in others.
 	spill *feed.Spill
+	// src is the cache of sources the last build kept, read from srcFile
+	// (see openSources); nil when there is none to read.
+	src     *sources
+	srcFile *os.File
 }
 
 // begin reads the config, finds the content and output folders, and
@@ -273,7 +320,7 @@ func (b *Builder) begin(ctx context.Context) (*buildRun, error) {
 	}
 	changed := b.changed(r.cfg)
 	b.hint = changed != nil // a replaced content folder vouches for nothing
-	r.opts = content.Options{Now: r.now, Future: b.opt.Future, Drafts: b.opt.Drafts, Root: r.cfg.ContentDir, Changed: changed}
+	r.opts = content.Options{Now: r.now, Future: b.opt.Future, Drafts: b.opt.Drafts, Root: r.cfg.ContentDir, Changed: changed, FileClock: b.fileClock}
 	if err := r.newSpill(); err != nil {
 		return nil, err
 	}
@@ -293,14 +340,21 @@ func (r *buildRun) newSpill() error {
 		return err
 	}
 	r.spill = spill
+	if direct := layout.Of(r.cfg.Pagination).Assembled; direct {
+		// Only the chunks that changed are rendered: their articles
+		// are read where they are.
+		spill.PreferDirect()
+	}
 	r.opts.Parsed = func(a *content.Article) {
 		spill.Add(a)
 		a.Slim(r.cfg.Filters)
 	}
+	r.openSources()
 	return nil
 }
 
 func (r *buildRun) closeSpill() {
+	r.closeSources()
 	if r.spill != nil {
 		r.spill.Close()
 		r.spill = nil
@@ -314,9 +368,9 @@ func (r *buildRun) shortcut() {
 	b, fsDir, early := r.b, r.out.fsDir(), r.out.early()
 	if early != nil && b.last == nil && b.opt.OnPage == nil && b.opt.Code != "" &&
 		exists(filepath.Join(fsDir, manifest.Name)) && !outdir.Marked(fsDir) {
-		r.opts.Unchanged = func(digest [sha256.Size]byte) bool {
+		r.opts.Unchanged = func(p content.Probe) bool {
 			last, _ := early()
-			return last != nil && b.builtFrom(last, r.baseURL, digest, r.now)
+			return last != nil && b.builtFrom(last, r.baseURL, p.Digest, r.now)
 		}
 	}
 }
@@ -328,10 +382,25 @@ func (r *buildRun) shortcut() {
 func (r *buildRun) load(ctx context.Context) (*content.Site, *Result, error) {
 	b := r.b
 	site, err := b.load(ctx, r.content, r.opts)
+	r.sourcesDamage()
 	if err != nil || !site.Unchanged {
 		return site, nil, err
 	}
-	res, err := b.unchanged(ctx, r.out.dir(), r.out.fsDir(), r.out.early(), r.baseURL, site.Digest, r.now)
+	var keep func(dir string) error
+	if site.Read > 0 && r.spill != nil && b.opt.Code != "" {
+		// Files read that the cache did not vouch for (touched, copied,
+		// new to it): recorded, so that the next build does not read
+		// them, with what the cache had of their articles.
+		var tag []byte
+		if r.src != nil && r.src.articles {
+			tag = r.src.cache.Tag()
+		}
+		keep = func(dir string) error { return r.writeSources(dir, site, tag, nil) }
+	}
+	res, err := b.unchanged(ctx, r.out.dir(), r.out.fsDir(), r.out.early(), r.baseURL, site.Digest, r.now, keep)
+	if res != nil {
+		res.Read = site.Read
+	}
 	if err != nil || res != nil {
 		return nil, res, err
 	}

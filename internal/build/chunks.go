@@ -24,7 +24,8 @@ import (
 
 // The chunks layout (pagination.layout: chunks): a build writes, per
 // collection, its articles cut into chunks (feed.Listing.Chunks) named by
-// the SHA-256 of their bytes, then the collection's index, then the
+// the SHA-256 of their bytes, then the collection's index (leaves named
+// by their SHA-256 too, then its root: chunk.Sizes.Tree), then the
 // manifest. Chunks with the same input (the same articles) are one file,
 // whichever collections they are cut from.
 //
@@ -134,7 +135,8 @@ func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([
 		j.file.Input = in
 		toWrite = true
 	}
-	if toWrite {
+	if toWrite || len(w.l.Collections) > 0 {
+		// Chunks to write, or leaves: their names are not known yet.
 		paths = append(paths, chunk.Dir)
 	}
 	for _, c := range w.l.Collections {
@@ -184,7 +186,8 @@ func (r *releaser) done(j *chunkJob) {
 }
 
 // writeChunks renders, names and writes the chunks that are not there
-// yet, then each collection's index, and counts them in the Result.
+// yet, then each collection's index (its leaves, then its root), and
+// counts them in the Result.
 func (w *pageWriter) writeChunks(ctx context.Context) error {
 	p := w.chunks
 	var todo []*chunkJob
@@ -220,22 +223,8 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 	for _, j := range p.jobs {
 		w.files = append(w.files, j.file)
 	}
-	var buf []byte
-	for i, c := range w.l.Collections {
-		ix := chunk.Index{Count: c.Count(), Chunks: make([]chunk.Ref, len(p.of[i]))}
-		for k, j := range p.of[i] {
-			// The same articles, so the same ends, in any collection.
-			ix.Chunks[k] = chunk.Ref{Path: j.file.Path, Size: int(j.file.Size), Ends: j.ch.Ends()}
-		}
-		buf = chunk.AppendIndex(buf[:0], &ix)
-		sum := sha256.Sum256(buf)
-		f := manifest.File{Path: chunk.IndexPath(c.Dir), Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:])}
-		w.rendered.Add(1)
-		w.size.Add(f.Size)
-		if err := w.put(f, buf); err != nil {
-			return err
-		}
-		w.files = append(w.files, f)
+	if err := w.writeIndexes(ctx, &dirs); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -251,6 +240,55 @@ func (w *pageWriter) writeChunks(ctx context.Context) error {
 	return nil
 }
 
+// writeIndexes writes each collection's index: its leaves (each once,
+// however many collections share it), then its root.
+func (w *pageWriter) writeIndexes(ctx context.Context, dirs *sync.Map) error {
+	p := w.chunks
+	leaves := map[string]bool{}
+	sizes := chunk.DefaultSizes()
+	if w.b.opt.leaves != nil {
+		sizes = *w.b.opt.leaves
+	}
+	var buf []byte
+	var ids []int64
+	for i, c := range w.l.Collections {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ix := chunk.Index{Count: c.Count(), Chunks: make([]chunk.Ref, len(p.of[i]))}
+		ids = ids[:0]
+		for k, j := range p.of[i] {
+			// The same articles, so the same ends, in any collection.
+			ix.Chunks[k] = chunk.Ref{Path: j.file.Path, Size: int(j.file.Size), Ends: j.ch.Ends()}
+			ids = append(ids, j.ch.LastID())
+		}
+		root, err := sizes.Tree(&ix, ids, func(path string, sum [32]byte, data []byte) error {
+			if leaves[path] {
+				return nil
+			}
+			leaves[path] = true
+			f := manifest.File{Path: path, Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+			w.files = append(w.files, f)
+			w.rendered.Add(1)
+			w.size.Add(f.Size)
+			return w.putNamed(f, data, dirs)
+		})
+		if err != nil {
+			return err
+		}
+		buf = chunk.AppendRoot(buf[:0], root)
+		sum := sha256.Sum256(buf)
+		f := manifest.File{Path: chunk.IndexPath(c.Dir), Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:])}
+		w.rendered.Add(1)
+		w.size.Add(f.Size)
+		if err := w.put(f, buf); err != nil {
+			return err
+		}
+		w.files = append(w.files, f)
+	}
+	return nil
+}
+
 // putChunk names the chunk of job j, whose bytes are data, and writes it
 // (see put), making its folder first, once for all the chunks that go
 // there (dirs).
@@ -259,9 +297,16 @@ func (w *pageWriter) putChunk(j *chunkJob, data []byte, dirs *sync.Map) error {
 	j.file.Path, j.file.Size, j.file.SHA256 = chunk.ChunkPath(sum), int64(len(data)), hex.EncodeToString(sum[:])
 	w.size.Add(j.file.Size)
 	w.rendered.Add(1)
+	return w.putNamed(j.file, data, dirs)
+}
+
+// putNamed writes f, a file named by its digest (a chunk, a leaf), whose
+// bytes are data (see put), making its folder first, once for all the
+// files that go there (dirs).
+func (w *pageWriter) putNamed(f manifest.File, data []byte, dirs *sync.Map) error {
 	if dir := w.out.fsDir(); dir != "" {
-		// Made once, and waited for by every chunk that goes there.
-		sub := path.Dir(j.file.Path)
+		// Made once, and waited for by every file that goes there.
+		sub := path.Dir(f.Path)
 		mk, _ := dirs.LoadOrStore(sub, sync.OnceValue(func() error {
 			return os.MkdirAll(filepath.Join(dir, filepath.FromSlash(sub)), 0o755)
 		}))
@@ -269,7 +314,7 @@ func (w *pageWriter) putChunk(j *chunkJob, data []byte, dirs *sync.Map) error {
 			return fmt.Errorf("creating output folder: %w", err)
 		}
 	}
-	return w.put(j.file, data)
+	return w.put(f, data)
 }
 
 // put writes file f, whose bytes are data, unless the output has it as

@@ -48,17 +48,18 @@ func dateOf(i int) string {
 	return "2024-" + pad(1+(i-1)/28%12) + "-" + pad(1+(i-1)%28) + "T10:00:00"
 }
 
-// chunkFiles returns the chunks and the indexes that out's manifest lists.
+// chunkFiles returns the chunks and the indexes (roots and leaves) that
+// out's manifest lists, the chunks and leaves by expanding it.
 func chunkFiles(t *testing.T, out string) (chunks, indexes []manifest.File) {
 	t.Helper()
 	for _, f := range readTestManifest(t, out).Files {
 		switch {
 		case chunk.IsChunk(f.Path):
 			chunks = append(chunks, f)
-		case chunk.IsIndex(f.Path):
-			indexes = append(indexes, f)
+		case chunk.IsIndex(f.Path), chunk.IsLeaf(f.Path):
+			indexes = append(indexes, f) // a root or a leaf
 		default:
-			t.Errorf("%s: neither a chunk nor an index", f.Path)
+			t.Errorf("%s: neither a chunk nor an index's root or leaf", f.Path)
 		}
 	}
 	return chunks, indexes
@@ -87,8 +88,8 @@ func TestChunksIncremental(t *testing.T) {
 		t.Fatalf("first build: %d chunks, want many", res.Chunks)
 	}
 	chunks, indexes := chunkFiles(t, out)
-	if len(indexes) != 4 { // main, t1, t2, ivan
-		t.Fatalf("%d indexes, want 4", len(indexes))
+	if roots := len(indexes) - len(leavesOf(indexes)); roots != 4 { // main, t1, t2, ivan
+		t.Fatalf("%d indexes, want 4", roots)
 	}
 	for _, f := range chunks {
 		data, err := os.ReadFile(filepath.Join(out, f.Path))
@@ -122,15 +123,21 @@ func TestChunksIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, _ := chunkFiles(t, out)
+	after, afterIx := chunkFiles(t, out)
 	added := newFiles(chunks, after)
 	// Its chunk in each collection, and at most one neighbour each when
 	// it filled its chunk past a maximum (not here: chunks are small).
 	if len(added) < 1 || len(added) > 4 {
 		t.Errorf("one edited article: %d new chunks %v, want 1 to 4", len(added), added)
 	}
-	if res.Written != len(added)+4 || res.Deleted != len(added) {
-		t.Errorf("one edited article: %d written, %d deleted; want %d and %d", res.Written, res.Deleted, len(added)+4, len(added))
+	// The leaf of each collection that names the chunk (collections of
+	// the same chunks share their leaves), and the 4 roots.
+	leaves := newFiles(leavesOf(indexes), leavesOf(afterIx))
+	if len(leaves) < 1 || len(leaves) > 4 {
+		t.Errorf("one edited article: %d new leaves, want 1 to 4", len(leaves))
+	}
+	if res.Written != len(added)+len(leaves)+4 || res.Deleted != len(added)+len(leaves) {
+		t.Errorf("one edited article: %d written, %d deleted; want %d and %d", res.Written, res.Deleted, len(added)+len(leaves)+4, len(added)+len(leaves))
 	}
 	// A new Builder knows the other chunks by their inputs (inputsName):
 	// it renders only what it writes.
@@ -140,16 +147,28 @@ func TestChunksIncremental(t *testing.T) {
 	identical(t, snap(t, out), cleanBuild(t, dir))
 
 	// One new article, the newest: the first chunk of each collection.
-	chunks = after
+	chunks, indexes = after, afterIx
 	testfiles.WriteFile(t, filepath.Join(dir, "content/news/politics/a999.md"), chunkArticle(999, "2025-12-31T10:00:00"))
 	if res, err = builder(dir).Build(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	after, _ = chunkFiles(t, out)
-	if added := newFiles(chunks, after); len(added) > 4 || len(after) > len(chunks)+4 || res.Written != len(added)+4 {
-		t.Errorf("one new article: %d new chunks, %d chunks before, %d after, %d files written", len(added), len(chunks), len(after), res.Written)
+	after, afterIx = chunkFiles(t, out)
+	leaves = newFiles(leavesOf(indexes), leavesOf(afterIx))
+	if added := newFiles(chunks, after); len(added) > 4 || len(after) > len(chunks)+4 || len(leaves) > 4 || res.Written != len(added)+len(leaves)+4 {
+		t.Errorf("one new article: %d new chunks, %d chunks before, %d after, %d new leaves, %d files written", len(added), len(chunks), len(after), len(leaves), res.Written)
 	}
 	identical(t, snap(t, out), cleanBuild(t, dir))
+}
+
+// leavesOf returns the leaves of files.
+func leavesOf(files []manifest.File) []manifest.File {
+	var out []manifest.File
+	for _, f := range files {
+		if chunk.IsLeaf(f.Path) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // newFiles returns the paths of after that before does not have.

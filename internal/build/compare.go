@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/content"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/outfile"
 )
 
 // Changes is how a site's inputs now differ from those a build of it was
@@ -38,12 +39,20 @@ func (b Changes) Any() bool {
 
 // Compare tells how the site of the config file at configPath differs,
 // at now, from what the build whose manifest is m was made of, as cheaply
-// as a build that finds nothing changed: it reads and hashes the config
-// and every article file, and parses none (a content folder with files in
-// the wrong place is parsed, to say which). What m does not record (a
-// manifest older than ContentSHA256, or of a build with warnings, which
-// records no Source) is not compared.
+// as a build that finds nothing changed: it reads and hashes the config,
+// and every article file whose stamp is not the one the cache of sources
+// in the site's output folder records (see sourcesName; read, never
+// written: an unchanged site costs a stat per file), and parses none (a
+// content folder with files in the wrong place is parsed, to say which).
+// What m does not record (a manifest older than ContentSHA256, or of a
+// build with warnings, which records no Source) is not compared.
 func Compare(ctx context.Context, configPath string, m *manifest.Manifest, now time.Time) (Changes, error) {
+	return CompareIn(ctx, configPath, "", m, now)
+}
+
+// CompareIn is Compare for a build in the folder dir, whose cache of
+// sources it reads; "" is the site's output folder.
+func CompareIn(ctx context.Context, configPath, dir string, m *manifest.Manifest, now time.Time) (Changes, error) {
 	var b Changes
 	data, err := os.ReadFile(configPath)
 	if err != nil {
@@ -62,11 +71,19 @@ func Compare(ctx context.Context, configPath string, m *manifest.Manifest, now t
 		b.Content = true // the content cannot be read as a build would
 		return b, nil
 	}
+	if dir == "" {
+		dir = cfg.OutputDir
+	}
+	var cache *content.Cache
+	if f, err := outfile.Open(filepath.Join(dir, sourcesName)); err == nil {
+		defer f.Close()
+		cache, _ = content.ReadCache(f) // its digests, whatever its key
+	}
 	var digest [sha256.Size]byte
 	site, err := content.NewLoader(cfg).Load(ctx, content.DirFS(cfg.ContentDir), content.Options{
-		Root: cfg.ContentDir, Now: now, Future: true, Drafts: true,
-		Unchanged: func(d [sha256.Size]byte) bool {
-			digest = d
+		Root: cfg.ContentDir, Now: now, Future: true, Drafts: true, Cache: cache,
+		Unchanged: func(p content.Probe) bool {
+			digest = p.Digest
 			return true // parse nothing
 		},
 	})

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/layout"
 )
 
 // TestCopiedOutputReadOnce copies a build's output as deploys and CI
@@ -142,12 +143,30 @@ func run(t *testing.T, name string, args ...string) {
 // layout reads).
 func watchOpens(t *testing.T, out string) func() []string {
 	t.Helper()
+	opened := watchOpensUnder(t, filepath.Join(out, "articles"))
+	return func() []string {
+		t.Helper()
+		var files []string
+		for _, p := range opened() {
+			if p = "articles/" + p; !layout.Classify(p).Names() { // read by manifest.Expand
+				files = append(files, p)
+			}
+		}
+		return files
+	}
+}
+
+// watchOpensUnder watches every folder under root for files opened
+// (inotify) and returns a function that stops and returns the paths,
+// relative to root, of the files opened since, each once.
+func watchOpensUnder(t *testing.T, root string) func() []string {
+	t.Helper()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		t.Skipf("inotify: %v", err)
 	}
 	dirs := map[int32]string{}
-	err = filepath.WalkDir(filepath.Join(out, "articles"), func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
@@ -155,7 +174,7 @@ func watchOpens(t *testing.T, out string) func() []string {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(out, p)
+		rel, _ := filepath.Rel(root, p)
 		dirs[int32(wd)] = filepath.ToSlash(rel)
 		return nil
 	})
@@ -188,8 +207,8 @@ func watchOpens(t *testing.T, out string) func() []string {
 				if ev.Mask&unix.IN_ISDIR != 0 || ev.Mask&unix.IN_OPEN == 0 {
 					continue
 				}
-				p := dirs[ev.Wd] + "/" + string(bytes.TrimRight(name, "\x00"))
-				if !chunk.IsIndex(p) && !slices.Contains(opened, p) {
+				p := path.Join(dirs[ev.Wd], string(bytes.TrimRight(name, "\x00")))
+				if !slices.Contains(opened, p) {
 					opened = append(opened, p)
 				}
 			}

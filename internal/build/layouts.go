@@ -118,12 +118,14 @@ func (chunksWriter) keepInputs(w *pageWriter, dir string) error { return w.write
 // collections share it, as it is written once (chunks of the same input
 // are the same bytes, and a chunk's file is named by them): a new site's
 // main, section and category listings hold the same articles, so the
-// same chunks; and of each collection's index.
+// same chunks; and of each collection's index, its leaves and root.
 func (chunksWriter) extraSize(l *feed.Listing, scratch []byte) (bytes int64, files int, _ []byte) {
 	seen := map[[sha256.Size]byte]bool{}
-	path := chunk.ChunkPath([sha256.Size]byte{}) // every chunk's is as long
+	leaves := map[string]bool{}
+	var ids []int64
 	for i, cs := range l.Chunks() {
 		ix := chunk.Index{Count: l.Collections[i].Count(), Chunks: make([]chunk.Ref, 0, len(cs))}
+		ids = ids[:0]
 		for _, ch := range cs {
 			var in [sha256.Size]byte
 			in, scratch = feed.ChunkInput(ch, scratch)
@@ -132,9 +134,20 @@ func (chunksWriter) extraSize(l *feed.Listing, scratch []byte) (bytes int64, fil
 				bytes += int64(ch.Size())
 				files++
 			}
-			ix.Chunks = append(ix.Chunks, chunk.Ref{Path: path, Size: ch.Size(), Ends: ch.Ends()})
+			// Named by its input, not its bytes' digest (as long): the
+			// leaves of the same chunks are the same, and counted once.
+			ix.Chunks = append(ix.Chunks, chunk.Ref{Path: chunk.ChunkPath(in), Size: ch.Size(), Ends: ch.Ends()})
+			ids = append(ids, ch.LastID())
 		}
-		scratch = chunk.AppendIndex(scratch[:0], &ix)
+		root, _ := chunk.DefaultSizes().Tree(&ix, ids, func(p string, _ [32]byte, data []byte) error {
+			if !leaves[p] {
+				leaves[p] = true
+				bytes += int64(len(data))
+				files++
+			}
+			return nil
+		})
+		scratch = chunk.AppendRoot(scratch[:0], root)
 		bytes += int64(len(scratch))
 		files++
 	}

@@ -72,8 +72,8 @@ func scanOwned(ctx context.Context, outDir string, prev *manifest.Manifest, pend
 	for _, p := range pending {
 		listed[p] = true
 	}
-	// A marker that lists the chunks' folder: any chunk there may be its
-	// build's (see chunks.go).
+	// A marker that lists the chunks' folder: any chunk or leaf there may
+	// be its build's (see chunks.go).
 	anyChunk := listed[chunk.Dir]
 	o := &owned{}
 	root := filepath.Join(outDir, listing.Dir)
@@ -99,9 +99,9 @@ func scanOwned(ctx context.Context, outDir string, prev *manifest.Manifest, pend
 		}
 		rel = filepath.ToSlash(rel)
 		switch target, isTemp := tempOf(rel); {
-		case listed[rel], anyChunk && layout.Classify(rel) == layout.Chunk:
+		case listed[rel], anyChunk && layout.Classify(rel).Immutable():
 			o.files = append(o.files, rel)
-		case isTemp && (listed[target] || pages[target] || anyChunk && layout.Classify(target) == layout.Chunk):
+		case isTemp && (listed[target] || pages[target] || anyChunk && layout.Classify(target).Immutable()):
 			o.temps = append(o.temps, p)
 		case d.Type()&fs.ModeSymlink != 0 || buildName(rel):
 			o.strays = append(o.strays, rel)

@@ -22,7 +22,8 @@ type Result struct {
 	// NextScheduled is when the first scheduled article is due: the
 	// build then lists other articles. Zero when none is scheduled.
 	NextScheduled time.Time
-	Reparsed      int // article files read and parsed (the rest were cached)
+	Reparsed      int // article files parsed (the rest were cached)
+	Read          int // article files read (the others' stamps were those the cache of sources records)
 	// Skipped is set when the inputs were those the output was built
 	// from (Options.Code): no file was parsed, no page rendered.
 	Skipped bool

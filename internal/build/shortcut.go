@@ -111,10 +111,10 @@ func (b *Builder) source(site *content.Site) *manifest.Source {
 // (and its SHA-256, when it changed since the manifest was written, or
 // with --clean) and that no other page is, deletes the temporary files of an interrupted
 // build, writes the manifest again when it read pages because of their
-// times (see rechecked), and reports every page unchanged. It returns nil, and no error,
-// when the folder does not hold what the manifest says, for a full build
-// to mend.
-func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early func() (*manifest.Snapshot, error), baseURL string, content [sha256.Size]byte, now time.Time) (*Result, error) {
+// times (see rechecked), calls after (when not nil) with the folder, and
+// reports every page unchanged. It returns nil, and no error, when the
+// folder does not hold what the manifest says, for a full build to mend.
+func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early func() (*manifest.Snapshot, error), baseURL string, content [sha256.Size]byte, now time.Time, after func(dir string) error) (*Result, error) {
 	unlock, err := b.lock(ctx, fsDir)
 	if err != nil {
 		return nil, err
@@ -185,6 +185,11 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 			return nil, err
 		}
 		settle(name)
+	}
+	if after != nil {
+		if err := after(fsDir); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

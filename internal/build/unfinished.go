@@ -24,12 +24,13 @@ func finished(dir string) error {
 }
 
 // removeManifestTemps deletes the temporary files of writes of the
-// manifest and the marker that never finished (see atomicfile): with the
-// folder's lock held, no other build is writing one.
+// manifest, the marker and the caches beside them (see inputsName,
+// sourcesName) that never finished (see atomicfile): with the folder's
+// lock held, no other build is writing one.
 func removeManifestTemps(dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if target, ok := tempOf(e.Name()); ok && !e.IsDir() && (target == manifest.Name || target == outdir.Unfinished || target == inputsName) {
+		if target, ok := tempOf(e.Name()); ok && !e.IsDir() && (target == manifest.Name || target == outdir.Unfinished || target == inputsName || target == sourcesName || target == encodedName) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

@@ -32,6 +32,9 @@ type pageWriter struct {
 	// sets chunks.
 	lw     layoutWriter
 	chunks *chunkPlan
+	// keepSources, when set, writes the cache of the build's sources
+	// into the output folder (see sourcesName), once the manifest is.
+	keepSources func(dir string) error
 
 	// Learnt by plan from the last build's manifest, prev.
 	prev    *manifest.Manifest
@@ -75,6 +78,11 @@ func (w *pageWriter) write(ctx context.Context) error {
 	if dir := w.out.fsDir(); dir != "" {
 		if err := w.lw.keepInputs(w, dir); err != nil {
 			return err
+		}
+		if w.keepSources != nil {
+			if err := w.keepSources(dir); err != nil {
+				return err
+			}
 		}
 	}
 	if err := w.out.finish(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/eventtest"
 	"github.com/feedgen/feedgen/internal/layout"
@@ -16,8 +17,8 @@ import (
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
-// TestWriteNamedPipes puts a named pipe where a page, a chunk or the
-// manifest goes, in the folder bundle reads as feedgen bundle opens it
+// TestWriteNamedPipes puts a named pipe where a page, a chunk, a leaf
+// of an index or the manifest goes, in the folder bundle reads as feedgen bundle opens it
 // (outfile.RootFS): Write refuses it at once, saying what to do, rather
 // than block in its open.
 func TestWriteNamedPipes(t *testing.T) {
@@ -29,13 +30,11 @@ func TestWriteNamedPipes(t *testing.T) {
 		{"page", layout.PagesName, func(string) string { return "articles/5/5.json" },
 			"articles/5/5.json: not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
 		{"chunk", layout.ChunksName, func(out string) string {
-			m, err := filepath.Glob(filepath.Join(out, "articles/chunks/*/*.json"))
-			if err != nil || len(m) == 0 {
-				t.Fatalf("no chunk in %s", out)
-			}
-			rel, _ := filepath.Rel(out, m[0])
-			return filepath.ToSlash(rel)
+			return firstNamed(t, out, chunk.IsChunk)
 		}, ": not a regular file (a named pipe): the output changed since its manifest was written; run feedgen build (--clean to check every file's bytes), and bundle once it is done"},
+		{"leaf", layout.ChunksName, func(out string) string {
+			return firstNamed(t, out, chunk.IsLeaf)
+		}, ".leaf.json: does not match manifest.json (a build is being written, or died: run feedgen build)"},
 		{"manifest", layout.PagesName, func(string) string { return "manifest.json" },
 			"reading manifest: public/manifest.json is not a regular file (a named pipe): remove it and run feedgen build --clean"},
 	} {
@@ -57,4 +56,22 @@ func TestWriteNamedPipes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstNamed returns the first file of out's chunks folder whose path is
+// one is accepts.
+func firstNamed(t *testing.T, out string, is func(string) bool) string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(out, "articles/chunks/*/*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m {
+		rel, _ := filepath.Rel(out, p)
+		if rel = filepath.ToSlash(rel); is(rel) {
+			return rel
+		}
+	}
+	t.Fatalf("none in %s", out)
+	return ""
 }

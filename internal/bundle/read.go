@@ -18,8 +18,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/human"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/feedgen/feedgen/internal/pool"
@@ -324,10 +326,17 @@ func (v *verifier) run(ctx context.Context) (*Bundle, error) {
 	// Each index must fit its chunks, as serving relies on: checked as
 	// each chunk is read (checkPages).
 	ix, ps := manifest.ReadIndexes(m, func(f manifest.File) ([]byte, error) {
-		if zf := es.files[f.Path]; zf != nil && zf.UncompressedSize64 == uint64(f.Size) {
-			return manifest.ReadPage(readable{zr}, f, nil)
+		zf := es.files[f.Path]
+		if zf == nil || zf.UncompressedSize64 != uint64(f.Size) {
+			return nil, manifest.ErrReported // missing or corrupted: said with the pages above
 		}
-		return nil, manifest.ErrReported // missing or corrupted: said with the pages above
+		data, err := manifest.ReadPage(readable{zr}, f, nil)
+		if mm := (*manifest.Mismatch)(nil); errors.As(err, &mm) {
+			// Its bytes differ from the manifest's (a leaf's, from its
+			// root's): said as the page's, not as its root's.
+			return nil, manifest.ErrReported
+		}
+		return data, err
 	})
 	v.mu.Lock()
 	v.problems = append(v.problems, ps...)
@@ -351,9 +360,12 @@ func (v *verifier) readOwnFiles(zr *zip.Reader, es entrySet, b *Bundle) *manifes
 		}
 		if m != nil {
 			// An index that cannot be read names none (it is damaged,
-			// and said so by checkPages).
-			if _, err := m.Expand(readable{zr}); err != nil {
+			// and said so by checkPages), unless it is of another format.
+			unmatched, err := m.Expand(readable{zr})
+			if err != nil {
 				v.add(ManifestName, "corrupted: %v", err)
+			} else if v.otherIndexFormat(zr, m, es, unmatched) {
+				m, b.Manifest = nil, nil // none of its pages can be checked
 			}
 		}
 	} else if !es.bad[ManifestName] {
@@ -372,6 +384,31 @@ func (v *verifier) readOwnFiles(zr *zip.Reader, es entrySet, b *Bundle) *manifes
 		v.add(ConfigName, "missing: a bundle holds the config.yaml its output was built with")
 	}
 	return m
+}
+
+// otherIndexFormat reports, and says, whether an index of m that names
+// no file (unmatched: see manifest.Expand) is one of another format, its
+// bytes those the manifest gives: the bundle of an older feedgen's build
+// (indexes of format 2 and before were flat), which this one does not
+// read.
+func (v *verifier) otherIndexFormat(zr *zip.Reader, m *manifest.Manifest, es entrySet, unmatched []string) bool {
+	for _, p := range unmatched {
+		i, found := slices.BinarySearchFunc(m.Files, p, func(f manifest.File, p string) int { return strings.Compare(f.Path, p) })
+		zf := es.files[p]
+		if !found || layout.Classify(p) != layout.Index || zf == nil || zf.UncompressedSize64 != uint64(m.Files[i].Size) {
+			continue
+		}
+		data, err := manifest.ReadPage(readable{zr}, m.Files[i], nil)
+		if err != nil {
+			continue // damaged: said with the pages
+		}
+		var fe *chunk.FormatError
+		if _, err := chunk.ParseRoot(data); errors.As(err, &fe) {
+			v.add(p, "chunk index format %s is not supported (this feedgen reads format %d): open the bundle with the feedgen that wrote it, or rebuild its output (feedgen build) and bundle it again", fe.Format, chunk.IndexFormat)
+			return true
+		}
+	}
+	return false
 }
 
 // checkListed compares the entries es with the files m lists: each one

@@ -92,17 +92,22 @@ func (s *served) do(t *testing.T, method, target string, header map[string]strin
 // same answer from both: status, headers but Date, body.
 func TestServeLikeDir(t *testing.T) {
 	sites := []struct {
-		name string
-		opt  corpus.Options
+		name   string
+		opt    corpus.Options
+		leaves bool // indexes of many leaves (see smallLeaves)
 	}{
-		{"every offset", smallOpt},
-		{"aligned offsets", corpus.Options{Articles: 23, Limits: []int{5, 10}, Offsets: "aligned", Seed: 5}},
-		{"no articles", corpus.Options{Articles: 0, Limits: []int{5, 10}, Seed: 5}},
-		{"chunks", corpus.Options{Articles: 70, Limits: []int{5, 10}, Seed: 5, Layout: layout.ChunksName, Filters: []string{"tag"}}},
+		{"every offset", smallOpt, false},
+		{"aligned offsets", corpus.Options{Articles: 23, Limits: []int{5, 10}, Offsets: "aligned", Seed: 5}, false},
+		{"no articles", corpus.Options{Articles: 0, Limits: []int{5, 10}, Seed: 5}, false},
+		{"chunks", corpus.Options{Articles: 70, Limits: []int{5, 10}, Seed: 5, Layout: layout.ChunksName, Filters: []string{"tag"}}, false},
+		{"chunks, leaves", corpus.Options{Articles: 150, Limits: []int{5, 10}, Seed: 3, Layout: layout.ChunksName}, true},
 	}
 	for _, site := range sites {
 		t.Run(site.name, func(t *testing.T) {
 			o := buildSite(t, site.opt)
+			if site.leaves {
+				smallLeaves(t, o.out)
+			}
 			b, err := read(o.write(t, Options{}))
 			if err != nil {
 				t.Fatal(err)

@@ -10,18 +10,21 @@
 // listing order, exactly as they stand in a page's results:
 // [{...},{...}]. Its file is named by the SHA-256 of its bytes
 // (ChunkPath), so a chunk never changes once written: a collection that
-// changes gets new chunks and a new index. An index, one per collection
-// at IndexPath(dir), holds the collection's count and its chunks in
-// order, each with the end of every article in it: what an assembler
-// needs to cut the results of any (limit, offset) out of the chunks.
+// changes gets new chunks and a new index. An index, one per collection,
+// is a tree of two levels (tree.go): a small root at IndexPath(dir), the
+// collection's count and its leaves in order; and leaves, named by their
+// SHA-256 as chunks are (LeafPath), each a run of the collection's chunks
+// in order, with the end of every article in them. Positions in a leaf
+// are counted from the leaf's first article, so that a new article at the
+// top, or an edited or deleted one, changes its chunk, the one leaf that
+// names it, and the root: what an assembler needs to cut the results of
+// any (limit, offset) out of the chunks is the root and one leaf (two
+// when the page runs past the leaf's end).
 package chunk
 
 import (
-	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/listing"
@@ -37,10 +40,11 @@ const Dir = listing.Dir + "/chunks"
 // name with a '.', which no key or value of a collection's folder has.
 const IndexName = "chunks.json"
 
-// IndexFormat is the version of the index's format. Format 2 gives each
-// chunk's first article (its position in the collection), so that edge
-// code can find a page's chunk without reading every line.
-const IndexFormat = 2
+// IndexFormat is the version of the index's format, of its root and of
+// its leaves. Format 2 gave each chunk's first article (its position in
+// the collection), so that edge code can find a page's chunk without
+// reading every line; format 3 is a tree: a root and leaves.
+const IndexFormat = 3
 
 // ChunkPath returns the file of the chunk whose SHA-256 is sum, relative
 // to the output folder: articles/chunks/<2 hex>/<64 lowercase hex>.json,
@@ -96,7 +100,8 @@ func IsIndex(p string) bool {
 	return ok && (d == listing.Dir || strings.HasPrefix(d, listing.Dir+"/")) && d != Dir && !strings.HasPrefix(d, Dir+"/")
 }
 
-// Index is one collection's index.
+// Index is one collection's index as an assembler uses it: its count and
+// every chunk, in order (a root and its leaves flattened: see ReadIndex).
 type Index struct {
 	Count  int   `json:"count"`
 	Chunks []Ref `json:"chunks"`
@@ -119,97 +124,6 @@ func (r *Ref) Start(k int) int {
 		return 1
 	}
 	return r.Ends[k-1] + 1
-}
-
-// AppendIndex appends the index as JSON: compact, keys in this order, one
-// chunk a line so that it diffs well. Each line starts with
-// {"first":N, the position in the collection of the chunk's first
-// article: the lines ascend by it, so that an assembler that cannot keep
-// the index parsed between requests (nginx's njs) finds the line of an
-// offset by bisecting the bytes, and parses only the lines a page needs.
-func AppendIndex(dst []byte, ix *Index) []byte {
-	dst = append(dst, `{"format":`...)
-	dst = strconv.AppendInt(dst, IndexFormat, 10)
-	dst = append(dst, `,"count":`...)
-	dst = strconv.AppendInt(dst, int64(ix.Count), 10)
-	dst = append(dst, `,"chunks":[`...)
-	first := 0
-	for i, r := range ix.Chunks {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, "\n"+`{"first":`...)
-		dst = strconv.AppendInt(dst, int64(first), 10)
-		first += len(r.Ends)
-		dst = append(dst, `,"path":`...)
-		dst = listing.AppendString(dst, r.Path)
-		dst = append(dst, `,"size":`...)
-		dst = strconv.AppendInt(dst, int64(r.Size), 10)
-		dst = append(dst, `,"ends":[`...)
-		for j, e := range r.Ends {
-			if j > 0 {
-				dst = append(dst, ',')
-			}
-			dst = strconv.AppendInt(dst, int64(e), 10)
-		}
-		dst = append(dst, "]}"...)
-	}
-	return append(dst, "]}\n"...)
-}
-
-// ParseIndex reads an index and checks that it is one AppendIndex could
-// have written: its format, a chunk path for every chunk, ends that
-// ascend inside each chunk with room for an article ("{}") each, and a
-// count that is the number of ends. It does not read the chunks: an
-// assembler checks that the bytes at the ends are an article's (see
-// CheckChunk).
-func ParseIndex(data []byte) (*Index, error) {
-	var raw struct {
-		Format *int `json:"format"`
-		Count  int  `json:"count"`
-		Chunks []struct {
-			First *int `json:"first"`
-			Ref
-		} `json:"chunks"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("reading chunk index: %w", err)
-	}
-	if raw.Format == nil || *raw.Format != IndexFormat {
-		return nil, fmt.Errorf("chunk index format is not %d: rebuild the output", IndexFormat)
-	}
-	ix := &Index{Count: raw.Count, Chunks: make([]Ref, len(raw.Chunks))}
-	n := 0
-	for i, rr := range raw.Chunks {
-		r := rr.Ref
-		ix.Chunks[i] = r
-		if rr.First == nil || *rr.First != n {
-			return nil, fmt.Errorf("chunk index: chunk %d (%s): first is not %d, the number of articles before it", i, r.Path, n)
-		}
-		if !IsChunk(r.Path) {
-			return nil, fmt.Errorf("chunk index: chunk %d: %q is not a chunk's path", i, r.Path)
-		}
-		if len(r.Ends) == 0 {
-			return nil, fmt.Errorf("chunk index: chunk %d (%s) holds no article", i, r.Path)
-		}
-		at := 1
-		for _, e := range r.Ends {
-			if e < at+2 {
-				return nil, fmt.Errorf("chunk index: chunk %d (%s): an article ends at %d, before its start %d and 2 bytes", i, r.Path, e, at)
-			}
-			at = e + 1
-		}
-		if at != r.Size {
-			return nil, fmt.Errorf("chunk index: chunk %d (%s): its last article ends at %d, not before its last byte (size %d)", i, r.Path, at-1, r.Size)
-		}
-		n += len(r.Ends)
-	}
-	if ix.Count != n {
-		return nil, fmt.Errorf("chunk index: count %d, but its chunks hold %d articles", ix.Count, n)
-	}
-	return ix, nil
 }
 
 // CheckChunk checks that data, the bytes of chunk r, are cut where r
@@ -244,17 +158,43 @@ type Sizes struct {
 	Average     int // articles, on average
 	MaxArticles int // articles, at most
 	MaxBytes    int // bytes, at most, unless one article is more
+	// A leaf of an index ends after a chunk whose last article's id
+	// hashes to 0 modulo Average*LeafAverage (always a chunk's end
+	// too: about one chunk in LeafAverage), or when it holds
+	// LeafMaxChunks chunks.
+	LeafAverage   int
+	LeafMaxChunks int
 }
 
 // DefaultSizes are the sizes of every build (measured in
 // docs/performance.md, "Chunk sizes"): a page of 100 articles needs about
 // 4 chunks, and a new article republishes about 32 articles in each
 // collection it joins.
-func DefaultSizes() Sizes { return Sizes{Average: 32, MaxArticles: 256, MaxBytes: 1 << 20} }
+//
+// A leaf of 128 chunks on average (about 4,096 articles, 40 KB) keeps
+// both what one new article republishes (its leaf, in each collection
+// it joins) and the root (about 120 bytes a leaf: 30 KB at a million
+// articles) small: an assembler reads the root and a leaf, and their sum
+// is least for leaves of about the square root of 12 times the articles.
+func DefaultSizes() Sizes {
+	return Sizes{Average: 32, MaxArticles: 256, MaxBytes: 1 << 20, LeafAverage: 128, LeafMaxChunks: 512}
+}
 
 // Boundary reports whether a chunk ends after the article with this id,
 // full or not.
 func (s Sizes) Boundary(id int64) bool {
+	return mix(id)%uint64(s.Average) == 0
+}
+
+// LeafBoundary reports whether a leaf ends after the chunk whose last
+// article has this id, full or not: when Boundary does, so always at a
+// chunk's end, about one chunk in LeafAverage.
+func (s Sizes) LeafBoundary(id int64) bool {
+	return mix(id)%uint64(s.Average*s.LeafAverage) == 0
+}
+
+// mix hashes an article's id.
+func mix(id int64) uint64 {
 	x := uint64(id)
 	// splitmix64's finalizer: every bit of the id moves every bit of x.
 	x ^= x >> 30
@@ -262,5 +202,5 @@ func (s Sizes) Boundary(id int64) bool {
 	x ^= x >> 27
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
-	return x%uint64(s.Average) == 0
+	return x
 }

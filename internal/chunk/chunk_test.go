@@ -1,9 +1,7 @@
 package chunk
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -76,56 +74,6 @@ func index() (*Index, [][]byte) {
 	return ix, [][]byte{a, b}
 }
 
-func TestIndexRoundTrip(t *testing.T) {
-	ix, bodies := index()
-	data := AppendIndex(nil, ix)
-	if !strings.Contains(string(data), "\n"+`{"first":0,"path":`) || !strings.Contains(string(data), "\n"+`{"first":2,"path":`) {
-		t.Errorf("the lines do not start with each chunk's first article:\n%s", data)
-	}
-	got, err := ParseIndex(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, ix) {
-		t.Fatalf("got %+v, want %+v", got, ix)
-	}
-	for k := range got.Chunks {
-		if err := CheckChunk(&got.Chunks[k], bodies[k]); err != nil {
-			t.Error(err)
-		}
-	}
-	empty := AppendIndex(nil, &Index{})
-	if string(empty) != `{"format":2,"count":0,"chunks":[]}`+"\n" {
-		t.Errorf("empty index: %q", empty)
-	}
-	if _, err := ParseIndex(empty); err != nil {
-		t.Error(err)
-	}
-}
-
-func TestParseIndexErrors(t *testing.T) {
-	ix, _ := index()
-	good := string(AppendIndex(nil, ix))
-	for _, tc := range []struct{ name, data, want string }{
-		{"not JSON", "{", "reading chunk index"},
-		{"no format", `{"count":0,"chunks":[]}`, "format is not 2"},
-		{"other format", `{"format":1,"count":0,"chunks":[]}`, "format is not 2"},
-		{"unknown key", `{"format":2,"count":0,"chunks":[],"x":1}`, "unknown field"},
-		{"no first", strings.Replace(good, `{"first":0,`, `{`, 1), "first is not 0"},
-		{"first", strings.Replace(good, `{"first":0,`, `{"first":1,`, 1), "first is not 0"},
-		{"count", strings.Replace(good, `"count":3`, `"count":4`, 1), "count 4, but its chunks hold 3"},
-		{"not a chunk path", strings.Replace(good, "articles/chunks/", "articles/chunkz/", 1), "is not a chunk's path"},
-		{"ends descend", strings.Replace(good, "[9,18]", "[9,8]", 1), "an article ends at 8"},
-		{"last end", strings.Replace(good, "[9,18]", "[9,17]", 1), "its last article ends at"},
-		{"empty chunk", strings.Replace(good, "[9,18]", "[]", 1), "holds no article"},
-	} {
-		_, err := ParseIndex([]byte(tc.data))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
-		}
-	}
-}
-
 func TestCheckChunk(t *testing.T) {
 	ix, bodies := index()
 	r := ix.Chunks[0]
@@ -151,39 +99,6 @@ func TestCheckChunk(t *testing.T) {
 	if err := CheckChunk(&r, bodies[0]); err != nil {
 		t.Error(err)
 	}
-}
-
-// FuzzParseIndex checks that ParseIndex never panics, and that an index
-// it accepts is written back by AppendIndex into an index it reads the
-// same.
-func FuzzParseIndex(f *testing.F) {
-	ix, _ := index()
-	f.Add(AppendIndex(nil, ix))
-	f.Add(AppendIndex(nil, &Index{}))
-	f.Add([]byte(`{"format":2,"count":1,"chunks":[{"first":0,"path":"articles/chunks/` + strings.Repeat("0", 64) + `.json","size":4,"ends":[3]}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ix, err := ParseIndex(data)
-		if err != nil {
-			return
-		}
-		again := AppendIndex(nil, ix)
-		ix2, err := ParseIndex(again)
-		if err != nil {
-			t.Fatalf("an index read is written into one that is not: %v\n%s", err, again)
-		}
-		if !bytes.Equal(AppendIndex(nil, ix2), again) {
-			t.Fatalf("not stable:\n%s", again)
-		}
-		for _, r := range ix.Chunks {
-			at := 1
-			for _, e := range r.Ends {
-				if e < at+2 {
-					t.Fatalf("accepted an article of less than 2 bytes")
-				}
-				at = e + 1
-			}
-		}
-	})
 }
 
 func TestBoundary(t *testing.T) {

@@ -121,8 +121,8 @@ func TestUnchanged(t *testing.T) {
 			l := NewLoader(testCfg(t))
 			l.keep = tt.keep
 			var asked [][sha256.Size]byte
-			site := loadFS(t, l, fsys, Options{Unchanged: func(d [sha256.Size]byte) bool {
-				asked = append(asked, d)
+			site := loadFS(t, l, fsys, Options{Unchanged: func(p Probe) bool {
+				asked = append(asked, p.Digest)
 				return tt.answer
 			}})
 			if len(asked) != 1 || asked[0] != plain.Digest {
@@ -158,7 +158,7 @@ func TestUnchangedKeptBytes(t *testing.T) {
 			fsys := mapFS(map[string]string{"news/politics/a.md": good, "news/politics/b.md": good2})
 			l := NewLoader(testCfg(t))
 			l.keep = tt.keep
-			site := loadFS(t, l, fsys, Options{Unchanged: func([sha256.Size]byte) bool {
+			site := loadFS(t, l, fsys, Options{Unchanged: func(Probe) bool {
 				// Edited between the passes.
 				for _, f := range fsys {
 					f.Data = bytes.Replace(f.Data, []byte("Hello"), []byte("Hello again"), 1)
@@ -182,8 +182,8 @@ func TestUnchangedKeptBytes(t *testing.T) {
 // content has errors found while walking it, or the loader has a cache
 // (the caller knows more than the digest would tell).
 func TestUnchangedNotAsked(t *testing.T) {
-	ask := func(asked *bool) func([sha256.Size]byte) bool {
-		return func([sha256.Size]byte) bool { *asked = true; return true }
+	ask := func(asked *bool) func(Probe) bool {
+		return func(Probe) bool { *asked = true; return true }
 	}
 	var asked bool
 	_, err := NewLoader(testCfg(t)).Load(context.Background(),

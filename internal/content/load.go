@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -40,13 +42,29 @@ type Options struct {
 	// stat.
 	// A watcher that saw every change can say so; nil checks every file.
 	Changed []string
-	// Unchanged, when set, is asked once every file has been read and
-	// before any is parsed, with the digest the Site will have: if it
-	// says the content is one it already built, Load parses nothing and
-	// returns a Site with only Digest and Unchanged set. The bytes read
-	// are parsed without reading them again otherwise. A Loader whose
-	// cache holds files never asks.
-	Unchanged func(digest [sha256.Size]byte) bool
+	// Unchanged, when set, is asked once every file has been read (or
+	// vouched for by Cache) and before any is parsed, with the digest the
+	// Site will have: if it says the content is one it already built,
+	// Load parses nothing and returns a Site with only Digest, Files,
+	// Read and Unchanged set. The bytes read are parsed without reading
+	// them again otherwise. A Loader whose cache holds files never asks.
+	Unchanged func(Probe) bool
+	// Cache, when set, is what a build kept of each file (see Cache): a
+	// file whose stamp is the one recorded is not read, and its digest is
+	// the one recorded; one whose bytes are those recorded is not parsed
+	// when Kept takes the article recorded. A Loader whose Cache field is
+	// set ignores it.
+	Cache *Cache
+	// Kept, when set, is called, from several goroutines at once, with
+	// each article taken from Cache instead of parsing its file, and the
+	// bytes the build keeps beside it; it returns false when it cannot
+	// take it (those bytes are gone), and the file is parsed. Without
+	// Kept, every file is parsed (Cache gives digests only).
+	Kept func(a *Article, extra []byte) bool
+	// FileClock is the clock file systems stamp changes with, time.Now
+	// when nil: the Site's WriteCache records the stamp of a file changed
+	// shortly before the load began as unknown (see StampSlack).
+	FileClock func() time.Time
 	// Parsed, when set, is called with each valid article as soon as its
 	// file is parsed, from several goroutines at once, before the checks
 	// across articles (duplicate ids and URLs), drafts and scheduled ones
@@ -67,9 +85,10 @@ type Site struct {
 	Files     int
 	Drafts    int
 	Scheduled int
-	// Reparsed is how many files were read and parsed (the rest came from
-	// the loader's cache).
+	// Reparsed is how many files were parsed (the rest came from the
+	// loader's cache, or Options.Cache); Read how many were read.
 	Reparsed int
+	Read     int
 	// Digest identifies the content: the path and bytes of every article
 	// file, drafts and scheduled ones included (see Digest).
 	Digest [sha256.Size]byte
@@ -78,8 +97,20 @@ type Site struct {
 	// which the same content gives another listing.
 	NextScheduled time.Time
 	// Unchanged is set when Options.Unchanged said the content was
-	// already built: the Site holds only Digest.
+	// already built: the Site holds only Digest, Files and Read.
 	Unchanged bool
+
+	// sources are the files loaded, in the order walked (see WriteCache).
+	sources []source
+}
+
+// Probe is what Load tells Options.Unchanged.
+type Probe struct {
+	// Digest is the digest the Site will have.
+	Digest [sha256.Size]byte
+	// Read is how many files were read: those Options.Cache did not
+	// vouch for.
+	Read int
 }
 
 // A Loader loads the articles of one site. It remembers what it parsed, so
@@ -120,6 +151,12 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	// Asking whether the content is unchanged means reading it all before
 	// parsing any: a first pass reads and keeps the bytes.
 	ask := opt.Unchanged != nil && len(l.cache) == 0
+	clock := opt.FileClock
+	if clock == nil {
+		clock = time.Now
+	}
+	// A stamp of a file changed from then on is not to be believed.
+	racyFrom := clock().Add(-StampSlack).UnixNano()
 	w, err := l.walk(ctx, fsys, opt, ask)
 	if err != nil {
 		return nil, err
@@ -127,24 +164,46 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	if ask {
 		// A file that could not be read adds an error, and its empty sum
 		// matches no build's.
-		if d := digest(w.files); len(w.errs) == 0 && opt.Unchanged(d) {
-			return &Site{Files: len(w.files), Digest: d, Unchanged: true}, nil
+		d := digest(w.files)
+		if len(w.errs) == 0 && opt.Unchanged(Probe{Digest: d, Read: int(w.read.Load())}) {
+			site := &Site{Files: len(w.files), Read: int(w.read.Load()), Digest: d, Unchanged: true}
+			site.sources = sources(w.files, opt, racyFrom)
+			return site, nil
 		}
 		if err := l.parseKept(ctx, fsys, opt, w); err != nil {
 			return nil, err
 		}
 	}
 	l.remember(w.files)
-	return publish(w, opt)
+	return publish(w, opt, racyFrom)
+}
+
+// sources returns what a Site loaded with opt keeps of files: with the
+// article of each file that has one and no warning of its own; for files
+// not parsed, what Options.Cache records of them, when they are as it
+// says and Options.Kept takes its articles.
+func sources(files []*entry, opt Options, racyFrom int64) []source {
+	out := make([]source, len(files))
+	for i, e := range files {
+		out[i] = source{name: e.name, stamp: e.stamp.hash(racyFrom), size: e.size, sum: e.sum}
+		switch a := e.art; {
+		case a != nil && (e.notes == nil || len(e.notes.warnings) == 0):
+			out[i].art, out[i].leftOut = a, leftOut(a, opt) != published
+		case a == nil && e.same && e.known.art != nil && opt.Kept != nil:
+			out[i].kept = e.known.art
+		}
+	}
+	return out
 }
 
 // walked is what walk found: every article file, in the order found,
 // with its parse (unless walk only read it), and the errors of the walk.
 type walked struct {
 	files    []*entry
-	reparsed int        // files read (the others came from the cache)
-	errs     diag.List  // of the walk, and of files that could not be read
-	kept     *keptBytes // with ask: the bytes read, for parseKept
+	read     atomic.Int64 // files read
+	reparsed atomic.Int64 // files parsed (the others came from a cache)
+	errs     diag.List    // of the walk, and of files that could not be read
+	kept     *keptBytes   // with ask: the bytes read, for parseKept
 }
 
 // walk lists the content folder and reads every file the cache does not
@@ -169,24 +228,37 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 	if ask {
 		w.kept = &keptBytes{limit: l.keep, data: map[int][]byte{}}
 	}
+	// The cache a build kept, unless this Loader keeps its own; the
+	// articles it records, when they may be taken.
+	cache := opt.Cache
+	if l.Cache {
+		cache = nil
+	}
+	if cache != nil {
+		cache.articles = opt.Kept != nil
+	}
 	todo := make(chan *entry, 256)
-	wg := l.workers(fsys, todo, !ask, opt.Parsed, w.kept)
+	wg := l.workers(fsys, todo, !ask, opt, w)
 	err := l.list(ctx, fsys, root, &w.errs, func(e *entry) {
 		e.index = len(w.files)
 		w.files = append(w.files, e)
 		if c, ok := l.cache[e.name]; ok && l.Cache {
 			if changed != nil && !underChanged(changed, e.name) {
-				e.stamp, e.size, e.sum, e.result = c.stamp, c.size, c.sum, c.result
+				e.stamp, e.size, e.sum = c.stamp, c.size, c.sum
+				e.set(c.result)
 				return
 			}
 			if stat {
 				if st, err := statFile(fsys, e.name); err == nil && st == c.stamp && st.mod != 0 {
-					e.stamp, e.size, e.sum, e.result = c.stamp, c.size, c.sum, c.result
+					e.stamp, e.size, e.sum = c.stamp, c.size, c.sum
+					e.set(c.result)
 					return
 				}
 			}
 		}
-		w.reparsed++
+		if cache != nil {
+			e.known, e.hasKnown = cache.find(e.name)
+		}
 		todo <- e
 	})
 	close(todo)
@@ -195,10 +267,10 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 }
 
 // workers starts a worker per core on the files sent to todo (see work).
-func (l *Loader) workers(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(*Article), kept *keptBytes) *sync.WaitGroup {
+func (l *Loader) workers(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w *walked) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() { l.work(fsys, todo, parse, onParsed, kept) })
+		wg.Go(func() { l.work(fsys, todo, parse, opt, w) })
 	}
 	return &wg
 }
@@ -207,7 +279,7 @@ func (l *Loader) workers(fsys fs.FS, todo <-chan *entry, parse bool, onParsed fu
 // read again.
 func (l *Loader) parseKept(ctx context.Context, fsys fs.FS, opt Options, w *walked) error {
 	todo := make(chan *entry, 256)
-	wg := l.workers(fsys, todo, true, opt.Parsed, w.kept)
+	wg := l.workers(fsys, todo, true, opt, w)
 	for _, e := range w.files {
 		if ctx.Err() != nil {
 			break
@@ -228,7 +300,7 @@ func (l *Loader) remember(files []*entry) {
 	}
 	next := make(map[string]cached, len(files))
 	for _, e := range files {
-		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result}
+		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
 	}
 	l.cache = next
 }
@@ -236,12 +308,12 @@ func (l *Loader) remember(files []*entry) {
 // publish makes the Site of the files parsed: their errors and warnings,
 // the checks across articles (slugs, duplicates), and each valid article
 // published, or counted as a draft or scheduled.
-func publish(w *walked, opt Options) (*Site, error) {
+func publish(w *walked, opt Options, racyFrom int64) (*Site, error) {
 	errs := w.errs
-	site := &Site{Files: len(w.files), Reparsed: w.reparsed, Digest: digest(w.files)}
+	site := &Site{Files: len(w.files), Reparsed: int(w.reparsed.Load()), Read: int(w.read.Load()), Digest: digest(w.files)}
 	cand := make([]*Article, 0, len(w.files))
 	for _, e := range w.files {
-		r := e.result
+		r := e.result()
 		errs = append(errs, r.errs...)
 		site.Warnings = append(site.Warnings, r.warnings...)
 		a := r.article
@@ -265,10 +337,10 @@ func publish(w *walked, opt Options) (*Site, error) {
 	}
 	site.Warnings.Sort()
 	for _, a := range all {
-		switch {
-		case a.Draft && !opt.Drafts:
+		switch leftOut(a, opt) {
+		case draft:
 			site.Drafts++
-		case !opt.Future && a.Instant.After(opt.Now):
+		case scheduled:
 			site.Scheduled++
 			if site.NextScheduled.IsZero() || a.Instant.Before(site.NextScheduled) {
 				site.NextScheduled = a.Instant
@@ -277,7 +349,27 @@ func publish(w *walked, opt Options) (*Site, error) {
 			site.Articles = append(site.Articles, a)
 		}
 	}
+	site.sources = sources(w.files, opt, racyFrom)
 	return site, nil
+}
+
+// Why an article is left out of a build (leftOut).
+const (
+	published = iota
+	draft
+	scheduled
+)
+
+// leftOut says whether a is left out of a build of opt: a draft, a
+// scheduled article, or not (published).
+func leftOut(a *Article, opt Options) int {
+	switch {
+	case a.Draft && !opt.Drafts:
+		return draft
+	case !opt.Future && a.Instant.After(opt.Now):
+		return scheduled
+	}
+	return published
 }
 
 // underChanged reports whether name, or a folder it is in, is among
@@ -296,36 +388,67 @@ func underChanged(changed map[string]bool, name string) bool {
 const keepLimit = 256 << 20
 
 // work reads the files sent on todo and parses them or, when parse is
-// false, keeps their bytes in kept (up to its limit) for a second call
+// false, keeps their bytes in w.kept (up to its limit) for a second call
 // that parses them. Each file's sum is that of the bytes it is parsed from.
-// Valid articles are handed to onParsed, when set.
-func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(*Article), kept *keptBytes) {
+// A file the cache of a build records (entry.known) is first stat'ed: one
+// whose stamp is the one recorded is not read, and one whose bytes are
+// those recorded is not parsed when Options.Kept takes the article the
+// cache records. Valid articles parsed are handed to Options.Parsed, when
+// set.
+func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, opt Options, w *walked) {
 	fp := &fileParser{cfg: l.cfg, md: newMarkdownParser()}
+	kept := w.kept
 	var buf, arena []byte
+	var stats statter
+	defer stats.close()
 	for e := range todo {
+		k := &e.known
+		if e.hasKnown && !e.statted {
+			e.statted = true
+			if st, err := stats.stat(fsys, e.name); err == nil && k.stamp != 0 && st.hash(math.MaxInt64) == k.stamp {
+				e.stamp, e.size, e.sum, e.same = st, k.size, k.sum, true
+			}
+		}
+		if parse && e.same && l.take(e, opt) {
+			e.known.art = nil // what it records is in the article now
+			continue
+		}
+		if e.same && !parse {
+			continue // vouched for: read only if it is to be parsed
+		}
 		var data []byte
 		if parse && kept != nil {
 			data = kept.take(e.index)
 		}
 		if data == nil {
-			d, st, err := readFile(fsys, e.name, l.Cache, buf)
+			d, st, err := readFile(fsys, e.name, buf)
+			w.read.Add(1)
 			if err != nil {
 				e.failed = true
-				e.result = parsed{errs: diag.List{{Path: e.display, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}}
+				e.set(parsed{errs: diag.List{{Path: e.display, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err))}}})
 				continue
 			}
 			data, buf, e.stamp = d, d, st
 			e.size, e.sum = int64(len(data)), xxhash.Sum64(data)
+			if e.hasKnown && !e.same && e.size == k.size && e.sum == k.sum {
+				e.same = true // other stamp, same bytes
+				if parse && l.take(e, opt) {
+					e.known.art = nil
+					continue
+				}
+			}
 		}
 		if parse {
 			// list made sure the name is <section>/<section_slug>/<slug>.md.
 			section, rest, _ := strings.Cut(e.name, "/")
 			sectionSlug, file, _ := strings.Cut(rest, "/")
-			e.result = fp.parse(e.display, section, sectionSlug, strings.TrimSuffix(file, ".md"), data)
-			if a := e.result.article; a != nil {
+			w.reparsed.Add(1)
+			e.known.art = nil
+			e.set(fp.parse(e.display, section, sectionSlug, strings.TrimSuffix(file, ".md"), data))
+			if a := e.art; a != nil {
 				a.Index = e.index
-				if onParsed != nil {
-					onParsed(a)
+				if opt.Parsed != nil {
+					opt.Parsed(a)
 				}
 			}
 			continue
@@ -340,6 +463,24 @@ func (l *Loader) work(fsys fs.FS, todo <-chan *entry, parse bool, onParsed func(
 		arena = append(arena, data...)
 		kept.put(e.index, arena[start:len(arena):len(arena)])
 	}
+}
+
+// take takes the article the cache of a build records of the file of e,
+// whose bytes are the ones recorded, rather than parse it, and reports
+// whether it did: when Options.Kept takes it, or when it is left out of
+// the build (a draft, a scheduled article), which needs nothing more of
+// it. A build that keeps nothing (no Kept) parses every file.
+func (l *Loader) take(e *entry, opt Options) bool {
+	k := e.known.art
+	if k == nil || opt.Kept == nil {
+		return false
+	}
+	a := k.article(l, e)
+	if leftOut(a, opt) == published && !opt.Kept(a, k.extra) {
+		return false
+	}
+	e.art = a
+	return true
 }
 
 // keptBytes holds the bytes of the files a Load's first pass read, by
@@ -410,13 +551,47 @@ type entry struct {
 	size    int64  // length of the bytes
 	sum     uint64 // xxhash of the bytes
 	failed  bool   // could not be read
-	result  parsed
+	// art and notes are what parsing it gave: its article, when valid,
+	// and its errors and warnings, when it has any (see set).
+	art   *Article
+	notes *parsed
+	// known is what the cache of a build records of the file, if
+	// hasKnown; statted says its stamp was compared with it, and same
+	// that the file is as recorded (its stamp, or its bytes).
+	known    known
+	hasKnown bool
+	statted  bool
+	same     bool
+}
+
+// set records r, what parsing the file gave.
+func (e *entry) set(r parsed) {
+	e.art, e.notes = r.article, nil
+	if len(r.errs) > 0 || len(r.warnings) > 0 {
+		e.notes = &parsed{errs: r.errs, warnings: r.warnings}
+	}
+}
+
+// result returns what parsing the file gave.
+func (e *entry) result() parsed {
+	r := parsed{article: e.art}
+	if e.notes != nil {
+		r.errs, r.warnings = e.notes.errs, e.notes.warnings
+	}
+	return r
 }
 
 // list walks fsys for article files, in lexical order, and calls found for
 // each. Files in the wrong place and broken links are added to errs.
 func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.List, found func(*entry)) error {
-	display := func(p string) string { return path.Join(root, p) }
+	// path.Join(root, p), for p clean and relative as the walk gives it.
+	prefix := path.Clean(root) + "/"
+	if prefix == "./" {
+		prefix = ""
+	}
+	display := func(p string) string { return prefix + p }
+	// Entries are made a slab at a time: a site may have a million.
+	var slab []entry
 	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == "." {
@@ -467,7 +642,11 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 		}
 		// One string for both names: a site may have a million of them.
 		full := display(p)
-		found(&entry{name: full[len(full)-len(p):], display: full})
+		if len(slab) == cap(slab) {
+			slab = make([]entry, 0, 1024)
+		}
+		slab = append(slab, entry{name: full[len(full)-len(p):], display: full})
+		found(&slab[len(slab)-1])
 		return nil
 	})
 }

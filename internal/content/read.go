@@ -48,16 +48,16 @@ func knownMod(ns int64) int64 {
 	return ns
 }
 
-// readFile returns the bytes of the file name in fsys and, when withStamp
-// is set or it costs nothing, their stamp. The bytes may be read into buf,
-// reused by the caller: a build reads thousands of files, and fresh memory
-// costs more than reading.
-func readFile(fsys fs.FS, name string, withStamp bool, buf []byte) ([]byte, stamp, error) {
+// readFile returns the bytes of the file name in fsys and their stamp
+// (for a cache: of a caching Loader, or of a build, see WriteCache). The
+// bytes may be read into buf, reused by the caller: a build reads
+// thousands of files, and fresh memory costs more than reading.
+func readFile(fsys fs.FS, name string, buf []byte) ([]byte, stamp, error) {
 	if d, ok := fsys.(dirFS); ok && fs.ValidPath(name) {
 		return readDirFile(d.dir+"/"+name, buf)
 	}
 	data, err := fs.ReadFile(fsys, name)
-	if err != nil || !withStamp {
+	if err != nil {
 		return data, stamp{}, err
 	}
 	info, err := fs.Stat(fsys, name)
@@ -69,6 +69,9 @@ func readFile(fsys fs.FS, name string, withStamp bool, buf []byte) ([]byte, stam
 
 // statFile returns the stamp of the file name in fsys, following links.
 func statFile(fsys fs.FS, name string) (stamp, error) {
+	if d, ok := fsys.(dirFS); ok && fs.ValidPath(name) {
+		return statDirFile(d.dir + "/" + name)
+	}
 	info, err := fs.Stat(fsys, name)
 	if err != nil {
 		return stamp{}, err

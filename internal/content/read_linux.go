@@ -4,7 +4,10 @@ package content
 
 import (
 	"io/fs"
+	"path"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // readDirFile reads a file with four system calls (open, fstat, read,
@@ -71,6 +74,26 @@ func idOfStat(st *syscall.Stat_t) fileID {
 	return fileID{dev: uint64(st.Dev), ino: st.Ino, ctime: st.Ctim.Nano()}
 }
 
+// parts returns the parts of id a cache of a build hashes (see stamp.hash).
+func (id fileID) parts() (dev, ino uint64, ctime int64) { return id.dev, id.ino, id.ctime }
+
+// statDirFile returns the stamp of the file name on disk, following
+// links, with one system call.
+func statDirFile(name string) (stamp, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Stat(name, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return stamp{}, &fs.PathError{Op: "stat", Path: name, Err: err}
+		}
+		break
+	}
+	return stamp{st.Size, knownMod(st.Mtim.Nano()), idOfStat(&st)}, nil
+}
+
 func open(name string) (int, error) {
 	for {
 		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
@@ -87,4 +110,65 @@ func fstat(fd int, st *syscall.Stat_t) error {
 			return err
 		}
 	}
+}
+
+// A statter stats the files of a content folder on disk (DirFS) through
+// an open descriptor of each file's folder: the system then looks up the
+// file's name alone, not every folder of its path (a million stats are a
+// second of system time). Not safe for concurrent use; close it when
+// done.
+type statter struct {
+	dirs map[string]int // folder of a name (with its slash) → descriptor, -1 when it could not be opened
+}
+
+// stat returns the stamp of the file name in fsys, following links.
+func (s *statter) stat(fsys fs.FS, name string) (stamp, error) {
+	d, ok := fsys.(dirFS)
+	if !ok || !fs.ValidPath(name) {
+		return statFile(fsys, name)
+	}
+	dir, base := path.Split(name)
+	fd, ok := s.dirs[dir]
+	if !ok {
+		var err error
+		for {
+			fd, err = unix.Open(d.dir+"/"+dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if err != nil {
+			fd = -1 // stat'ed by path, which says why
+		}
+		if s.dirs == nil {
+			s.dirs = map[string]int{}
+		}
+		s.dirs[dir] = fd
+	}
+	if fd < 0 {
+		return statDirFile(d.dir + "/" + name)
+	}
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(fd, base, &st, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return stamp{}, &fs.PathError{Op: "stat", Path: d.dir + "/" + name, Err: err}
+		}
+		break
+	}
+	id := fileID{dev: uint64(st.Dev), ino: st.Ino, ctime: st.Ctim.Nano()}
+	return stamp{st.Size, knownMod(st.Mtim.Nano()), id}, nil
+}
+
+// close closes the descriptors of s.
+func (s *statter) close() {
+	for _, fd := range s.dirs {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	s.dirs = nil
 }

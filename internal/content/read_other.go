@@ -43,3 +43,23 @@ func readDirFile(name string, buf []byte) ([]byte, stamp, error) {
 type fileID struct{}
 
 func idOf(fs.FileInfo) fileID { return fileID{} }
+
+// parts returns zeros: there is nothing more to hash.
+func (fileID) parts() (dev, ino uint64, ctime int64) { return 0, 0, 0 }
+
+// statDirFile returns the stamp of the file name on disk, following links.
+func statDirFile(name string) (stamp, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return stamp{}, err
+	}
+	return stamp{info.Size(), modTime(info.ModTime()), fileID{}}, nil
+}
+
+// A statter stats the files of a content folder.
+type statter struct{}
+
+// stat returns the stamp of the file name in fsys, following links.
+func (statter) stat(fsys fs.FS, name string) (stamp, error) { return statFile(fsys, name) }
+
+func (statter) close() {}

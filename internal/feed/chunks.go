@@ -55,6 +55,10 @@ func (ch Chunk) page() Page {
 	return Page{Coll: ch.Coll, Offset: ch.Lo, Limit: ch.Hi - ch.Lo}
 }
 
+// LastID is the id of the chunk's last article: where a leaf of an index
+// may end (chunk.Sizes.LeafBoundary).
+func (ch Chunk) LastID() int64 { return ch.Coll.Articles[ch.Hi-1].ID }
+
 // Size is the length of the chunk's bytes.
 func (ch Chunk) Size() int { return ch.page().resultsSize() + 2 }
 

@@ -65,6 +65,10 @@ type Collection struct {
 	stream *stream
 	// sums[i] is the SHA-256 of article i's JSON (PageInput).
 	sums [][sha256.Size]byte
+	// direct, when set, says where each article's JSON is instead of
+	// file (see Spill.PreferDirect): start and end are where they would
+	// be in a file in listing order.
+	direct *directSrc
 }
 
 // Count is the number of articles in the collection.
@@ -244,7 +248,7 @@ func (c *Collection) ArticleJSON(i int) []byte {
 	if c.main != nil {
 		return c.main.ArticleJSON(c.idx[i])
 	}
-	if c.file != nil {
+	if c.file != nil || c.direct != nil {
 		b, err := c.appendRange(nil, i, i)
 		if err != nil {
 			return nil
@@ -257,6 +261,9 @@ func (c *Collection) ArticleJSON(i int) []byte {
 // appendRange appends the JSON of the articles [i, j] of a collection
 // whose articles are in a file, with the commas between them.
 func (c *Collection) appendRange(dst []byte, i, j int) ([]byte, error) {
+	if c.direct != nil {
+		return c.appendDirect(dst, i, j)
+	}
 	from, to := c.start[i], c.end[j]
 	if c.stream != nil {
 		return c.stream.appendAt(dst, int64(from), int64(to))
@@ -368,7 +375,7 @@ func (pg Page) appendResults(dst []byte) ([]byte, error) {
 		return dst, nil
 	}
 	last := min(pg.Offset+pg.Limit, c.Count()) - 1
-	if c.main != nil && c.main.file != nil {
+	if c.main != nil && (c.main.file != nil || c.main.direct != nil) {
 		// Articles next to each other in main are read at once.
 		var err error
 		for i := pg.Offset; i <= last && err == nil; {
@@ -393,7 +400,7 @@ func (pg Page) appendResults(dst []byte) ([]byte, error) {
 		}
 		return dst, nil
 	}
-	if c.file != nil {
+	if c.file != nil || c.direct != nil {
 		return c.appendRange(dst, pg.Offset, last)
 	}
 	k, kl := c.chunk(pg.Offset), c.chunk(last)
@@ -417,7 +424,7 @@ func (pg Page) resultsSize() int {
 	if c.main != nil {
 		return c.cum[last+1] - c.cum[pg.Offset] + last - pg.Offset // and the commas
 	}
-	if c.file != nil {
+	if c.file != nil || c.direct != nil {
 		return c.end[last] - c.start[pg.Offset]
 	}
 	k, kl := c.chunk(pg.Offset), c.chunk(last)

@@ -54,15 +54,23 @@ type Spill struct {
 	sorted  *spillFile // the articles in listing order, made by Listing
 	stream  *stream    // sorted as it is made
 	merging sync.WaitGroup
+
+	// store holds the JSON of the articles added with AddStored, whose
+	// lengths add up to storedBytes (see UseStore); preferDirect is set
+	// by PreferDirect.
+	store        *Store
+	storedBytes  int64
+	preferDirect bool
 }
 
 // spilled is where a run put an article in raw; n is 0 for an index no
 // article was added at.
 type spilled struct {
-	off int64
-	n   int
-	id  int64 // the article's, to catch an index given to two
-	sum [sha256.Size]byte
+	off    int64
+	n      int
+	id     int64 // the article's, to catch an index given to two
+	sum    [sha256.Size]byte
+	stored bool // in the store at off (AddStored), not in raw
 }
 
 // A batch is the articles of a run to be: their JSON in the order added.
@@ -180,21 +188,7 @@ func (s *Spill) writeRun(bt *batch, at int64) {
 	s.mu.Lock()
 	off := at
 	for _, it := range bt.items {
-		i := it.a.Index
-		if i < 0 {
-			if s.err == nil {
-				s.err = fmt.Errorf("spilling %s: negative index %d", it.a.Path, i)
-			}
-			off += int64(it.n)
-			continue
-		}
-		if i >= len(s.refs) {
-			s.refs = append(s.refs, make([]spilled, i+1-len(s.refs))...)
-		}
-		if s.refs[i].n != 0 && s.err == nil {
-			s.err = fmt.Errorf("spilling %s: another article was added with its index %d", it.a.Path, i)
-		}
-		s.refs[i] = spilled{off: off, n: it.n, id: it.a.ID, sum: it.sum}
+		s.ref(it.a.Index, spilled{off: off, n: it.n, id: it.a.ID, sum: it.sum}, it.a.Path)
 		off += int64(it.n)
 	}
 	if err != nil && s.err == nil {
@@ -204,6 +198,25 @@ func (s *Spill) writeRun(bt *batch, at int64) {
 	clear(bt.items) // let the articles go
 	bt.buf, bt.items = bt.buf[:0], bt.items[:0]
 	s.batches.Put(bt)
+}
+
+// ref records where the JSON of the article of index i (whose file is
+// path) is; s.mu is held.
+func (s *Spill) ref(i int, r spilled, path string) {
+	if i < 0 {
+		if s.err == nil {
+			s.err = fmt.Errorf("spilling %s: negative index %d", path, i)
+		}
+		return
+	}
+	if i >= len(s.refs) {
+		// Grown by half at least, the new ones zero: s.refs only grows.
+		s.refs = slices.Grow(s.refs, i+1-len(s.refs))[:i+1]
+	}
+	if s.refs[i].n != 0 && s.err == nil {
+		s.err = fmt.Errorf("spilling %s: another article was added with its index %d", path, i)
+	}
+	s.refs[i] = r
 }
 
 // Listing is New for articles that were all added to s: it sorts them and
@@ -233,6 +246,10 @@ func (s *Spill) Listing(baseURL string, p listing.Pagination, filters []string, 
 	main := &Collection{Dir: listing.Dir, Articles: sorted, count: n}
 	main.start, main.end, main.sums = make([]int, n), make([]int, n), make([][sha256.Size]byte, n)
 	from := make([]int64, n)
+	var stored []bool // of from; nil when none is
+	if s.store != nil {
+		stored = make([]bool, n)
+	}
 	pos := 0
 	for i, a := range sorted {
 		var r spilled
@@ -246,10 +263,21 @@ func (s *Spill) Listing(baseURL string, p listing.Pagination, filters []string, 
 			pos++ // the comma
 		}
 		main.start[i], from[i], main.sums[i] = pos, r.off, r.sum
+		if r.stored {
+			stored[i] = true
+		}
 		pos += r.n
 		main.end[i] = pos
 	}
 	s.refs = nil
+	l := &Listing{BaseURL: baseURL, Pagination: p, Filters: filters, Collections: []*Collection{main}}
+	if s.direct() {
+		// Where they are: start and end are where they would be in a
+		// file in listing order.
+		main.direct = &directSrc{at: from, stored: stored, store: s.store.file.buffered, raw: s.raw.buffered}
+		l.Collections = append(l.Collections, main.filtered(filters)...)
+		return l, nil
+	}
 	var err error
 	if s.sorted, err = newSpillFile(s.dir, !s.noDirect); err != nil {
 		return nil, err
@@ -261,9 +289,8 @@ func (s *Spill) Listing(baseURL string, p listing.Pagination, filters []string, 
 	st := newStream(s.sorted, s.chunk, win)
 	s.stream = st
 	s.merging.Add(1)
-	go s.merge(st, main, from)
+	go s.merge(st, main, from, stored)
 	main.file, main.stream = s.sorted.buffered, st
-	l := &Listing{BaseURL: baseURL, Pagination: p, Filters: filters, Collections: []*Collection{main}}
 	l.Collections = append(l.Collections, main.filtered(filters)...)
 	return l, nil
 }
@@ -271,15 +298,15 @@ func (s *Spill) Listing(baseURL string, p listing.Pagination, filters []string, 
 // merge writes into s.sorted, and into st, the JSON of main's articles,
 // read from raw at from, separated by commas, at the offsets main.start
 // gives; then it closes raw.
-func (s *Spill) merge(st *stream, main *Collection, from []int64) {
+func (s *Spill) merge(st *stream, main *Collection, from []int64, stored []bool) {
 	defer s.merging.Done()
-	err := s.mergeAll(st, main, from)
+	err := s.mergeAll(st, main, from, stored)
 	st.finish(err)
 	s.raw.close()
 	s.raw = nil
 }
 
-func (s *Spill) mergeAll(st *stream, main *Collection, from []int64) error {
+func (s *Spill) mergeAll(st *stream, main *Collection, from []int64, stored []bool) error {
 	// The chunks are written to the file, then added to st, by a
 	// goroutine of their own while the next are filled.
 	type chunk struct {
@@ -307,7 +334,7 @@ func (s *Spill) mergeAll(st *stream, main *Collection, from []int64) error {
 		}
 		written <- err
 	}()
-	err := s.fill(st, main, from, func(b []byte, n int) { full <- chunk{b, n} })
+	err := s.fill(st, main, from, stored, func(b []byte, n int) { full <- chunk{b, n} })
 	close(full)
 	if werr := <-written; werr != nil {
 		return werr
@@ -315,10 +342,12 @@ func (s *Spill) mergeAll(st *stream, main *Collection, from []int64) error {
 	return err
 }
 
-// fill merges the runs into chunks of st, passing each to write when it
-// is full, and the last when the articles end.
-func (s *Spill) fill(st *stream, main *Collection, from []int64, write func(b []byte, n int)) error {
-	readers := make([]runReader, len(s.runs))
+// fill merges the runs, and the articles in the store (those stored
+// says, read in order as they mostly are, and checked), into chunks of
+// st, passing each to write when it is full, and the last when the
+// articles end.
+func (s *Spill) fill(st *stream, main *Collection, from []int64, stored []bool, write func(b []byte, n int)) error {
+	readers := make([]runReader, len(s.runs)+1) // the last: the store's
 	defer func() {
 		for i := range readers {
 			readers[i].wait() // no read outlives the merge
@@ -351,14 +380,22 @@ func (s *Spill) fill(st *stream, main *Collection, from []int64, write func(b []
 				return err
 			}
 		}
-		r := sort.Search(len(s.runs), func(r int) bool { return s.runs[r] > from[i] }) - 1
-		end := s.size
-		if r+1 < len(s.runs) {
-			end = s.runs[r+1]
-		}
-		b, err := readers[r].read(s.raw, from[i], main.end[i]-main.start[i], end)
-		if err != nil {
-			return err
+		var b []byte
+		var err error
+		if stored != nil && stored[i] {
+			b, err = readers[len(s.runs)].read(s.store.file, from[i], main.end[i]-main.start[i], s.store.size)
+			if err != nil || sha256.Sum256(b) != main.sums[i] {
+				return &StoreError{Path: main.Articles[i].Path}
+			}
+		} else {
+			r := sort.Search(len(s.runs), func(r int) bool { return s.runs[r] > from[i] }) - 1
+			end := s.size
+			if r+1 < len(s.runs) {
+				end = s.runs[r+1]
+			}
+			if b, err = readers[r].read(s.raw, from[i], main.end[i]-main.start[i], end); err != nil {
+				return err
+			}
 		}
 		if err := put(b); err != nil {
 			return err

@@ -136,6 +136,16 @@ func (st *stream) release(off int64) {
 	st.mu.Unlock()
 }
 
+// error returns the error of the merge, once done.
+func (st *stream) error() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return errClosed
+	}
+	return st.err
+}
+
 // close stops the merge.
 func (st *stream) close() {
 	st.mu.Lock()

@@ -31,6 +31,7 @@ const (
 	Page                 // a pre-rendered page (listing.PageKey)
 	Index                // a collection's chunk index (chunk.IndexPath)
 	Chunk                // articles of a collection, named by their SHA-256 (chunk.ChunkPath)
+	Leaf                 // a run of a collection's chunks, named by its SHA-256 (chunk.LeafPath); an index's root names its leaves
 )
 
 // kind is what a Kind is, as data.
@@ -58,6 +59,8 @@ func (k Kind) data() kind {
 		return kind{name: "chunk index", step: 1}
 	case Chunk:
 		return kind{name: "chunk", immutable: true, unlisted: true, step: 0}
+	case Leaf:
+		return kind{name: "chunk index leaf", immutable: true, unlisted: true, step: 0}
 	}
 	return kind{name: "file", step: 1}
 }
@@ -70,6 +73,8 @@ func Classify(p string) Kind {
 		return Manifest
 	case chunk.IsChunk(p):
 		return Chunk
+	case chunk.IsLeaf(p):
+		return Leaf
 	case chunk.IsIndex(p):
 		return Index
 	}
@@ -111,12 +116,12 @@ const ImmutableCacheControl = "public, max-age=31536000, immutable"
 func (k Kind) Listed() bool { return !k.data().unlisted }
 
 // Names reports whether a file of the kind names files of an unlisted
-// kind (an index names its chunks).
-func (k Kind) Names() bool { return k == Index }
+// kind (an index's root names its leaves, a leaf its chunks).
+func (k Kind) Names() bool { return k == Index || k == Leaf }
 
 // Step returns the step of a publish in which a file of the kind goes
-// up: every file of a step before any file of the next one (chunks, then
-// pages and indexes, then the manifest).
+// up: every file of a step before any file of the next one (chunks and
+// leaves, then pages and indexes' roots, then the manifest).
 func (k Kind) Step() int { return k.data().step }
 
 // Steps is the number of steps of a publish (see Step).
@@ -130,7 +135,7 @@ const Steps = 3
 // site's content, is another tool's, or a person's.
 func Built(p string) bool {
 	switch Classify(p) {
-	case Page, Index, Chunk:
+	case Page, Index, Chunk, Leaf:
 		return true
 	}
 	return false
@@ -140,8 +145,11 @@ func Built(p string) bool {
 // and true, when its name is its digest (Immutable); "" and false for the
 // other kinds.
 func (k Kind) NameOf(sum [32]byte) (string, bool) {
-	if k == Chunk {
+	switch k {
+	case Chunk:
 		return chunk.ChunkPath(sum), true
+	case Leaf:
+		return chunk.LeafPath(sum), true
 	}
 	return "", false
 }

@@ -21,6 +21,8 @@ func TestClassify(t *testing.T) {
 		{"articles/chunks.json", Index},
 		{"articles/tag/API/chunks.json", Index},
 		{chunk.ChunkPath(sum), Chunk},
+		{chunk.LeafPath(sum), Leaf},
+		{"articles/chunks/ab/cd.leaf.json", Other},
 		{"articles/chunks/ab/cd.json", Other},
 		{"articles/chunks/chunks.json", Other},
 		{"articles/index.html", Other},
@@ -49,6 +51,7 @@ func TestKinds(t *testing.T) {
 		{Page, "page", false, true, false, 1},
 		{Index, "chunk index", false, true, true, 1},
 		{Chunk, "chunk", true, false, false, 0},
+		{Leaf, "chunk index leaf", true, false, true, 0},
 		{Other, "file", false, true, false, 1},
 	} {
 		k := tc.k

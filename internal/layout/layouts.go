@@ -36,7 +36,7 @@ func Pages() Layout { return Layout{Name: PagesName, Kinds: []Kind{Page}} }
 // Chunks is the layout of chunks and indexes, pages put together per
 // request.
 func Chunks() Layout {
-	return Layout{Name: ChunksName, Kinds: []Kind{Index, Chunk}, Assembled: true, EveryPage: true}
+	return Layout{Name: ChunksName, Kinds: []Kind{Index, Leaf, Chunk}, Assembled: true, EveryPage: true}
 }
 
 // Layouts returns every layout, the default (pages) first.

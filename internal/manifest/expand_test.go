@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/chunk/chunktest"
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -20,8 +21,12 @@ func TestChunksManifest(t *testing.T) {
 	body := []byte(`[{"id":1}]`)
 	sum := sha256.Sum256(body)
 	cp := chunk.ChunkPath(sum)
-	ix := chunk.AppendIndex(nil, &chunk.Index{Count: 1, Chunks: []chunk.Ref{{Path: cp, Size: len(body), Ends: []int{9}}}})
+	ix, leaves := chunktest.Tree(&chunk.Index{Count: 1, Chunks: []chunk.Ref{{Path: cp, Size: len(body), Ends: []int{9}}}})
 	isum := sha256.Sum256(ix)
+	var lp string
+	for lp = range leaves {
+	}
+	lsum := sha256.Sum256(leaves[lp])
 	m := &Manifest{
 		Format: Format, Articles: 1,
 		Pagination:  listing.Pagination{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all", Layout: layout.ChunksName},
@@ -29,13 +34,15 @@ func TestChunksManifest(t *testing.T) {
 		Files: []File{
 			{Path: "articles/chunks.json", Size: int64(len(ix)), SHA256: hex.EncodeToString(isum[:])},
 			{Path: cp, Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])},
+			{Path: lp, Size: int64(len(leaves[lp])), SHA256: hex.EncodeToString(lsum[:])},
 		},
 	}
+	slices.SortFunc(m.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	data := m.Marshal()
-	if strings.Contains(string(data), cp) {
-		t.Fatalf("the manifest lists the chunk:\n%s", data)
+	if strings.Contains(string(data), cp) || strings.Contains(string(data), lp) {
+		t.Fatalf("the manifest lists the chunk or the leaf:\n%s", data)
 	}
-	fsys := fstest.MapFS{Name: {Data: data}, "articles/chunks.json": {Data: ix}, cp: {Data: body}}
+	fsys := fstest.MapFS{Name: {Data: data}, "articles/chunks.json": {Data: ix}, cp: {Data: body}, lp: {Data: leaves[lp]}}
 	r, err := Read(fsys)
 	if err != nil {
 		t.Fatal(err)

@@ -38,8 +38,8 @@ var ErrReported = errors.New("reported by the caller")
 // ReadIndexes reads the index of every collection of m (a manifest of
 // the chunks layout, its chunks in Files: see Expand) with read, which
 // returns the bytes of a file of the manifest (checked against its size
-// and SHA-256, or an error), and checks each: it is an index
-// (chunk.ParseIndex), counts its collection's articles, and names chunks
+// and SHA-256, or an error), and checks each: it is an index, its root
+// and its leaves (chunk.ReadIndex), counts its collection's articles, and names chunks
 // that m lists with the size it gives them. Every problem comes back,
 // named by its index ("corrupted: ..."); an index that cannot be read
 // is one, with read's error, unless that is ErrReported. Of a manifest
@@ -78,7 +78,16 @@ func ReadIndexesOf(m *Manifest, only func(index string) bool, read func(File) ([
 			ps.Add(name, 0, fmt.Sprintf("corrupted: %v", err))
 			continue
 		}
-		parsed, err := chunk.ParseIndex(data)
+		parsed, err := chunk.ReadIndex(data, func(p string) ([]byte, error) {
+			lf, ok := files[p]
+			if !ok {
+				return nil, errors.New("not in the manifest")
+			}
+			return read(lf)
+		})
+		if errors.Is(err, ErrReported) {
+			continue
+		}
 		if err != nil {
 			ps.Add(name, 0, fmt.Sprintf("corrupted: %v", err))
 			continue

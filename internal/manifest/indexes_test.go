@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/chunk/chunktest"
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -23,14 +24,19 @@ func TestReadIndexes(t *testing.T) {
 		return File{Path: p, Size: int64(len(data)), SHA256: hex.EncodeToString(s[:])}
 	}
 	build := func(count int, ends []int, chunkSize int) (*Manifest, map[string][]byte) {
-		ix := chunk.AppendIndex(nil, &chunk.Index{Count: count, Chunks: []chunk.Ref{{Path: cp, Size: chunkSize, Ends: ends}}})
+		ix, leaves := chunktest.Tree(&chunk.Index{Count: count, Chunks: []chunk.Ref{{Path: cp, Size: chunkSize, Ends: ends}}})
 		m := &Manifest{
 			Format: Format, Articles: 2,
 			Pagination:  listing.Pagination{DefaultLimit: 1, MaxLimit: 1, Limits: []int{1}, Offsets: "all", Layout: layout.ChunksName},
 			Collections: []Collection{{Dir: "articles", Count: 2}},
 			Files:       []File{file("articles/chunks.json", ix), file(cp, body)},
 		}
-		return m, map[string][]byte{"articles/chunks.json": ix, cp: body}
+		files := map[string][]byte{"articles/chunks.json": ix, cp: body}
+		for p, d := range leaves {
+			m.Files = append(m.Files, file(p, d))
+			files[p] = d
+		}
+		return m, files
 	}
 	tests := []struct {
 		name      string

@@ -28,6 +28,10 @@ type Snapshot struct {
 	// files did not match it, so that the chunks they name are not in
 	// Files (see Expand): a build is being written, or died.
 	Unmatched []string
+	// unread is why the first of Unmatched that has the bytes the
+	// manifest (or its root) gives is not an index this feedgen reads
+	// (an older feedgen's build: chunk.FormatError); nil when none.
+	unread error
 }
 
 // Read reads and parses the manifest of the build in fsys: ErrNoBuild when
@@ -65,41 +69,59 @@ func ReadContext(ctx context.Context, fsys fs.FS) (*Snapshot, error) {
 		return nil, err
 	}
 	s := &Snapshot{Manifest: m, Data: data, Info: info}
-	if s.Unmatched, err = m.ExpandContext(ctx, fsys); err != nil {
+	if s.Unmatched, s.unread, err = m.expand(ctx, fsys); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // Expand adds to the Files of a manifest of the chunks layout, as its
-// file lists them (its indexes: see Marshal), the chunks that those
-// indexes name, read from fsys: each index is checked against the size
-// and SHA-256 the manifest gives it, and each chunk it names becomes a
-// File of the size the index gives and the SHA-256 its name gives.
-// Files stay sorted by path. An index that does not match the manifest
-// (a build is being written, or died; or it is not a regular file, which
-// a build replaces) names no chunk: its path is returned in unmatched. A manifest of the pages layout is left as it is.
+// file lists them (its indexes' roots: see Marshal), the leaves those
+// roots name and the chunks those leaves name, read from fsys: each root
+// is checked against the size and SHA-256 the manifest gives it, each
+// leaf against those its root gives, and each file named becomes a File
+// of the size its namer gives and the SHA-256 its name gives. Files stay
+// sorted by path. A root or leaf that does not match (a build is being
+// written, or died; or it is not a regular file, which a build replaces),
+// or that is not an index of this format (chunk.IndexFormat: an older
+// feedgen's build, which a build rewrites whole) names nothing: its path
+// is returned in unmatched. A manifest of the
+// pages layout is left as it is.
 func (m *Manifest) Expand(fsys fs.FS) (unmatched []string, err error) {
 	return m.ExpandContext(context.Background(), fsys)
 }
 
 // ExpandContext is Expand, which stops when ctx is done.
 func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []string, err error) {
+	unmatched, _, err = m.expand(ctx, fsys)
+	return unmatched, err
+}
+
+// expand is ExpandContext, which also returns why the first file of
+// unmatched that has the bytes it should is not an index this feedgen
+// reads (nil when none).
+func (m *Manifest) expand(ctx context.Context, fsys fs.FS) (unmatched []string, unread, err error) {
 	l := layout.Of(m.Pagination)
 	if !l.Has(layout.Index) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	seen := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
 		seen[f.Path] = true
 	}
+	// Each root names leaves, each leaf chunks: a queue of the files
+	// that name others, read once each (leaves are shared by the roots
+	// of collections that hold the same chunks).
 	var buf []byte
-	for _, f := range slices.Clone(m.Files) {
-		if k := layout.Classify(f.Path); !k.Names() || !l.Has(k) || f.Size > MaxPageSize {
-			continue
-		}
+	queue := slices.DeleteFunc(slices.Clone(m.Files), func(f File) bool {
+		k := layout.Classify(f.Path)
+		return !k.Names() || !l.Has(k) || f.Size > MaxPageSize
+	})
+	for len(queue) > 0 {
+		f := queue[0]
+		queue = queue[1:]
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		data, err := ReadPage(fsys, f, buf)
 		var mm *Mismatch
@@ -108,31 +130,46 @@ func (m *Manifest) ExpandContext(ctx context.Context, fsys fs.FS) (unmatched []s
 			unmatched = append(unmatched, f.Path)
 			continue
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		}
 		buf = data[:0]
-		ix, err := chunk.ParseIndex(data)
+		named, err := NamedBy(f.Path, data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Path, err)
+			// The manifest's bytes, but not an index of this format (an
+			// older feedgen's build): what it names is not known either.
+			unmatched = append(unmatched, f.Path)
+			if unread == nil {
+				unread = fmt.Errorf("%s: %w", f.Path, err)
+			}
+			continue
 		}
-		for _, r := range ix.Chunks {
-			if seen[r.Path] {
+		for _, n := range named {
+			if seen[n.Path] {
 				continue
 			}
-			seen[r.Path] = true
-			sum, _ := chunk.ParseChunkPath(r.Path)
-			m.Files = append(m.Files, File{Path: r.Path, Size: int64(r.Size), SHA256: hex.EncodeToString(sum[:])})
+			seen[n.Path] = true
+			m.Files = append(m.Files, n)
+			if layout.Classify(n.Path).Names() && n.Size <= MaxPageSize {
+				queue = append(queue, n)
+			}
 		}
 	}
 	slices.SortFunc(m.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	return unmatched, nil
+	return unmatched, unread, nil
 }
 
 // Complete returns an error when an index did not match the manifest
 // (see Unmatched): the output is not the build the manifest describes.
+// It is a *Mismatch (a build is being written, or died), but for an
+// index that has the manifest's bytes and is not one this feedgen reads
+// (an older feedgen's build, chunk.FormatError: the error says to
+// rebuild), which comes first.
 func (s *Snapshot) Complete() error {
 	if len(s.Unmatched) == 0 {
 		return nil
+	}
+	if s.unread != nil {
+		return s.unread
 	}
 	return &Mismatch{Path: s.Unmatched[0], Reason: "does not match " + Name + " (a build is being written, or died: run feedgen build)"}
 }
@@ -151,4 +188,31 @@ func SameFile(a, b fs.FileInfo) bool {
 		return a == nil && b == nil
 	}
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// NamedBy returns the files the file at p, whose bytes are data, names:
+// an index's root its leaves, a leaf its chunks; each of the size it
+// gives and the SHA-256 its name gives.
+func NamedBy(p string, data []byte) ([]File, error) {
+	var out []File
+	if layout.Classify(p) == layout.Leaf {
+		l, err := chunk.ParseLeaf(data)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range l.Chunks {
+			sum, _ := chunk.ParseChunkPath(r.Path)
+			out = append(out, File{Path: r.Path, Size: int64(r.Size), SHA256: hex.EncodeToString(sum[:])})
+		}
+		return out, nil
+	}
+	r, err := chunk.ParseRoot(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range r.Leaves {
+		sum, _ := chunk.ParseLeafPath(l.Path)
+		out = append(out, File{Path: l.Path, Size: int64(l.Size), SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, nil
 }

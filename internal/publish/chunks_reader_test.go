@@ -27,17 +27,19 @@ const readerStep, readerLimit = 7, 20
 
 // TestPublishChunksReaderDuringPublish publishes three builds of a site in
 // the chunks layout to versitygw: v1, v2 (one article more), v3 (v2 with
-// an article edited). Before each publish a reader reads the bucket's
-// indexes (the previous build's: the main listing's and a filter's that
-// the publish changes), and keeps putting pages together from them,
-// straight from the bucket, while the publish runs: what an edge that
-// cached an index does. The publish runs on one worker and waits, after
-// each object it uploads or deletes, for a whole pass of the reader: the
-// reader sees every state the bucket goes through. Every page it puts
-// together, before, during and after the publish, must be the previous
-// build's, byte for byte. Each publish uploads exactly the chunks its
-// indexes name that the previous build's do not, the indexes that
-// changed and manifest.json; v3's deletes the chunks only v1 names, and
+// an article edited), each cut into leaves of a few chunks (retree), so
+// that a collection has several. Before each publish a reader reads the
+// bucket's roots (the previous build's: the main listing's and a
+// filter's that the publish changes), and keeps putting pages together
+// from them, reading the leaves and chunks straight from the bucket,
+// while the publish runs: what an edge that cached a root does. The
+// publish runs on one worker and waits, after each object it uploads or
+// deletes, for a whole pass of the reader: the reader sees every state
+// the bucket goes through. Every page it puts together, before, during
+// and after the publish, must be the previous build's, byte for byte.
+// Each publish uploads exactly the leaves and chunks its roots name that
+// the previous build's do not, the roots that changed and
+// manifest.json; v3's deletes the leaves and chunks only v1 names, and
 // keeps those v2 names.
 func TestPublishChunksReaderDuringPublish(t *testing.T) {
 	v := versitytest.Start(t)
@@ -46,15 +48,15 @@ func TestPublishChunksReaderDuringPublish(t *testing.T) {
 	direct := open(t, url) // the reader's, past the recorder
 	// chunksOpt with more articles: 64 make one chunk a collection, and
 	// the reader's pages would cross no chunk's end; 96 make three in the
-	// main listing.
+	// main listing, in two leaves.
 	opt := chunksOpt
 	opt.Articles = 96
 	s := newChunksSite(t, opt)
-	v1 := s.snapshot(t)
+	v1 := s.retree(t)
 	s.add(t)
-	v2 := s.snapshot(t)
+	v2 := s.retree(t)
 	s.edit(t, 33, "An edited title")
-	v3 := s.out
+	v3 := s.retree(t)
 	n1, n2, n3 := namedChunks(t, v1), namedChunks(t, v2), namedChunks(t, v3)
 
 	publishDir(t, b, v1, lockOptions(url, store))
@@ -68,14 +70,17 @@ func TestPublishChunksReaderDuringPublish(t *testing.T) {
 
 	t.Run("v3, one article edited", func(t *testing.T) {
 		gone, kept := minus(n1, n2, n3), minus(n2, n3)
-		if len(gone) == 0 || len(kept) == 0 {
-			t.Fatalf("%d chunks only v1 names, %d that v2 names and v3 does not: want some of each", len(gone), len(kept))
+		gl, gc := countKinds(gone)
+		kl, kc := countKinds(kept)
+		if gl == 0 || gc == 0 || kl == 0 || kc == 0 {
+			t.Fatalf("%d leaves and %d chunks only v1 names, %d and %d that v2 names and v3 does not: want some of each", gl, gc, kl, kc)
 		}
 		res := publishWhileReading(t, b, rec, direct, url, store, v2, v3, gone)
 		if res.Kept != len(kept) {
-			t.Errorf("kept %d chunks, want the %d v2 names and v3 does not", res.Kept, len(kept))
+			t.Errorf("kept %d chunks and leaves, want the %d v2 names and v3 does not", res.Kept, len(kept))
 		}
-		// The bucket holds the chunks v3 or v2 names, and no other.
+		// The bucket holds the leaves and chunks v3 or v2 names, and no
+		// other.
 		held := map[string]bool{}
 		it := direct.List(&blob.ListOptions{Prefix: chunk.Dir + "/"})
 		for {
@@ -86,10 +91,12 @@ func TestPublishChunksReaderDuringPublish(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			held[o.Key] = true
+			if o.Key != KeptName {
+				held[o.Key] = true
+			}
 		}
 		if extra, lost := minus(held, n2, n3), minus(n2, held); len(extra) > 0 || len(lost) > 0 {
-			t.Errorf("the bucket holds the chunks %q, which neither v3 nor v2 names, and lost %q, which v2 names", extra, lost)
+			t.Errorf("the bucket holds %q, which neither v3 nor v2 names, and lost %q, which v2 names", extra, lost)
 		}
 		checkBucketKeeping(t, b, v3, config.DefaultCacheControl, nil, kept)
 	})
@@ -97,16 +104,20 @@ func TestPublishChunksReaderDuringPublish(t *testing.T) {
 
 // publishWhileReading publishes the build in newDir over the build in
 // oldDir, which the bucket holds, while a pageReader assembles pages from
-// the bucket's indexes as they were before the publish. It checks every
+// the bucket's roots as they were before the publish. It checks every
 // page the reader assembled, and what the publish changed in the bucket:
-// the chunks and indexes of the new build that the old one does not
-// have, and manifest.json, uploaded; deletes, the chunks deleted.
+// the leaves, chunks and roots of the new build that the old one does
+// not have, and manifest.json, uploaded; deletes, the leaves and chunks
+// deleted.
 func publishWhileReading(t *testing.T, b *blob.Bucket, rec *recorder, direct *blob.Bucket, url, store, oldDir, newDir string, deletes []string) *Result {
 	t.Helper()
 	om, nm := readManifest(t, oldDir), readManifest(t, newDir)
 	r := &pageReader{b: direct, next: make(chan struct{})}
 	for _, dir := range []string{listing.Dir, changedFilter(t, om, nm)} {
 		r.held = append(r.held, holdIndex(t, direct, oldDir, chunk.IndexPath(dir)))
+	}
+	if n := len(r.held[0].root.Leaves); n < 2 {
+		t.Fatalf("the main listing has %d leaves, want pages that run from one leaf into the next", n)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
@@ -143,15 +154,15 @@ func publishWhileReading(t *testing.T, b *blob.Bucket, rec *recorder, direct *bl
 		t.Error(err)
 	}
 	for _, h := range r.held {
-		t.Logf("the reader holds %s: %d articles in %d chunks, %d pages", h.path, h.ix.Count, len(h.ix.Chunks), len(h.pages))
+		t.Logf("the reader holds %s: %d articles in %d leaves, %d pages", h.path, h.root.Count, len(h.root.Leaves), len(h.pages))
 	}
 	t.Logf("%d passes of the reader, %d while the publish ran; the publish stopped %d times for a pass", r.passes, r.during, ticks.Load())
 	if n := int(ticks.Load()); n == 0 || r.during < n {
 		t.Errorf("%d passes of the reader ran while the publish did, want one at least after each of its %d uploads and deletes", r.during, n)
 	}
 
-	// Uploaded: the chunks the new indexes name and the old ones do not,
-	// the indexes that changed, manifest.json; nothing else. The
+	// Uploaded: the leaves and chunks the new roots name and the old
+	// ones do not, the roots that changed, manifest.json; nothing else. The
 	// recorder says what the bucket was sent, the folder of versitygw's
 	// posix backend what it wrote.
 	up := minus(namedChunks(t, newDir), namedChunks(t, oldDir))
@@ -164,17 +175,18 @@ func publishWhileReading(t *testing.T, b *blob.Bucket, rec *recorder, direct *bl
 	slices.Sort(up)
 	slices.Sort(keys)
 	if !slices.Equal(keys, up) || res.Uploaded != len(up) {
-		t.Errorf("uploaded %d objects:\n%q\nwant the %d changed chunks and indexes, and %s:\n%q", res.Uploaded, keys, len(up), manifest.Name, up)
+		t.Errorf("uploaded %d objects:\n%q\nwant the %d changed leaves, chunks and roots, and %s:\n%q", res.Uploaded, keys, len(up), manifest.Name, up)
 	}
 	var del []string
 	for _, f := range om.Files {
-		if !slices.ContainsFunc(nm.Files, func(g manifest.File) bool { return g.Path == f.Path }) && !chunk.IsChunk(f.Path) {
+		if !slices.ContainsFunc(nm.Files, func(g manifest.File) bool { return g.Path == f.Path }) && !immutable(f.Path) {
 			del = append(del, f.Path)
 		}
 	}
 	del = append(del, deletes...)
 	slices.Sort(del)
 	written, removed := storeChanges(before, storeSnapshot(t, store))
+	written = slices.DeleteFunc(written, func(k string) bool { return k == KeptName }) // publish's record, checked by checkBucketKeeping
 	if !slices.Equal(written, up) || !slices.Equal(removed, del) {
 		t.Errorf("the bucket's folder: written\n%q\nremoved\n%q\nwant written\n%q\nremoved\n%q", written, removed, up, del)
 	}
@@ -199,7 +211,8 @@ func storeChanges(before, after map[string]fileState) (written, removed []string
 	return written, removed
 }
 
-// namedChunks returns the chunks the indexes of the build in dir name.
+// namedChunks returns the leaves and chunks the roots of the build in
+// dir name, read from its files (not from its manifest's expansion).
 func namedChunks(t *testing.T, dir string) map[string]bool {
 	t.Helper()
 	set := map[string]bool{}
@@ -207,26 +220,15 @@ func namedChunks(t *testing.T, dir string) map[string]bool {
 		if !chunk.IsIndex(f.Path) {
 			continue
 		}
-		ix, _ := readIndex(t, dir, f.Path)
+		root, ix, _ := readTree(t, dir, f.Path)
+		for _, l := range root.Leaves {
+			set[l.Path] = true
+		}
 		for _, r := range ix.Chunks {
 			set[r.Path] = true
 		}
 	}
 	return set
-}
-
-// readIndex reads and parses the index at path of the build in dir.
-func readIndex(t *testing.T, dir, path string) (*chunk.Index, []byte) {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := chunk.ParseIndex(data)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return ix, data
 }
 
 // changedFilter returns the folder of the largest collection of a filter
@@ -251,21 +253,21 @@ func changedFilter(t *testing.T, a, b *manifest.Manifest) string {
 	return dir
 }
 
-// heldIndex is an index of the old build that a reader holds, and the
+// heldIndex is a root of the old build that a reader holds, and the
 // results of its pages as the old build has them, by offset.
 type heldIndex struct {
 	path  string
-	ix    *chunk.Index
+	root  *chunk.Root
 	pages map[int][]byte
 }
 
-// holdIndex reads the index at path from the bucket, checks that it is
+// holdIndex reads the root at path from the bucket, checks that it is
 // the one of the build in dir, and puts together the results of its
 // pages from the build's files: article by article, each cut out of its
 // chunk where the index says.
 func holdIndex(t *testing.T, b *blob.Bucket, dir, path string) *heldIndex {
 	t.Helper()
-	ix, local := readIndex(t, dir, path)
+	root, ix, local := readTree(t, dir, path)
 	data, err := b.ReadAll(context.Background(), path)
 	if err != nil || !bytes.Equal(data, local) {
 		t.Fatalf("%s: the bucket's is not the old build's (%v)", path, err)
@@ -284,7 +286,7 @@ func holdIndex(t *testing.T, b *blob.Bucket, dir, path string) *heldIndex {
 			articles = append(articles, data[r.Start(k):r.Ends[k]])
 		}
 	}
-	h := &heldIndex{path: path, ix: ix, pages: map[int][]byte{}}
+	h := &heldIndex{path: path, root: root, pages: map[int][]byte{}}
 	for off := 0; off < ix.Count; off += readerStep {
 		page := articles[off:min(off+readerLimit, len(articles))]
 		results := append(append([]byte("["), bytes.Join(page, []byte(","))...), ']')
@@ -300,11 +302,11 @@ func holdIndex(t *testing.T, b *blob.Bucket, dir, path string) *heldIndex {
 	return h
 }
 
-// check puts together every page of the index from the bucket and
+// check puts together every page of the root from the bucket and
 // compares it with the old build's.
 func (h *heldIndex) check(ctx context.Context, b *blob.Bucket) error {
-	for off := 0; off < h.ix.Count; off += readerStep {
-		got, err := assemble(ctx, b, h.ix, off, readerLimit)
+	for off := 0; off < h.root.Count; off += readerStep {
+		got, err := assemble(ctx, b, h.root, off, readerLimit)
 		if err != nil {
 			return fmt.Errorf("%s, offset %d: %w", h.path, off, err)
 		}
@@ -316,40 +318,62 @@ func (h *heldIndex) check(ctx context.Context, b *blob.Bucket) error {
 }
 
 // assemble puts together the results of the page (offset, limit) of the
-// collection of index ix from the bucket: for each chunk the page takes
-// articles of, one ranged read of the bytes from its first article's
-// start to its last one's end.
-func assemble(ctx context.Context, b *blob.Bucket, ix *chunk.Index, offset, limit int) ([]byte, error) {
-	end := min(offset+limit, ix.Count)
+// collection of root from the bucket, as an edge does: each leaf the
+// page takes articles of, read whole and checked against its root's
+// line (the next one's too when the page runs past a leaf's end); then,
+// for each chunk the page takes articles of, one ranged read of the
+// bytes from its first article's start to its last one's end.
+func assemble(ctx context.Context, b *blob.Bucket, root *chunk.Root, offset, limit int) ([]byte, error) {
+	end := min(offset+limit, root.Count)
 	out := []byte{'['}
-	first := 0 // the position of the chunk's first article
-	for i := range ix.Chunks {
-		r := &ix.Chunks[i]
-		n := len(r.Ends)
-		if first >= end {
+	for li := range root.Leaves {
+		lr := &root.Leaves[li]
+		if lr.First >= end {
 			break
 		}
-		if first+n > offset {
-			k0, k1 := max(offset-first, 0), min(end-first, n)-1
-			from, to := r.Start(k0), r.Ends[k1]
-			rd, err := b.NewRangeReader(ctx, r.Path, int64(from), int64(to-from), nil)
-			if err != nil {
-				return nil, err
-			}
-			part, err := io.ReadAll(rd)
-			rd.Close()
-			if err != nil {
-				return nil, fmt.Errorf("reading %s: %w", r.Path, err)
-			}
-			if len(part) != to-from {
-				return nil, fmt.Errorf("%s: %d bytes at %d, want %d", r.Path, len(part), from, to-from)
-			}
-			if len(out) > 1 {
-				out = append(out, ',')
-			}
-			out = append(out, part...)
+		if lr.First+lr.Count <= offset {
+			continue
 		}
-		first += n
+		data, err := b.ReadAll(ctx, lr.Path)
+		if err != nil {
+			return nil, fmt.Errorf("reading leaf %s: %w", lr.Path, err)
+		}
+		if err := chunk.CheckLeaf(lr, data); err != nil {
+			return nil, err
+		}
+		leaf, err := chunk.ParseLeaf(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", lr.Path, err)
+		}
+		first := lr.First // the position of the chunk's first article
+		for i := range leaf.Chunks {
+			r := &leaf.Chunks[i]
+			n := len(r.Ends)
+			if first >= end {
+				break
+			}
+			if first+n > offset {
+				k0, k1 := max(offset-first, 0), min(end-first, n)-1
+				from, to := r.Start(k0), r.Ends[k1]
+				rd, err := b.NewRangeReader(ctx, r.Path, int64(from), int64(to-from), nil)
+				if err != nil {
+					return nil, err
+				}
+				part, err := io.ReadAll(rd)
+				rd.Close()
+				if err != nil {
+					return nil, fmt.Errorf("reading %s: %w", r.Path, err)
+				}
+				if len(part) != to-from {
+					return nil, fmt.Errorf("%s: %d bytes at %d, want %d", r.Path, len(part), from, to-from)
+				}
+				if len(out) > 1 {
+					out = append(out, ',')
+				}
+				out = append(out, part...)
+			}
+			first += n
+		}
 	}
 	return append(out, ']'), nil
 }

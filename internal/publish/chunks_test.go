@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/chunk/chunktest"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/human"
@@ -27,12 +29,14 @@ import (
 // filter: about ten chunks in the main listing, and a collection per tag.
 var chunksOpt = corpus.Options{Articles: 64, Limits: []int{10, 20}, Seed: 7, Filters: []string{"tag"}}
 
-// stepOfKey is the step of a publish in which an object goes up: chunks,
-// then the rest of articles/ (indexes, or pages), then manifest.json; -1
-// for the lock.
+// stepOfKey is the step of a publish in which an object goes up: chunks
+// and leaves, then the rest of articles/ (indexes' roots, or pages), then
+// manifest.json; -1 for the lock.
 func stepOfKey(key string) int {
 	switch {
-	case chunk.IsChunk(key):
+	case key == KeptName:
+		return -1 // publish's record, after the manifest: see checkKept
+	case immutable(key):
 		return 0
 	case strings.HasPrefix(key, Prefix):
 		return 1
@@ -40,17 +44,6 @@ func stepOfKey(key string) int {
 		return 2
 	}
 	return -1
-}
-
-// chunksOf returns the chunks m names.
-func chunksOf(m *manifest.Manifest) map[string]bool {
-	set := map[string]bool{}
-	for _, f := range m.Files {
-		if chunk.IsChunk(f.Path) {
-			set[f.Path] = true
-		}
-	}
-	return set
 }
 
 // minus returns the keys of a that none of bs holds, sorted.
@@ -66,7 +59,7 @@ func minus(a map[string]bool, bs ...map[string]bool) []string {
 }
 
 // staleFiles counts the files of build a that build b does not have,
-// chunks apart.
+// chunks and leaves apart.
 func staleFiles(a, b *manifest.Manifest) int {
 	have := map[string]bool{}
 	for _, f := range b.Files {
@@ -74,7 +67,7 @@ func staleFiles(a, b *manifest.Manifest) int {
 	}
 	n := 0
 	for _, f := range a.Files {
-		if !have[f.Path] && !chunk.IsChunk(f.Path) {
+		if !have[f.Path] && !immutable(f.Path) {
 			n++
 		}
 	}
@@ -84,10 +77,11 @@ func staleFiles(a, b *manifest.Manifest) int {
 // recordedPublish publishes the build in dir to b, whose uploads rec
 // records, and checks their order: every chunk in the bucket before the
 // first index starts, every index before manifest.json. It returns the
-// result and the keys uploaded.
+// result and the keys uploaded; rec.lists counts its list requests.
 func recordedPublish(t *testing.T, b *blob.Bucket, rec *recorder, dir string, opt Options) (*Result, []string) {
 	t.Helper()
 	rec.take()
+	rec.lists.Store(0)
 	res := publishDir(t, b, dir, opt)
 	keys, err := order(rec.take(), stepOfKey)
 	if err != nil {
@@ -111,8 +105,8 @@ func TestPublishChunks(t *testing.T) {
 		b, rec := record(t, open(t, url))
 		cc := config.DefaultCacheControl
 		first := readManifest(t, s.out)
-		if !layout.Of(first.Pagination).Assembled || len(chunksOf(first)) < 10 {
-			t.Fatalf("the site is not in the chunks layout, or has few chunks (%d)", len(chunksOf(first)))
+		if !layout.Of(first.Pagination).Assembled || len(immutables(first)) < 10 {
+			t.Fatalf("the site is not in the chunks layout, or has few chunks (%d)", len(immutables(first)))
 		}
 
 		t.Run("first", func(t *testing.T) {
@@ -135,6 +129,9 @@ func TestPublishChunks(t *testing.T) {
 			if got, want := countsOf(res), (counts{Unchanged: len(first.Files) + 1}); got != want || len(keys) > 0 {
 				t.Errorf("got %+v, uploaded %q; want %+v, nothing", got, keys, want)
 			}
+			if res.Listed || rec.lists.Load() != 0 {
+				t.Errorf("listed the bucket (%d requests)", rec.lists.Load())
+			}
 			sameStore(t, store, before)
 		})
 
@@ -143,22 +140,26 @@ func TestPublishChunks(t *testing.T) {
 		a := first
 		s.add(t)
 		bm := readManifest(t, s.out)
-		keptA := minus(chunksOf(a), chunksOf(bm))
+		keptA := minus(immutables(a), immutables(bm))
 		t.Run("one new article", func(t *testing.T) {
 			up, del := changed(a, bm)
-			var chunks, indexes int
+			var chunks, leaves, indexes int
 			for _, f := range bm.Files {
 				if !slices.ContainsFunc(a.Files, func(g manifest.File) bool { return g.Path == f.Path && g.SHA256 == f.SHA256 }) {
-					if chunk.IsChunk(f.Path) {
+					switch {
+					case chunk.IsChunk(f.Path):
 						chunks++
-					} else {
+					case chunk.IsLeaf(f.Path):
+						leaves++
+					default:
 						indexes++
 					}
 				}
 			}
 			// A handful: each collection the article joins (the main
-			// listing and its tags') gets a new index and one or two new
-			// chunks, and nothing else changes.
+			// listing and its tags') gets a new root, a new leaf (one
+			// that another collection's root may name too) and one or
+			// two new chunks, and nothing else changes.
 			sizes := map[string]int{}
 			for _, c := range a.Collections {
 				sizes[c.Dir] = c.Count
@@ -169,20 +170,34 @@ func TestPublishChunks(t *testing.T) {
 					joins++
 				}
 			}
-			t.Logf("one new article: %d chunks and %d indexes of %d files", chunks, indexes, len(bm.Files))
-			if indexes != joins || chunks == 0 || chunks > 2*joins || up > len(bm.Files)/10 {
-				t.Fatalf("one new article, in %d collections, changed %d chunks and %d indexes of %d files", joins, chunks, indexes, len(bm.Files))
+			t.Logf("one new article: %d chunks, %d leaves and %d indexes of %d files", chunks, leaves, indexes, len(bm.Files))
+			if indexes != joins || leaves == 0 || leaves > joins || chunks == 0 || chunks > 2*joins || up > len(bm.Files)/10 {
+				t.Fatalf("one new article, in %d collections, changed %d chunks, %d leaves and %d indexes of %d files", joins, chunks, leaves, indexes, len(bm.Files))
 			}
 			res, keys := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(bm.Files) - up, Deleted: staleFiles(a, bm)}); got != want {
 				t.Errorf("got %+v, want %+v", got, want)
 			}
-			if len(keys) != up+1 {
-				t.Errorf("uploaded %d objects, want %d", len(keys), up+1)
+			// Exactly the files that changed, and not a key listed: the
+			// manifests and the record of what the bucket keeps say what
+			// it holds.
+			var want []string
+			for _, f := range bm.Files {
+				if !slices.ContainsFunc(a.Files, func(g manifest.File) bool { return g.Path == f.Path && g.SHA256 == f.SHA256 }) {
+					want = append(want, f.Path)
+				}
 			}
-			// The chunks only A names stay: an edge may hold A's indexes.
-			if res.Kept != len(keptA) || len(keptA) == 0 || del-staleFiles(a, bm) != len(keptA) {
-				t.Errorf("kept %d chunks, want the %d only A names", res.Kept, len(keptA))
+			want = append(want, manifest.Name)
+			if slices.Sort(keys); !slices.Equal(keys, slices.Sorted(slices.Values(want))) {
+				t.Errorf("uploaded %q, want the files that changed %q", keys, want)
+			}
+			if res.Listed || rec.lists.Load() != 0 {
+				t.Errorf("listed the bucket (%d requests)", rec.lists.Load())
+			}
+			// The chunks and leaves only A names stay: an edge may hold
+			// A's indexes.
+			if l, c := countKinds(keptA); res.Kept != len(keptA) || l == 0 || c == 0 || del-staleFiles(a, bm) != len(keptA) {
+				t.Errorf("kept %d chunks and leaves, want the %d only A names (%d leaves, %d chunks)", res.Kept, len(keptA), l, c)
 			}
 			if got := res.Summary(); !strings.Contains(got, fmt.Sprintf(", kept %s, in ", human.Plural(len(keptA), "old chunk"))) {
 				t.Errorf("summary %q does not say what it kept", got)
@@ -193,8 +208,8 @@ func TestPublishChunks(t *testing.T) {
 		snapB := s.snapshot(t)
 		s.edit(t, 33, "An edited title")
 		cm := readManifest(t, s.out)
-		keptB := minus(chunksOf(bm), chunksOf(cm))
-		goneA := minus(chunksOf(a), chunksOf(bm), chunksOf(cm))
+		keptB := minus(immutables(bm), immutables(cm))
+		goneA := minus(immutables(a), immutables(bm), immutables(cm))
 		t.Run("dry run", func(t *testing.T) {
 			snap := storeSnapshot(t, store)
 			var log bytes.Buffer
@@ -231,8 +246,8 @@ func TestPublishChunks(t *testing.T) {
 			if len(steps) != up+1 || !slices.IsSorted(steps) || steps[len(steps)-1] != 2 {
 				t.Errorf("the uploads are not chunks, then indexes, then the manifest:\n%s", log.String())
 			}
-			if !slices.Equal(deletes, goneA) {
-				t.Errorf("deletes %q, want the chunks only A names %q", deletes, goneA)
+			if l, c := countKinds(goneA); !slices.Equal(deletes, goneA) || l == 0 || c == 0 {
+				t.Errorf("deletes %q, want the chunks and leaves only A names %q (some of each)", deletes, goneA)
 			}
 			if got, want := res.Summary(), fmt.Sprintf(", would delete %d, would keep %s, in ", len(goneA), human.Plural(len(keptB), "old chunk")); !strings.Contains(got, want) {
 				t.Errorf("summary %q, want it to hold %q", got, want)
@@ -241,9 +256,12 @@ func TestPublishChunks(t *testing.T) {
 		})
 
 		t.Run("two manifests", func(t *testing.T) {
-			// The third publish: chunks only A names go, those B names
-			// and C does not stay.
+			// The third publish: chunks and leaves only A names go,
+			// those B names and C does not stay.
 			res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if res.Listed || rec.lists.Load() != 0 {
+				t.Errorf("listed the bucket (%d requests)", rec.lists.Load())
+			}
 			if res.Deleted != staleFiles(bm, cm)+len(goneA) || res.Kept != len(keptB) || len(goneA) == 0 || len(keptB) == 0 {
 				t.Errorf("deleted %d, kept %d; want %d deleted (%d chunks only A names), %d kept", res.Deleted, res.Kept, staleFiles(bm, cm)+len(goneA), len(goneA), len(keptB))
 			}
@@ -251,18 +269,19 @@ func TestPublishChunks(t *testing.T) {
 		})
 
 		t.Run("revert", func(t *testing.T) {
-			// B again: its chunks are in the bucket (kept), checked and
-			// not uploaded; only indexes and the manifest go up.
+			// B again: its chunks and leaves are in the bucket (kept, as
+			// publish's record of what it keeps says), neither uploaded
+			// nor checked; only roots and the manifest go up.
 			res, keys := recordedPublish(t, b, rec, snapB, lockOptions(url, store))
 			for _, k := range keys {
-				if chunk.IsChunk(k) {
-					t.Errorf("uploaded the chunk %s, which the bucket kept", k)
+				if immutable(k) {
+					t.Errorf("uploaded %s, which the bucket kept", k)
 				}
 			}
-			if res.Checked != len(keptB) || res.Kept != len(minus(chunksOf(cm), chunksOf(bm))) {
-				t.Errorf("checked %d, kept %d; want %d, %d", res.Checked, res.Kept, len(keptB), len(minus(chunksOf(cm), chunksOf(bm))))
+			if res.Checked != 0 || res.Kept != len(minus(immutables(cm), immutables(bm))) || res.Listed {
+				t.Errorf("checked %d, kept %d, listed %v; want 0, %d, false", res.Checked, res.Kept, res.Listed, len(minus(immutables(cm), immutables(bm))))
 			}
-			checkBucketKeeping(t, b, snapB, cc, nil, minus(chunksOf(cm), chunksOf(bm)))
+			checkBucketKeeping(t, b, snapB, cc, nil, minus(immutables(cm), immutables(bm)))
 			recordedPublish(t, b, rec, s.out, lockOptions(url, store))
 			checkBucketKeeping(t, b, s.out, cc, nil, keptB)
 		})
@@ -271,25 +290,34 @@ func TestPublishChunks(t *testing.T) {
 		var kept []string
 		t.Run("interrupted", func(t *testing.T) {
 			before := readManifest(t, s.out)
+			old, err := os.ReadFile(filepath.Join(s.out, manifest.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
 			s.add(t)
 			after := readManifest(t, s.out)
-			// Stopped after the first upload, a chunk: no index has
-			// changed, and the bucket's indexes name chunks it holds.
+			// Stopped after the first upload, a chunk or a leaf: no
+			// root has changed, and the bucket's roots name leaves and
+			// chunks it holds.
 			rec.take()
 			interrupt(t, b, s.out, 1, lockOptions(url, store))
 			keys, err := order(rec.take(), stepOfKey)
-			if err != nil || len(keys) != 1 || !chunk.IsChunk(keys[0]) {
-				t.Errorf("the interrupted publish uploaded %q (%v), want one chunk", keys, err)
+			if err != nil || len(keys) != 1 || !immutable(keys[0]) {
+				t.Errorf("the interrupted publish uploaded %q (%v), want one chunk or leaf", keys, err)
 			}
-			checkIndexes(t, b, before)
+			checkTrees(t, b, before)
+			if got, err := b.ReadAll(ctx, manifest.Name); err != nil || !bytes.Equal(got, old) {
+				t.Errorf("the interrupted publish changed the bucket's %s (%v)", manifest.Name, err)
+			}
 			res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
 			if !strings.HasSuffix(res.Remote, " did not finish") {
 				t.Errorf("got Remote %q, want that the last publish did not finish", res.Remote)
 			}
-			// It did not finish: an index it uploaded (none here, but
-			// it cannot know) may name any chunk; all are kept.
-			kept = minus(chunksOf(bm), chunksOf(after))
-			kept = append(kept, minus(chunksOf(before), chunksOf(bm), chunksOf(after))...)
+			// It did not finish: a root it uploaded (none here, but it
+			// cannot know) may name any leaf; all leaves and chunks are
+			// kept.
+			kept = minus(immutables(bm), immutables(after))
+			kept = append(kept, minus(immutables(before), immutables(bm), immutables(after))...)
 			if res.Deleted != staleFiles(before, after) || res.Kept != len(kept) {
 				t.Errorf("deleted %d, kept %d; want %d, %d", res.Deleted, res.Kept, staleFiles(before, after), len(kept))
 			}
@@ -297,29 +325,32 @@ func TestPublishChunks(t *testing.T) {
 		})
 
 		files := readManifest(t, s.out).Files
-		var chunks []string
+		var imm, leaves []string // the build's chunks and leaves; its leaves
 		for _, f := range files {
-			if chunk.IsChunk(f.Path) {
-				chunks = append(chunks, f.Path)
+			if immutable(f.Path) {
+				imm = append(imm, f.Path)
+			}
+			if chunk.IsLeaf(f.Path) {
+				leaves = append(leaves, f.Path)
 			}
 		}
 		t.Run("cache control", func(t *testing.T) {
 			if isFolder(b) {
 				t.Skip("a folder keeps no headers: its web server gives them")
 			}
-			// Another Cache-Control in the config: the indexes and the
-			// manifest go up again, the chunks are checked and stay as
-			// they are, immutable. The manifest's bytes do not change:
-			// the chunks kept stay.
+			// Another Cache-Control in the config: the roots and the
+			// manifest go up again, the chunks and leaves are checked
+			// and stay as they are, immutable. The manifest's bytes do
+			// not change: the chunks and leaves kept stay.
 			for _, cc := range []string{"public, max-age=300", cc} {
 				opt := lockOptions(url, store)
 				opt.CacheControl = cc
 				res, keys := recordedPublish(t, b, rec, s.out, opt)
-				if got, want := countsOf(res), (counts{Uploaded: len(files) - len(chunks) + 1, Unchanged: len(chunks), Checked: len(files)}); got != want || res.Kept != len(kept) {
+				if got, want := countsOf(res), (counts{Uploaded: len(files) - len(imm) + 1, Unchanged: len(imm), Checked: len(files)}); got != want || res.Kept != len(kept) {
 					t.Errorf("%s: got %+v, kept %d; want %+v, %d", cc, got, res.Kept, want, len(kept))
 				}
-				if slices.ContainsFunc(keys, chunk.IsChunk) {
-					t.Errorf("%s: uploaded chunks again", cc)
+				if slices.ContainsFunc(keys, immutable) {
+					t.Errorf("%s: uploaded chunks or leaves again", cc)
 				}
 				checkBucketKeeping(t, b, s.out, cc, nil, kept)
 			}
@@ -329,51 +360,100 @@ func TestPublishChunks(t *testing.T) {
 			if isFolder(b) {
 				t.Skip("a folder keeps no headers: its web server gives them")
 			}
-			// A chunk with the configured Cache-Control, as another tool
-			// would upload it: --full finds it, and uploads it again.
-			key := chunks[len(chunks)/2]
-			data, err := os.ReadFile(filepath.Join(s.out, filepath.FromSlash(key)))
-			if err != nil {
-				t.Fatal(err)
+			// A chunk and a leaf with the configured Cache-Control, as
+			// another tool would upload them: --full finds them, and
+			// uploads them again.
+			var want []string
+			for _, key := range []string{imm[len(imm)/2], leaves[0]} {
+				data, err := os.ReadFile(filepath.Join(s.out, filepath.FromSlash(key)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: cc, Metadata: map[string]string{MetaSHA256: sha256Hex(data)}}); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, key)
 			}
-			if err := b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: listing.ContentType, CacheControl: cc, Metadata: map[string]string{MetaSHA256: sha256Hex(data)}}); err != nil {
-				t.Fatal(err)
-			}
+			slices.Sort(want)
+			want = slices.Compact(want)
 			opt := lockOptions(url, store)
 			opt.Full = true
 			res, keys := recordedPublish(t, b, rec, s.out, opt)
-			if !slices.Equal(keys, []string{key}) || res.Checked != len(files) {
-				t.Errorf("uploaded %q, checked %d; want %s, %d", keys, res.Checked, key, len(files))
+			slices.Sort(keys)
+			if !slices.Equal(keys, want) || res.Checked != len(files) {
+				t.Errorf("uploaded %q, checked %d; want %q, %d", keys, res.Checked, want, len(files))
 			}
 			checkBucketKeeping(t, b, s.out, cc, nil, kept)
 		})
-	})
-}
 
-// checkIndexes checks that every index of the bucket is the one of build
-// m, and that every chunk it names is in the bucket.
-func checkIndexes(t *testing.T, b *blob.Bucket, m *manifest.Manifest) {
-	t.Helper()
-	ctx := context.Background()
-	for _, f := range m.Files {
-		if !chunk.IsIndex(f.Path) {
-			continue
-		}
-		data, err := b.ReadAll(ctx, f.Path)
-		if err != nil || sha256Hex(data) != f.SHA256 {
-			t.Errorf("%s is not the previous build's (%v)", f.Path, err)
-			continue
-		}
-		ix, err := chunk.ParseIndex(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range ix.Chunks {
-			if ok, err := b.Exists(ctx, r.Path); !ok || err != nil {
-				t.Errorf("%s names %s, which the bucket does not hold (%v)", f.Path, r.Path, err)
+		t.Run("killed after the manifest", func(t *testing.T) {
+			// A publish killed (SIGKILL, another process) once the new
+			// manifest is in the bucket, before the record of what the
+			// bucket keeps that goes with it: the next publish finds
+			// the lock saying so, lists the bucket once, says so, and
+			// keeps every chunk the build does not have.
+			s.add(t)
+			killedPublish(t, url, store, s.out, "manifest")
+			var held []string
+			it := b.List(&blob.ListOptions{Prefix: chunk.Dir + "/"})
+			for {
+				o, err := it.Next(ctx)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if immutable(o.Key) {
+					held = append(held, o.Key)
+				}
 			}
-		}
-	}
+			now := readManifest(t, s.out)
+			extra := slices.DeleteFunc(held, func(k string) bool { return inBuild(now, k) })
+			var notes bytes.Buffer
+			opt := lockOptions(url, store)
+			opt.Notices = &notes
+			// The killed publish's lock is taken over once seen unchanged
+			// for a lease.
+			opt.LockLease = 3 * time.Second
+			lists := 0
+			opt.step = func(_ context.Context, what string) {
+				if what == "list "+Prefix {
+					lists++
+				}
+			}
+			res, _ := recordedPublish(t, b, rec, s.out, opt)
+			if !res.Listed || lists != 1 || !strings.HasSuffix(res.Remote, " did not finish") {
+				t.Errorf("listed %v (%d times), Remote %q; want one listing, as the last publish did not finish", res.Listed, lists, res.Remote)
+			}
+			if want := map[bool]int64{true: 0, false: 1}[isFolder(b)]; rec.lists.Load() != want {
+				t.Errorf("%d list requests, want %d", rec.lists.Load(), want)
+			}
+			said := regexp.MustCompile(`(?m)^the publish of .* did not finish: (listing articles/ once to see what the bucket holds \(about 1 request of 1000 keys\), then checking each file of the build there by its attributes \(up to \d+ requests, 16 at a time\)|walking articles/ once to see what the folder holds, then reading each file of the build there \(up to \d+ files, \d+\.\d kB\))$`)
+			if n := len(said.FindAllString(notes.String(), -1)); n != 1 {
+				t.Errorf("said %d times that it lists the bucket, want once:\n%s", n, notes.String())
+			}
+			if res.Kept != len(extra) || len(extra) == 0 {
+				t.Errorf("kept %d chunks, want the %d the build does not have", res.Kept, len(extra))
+			}
+			// The bucket's manifest is publish's: a chunk of the build's
+			// size holds its bytes (its name is their digest); the
+			// indexes are checked.
+			if indexes := len(now.Files) - len(immutables(now)); res.Checked != indexes || res.Uploaded != 0 {
+				t.Errorf("checked %d, uploaded %d; want the %d indexes checked, nothing uploaded", res.Checked, res.Uploaded, indexes)
+			}
+			checkBucketKeeping(t, b, s.out, cc, nil, extra)
+
+			// The publish after it trusts the bucket again.
+			s.add(t)
+			next := readManifest(t, s.out)
+			res, _ = recordedPublish(t, b, rec, s.out, lockOptions(url, store))
+			if res.Listed || rec.lists.Load() != 0 || res.Remote != "" {
+				t.Errorf("the publish after: listed %v (%d requests), Remote %q", res.Listed, rec.lists.Load(), res.Remote)
+			}
+			checkBucketKeeping(t, b, s.out, cc, nil, minus(immutables(now), immutables(next)))
+		})
+	})
 }
 
 // TestPublishChunksKeeps publishes three builds in a row, A, B and C, and
@@ -438,6 +518,30 @@ func TestPublishChunksKeeps(t *testing.T) {
 			}
 			return b.WriteAll(ctx, manifest.Name, data, nil)
 		}, note: "the bucket's manifest.json was not uploaded by feedgen publish", attrs: true},
+		// Publish's record of what the bucket keeps, which the third
+		// publish cannot use: it lists the bucket, knowing what B names.
+		{name: "no record", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			return b.Delete(ctx, KeptName)
+		}, deletes: true, note: `the bucket has no record of the chunks it keeps \(articles/chunks/kept\.json: an earlier feedgen published it\)`},
+		{name: "damaged record", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			return b.WriteAll(ctx, KeptName, []byte(`{"format":1,"files":[`), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps is damaged \(articles/chunks/kept\.json: `},
+		{name: "record of another manifest", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			k := keptRecord{Manifest: sha256Hex([]byte("another")), Complete: true}
+			return b.WriteAll(ctx, KeptName, k.marshal(), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps is not its manifest\.json's`},
+		{name: "record of some", spoil: func(b *blob.Bucket, _ string, _ *Options) error {
+			data, err := b.ReadAll(ctx, KeptName)
+			if err != nil {
+				return err
+			}
+			k, err := parseKept(data)
+			if err != nil {
+				return err
+			}
+			k.Complete = false
+			return b.WriteAll(ctx, KeptName, k.marshal(), nil)
+		}, deletes: true, note: `the bucket's record of the chunks it keeps names only some of them`},
 		{name: "last publish did not finish", spoil: func(_ *blob.Bucket, store string, _ *Options) error {
 			return writeLock(store, lockInterrupted)
 		}, note: "the publish of a dead one, started .* did not finish"},
@@ -457,7 +561,7 @@ func TestPublishChunksKeeps(t *testing.T) {
 			}
 			publishDir(t, b, a, lockOptions(url, store))
 			publishDir(t, b, bDir, lockOptions(url, store))
-			keptA := minus(chunksOf(am), chunksOf(bm))
+			keptA := minus(immutables(am), immutables(bm))
 			checkBucketKeeping(t, b, bDir, config.DefaultCacheControl, nil, keptA)
 
 			opt := lockOptions(url, store)
@@ -474,8 +578,8 @@ func TestPublishChunksKeeps(t *testing.T) {
 			if !regexp.MustCompile("^" + tt.note).MatchString(res.Remote) {
 				t.Errorf("got Remote %q, want %q", res.Remote, tt.note)
 			}
-			kept := minus(chunksOf(bm), chunksOf(tm))
-			goneA := minus(chunksOf(am), chunksOf(bm), chunksOf(tm))
+			kept := minus(immutables(bm), immutables(tm))
+			goneA := minus(immutables(am), immutables(bm), immutables(tm))
 			if !tt.deletes {
 				kept, goneA = append(kept, goneA...), nil
 			}
@@ -490,7 +594,7 @@ func TestPublishChunksKeeps(t *testing.T) {
 			// The fourth publish knows the third's manifest: whatever
 			// neither it nor D names goes.
 			res = publishDir(t, b, dDir, lockOptions(url, store))
-			kept = minus(chunksOf(tm), chunksOf(dm))
+			kept = minus(immutables(tm), immutables(dm))
 			if res.Kept != len(kept) || res.Remote != "" {
 				t.Errorf("the fourth publish kept %d (%q), want %d", res.Kept, res.Remote, len(kept))
 			}
@@ -540,7 +644,7 @@ func TestPublishSwitchLayout(t *testing.T) {
 		// The indexes go; the chunks stay, named by the bucket's
 		// manifest: an edge may hold its indexes.
 		res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
-		all := minus(chunksOf(chunked))
+		all := minus(immutables(chunked))
 		if got, want := countsOf(res), (counts{Uploaded: len(pages.Files) + 1, Deleted: len(chunked.Files) - len(all)}); got != want || res.Kept != len(all) {
 			t.Errorf("got %+v, kept %d; want %+v, %d kept", got, res.Kept, want, len(all))
 		}
@@ -552,7 +656,7 @@ func TestPublishSwitchLayout(t *testing.T) {
 		after := readManifest(t, s.out)
 		up, del := changed(before, after)
 		res, _ := recordedPublish(t, b, rec, s.out, lockOptions(url, store))
-		if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del + len(chunksOf(chunked))}); got != want || res.Kept != 0 {
+		if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del + len(immutables(chunked))}); got != want || res.Kept != 0 {
 			t.Errorf("got %+v, kept %d; want %+v, none kept", got, res.Kept, want)
 		}
 		checkBucket(t, b, s.out, cc, nil)
@@ -565,10 +669,7 @@ func TestPublishSwitchLayout(t *testing.T) {
 // holds that neither manifest names is kept, not deleted.
 func TestPublishChunksManyNamed(t *testing.T) {
 	s := newChunksSite(t, corpus.Options{Articles: 40, Seed: 3})
-	url, store := fileBucket(t)
-	b := open(t, url)
 	ctx := context.Background()
-	publishDir(t, b, s.out, lockOptions(url, store))
 	local := readManifest(t, s.out)
 	stray := chunk.ChunkPath([32]byte{1}) // named by no manifest
 	for _, tt := range []struct {
@@ -579,25 +680,36 @@ func TestPublishChunksManyNamed(t *testing.T) {
 		{maxNamed(len(local.Files)) + 1, true},
 	} {
 		t.Run(fmt.Sprint(tt.named), func(t *testing.T) {
+			url, store := fileBucket(t)
+			b := open(t, url)
+			publishDir(t, b, s.out, lockOptions(url, store))
 			if err := b.WriteAll(ctx, stray, []byte("[{}]"), nil); err != nil {
 				t.Fatal(err)
 			}
 			// A manifest of another build, complete, with the files of
 			// this one but the first, and an index of tt.named more
-			// chunks (a manifest names chunks through its indexes).
+			// chunks and leaves (a manifest names them through its
+			// indexes' roots): one leaf of tt.named-1 chunks.
 			big := *local
 			big.Generator = "another build"
 			big.Files = append([]manifest.File(nil), local.Files[1:]...)
-			ix := chunk.Index{Count: tt.named}
-			for i := range tt.named {
+			ix := chunk.Index{Count: tt.named - 1}
+			for i := range tt.named - 1 {
 				var sum [32]byte
 				sum[0], sum[1], sum[2], sum[3] = 2, byte(i>>16), byte(i>>8), byte(i)
 				ix.Chunks = append(ix.Chunks, chunk.Ref{Path: chunk.ChunkPath(sum), Size: 4, Ends: []int{3}})
 			}
-			ixData := chunk.AppendIndex(nil, &ix)
+			ixData, leaves := chunktest.Tree(&ix)
 			const ixPath = "articles/tag/many/chunks.json"
 			if err := b.WriteAll(ctx, ixPath, ixData, nil); err != nil {
 				t.Fatal(err)
+			}
+			var leaf string
+			for p, data := range leaves {
+				if err := b.WriteAll(ctx, p, data, nil); err != nil {
+					t.Fatal(err)
+				}
+				leaf = p
 			}
 			big.Files = append(big.Files, manifest.File{Path: ixPath, Size: int64(len(ixData)), SHA256: sha256Hex(ixData)})
 			slices.SortFunc(big.Files, func(a, b manifest.File) int { return strings.Compare(a.Path, b.Path) })
@@ -608,9 +720,14 @@ func TestPublishChunksManyNamed(t *testing.T) {
 			}
 			res := publishDir(t, b, s.out, lockOptions(url, store))
 			kept, _ := b.Exists(ctx, stray)
-			// The extra index goes either way: the build does not have it.
-			if kept != tt.kept || res.Kept != map[bool]int{true: 1}[tt.kept] || res.Deleted != 1+map[bool]int{false: 1}[tt.kept] {
+			// The extra index's root goes either way: the build does not
+			// have it. Its leaf stays either way: the bucket's manifest
+			// names it.
+			if kept != tt.kept || res.Kept != 1+map[bool]int{true: 1}[tt.kept] || res.Deleted != 1+map[bool]int{false: 1}[tt.kept] {
 				t.Errorf("stray chunk kept: %v (Kept %d, Deleted %d), want %v", kept, res.Kept, res.Deleted, tt.kept)
+			}
+			if ok, _ := b.Exists(ctx, leaf); !ok {
+				t.Errorf("the leaf the bucket's manifest names was deleted")
 			}
 		})
 	}
@@ -618,49 +735,27 @@ func TestPublishChunksManyNamed(t *testing.T) {
 
 // shiftEnd moves the end of the first article of the first chunk of an
 // index of the build in out, in the chunks layout, one byte on, and
-// fixes the index's size and SHA-256 in manifest.json: an index that
-// reads, counts its articles and matches the manifest, and does not fit
-// its chunk. It returns the index's path.
+// writes the index again (its root and a leaf: chunktest.Tree), fixing
+// the root's size and SHA-256 in manifest.json: an index that reads,
+// counts its articles and matches the manifest, and does not fit its
+// chunk. It returns the index's path.
 func shiftEnd(t *testing.T, out string) string {
 	t.Helper()
 	m := readManifest(t, out)
-	data, err := os.ReadFile(filepath.Join(out, manifest.Name))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, f := range m.Files {
 		if !chunk.IsIndex(f.Path) {
 			continue
 		}
-		p := filepath.Join(out, filepath.FromSlash(f.Path))
-		old, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := chunk.ParseIndex(old)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, ix, _ := readTree(t, out, f.Path)
 		if len(ix.Chunks[0].Ends) < 2 {
 			continue
 		}
 		ix.Chunks[0].Ends[0]++
-		idx := chunk.AppendIndex(nil, ix)
-		if _, err := chunk.ParseIndex(idx); err != nil {
+		root, leaves := chunktest.Tree(ix)
+		if _, err := chunk.ReadIndex(root, func(p string) ([]byte, error) { return leaves[p], nil }); err != nil {
 			t.Fatalf("the shifted index does not read: %v", err)
 		}
-		if err := os.WriteFile(p, idx, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		from := fmt.Sprintf(`"path":%q,"size":%d,"sha256":%q`, f.Path, f.Size, f.SHA256)
-		to := fmt.Sprintf(`"path":%q,"size":%d,"sha256":%q`, f.Path, len(idx), sha256Hex(idx))
-		if !bytes.Contains(data, []byte(from)) {
-			t.Fatalf("manifest.json has no %s", from)
-		}
-		data = bytes.Replace(data, []byte(from), []byte(to), 1)
-		if err := os.WriteFile(filepath.Join(out, manifest.Name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		rewriteIndex(t, out, f, root, leaves)
 		return f.Path
 	}
 	t.Fatal("no index names a chunk of two articles")

@@ -133,6 +133,7 @@ func (p *publisher) walkDir(ctx context.Context, key, dir string, pl folder.Plac
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	p.step(ctx, "read "+key)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed meanwhile

@@ -3,6 +3,7 @@ package publish
 import (
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/build"
-	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
@@ -322,8 +322,8 @@ func sameStore(t *testing.T, dir string, before map[string]fileState) {
 
 // checkBucket checks that the bucket holds exactly the build in out
 // under articles/ and as manifest.json, with publish's headers and
-// metadata (chunks with layout.ImmutableCacheControl, the rest with
-// cacheControl), besides the foreign objects it is given (key → bytes).
+// metadata (chunks and leaves with layout.ImmutableCacheControl, the
+// rest with cacheControl), besides the foreign objects it is given (key → bytes).
 func checkBucket(t *testing.T, b *blob.Bucket, out, cacheControl string, foreign map[string]string) {
 	t.Helper()
 	checkBucketKeeping(t, b, out, cacheControl, foreign, nil)
@@ -354,7 +354,7 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 			return // a folder keeps no headers: its web server gives them
 		}
 		cc := cacheControl
-		if chunk.IsChunk(key) {
+		if immutable(key) {
 			cc = layout.ImmutableCacheControl
 		}
 		if a.ContentType != listing.ContentType || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {
@@ -393,18 +393,67 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 			t.Errorf("the bucket lost %s, which it was to keep (%v)", key, err)
 		}
 	}
+	// Publish's record of what the bucket keeps goes with its manifest,
+	// and names every chunk the bucket holds that the build does not.
+	extra := map[string]bool{}
 	it := b.List(nil)
 	for {
 		o, err := it.Next(ctx)
-		if err != nil {
+		if err == io.EOF {
 			break
 		}
-		if o.Key == LockName && o.Size == 0 {
-			continue // the lock file of a bucket on disk, free
+		if err != nil {
+			t.Fatalf("listing the bucket: %v", err)
+		}
+		if o.Key == LockName && o.Size == 0 || o.Key == KeptName {
+			continue // the lock file of a bucket on disk, free; the record
 		}
 		if !want[o.Key] && o.Key != manifest.Name && foreign[o.Key] == "" {
 			t.Errorf("the bucket holds %s, which the build does not have", o.Key)
 		}
+		if !inBuild(m, o.Key) && immutable(o.Key) {
+			extra[o.Key] = true
+		}
+	}
+	checkKept(t, b, local, extra, layout.Of(m.Pagination).Has(layout.Chunk))
+}
+
+// inBuild reports whether the build of m has the file key.
+func inBuild(m *manifest.Manifest, key string) bool {
+	_, ok := slices.BinarySearchFunc(m.Files, key, func(f manifest.File, key string) int { return strings.Compare(f.Path, key) })
+	return ok
+}
+
+// checkKept checks the bucket's record of what it keeps (KeptName): it
+// goes with the manifest of bytes man, names the files of extra and no
+// other; a bucket that keeps nothing has none unless chunked.
+func checkKept(t *testing.T, b *blob.Bucket, man []byte, extra map[string]bool, chunked bool) {
+	t.Helper()
+	data, err := b.ReadAll(context.Background(), KeptName)
+	if isNotFound(err) && len(extra) == 0 && !chunked {
+		return
+	}
+	if err != nil {
+		t.Errorf("the bucket's record of what it keeps: %v", err)
+		return
+	}
+	k, err := parseKept(data)
+	if err != nil {
+		t.Fatalf("%s: %v", KeptName, err)
+	}
+	if k.Manifest != sha256Hex(man) || !k.Complete {
+		t.Errorf("%s goes with the manifest %s (complete %v), want the bucket's %s", KeptName, k.Manifest, k.Complete, sha256Hex(man))
+	}
+	var got, want []string
+	for _, f := range k.Files {
+		got = append(got, f.Path)
+	}
+	for key := range extra {
+		want = append(want, key)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s names %q, want the chunks the bucket keeps %q", KeptName, got, want)
 	}
 }
 
@@ -430,7 +479,7 @@ func plainFolder(t *testing.T, dir, out string, foreign map[string]string) {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
-		if _, ok := foreign[rel]; !want[rel] && !ok {
+		if _, ok := foreign[rel]; !want[rel] && !ok && rel != KeptName {
 			t.Errorf("the bucket folder holds %s, which is not the build's", rel)
 		}
 		return nil

@@ -20,23 +20,25 @@ func TestBuildWrites(t *testing.T) {
 		key  string
 		want bool
 	}{
-		{"articles/20/40.json", true},                      // a page
-		{"articles/index.json", true},                      // the main index page
-		{"articles/tag/go/index.json", true},               // a collection's index page
-		{"articles/tag/go/20/0.json", true},                // a collection's page
-		{ch, true},                                         // a chunk
-		{"articles/chunks.json", true},                     // the main listing's chunk index
-		{"articles/tag/go/chunks.json", true},              // a collection's chunk index
-		{"articles/20/40.json.18a3f00c2b1e4d5a.tmp", true}, // a stopped publish's temporary file
-		{ch + ".18a3f00c2b1e4d5a.tmp", true},               // of a chunk
-		{"articles/index.html", false},                     // a web root's own
-		{"articles/news/post.md", false},                   // a source article
-		{"articles/20/040.json", false},                    // not canonical
-		{"articles/20/x.json", false},                      // no offset
-		{"articles/0/0.json", false},                       // limit 0
-		{"articles/20/40.json.tmp", false},                 // no fileblob suffix
-		{"articles/20/40.json.XYZ.tmp", false},             // not hex
-		{"articles/notes.txt.18a3f00c2b1e4d5a.tmp", false}, // a temporary file of no build key
+		{"articles/20/40.json", true},                         // a page
+		{"articles/index.json", true},                         // the main index page
+		{"articles/tag/go/index.json", true},                  // a collection's index page
+		{"articles/tag/go/20/0.json", true},                   // a collection's page
+		{ch, true},                                            // a chunk
+		{"articles/chunks.json", true},                        // the main listing's chunk index
+		{"articles/tag/go/chunks.json", true},                 // a collection's chunk index
+		{"articles/20/40.json.18a3f00c2b1e4d5a.tmp", true},    // a stopped publish's temporary file
+		{ch + ".18a3f00c2b1e4d5a.tmp", true},                  // of a chunk
+		{chunk.LeafPath(sum), true},                           // a leaf of an index
+		{chunk.LeafPath(sum) + ".18a3f00c2b1e4d5a.tmp", true}, // of a leaf
+		{"articles/index.html", false},                        // a web root's own
+		{"articles/news/post.md", false},                      // a source article
+		{"articles/20/040.json", false},                       // not canonical
+		{"articles/20/x.json", false},                         // no offset
+		{"articles/0/0.json", false},                          // limit 0
+		{"articles/20/40.json.tmp", false},                    // no fileblob suffix
+		{"articles/20/40.json.XYZ.tmp", false},                // not hex
+		{"articles/notes.txt.18a3f00c2b1e4d5a.tmp", false},    // a temporary file of no build key
 	} {
 		if got := buildWrites(tt.key); got != tt.want {
 			t.Errorf("buildWrites(%q) = %v, want %v", tt.key, got, tt.want)
@@ -107,12 +109,18 @@ func TestPublishKeepsForeign(t *testing.T) {
 	}
 	s.remove(t, 3)
 	res = publishDir(t, b, s.out, opt)
-	check("new build", res)
+	// A new build: the bucket is not listed, what is not the build's is
+	// neither seen nor touched.
+	if res.Foreign != 0 || res.Listed {
+		t.Errorf("new build: foreign %d, listed %v; want none seen, nothing listed", res.Foreign, res.Listed)
+	}
 	if res.Deleted == 0 {
 		t.Error("a new build with fewer pages deleted none")
 	}
 	opt.Full = true
 	check("--full", publishDir(t, b, s.out, opt))
+	s.remove(t, 1)
+	check("new build, --full", publishDir(t, b, s.out, opt))
 }
 
 // TestCheckBucketSite: a bucket folder that is, lies in or holds the

@@ -148,9 +148,22 @@ func TestPublishFolderSpecialFiles(t *testing.T) {
 			t.Errorf("%s: no longer a named pipe after a publish of an unchanged build", name)
 		}
 	}
-	// A new build: the folder is walked.
+	// A new build: nothing under articles/ is seen but the files that
+	// changed (a publish trusts the bucket's manifest); --full walks the
+	// folder.
 	s.edit(t, 3, "Edited, with pipes in the bucket")
-	publish()
+	if res := publish(); res.Listed {
+		t.Error("a new build: the folder was listed")
+	}
+	for _, name := range []string{"articles/stray.fifo", "articles/10/997.json"} {
+		if !isPipe(name) {
+			t.Errorf("%s: no longer a named pipe after a publish that lists nothing", name)
+		}
+	}
+	opt.Full = true
+	if res := publish(); !res.Listed {
+		t.Error("--full: the folder was not listed")
+	}
 	for _, name := range []string{"web.fifo", "static/app.fifo", "articles/stray.fifo"} {
 		if !isPipe(name) {
 			t.Errorf("%s, not a name a build writes: no longer a named pipe", name)

@@ -9,11 +9,15 @@
 // gives says what every page under articles/ is: an unchanged build costs
 // one request (the manifest's attributes), an edited one the download of
 // the manifest, read as a stream and compared with the build page by
-// page. A bucket without one (a first publish, a damaged manifest, one
-// another tool uploaded) is listed instead, and each page there of the
-// size the build's has is checked by its attributes: its SHA-256
-// metadata, size and headers. Options.Full does that whatever the
-// manifest says.
+// page, and of the chunk indexes it lists that the build changed, and of
+// publish's record of the chunks the bucket keeps (KeptName): never a
+// listing of the bucket, so a change costs what it changes, however
+// many files the bucket holds. A bucket without one (a first publish, a
+// damaged manifest, one another tool uploaded, no record) is listed
+// instead, once (a folder in one walk: see walk), said on
+// Options.Notices, and each page there of the size the build's has is
+// checked by its attributes: its SHA-256 metadata, size and headers.
+// Options.Full does that whatever the manifest says.
 //
 // Two publishes to one bucket never run at once (see lock.go): a publish
 // holds the bucket's lock while it changes the bucket, and one that
@@ -32,7 +36,7 @@
 // deleted only when the bucket's manifest before this publish does not
 // name it either, so that a CDN or an edge holding an index of the
 // previous build for its cache lifetime still finds its chunks (see
-// decideChunks in remote.go).
+// decideChunks in remote.go): the record KeptName says which ones stay.
 //
 // Every request that waits Options.ConnectTimeout for the first byte of
 // its answer, or goes Options.Timeout without progress, is stopped and
@@ -172,8 +176,11 @@ type Options struct {
 	Notices io.Writer
 
 	// step, set by tests only, is called after the lock is taken
-	// ("locked") and after what the bucket holds is read ("read"), with
-	// the publish's context.
+	// ("locked"), as a listing of the bucket starts ("list articles/")
+	// and, on disk, as it reads each folder ("read articles/x"),
+	// after what the bucket holds is read ("read"), after the manifest is
+	// uploaded ("manifest") and the record of what the bucket keeps
+	// ("kept"), with the publish's context.
 	step func(ctx context.Context, what string)
 	// sleep, when set, waits between two tries of a request (see
 	// policy.sleeper): the tests' own.
@@ -264,6 +271,11 @@ type Result struct {
 	// bucket held nothing), else a sentence such as "the bucket has no
 	// manifest.json", or that the last publish did not finish.
 	Remote string
+	// Listed: the publish listed articles/ in the bucket, to see what it
+	// holds (Remote says why; said on Options.Notices once the listing
+	// found a key). A publish whose bucket's manifest can be trusted
+	// lists nothing.
+	Listed bool
 	// More is how many keys to delete a dry run found beyond those it
 	// lists (it keeps no more than --max-deletes allows).
 	More     int
@@ -422,8 +434,6 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		}
 		return &p.res, p.dryRun(ctx, dirty)
 	}
-	// A listing's error says what is wrong with the bucket or the
-	// credentials better than a write's (which the service may cut short).
 	if err := p.reach(ctx); err != nil {
 		return &p.res, err
 	}
@@ -462,13 +472,30 @@ func (p *publisher) keysOf(pages []int, keys []string) []string {
 	return append(out, keys...)
 }
 
-// reach lists one key under articles/: an error names what is wrong (no
-// bucket, refused or missing credentials) before anything is written.
+// reach finds, before anything is written, whether the bucket can be
+// reached with the credentials given: it reads the attributes of its
+// manifest.json (which a publish reads again once it holds the lock),
+// and only when that fails (no manifest, a first publish) but for a
+// service that does not answer, lists one key under articles/, whose
+// error names a missing bucket, or refused or missing credentials,
+// better than a HEAD request's (which has no body).
+// A publish whose bucket has a manifest lists nothing but to repair it.
 func (p *publisher) reach(ctx context.Context) error {
 	if p.opt.Folder != "" {
 		return nil // the lock opens the folder, and says what is wrong with it
 	}
-	err := p.retry(ctx, "listing "+Prefix, func(ctx context.Context, _ func(int)) error {
+	err := p.retry(ctx, "reading the attributes of "+manifest.Name, func(ctx context.Context, _ func(int)) error {
+		_, err := p.bucket.Attributes(ctx, manifest.Name)
+		return err
+	})
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	switch kindOf(err) {
+	case TimedOut, Unreachable:
+		return explain("reading the attributes of "+manifest.Name, err) // a listing would say no more
+	}
+	err = p.retry(ctx, "listing "+Prefix, func(ctx context.Context, _ func(int)) error {
 		_, _, err := p.bucket.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: Prefix})
 		return err
 	})
@@ -495,7 +522,7 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 	if err := p.checkIndexes(ctx, pages); err != nil {
 		return err
 	}
-	if err := p.checkFolders(ctx, p.keysOf(pages, rem.deletes)); err != nil {
+	if err := p.checkFolders(ctx, p.keysOf(pages, slices.Concat(rem.deletes, []string{KeptName}))); err != nil {
 		return err
 	}
 	if p.opt.Folder != "" {
@@ -521,6 +548,15 @@ func (p *publisher) publish(ctx context.Context, lock locker, dirty string) erro
 		if err := p.putManifest(ctx, rem); err != nil {
 			return err
 		}
+		p.step(ctx, "manifest")
+	}
+	// What the bucket keeps for one more publish goes with its manifest
+	// (a listing found it anew, or the manifest is new).
+	if !rem.current || rem.listed {
+		if err := p.putKept(ctx, rem); err != nil {
+			return err
+		}
+		p.step(ctx, "kept")
 	}
 	return p.delete(ctx, rem.deletes)
 }
@@ -619,11 +655,11 @@ func readLocal(ctx context.Context, output fs.FS) (*local, error) {
 // unchanged), and items to upload or check.
 func (p *publisher) plan(rem *remote) (items []item) {
 	for i, f := range p.local.m.Files {
-		size, sum := rem.size[i], rem.sum[i]
+		size, h := rem.size[i], rem.held[i]
 		switch {
-		case size == f.Size && sum == f.SHA256:
+		case size == f.Size && h == heldSame:
 			p.res.Unchanged++
-		case size < 0 || size != f.Size || sum != "":
+		case size < 0 || size != f.Size || h != heldUnknown:
 			items = append(items, item{page: i})
 		default:
 			items = append(items, item{page: i, check: true})
@@ -699,7 +735,7 @@ func (p *publisher) dryRun(ctx context.Context, dirty string) error {
 // keep records in the result what rem says of the bucket: why its
 // manifest was not used, and the files it keeps.
 func (p *publisher) keep(rem *remote) {
-	p.res.Remote, p.res.HadManifest = rem.note, rem.exists
+	p.res.Remote, p.res.HadManifest, p.res.Listed = rem.note, rem.exists, rem.listed
 	p.res.Kept, p.res.Foreign = rem.kept+rem.foreign, rem.foreign
 	p.res.ForeignNames = slices.Clone(rem.foreignNames)
 }
@@ -791,12 +827,8 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 		return nil
 	}
 	data, err := manifest.ReadPage(p.output, f, *buf)
-	var mm *manifest.Mismatch
-	if errors.As(err, &mm) {
-		return fmt.Errorf("%w: the output changed since its manifest was written; run feedgen build again, and publish once it is done", err)
-	}
 	if err != nil {
-		return err
+		return changedOutput(err)
 	}
 	*buf = data[:0]
 	if err := p.upload(ctx, f.Path, data, p.writerOptions(f.Path, data, map[string]string{MetaSHA256: f.SHA256})); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -104,7 +105,7 @@ func TestPublish(t *testing.T) {
 			}
 			res := publishDir(t, b, s.out, lockOptions(url, store))
 			if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del}); got != want {
-				t.Errorf("got %+v, want %+v", got, want)
+				t.Errorf("got %+v, want %+v (%q)", got, want, res.Remote)
 			}
 			checkBucket(t, b, s.out, cc, foreign)
 		})
@@ -486,11 +487,13 @@ func TestPublishWorkers(t *testing.T) {
 	}
 }
 
-// TestPublishFolderListed: a publish of a new build to a folder lists the
-// folder (a walk of the disk, cheap): a file another tool added under
-// articles/ goes, one it removed or cut comes back, without --full; the
-// folder is then the build and nothing else.
-func TestPublishFolderListed(t *testing.T) {
+// TestPublishFolderFull: a publish of a new build to a folder trusts the
+// folder's manifest and lists nothing: what another tool changed under
+// articles/ is not seen; --full walks the folder once and repairs it: a
+// file another tool added under articles/ goes, one it removed or cut
+// comes back, links are replaced, never read; the folder is then the
+// build and nothing else.
+func TestPublishFolderFull(t *testing.T) {
 	s := newSite(t, smallOpt)
 	url, store := fileBucket(t)
 	b := open(t, url)
@@ -526,16 +529,25 @@ func TestPublishFolderListed(t *testing.T) {
 	for _, f := range before.Files {
 		sums[f.Path] = f.SHA256
 	}
-	up := 0
+	up, repair := 0, 0
 	for _, f := range after.Files {
-		if sums[f.Path] != f.SHA256 || f.Path == gone || f.Path == cut || f.Path == linked {
+		switch {
+		case sums[f.Path] != f.SHA256:
 			up++
+		case f.Path == gone || f.Path == cut || f.Path == linked:
+			repair++
 		}
 	}
 	_, del := changed(before, after)
 	res := publishDir(t, b, s.out, lockOptions(url, store))
-	if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del + 2}); got != want {
-		t.Errorf("got %+v, want %+v", got, want)
+	if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del}); got != want || res.Listed {
+		t.Errorf("trusting the manifest: got %+v, listed %v; want %+v, not listed", got, res.Listed, want)
+	}
+	opt := lockOptions(url, store)
+	opt.Full = true
+	res = publishDir(t, b, s.out, opt)
+	if got, want := countsOf(res), (counts{Uploaded: repair, Unchanged: len(after.Files) - repair + 1, Checked: len(after.Files) - 2, Deleted: 2}); got != want || !res.Listed {
+		t.Errorf("--full: got %+v, listed %v; want %+v, listed", got, res.Listed, want)
 	}
 	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
 	plainFolder(t, store, s.out, nil)
@@ -544,10 +556,70 @@ func TestPublishFolderListed(t *testing.T) {
 	}
 }
 
+// TestPublishFolderOneWalk: a bucket folder of a few thousand files is
+// listed (here by --full) in one walk of the disk: each folder under
+// articles/ read once, not one walk per thousand keys as
+// gocloud.dev/blob/fileblob's paged listing does, and no request of the
+// bucket's driver.
+func TestPublishFolderOneWalk(t *testing.T) {
+	s := newSite(t, smallOpt)
+	url, store := fileBucket(t)
+	b, rec := record(t, open(t, url))
+	publishDir(t, b, s.out, lockOptions(url, store))
+	const folders, files = 30, 100 // files another tool wrote, which stay
+	for i := range folders {
+		dir := filepath.Join(store, "articles", "other", fmt.Sprint(i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for j := range files {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.txt", j)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var dirs []string
+	err := filepath.WalkDir(filepath.Join(store, "articles"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			rel, _ := filepath.Rel(store, p)
+			dirs = append(dirs, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]int{}
+	lists := 0
+	opt := lockOptions(url, store)
+	opt.Full = true
+	opt.step = func(_ context.Context, what string) {
+		if dir, ok := strings.CutPrefix(what, "read "); ok {
+			read[dir]++
+		}
+		if what == "list "+Prefix {
+			lists++
+		}
+	}
+	res, _ := recordedPublish(t, b, rec, s.out, opt)
+	if res.Foreign != folders*files || !res.Listed || lists != 1 || rec.lists.Load() != 0 {
+		t.Errorf("found %d files of another tool, listed %v (%d listings, %d list requests of the driver); want %d, one walk, no request",
+			res.Foreign, res.Listed, lists, rec.lists.Load(), folders*files)
+	}
+	for _, d := range dirs {
+		if read[d] != 1 {
+			t.Errorf("%s read %d times, want once", d, read[d])
+		}
+	}
+	if len(read) != len(dirs) {
+		t.Errorf("read %d folders, want the %d under articles/", len(read), len(dirs))
+	}
+}
+
 // TestPublishFolderArticlesLink: the bucket folder's articles is a link
-// to a folder elsewhere (a web root on another disk): publish lists what
-// it links to, so that a new build uploads its changes only, and deletes
-// what the build no longer has there.
+// to a folder elsewhere (a web root on another disk): a new build uploads
+// its changes only, and deletes what the build no longer has, there;
+// --full walks what it links to.
 func TestPublishFolderArticlesLink(t *testing.T) {
 	s := newSite(t, smallOpt)
 	url, store := fileBucket(t)
@@ -570,8 +642,15 @@ func TestPublishFolderArticlesLink(t *testing.T) {
 	after := readManifest(t, s.out)
 	up, del := changed(before, after)
 	res := publishDir(t, b, s.out, opt)
-	if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del + 1}); got != want {
+	if got, want := countsOf(res), (counts{Uploaded: up + 1, Unchanged: len(after.Files) - up, Deleted: del}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+	// --full walks it, through the link, and finds what another tool
+	// added there.
+	opt.Full = true
+	res = publishDir(t, b, s.out, opt)
+	if got, want := countsOf(res), (counts{Unchanged: len(after.Files) + 1, Checked: len(after.Files), Deleted: 1}); got != want {
+		t.Errorf("--full: got %+v, want %+v", got, want)
 	}
 	// The folder linked to is the build's articles/, no more.
 	plainFolder(t, filepath.Dir(elsewhere), s.out, map[string]string{})

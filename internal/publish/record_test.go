@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"gocloud.dev/blob"
@@ -17,12 +18,19 @@ import (
 // recorder is a bucket driver over another bucket (any backend) that
 // records, in the order they happen, the start and the end of every
 // upload: the order tests read what the bucket saw, not what publish
-// meant to do. Everything else goes through as it is.
+// meant to do; and counts the list requests. Everything else goes
+// through as it is.
 type recorder struct {
 	b *blob.Bucket
 
 	mu     sync.Mutex
 	events []upload
+	// hook, when set, is called with each event as it happens (before an
+	// upload starts writing, after it ended): a test stops a publish at a
+	// given upload by cancelling its context there.
+	hook func(key string, end bool)
+	// lists counts the list requests (pages) asked for.
+	lists atomic.Int64
 }
 
 // upload is one event of an upload: its start, or its end (the object
@@ -43,6 +51,17 @@ func record(t *testing.T, b *blob.Bucket) (*blob.Bucket, *recorder) {
 func (r *recorder) add(key string, end bool) {
 	r.mu.Lock()
 	r.events = append(r.events, upload{key, end})
+	hook := r.hook
+	r.mu.Unlock()
+	if hook != nil {
+		hook(key, end)
+	}
+}
+
+// setHook sets the hook (nil: none).
+func (r *recorder) setHook(hook func(key string, end bool)) {
+	r.mu.Lock()
+	r.hook = hook
 	r.mu.Unlock()
 }
 
@@ -104,11 +123,16 @@ func (r *recorder) Attributes(ctx context.Context, key string) (*driver.Attribut
 }
 
 func (r *recorder) ListPaged(ctx context.Context, opts *driver.ListOptions) (*driver.ListPage, error) {
+	r.lists.Add(1)
 	token := opts.PageToken
 	if token == nil {
 		token = blob.FirstPageToken
 	}
-	objs, next, err := r.b.ListPage(ctx, token, opts.PageSize, &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, BeforeList: opts.BeforeList})
+	size := opts.PageSize
+	if size == 0 {
+		size = 1000 // blob.Bucket.List's: the driver picks
+	}
+	objs, next, err := r.b.ListPage(ctx, token, size, &blob.ListOptions{Prefix: opts.Prefix, Delimiter: opts.Delimiter, BeforeList: opts.BeforeList})
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +183,12 @@ type writer struct {
 func (w *writer) Write(p []byte) (int, error) { return w.buf.Write(p) }
 
 func (w *writer) Close() error {
+	if err := w.ctx.Err(); err != nil {
+		// Stopped (a hook cancelled it, as it started): nothing is sent.
+		// (gocloud's azureblob may panic when an upload fails while its
+		// writer closes: a race on its pipe.)
+		return err
+	}
 	if err := w.r.b.Upload(w.ctx, w.key, bytes.NewReader(w.buf.Bytes()), w.opts); err != nil {
 		return err
 	}

@@ -227,9 +227,6 @@ func (r *run) publish(ctx context.Context) (res *Result, err error) {
 		po.Progress, po.Notices = bar.Set, bar.Lines()
 	}
 	res, err = Publish(ctx, t.Bucket, output, t.Options(po))
-	if res != nil && res.Remote != "" && !r.Quiet {
-		fmt.Fprintf(r.Stderr, "%s: checking the %ss it holds one by one\n", res.Remote, res.noun())
-	}
 	if err != nil {
 		return res, r.explain(err, res)
 	}

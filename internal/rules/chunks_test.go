@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/chunk/chunktest"
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -157,14 +159,74 @@ func conditional(t *testing.T, url, inm string) int {
 }
 
 // runChunkTarget writes target name's files for the chunks build of the
-// sample, starts its platform and holds it to feedgen serve.
-func runChunkTarget(t *testing.T, name string, start startFunc) {
+// sample in folder root (chunkRoot, or a copy), starts its platform and
+// holds it to feedgen serve on the build.
+func runChunkTarget(t *testing.T, name, root string, start startFunc) {
 	t.Helper()
-	s, err := NewSite(chunkMan, chunkRoot, "127.0.0.1:"+freePort(t))
+	s, err := NewSite(chunkMan, root, "127.0.0.1:"+freePort(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkChunkTarget(t, startTarget(t, name, s, start))
+}
+
+// smallLeaves returns a copy of the chunks build of the sample, in a
+// folder of the test's, whose every index is cut into leaves of one
+// chunk (chunktest.TreeOf): a page runs across leaves, as one does in a
+// build of more than some 4,000 articles a collection. feedgen serve
+// answers it as it does the build: a page's bytes and entity tag are
+// made of its chunks, not of its index.
+func smallLeaves(t *testing.T) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "public")
+	if err := os.CopyFS(root, os.DirFS(chunkRoot)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chunkMan.Collections {
+		if _, err := os.Stat(filepath.Join(root, chunk.IndexPath(c.Dir))); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		ix, _ := readTree(t, root, c.Dir)
+		data, leaves := chunktest.TreeOf(ix, 1)
+		for p, leaf := range leaves {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, p), leaf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(root, chunk.IndexPath(c.Dir)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The pages of 100 run across every leaf of the main listing, and
+	// the sweep's pages across the boundaries of each.
+	if _, r := readTree(t, root, listing.Dir); len(r.Leaves) < 2 {
+		t.Fatalf("the main listing has %d leaf of one chunk", len(r.Leaves))
+	}
+	return root
+}
+
+// withWindows starts nginx-njs with start, its feedgen.js changed to read
+// every root and leaf by windows of 64 bytes, shorter than a line, as it
+// reads one over 256 kB.
+func withWindows(start startFunc) startFunc {
+	return func(t *testing.T, out string, s *Site) string {
+		js := filepath.Join(out, "feedgen.js")
+		data, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const from, to = "var WINDOW = 4096, WHOLE = 256 << 10;", "var WINDOW = 64, WHOLE = 0;"
+		if !strings.Contains(string(data), from) {
+			t.Fatalf("feedgen.js has no %q", from)
+		}
+		if err := os.WriteFile(js, []byte(strings.Replace(string(data), from, to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return start(t, out, s)
+	}
 }
 
 func TestNginxNJSChunks(t *testing.T) {
@@ -178,26 +240,9 @@ func TestNginxNJSChunks(t *testing.T) {
 		checkChunkTarget(t, base)
 		checkRaw(t, base, chunkRefBase, rawUTF8, false)
 	})
-	// The sample's indexes are read whole (up to 256 kB); a larger index
-	// is read by windows: the same script with windows of 64 bytes,
-	// shorter than a line, on real njs.
-	t.Run("windows", func(t *testing.T) {
-		runChunkTarget(t, "nginx-njs", func(t *testing.T, out string, s *Site) string {
-			js := filepath.Join(out, "feedgen.js")
-			data, err := os.ReadFile(js)
-			if err != nil {
-				t.Fatal(err)
-			}
-			const from, to = "var WINDOW = 4096, WHOLE = 256 << 10;", "var WINDOW = 64, WHOLE = 0;"
-			if !strings.Contains(string(data), from) {
-				t.Fatalf("feedgen.js has no %q", from)
-			}
-			if err := os.WriteFile(js, []byte(strings.Replace(string(data), from, to, 1)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return start(t, out, s)
-		})
-	})
+	// Pages across leaves: each leaf read whole, then each by windows.
+	t.Run("leaves", func(t *testing.T) { runChunkTarget(t, "nginx-njs", smallLeaves(t), start) })
+	t.Run("windows", func(t *testing.T) { runChunkTarget(t, "nginx-njs", smallLeaves(t), withWindows(start)) })
 }
 
 // TestNginxNJSChunksCached holds nginx-njs with --cache (a server that
@@ -275,11 +320,15 @@ func TestNginxNJSCacheRefused(t *testing.T) {
 }
 
 func TestCloudflareWorkerdChunks(t *testing.T) {
-	runChunkTarget(t, "cloudflare", startWorkerd(t))
+	start := startWorkerd(t)
+	t.Run("whole", func(t *testing.T) { runChunkTarget(t, "cloudflare", chunkRoot, start) })
+	t.Run("leaves", func(t *testing.T) { runChunkTarget(t, "cloudflare", smallLeaves(t), start) })
 }
 
 func TestNetlifyEdgeFunctionChunks(t *testing.T) {
-	runChunkTarget(t, "netlify", startNetlifyEdge(t))
+	start := startNetlifyEdge(t)
+	t.Run("whole", func(t *testing.T) { runChunkTarget(t, "netlify", chunkRoot, start) })
+	t.Run("leaves", func(t *testing.T) { runChunkTarget(t, "netlify", smallLeaves(t), start) })
 }
 
 // TestChunksAcrossBuilds runs each assembling target on a chunks build
@@ -287,7 +336,8 @@ func TestNetlifyEdgeFunctionChunks(t *testing.T) {
 // article: the target answers the new build at once, with the files it
 // was written for (a build does not make them stale). Then a chunk the
 // index names is deleted: the pages that need it answer 503, as feedgen
-// serve's do, and the others are still answered.
+// serve's do, and the others are still answered; and so does a page
+// whose root or leaf names a file outside the build's chunks.
 func TestChunksAcrossBuilds(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -318,14 +368,7 @@ func TestChunksAcrossBuilds(t *testing.T) {
 				t.Errorf("after a build: %.80s, want count 67", got.body)
 			}
 			// Delete the chunk of the last article of the main listing.
-			data, err := os.ReadFile(filepath.Join(site, "public", chunk.IndexPath(listing.Dir)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ix, err := chunk.ParseIndex(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ix, _ := readTree(t, filepath.Join(site, "public"), listing.Dir)
 			if err := os.Remove(filepath.Join(site, "public", ix.Chunks[len(ix.Chunks)-1].Path)); err != nil {
 				t.Fatal(err)
 			}
@@ -333,30 +376,54 @@ func TestChunksAcrossBuilds(t *testing.T) {
 			if got := ask(t, base, request{method: "GET", target: "/articles/?limit=1"}); got.status != 200 {
 				t.Errorf("a page whose chunks are there: %d", got.status)
 			}
-			// An index that names a file outside the chunks, or is cut
-			// short: 503, never that file, nor the platform's error page.
-			apiIndex := filepath.Join(site, "public", chunk.IndexPath(listing.CollectionDir([]listing.Param{{Key: "tag", Value: "API"}})))
-			data, err = os.ReadFile(apiIndex)
+			// A root or leaf that names a file outside the chunks, or a
+			// root cut short: 503, never that file, nor the platform's
+			// error page.
+			public := filepath.Join(site, "public")
+			apiDir := listing.CollectionDir([]listing.Param{{Key: "tag", Value: "API"}})
+			apiIndex := filepath.Join(public, chunk.IndexPath(apiDir))
+			data, err := os.ReadFile(apiIndex)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// A chunk's path in shape, and length, but for "..": it names
-			// site/secret.json, which is long enough for any range.
+			apiIx, apiRoot := readTree(t, public, apiDir)
+			leafPath, chunkPath := apiRoot.Leaves[0].Path, apiIx.Chunks[0].Path
+			leaf, err := os.ReadFile(filepath.Join(public, leafPath))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A path of the shape and length of a leaf's or chunk's but for
+			// "..": it names site/secret.json, which is long enough for
+			// any range.
 			if err := os.WriteFile(filepath.Join(site, "secret.json"), []byte(`"`+strings.Repeat("secret ", 10000)+`"`), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.MkdirAll(filepath.Join(site, "public", chunk.Dir, "00", "00"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(public, chunk.Dir, "00", "00"), 0o755); err != nil {
 				t.Fatal(err) // so that the path resolves, but for the check
 			}
-			up := "../../../../../secret.json"
-			outside := `"articles/chunks/00/00/` + strings.Repeat("/", 88-22-len(up)) + up + `"`
-			path := strings.Index(string(data), `"path":`) + len(`"path":`)
-			bad := string(data[:path]) + outside + string(data[path+90:])
-			for name, body := range map[string]string{"outside": bad, "cut short": string(data[:len(data)/2])} {
+			outsideOf := func(p string) string {
+				up := "../../../../../secret.json"
+				return "articles/chunks/00/00/" + strings.Repeat("/", len(p)-22-len(up)) + up
+			}
+			// The leaf naming it as its first chunk, at the path of its
+			// SHA-256, as a leaf is named, and a root that names that leaf.
+			badLeaf := mustReplace(t, string(leaf), `"`+chunkPath+`"`, `"`+outsideOf(chunkPath)+`"`)
+			badLeafPath := chunk.LeafPath(sha256.Sum256([]byte(badLeaf)))
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(public, badLeafPath)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(public, badLeafPath), []byte(badLeaf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for name, body := range map[string]string{
+				"a root naming a leaf outside":  mustReplace(t, string(data), `"`+leafPath+`"`, `"`+outsideOf(leafPath)+`"`),
+				"a leaf naming a chunk outside": mustReplace(t, string(data), `"`+leafPath+`"`, `"`+badLeafPath+`"`),
+				"a root cut short":              string(data[:len(data)/2]),
+			} {
 				if err := os.WriteFile(apiIndex, []byte(body), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				checkUnavailable(t, base, "/articles/?limit=3&tag=API", "an index "+name)
+				checkUnavailable(t, base, "/articles/?limit=3&tag=API", name)
 			}
 		})
 	}
@@ -595,21 +662,14 @@ const config :Workerd.Config = (
 
 // TestNetlifyRedirectsChunks checks _redirects of a chunks build with
 // Netlify's rules engine: without the edge function, every request of the
-// listing is the JSON 404 (404) and so is the manifest, while the indexes
-// and chunks the edge function reads through Netlify's chain match no
-// rule: they are the published files.
+// listing is the JSON 404 (404) and so is the manifest, while the
+// indexes' roots and leaves and the chunks the edge function reads
+// through Netlify's chain match no rule: they are the published files.
 func TestNetlifyRedirectsChunks(t *testing.T) {
 	node := needProgram(t, "node", "nodejs")
 	redirector := needNodeModule(t, "netlify-redirector")
 	out, _ := writeTarget(t, "netlify", chunkMan, chunkRoot)
-	data, err := os.ReadFile(filepath.Join(chunkRoot, chunk.IndexPath(listing.Dir)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := chunk.ParseIndex(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix, root := readTree(t, chunkRoot, listing.Dir)
 	notFound := &struct {
 		To     string `json:"to"`
 		Status int    `json:"status"`
@@ -621,6 +681,7 @@ func TestNetlifyRedirectsChunks(t *testing.T) {
 		"/manifest.json":                     notFound,
 		"/" + chunk.IndexPath(listing.Dir):   nil,
 		"/" + ix.Chunks[0].Path:              nil,
+		"/" + root.Leaves[0].Path:            nil,
 		"/articles/section/news/chunks.json": nil,
 	}
 	var targets []string
@@ -648,4 +709,33 @@ func TestNetlifyRedirectsChunks(t *testing.T) {
 			t.Errorf("%s: %s, want %s", target, got[i], want)
 		}
 	}
+}
+
+// mustReplace returns s with its first old replaced by new, and fails
+// the test when s has no old.
+func mustReplace(t *testing.T, s, old, new string) string {
+	t.Helper()
+	if !strings.Contains(s, old) {
+		t.Fatalf("no %s in %.200s", old, s)
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
+// readTree reads the index of the collection in folder dir of the build
+// in folder public: its root, and the index it makes with its leaves.
+func readTree(t *testing.T, public, dir string) (*chunk.Index, *chunk.Root) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(public, chunk.IndexPath(dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := chunk.ParseRoot(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := chunk.ReadIndex(data, func(p string) ([]byte, error) { return os.ReadFile(filepath.Join(public, p)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix, root
 }

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,11 +11,11 @@ import (
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
-// TestNamedPipes puts named pipes in place of an index and of a chunk of
-// a chunks build that each assembling target answers from: the pages
-// that need them answer 503 at once, as feedgen serve's do (it refuses a
-// file that is not a regular file), and the server answers every request
-// after them. njs opens files blocking, in the worker, which serves every
+// TestNamedPipes puts named pipes in place of an index's root, of a leaf
+// and of a chunk of a chunks build that each assembling target answers
+// from: the pages that need them answer 503 at once, as feedgen serve's
+// do (it refuses a file that is not a regular file), and the server
+// answers every request after them. njs opens files blocking, in the worker, which serves every
 // other request: an open of a pipe no writer opens would hang them all.
 func TestNamedPipes(t *testing.T) {
 	for _, tc := range []struct {
@@ -35,19 +34,14 @@ func checkNamedPipes(t *testing.T, target string, start startFunc) {
 	site, s := copyChunkSite(t)
 	base := startTarget(t, target, s, start)
 	public := filepath.Join(site, "public")
-	data, err := os.ReadFile(filepath.Join(public, chunk.IndexPath(listing.Dir)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := chunk.ParseIndex(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix, _ := readTree(t, public, listing.Dir)
+	_, news := readTree(t, public, listing.CollectionDir([]listing.Param{{Key: "section", Value: "news"}}))
 	testfiles.FIFO(t, filepath.Join(public, ix.Chunks[len(ix.Chunks)-1].Path))
 	testfiles.FIFO(t, filepath.Join(public, chunk.IndexPath(listing.CollectionDir([]listing.Param{{Key: "tag", Value: "API"}}))))
+	testfiles.FIFO(t, filepath.Join(public, news.Leaves[0].Path))
 	client := &http.Client{Timeout: 3 * time.Second}
 	for range 3 { // more than one: a blocked worker would hang the next
-		for _, target := range []string{"/articles/?limit=1&offset=65", "/articles/?limit=3&tag=API"} {
+		for _, target := range []string{"/articles/?limit=1&offset=65", "/articles/?limit=3&tag=API", "/articles/?section=news"} {
 			resp, err := client.Get(base + target)
 			if err != nil {
 				t.Fatalf("%s: %v (blocked opening a named pipe?)", target, err)

@@ -98,7 +98,7 @@ func loadChunks(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src lo
 				return err
 			}
 		}
-		if err := hb.assembleFrom(c, indexes[chunk.IndexPath(c.dir)], src.partial); err != nil {
+		if err := hb.assembleFrom(c, indexes, src.partial); err != nil {
 			return err
 		}
 	}
@@ -255,23 +255,49 @@ func (hb *heldBuild) readChunked(ctx context.Context, fsys fs.FS, dir *pageDir, 
 	return failed, nil
 }
 
-// assembleFrom sets the assembly of collection c from its index: each
-// chunk it names must be one the build holds (a chunk of the manifest
-// that did not match it, with partial, is left nil: its pages answer
-// 503), with its articles where the index says. An index that did not
-// match the manifest leaves c without assembly (answered 503) with
-// partial; without, it was refused when read.
-func (hb *heldBuild) assembleFrom(c *collection, data []byte, partial bool) error {
+// assembleFrom sets the assembly of collection c from its index: its
+// root and the leaves it names, by path in indexes, their bytes checked
+// against the manifest already (a leaf's size and SHA-256 are those its
+// root gives it: see manifest.Expand). Each chunk a leaf names must be
+// one the build holds, with its articles where the leaf says. With
+// partial, what did not match the manifest is left out, its pages
+// answered 503: the index (c has no assembly), a leaf (the articles it
+// holds), a chunk (its articles); the other pages are answered. Without
+// partial, it was refused when read.
+func (hb *heldBuild) assembleFrom(c *collection, indexes map[string][]byte, partial bool) error {
 	name := chunk.IndexPath(c.dir)
+	data := indexes[name]
 	if data == nil {
 		if partial {
 			return nil
 		}
 		return notReadyError{err: fmt.Errorf("%s: chunk index %s is missing", manifest.Name, name)}
 	}
-	ix, err := chunk.ParseIndex(data)
+	root, err := chunk.ParseRoot(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	ix := &chunk.Index{Count: root.Count}
+	for i := range root.Leaves {
+		lr := &root.Leaves[i]
+		ldata := indexes[lr.Path]
+		if ldata == nil {
+			if !slices.Contains(hb.unavailable, lr.Path) {
+				return fmt.Errorf("%s: leaf %s is not in %s", name, lr.Path, manifest.Name)
+			}
+			// Its articles are there, where is not known: one chunk
+			// without a body, as many articles as the root says.
+			ix.Chunks = append(ix.Chunks, chunk.Ref{Path: lr.Path, Ends: make([]int, lr.Count)})
+			continue
+		}
+		l, err := chunk.ParseLeaf(ldata)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", name, lr.Path, err)
+		}
+		if l.Count != lr.Count {
+			return fmt.Errorf("%s: leaf %s holds %d articles, the index says %d", name, lr.Path, l.Count, lr.Count)
+		}
+		ix.Chunks = append(ix.Chunks, l.Chunks...)
 	}
 	if ix.Count != c.count {
 		return notReadyError{err: fmt.Errorf("%s counts %d articles, %s %d: a build is being written", name, ix.Count, manifest.Name, c.count)}
@@ -285,11 +311,12 @@ func (hb *heldBuild) assembleFrom(c *collection, data []byte, partial bool) erro
 	}
 	for k := range ix.Chunks {
 		r := &ix.Chunks[k]
-		sum, _ := chunk.ParseChunkPath(r.Path)
+		sum, isChunk := chunk.ParseChunkPath(r.Path)
 		b, ok := hb.chunks[sum]
 		if !ok && !slices.Contains(hb.unavailable, r.Path) {
 			return fmt.Errorf("%s: chunk %s is not in %s", name, r.Path, manifest.Name)
 		}
+		ok = ok && isChunk // not a leaf left out
 		if ok {
 			if err := checkChunk(r, b.data); err != nil {
 				return fmt.Errorf("%s: %w", name, err)

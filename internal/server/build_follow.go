@@ -63,7 +63,11 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 			err = validate(r.Manifest)
 		}
 		if err == nil && !partial {
-			if err = r.Complete(); err != nil {
+			// An index that does not match: a build is being written. One
+			// that does, but of another format (an older feedgen's build),
+			// is refused: no wait makes it readable.
+			var mm *manifest.Mismatch
+			if err = r.Complete(); errors.As(err, &mm) {
 				err = notReadyError{err: err}
 			}
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // TestNamedPipes puts named pipes in a build's folder, where a page, an
-// index, a chunk and the manifest go. Opening one blocks until a writer
+// index (its root, a leaf), a chunk and the manifest go. Opening one blocks until a writer
 // comes, and a server blocked there would neither start nor stop: the
 // server never opens a file that is not a regular file. A page's is a
 // page that does not match the manifest (503 until the next build, which
@@ -57,24 +57,40 @@ func TestNamedPipes(t *testing.T) {
 	})
 	t.Run("chunks", func(t *testing.T) {
 		s := chunkSite(t)
-		data, err := os.ReadFile(filepath.Join(s.out, chunk.IndexPath(listing.Dir)))
+		ix := readIndex(t, s.out, listing.Dir)
+		// The leaf of a section's index.
+		m := readManifest(t, s.out)
+		var section listing.Param
+		for _, c := range m.Collections {
+			if len(c.Params) == 1 && c.Params[0].Key == "section" && c.Count > 0 {
+				section = c.Params[0]
+			}
+		}
+		data, err := os.ReadFile(filepath.Join(s.out, chunk.IndexPath(listing.CollectionDir([]listing.Param{section}))))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ix, err := chunk.ParseIndex(data)
+		root, err := chunk.ParseRoot(data)
 		if err != nil {
 			t.Fatal(err)
 		}
+		leaf := root.Leaves[0].Path
 		last := ix.Chunks[len(ix.Chunks)-1].Path
 		testfiles.FIFO(t, filepath.Join(s.out, last))
 		tag := firstTag(t, s)
 		testfiles.FIFO(t, filepath.Join(s.out, chunk.IndexPath(listing.CollectionDir([]listing.Param{{Key: "tag", Value: tag}}))))
+		testfiles.FIFO(t, filepath.Join(s.out, leaf))
 		srv, log, err := start(t, s.out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(log.String(), last) {
-			t.Errorf("log does not name the chunk %s:\n%s", last, log)
+		for _, p := range []string{last, leaf} {
+			if !strings.Contains(log.String(), p) {
+				t.Errorf("log does not name %s:\n%s", p, log)
+			}
+		}
+		if resp := request(srv, http.MethodGet, "/articles/?section="+section.Value, nil); resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("a page of the leaf that is a named pipe: %d, want 503", resp.StatusCode)
 		}
 		if resp := request(srv, http.MethodGet, "/articles/?limit=5&offset=145", nil); resp.StatusCode != http.StatusServiceUnavailable {
 			t.Errorf("a page of the chunk that is a named pipe: %d, want 503", resp.StatusCode)

@@ -52,15 +52,23 @@ func Run(ctx context.Context, opt Options) error {
 		done <- loaded{s, err}
 	}()
 	var l loaded
+	finishLoading := func(context.Context) {}
 	hold := time.NewTimer(holdWhileLoading)
 	select {
 	case l = <-done:
 		hold.Stop()
 	case <-hold.C:
-		stopAnswering := answerWhileLoading(ln, logw)
+		stopAnswering := answerWhileLoading(ln, logw, opt.withDefaults())
 		l = <-done
-		stopAnswering()
+		finishLoading = stopAnswering()
 	}
+	defer func() {
+		// The 503s of the loading phase have had all the time Run
+		// served; what is left of them has loadingStopTimeout more.
+		ctx, cancel := context.WithTimeout(context.Background(), loadingStopTimeout)
+		defer cancel()
+		finishLoading(ctx)
+	}()
 	s, err := l.s, l.err
 	if err != nil {
 		ln.Close()

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/listing"
@@ -30,25 +31,44 @@ import (
 // build loads wait for it, before they are answered 503.
 const holdWhileLoading = time.Second
 
-// loadingStopTimeout bounds how long the 503s of the loading phase may
-// take to finish once the build is loaded (or the server stops): each
-// closes its connection after one answer.
+// loadingStopTimeout bounds how long Run, returning, waits for the 503s
+// of the loading phase still under way (a client that connected while
+// the build loaded and has not sent its request since).
 const loadingStopTimeout = 500 * time.Millisecond
 
 // answerWhileLoading answers every connection of ln 503 until stop is
-// called, which returns once ln is free for Serve (not closed). ln must be
-// a TCP listener; for another, no request is answered meanwhile (they
-// wait in the listener's queue).
-func answerWhileLoading(ln net.Listener, logw io.Writer) (stop func()) {
+// called, which returns once ln is free for Serve (not closed). The
+// connections it accepted are answered all the same, in the background,
+// however late their requests come (within opt's header timeout): a
+// client whose connection was accepted must get an answer, not a closed
+// connection, even on a machine so loaded that the answer takes a second.
+// finish waits for those answers, or closes what is left of them once ctx
+// is done. ln must be a TCP listener; for another, no request is answered
+// meanwhile (they wait in the listener's queue).
+func answerWhileLoading(ln net.Listener, logw io.Writer, opt Options) (stop func() (finish func(context.Context))) {
 	tl, ok := ln.(*net.TCPListener)
 	if !ok {
-		return func() {}
+		return func() func(context.Context) { return func(context.Context) {} }
 	}
 	hand := newHandoffListener(ln.Addr())
+	// Each connection is counted from its accept to its close: net/http
+	// drops a request it reads once Shutdown has begun (the client sees
+	// its connection closed), so the answers are waited for this way,
+	// and the server is never shut down, only closed at the end.
+	var open sync.WaitGroup
 	srv := &http.Server{
 		Handler:           http.HandlerFunc(answerLoading),
-		ReadHeaderTimeout: time.Second,
+		ReadHeaderTimeout: opt.ReadHeaderTimeout,
+		WriteTimeout:      opt.WriteTimeout,
 		ErrorLog:          log.New(logw, "feedgen serve: ", 0),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				open.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				open.Done()
+			}
+		},
 	}
 	served := make(chan struct{})
 	go func() {
@@ -77,16 +97,27 @@ func answerWhileLoading(ln net.Listener, logw io.Writer) (stop func()) {
 			time.Sleep(wait)
 		}
 	}()
-	return func() {
+	return func() func(context.Context) {
 		tl.SetDeadline(time.Now()) // wakes Accept
 		<-accepted
 		tl.SetDeadline(time.Time{})
-		ctx, cancel := context.WithTimeout(context.Background(), loadingStopTimeout)
-		defer cancel()
-		if srv.Shutdown(ctx) != nil {
+		hand.Close()
+		<-served // every connection accepted is counted in open
+		// Each connection closes after its one answer (Connection:
+		// close), or at its header or write timeout.
+		answered := make(chan struct{})
+		go func() {
+			open.Wait()
+			close(answered)
+		}()
+		return func(ctx context.Context) {
+			select {
+			case <-answered:
+			case <-ctx.Done():
+			}
 			srv.Close()
+			<-answered
 		}
-		<-served
 	}
 }
 

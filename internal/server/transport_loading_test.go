@@ -188,6 +188,63 @@ func TestRunListensFirst(t *testing.T) {
 			t.Errorf("log:\n%s", log.String())
 		}
 	})
+	// A connection the loading phase accepted is answered, however late
+	// its request comes: on a loaded machine its request may be read
+	// only after the build is loaded, and a closed connection is an
+	// error to the client where a 503 says "again" (a CI run's curl got
+	// EOF this way). A sends half its request; B's answer says A was
+	// accepted (one accept loop, in order); A's request ends only once
+	// the server serves.
+	t.Run("accepted while loading, answered after", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		release := make(chan struct{})
+		var log eventtest.Buffer
+		base, done := startHeld(t, ctx, release, &log)
+		a, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		if _, err := io.WriteString(a, "GET /articles/?limit=5 HTTP/1.1\r\nHost: feed\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(base + "/articles/?limit=5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("B while loading: %d, want 503", resp.StatusCode)
+		}
+		close(release)
+		if !log.Wait(10*time.Second, func(s string) bool { return strings.Contains(s, "serving slow on ") }) {
+			t.Fatalf("not serving; log:\n%s", log.String())
+		}
+		if _, err := io.WriteString(a, "\r\n"); err != nil {
+			t.Fatalf("A, its request's end: %v", err)
+		}
+		resp, err = http.ReadResponse(bufio.NewReader(a), nil)
+		if err != nil {
+			t.Fatalf("A, accepted while loading, its request ended once serving: %v, want an answer", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !resp.Close {
+			t.Errorf("A: %d (close %v), want 503, closing", resp.StatusCode, resp.Close)
+		}
+		resp, err = http.Get(base + "/articles/?limit=5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("after A: %d, want 200", resp.StatusCode)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("address taken", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

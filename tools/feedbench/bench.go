@@ -26,6 +26,7 @@ func commands() []command {
 		newCommand("chunksizes", "in process: what each average size of chunks trades (chunks a page needs, bytes a new or edited article publishes)", parseChunkSizesFlags, runChunkSizes),
 		newCommand("sizes", "in process: the output size of each pagination a new site could start with, at 1,000, 10,000 and 100,000 articles", parseSizesFlags, runSizes),
 		newCommand("publish", "feedgen publish against aws s3 sync --delete and rclone sync --checksum, one versitygw: objects, bytes, time for a first, unchanged, one-edit, new-article publish", parsePublishVsFlags, runPublishVs),
+		newCommand("archive", "one new article on an archive of 1,000,000 articles (chunks, four filters) against 10,000: build, publish to versitygw and file://, nginx-njs (issue 38's table)", parseArchiveFlags, runArchive),
 		newCommand("scale", "feedgen serve on a 2.4 GB output against nginx (req/s, memory), a 1,000,000-article cold build, and the serve benchmark", parseScaleFlags, runScale),
 	}
 }

@@ -772,11 +772,7 @@ func chunkArticleBytes(public string, m *buildManifest) (int64, int, error) {
 	n := 0
 	for _, c := range m.Collections {
 		p := chunk.IndexPath(c.Dir)
-		data, err := os.ReadFile(filepath.Join(public, filepath.FromSlash(p)))
-		if err != nil {
-			return 0, 0, err
-		}
-		ix, err := chunk.ParseIndex(data)
+		ix, _, err := readIndex(public, c.Dir)
 		if err != nil {
 			return 0, 0, fmt.Errorf("%s: %w", p, err)
 		}
@@ -796,11 +792,7 @@ func chunkArticleBytes(public string, m *buildManifest) (int64, int, error) {
 func firstID(public string, chunked bool) (int, error) {
 	var first []byte
 	if chunked {
-		data, err := os.ReadFile(filepath.Join(public, filepath.FromSlash(chunk.IndexPath(listing.Dir))))
-		if err != nil {
-			return 0, err
-		}
-		ix, err := chunk.ParseIndex(data)
+		ix, _, err := readIndex(public, listing.Dir)
 		if err != nil {
 			return 0, err
 		}
@@ -845,20 +837,28 @@ func firstID(public string, chunked bool) (int, error) {
 // announcement (so that it joins a section, a category, an author and
 // three tags at least), published after every other one.
 func newArticle(opt corpus.Options) (editTarget, error) {
-	for i := opt.Articles; i < opt.Articles+10_000; i++ {
+	t, _, err := newArticleFrom(opt, opt.Articles, newestPublished)
+	return t, err
+}
+
+// newArticleFrom is newArticle from the generator's article from on (at
+// least opt.Articles), published at the time at; it also returns the
+// index after the article's, where the next one may be looked for.
+func newArticleFrom(opt corpus.Options, from int, at string) (editTarget, int, error) {
+	for i := max(from, opt.Articles); i < from+10_000; i++ {
 		p, data := corpus.Article(opt, i)
 		t, ok := readEditTarget(p, data)
 		if !ok || t.tags < 3 {
 			continue
 		}
-		data, err := setPublished(data, newestPublished)
+		data, err := setPublished(data, at)
 		if err != nil {
-			return editTarget{}, fmt.Errorf("%s: %w", p, err)
+			return editTarget{}, 0, fmt.Errorf("%s: %w", p, err)
 		}
 		t, _ = readEditTarget(p, data)
-		return t, nil
+		return t, i + 1, nil
 	}
-	return editTarget{}, errors.New("no new article with 3 tags, an author key and no announcement")
+	return editTarget{}, 0, errors.New("no new article with 3 tags, an author key and no announcement")
 }
 
 var publishedLine = regexp.MustCompile(`(?m)^published: "[^"\n]*"$`)
@@ -916,4 +916,22 @@ func parsePublishSummary(stdout string) (publishSummary, error) {
 	s.Unchanged, _ = strconv.Atoi(m[3])
 	s.Deleted, _ = strconv.Atoi(m[4])
 	return s, nil
+}
+
+// readIndex reads the index of the collection in folder dir of the
+// chunks build in folder public: its root and leaves, and returns it with
+// the size of its root.
+func readIndex(public, dir string) (*chunk.Index, int64, error) {
+	p := chunk.IndexPath(dir)
+	root, err := os.ReadFile(filepath.Join(public, filepath.FromSlash(p)))
+	if err != nil {
+		return nil, 0, err
+	}
+	ix, err := chunk.ReadIndex(root, func(leaf string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(public, filepath.FromSlash(leaf)))
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return ix, int64(len(root)), nil
 }

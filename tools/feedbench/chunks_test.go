@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/chunk/chunktest"
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/listing"
@@ -193,7 +194,11 @@ func TestArticleBytes(t *testing.T) {
 			write(chunks, r.Path, data)
 			ix.Chunks = append(ix.Chunks, r)
 		}
-		write(chunks, chunk.IndexPath(c.dir), chunk.AppendIndex(nil, &ix))
+		root, leaves := chunktest.Tree(&ix)
+		for p, d := range leaves {
+			write(chunks, p, d)
+		}
+		write(chunks, chunk.IndexPath(c.dir), root)
 	}
 	for _, tt := range []struct {
 		name string

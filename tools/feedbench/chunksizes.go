@@ -22,6 +22,7 @@ type chunkSizesPlan struct {
 	articles int
 	seed     int64
 	averages []int
+	leaves   []int // leaf averages, in chunks, at the default chunk sizes
 }
 
 const chunkSizesAbout = `Measures, in process, what the sizes of chunks (chunk.Sizes) trade: a corpus of
@@ -32,6 +33,14 @@ chunks and their mean size, how many chunks a page of 20 and of 100 articles nee
 article, the first chunk of each collection it is in, and for an edited one (the mean
 over 500 articles), its chunk in each of its collections; each plus those
 collections' indexes and the manifest (a line per collection).
+Then, at the default chunk sizes, the same for each leaf average of the index's
+tree (chunk.Sizes.LeafAverage, in chunks; at most 4x as many chunks a leaf): the
+leaves and their mean size, the largest root (the main listing's), what an
+assembler reads of the index for a page (that root and a mean leaf), and what a
+publish moves: for each collection of the article, its chunk, its leaf and its root.
+A root grows with the archive (a line of about 120 bytes a leaf) and a leaf with the
+leaf average (a line of about 330 bytes a chunk): their sum is least for leaves of
+about sqrt(N/3) chunks at N articles; at 1,000,000 articles, 128 chunks.
 `
 
 func parseChunkSizesFlags(args []string, stderr io.Writer) (chunkSizesPlan, error) {
@@ -41,7 +50,7 @@ func parseChunkSizesFlags(args []string, stderr io.Writer) (chunkSizesPlan, erro
 	if err := c.parse(args); err != nil {
 		return chunkSizesPlan{}, err
 	}
-	return chunkSizesPlan{dir: c.dir, articles: *articles, seed: c.seed, averages: []int{8, 16, 32, 64, 128}}, nil
+	return chunkSizesPlan{dir: c.dir, articles: *articles, seed: c.seed, averages: []int{8, 16, 32, 64, 128}, leaves: []int{16, 32, 64, 128, 256}}, nil
 }
 
 func runChunkSizes(ctx context.Context, plan chunkSizesPlan, stdout, stderr io.Writer) error {
@@ -71,10 +80,24 @@ func runChunkSizes(ctx context.Context, plan chunkSizesPlan, stdout, stderr io.W
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "average\tchunks\tmean chunk\tchunks a page of 20\tof 100\tnew article\tedited article\tof which manifest\t")
 	for _, avg := range plan.averages {
-		s := chunk.Sizes{Average: avg, MaxArticles: 8 * avg, MaxBytes: 1 << 20}
+		s := chunk.DefaultSizes()
+		s.Average, s.MaxArticles = avg, 8*avg
 		m := measureSizes(l, s)
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t\n", avg, m.chunks, formatBytes(m.bytes/int64(max(1, m.chunks))),
 			m.perPage[0], m.perPage[1], formatBytes(m.newArticle), formatBytes(m.edited), formatBytes(m.manifest))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "leaf average	leaves	mean leaf	largest root	index read a page	new article	edited article	")
+	for _, avg := range plan.leaves {
+		s := chunk.DefaultSizes()
+		s.LeafAverage, s.LeafMaxChunks = avg, 4*avg
+		m := measureSizes(l, s)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", avg, m.leaves, formatBytes(m.leafBytes/int64(max(1, m.leaves))), formatBytes(m.root),
+			formatBytes(m.root+m.leafBytes/int64(max(1, m.leaves))), formatBytes(m.newArticle), formatBytes(m.edited))
 	}
 	return tw.Flush()
 }
@@ -86,28 +109,49 @@ type sizeFigures struct {
 	perPage            [2]float64 // chunks a page of 20, of 100 articles needs
 	newArticle, edited int64      // bytes a publish moves
 	manifest           int64
+	leaves             int   // leaves of the indexes' trees
+	leafBytes          int64 // their bytes
+	root               int64 // the largest root's bytes
 }
 
 // measureSizes cuts l with s and measures it.
 func measureSizes(l *feed.Listing, s chunk.Sizes) sizeFigures {
 	var f sizeFigures
 	cuts := l.ChunksSized(s)
-	indexSize := make([]int64, len(l.Collections))
+	rootSize := make([]int64, len(l.Collections))
+	// leafOf[i][k]: the size of the leaf of collection i that names its chunk k.
+	leafOf := make([][]int64, len(l.Collections))
 	// of[i][a]: the chunk of collection i that holds article a (main's index).
 	chunkOf := make([]map[int64]int, len(l.Collections))
 	placeholder := chunk.ChunkPath([32]byte{})
 	for i, cs := range cuts {
 		ix := chunk.Index{Count: l.Collections[i].Count()}
+		var ids []int64
 		chunkOf[i] = map[int64]int{}
 		for k, ch := range cs {
 			f.chunks++
 			f.bytes += int64(ch.Size())
 			ix.Chunks = append(ix.Chunks, chunk.Ref{Path: placeholder, Size: ch.Size(), Ends: ch.Ends()})
+			ids = append(ids, ch.LastID())
 			for a := ch.Lo; a < ch.Hi; a++ {
 				chunkOf[i][l.Collections[i].Articles[a].ID] = k
 			}
 		}
-		indexSize[i] = int64(len(chunk.AppendIndex(nil, &ix)))
+		root, _ := s.Tree(&ix, ids, func(_ string, _ [32]byte, leaf []byte) error {
+			f.leaves++
+			f.leafBytes += int64(len(leaf))
+			return nil
+		})
+		leafOf[i] = make([]int64, len(cs))
+		k, at := 0, 0
+		for _, lr := range root.Leaves {
+			for ; k < len(cs) && at < lr.First+lr.Count; k++ {
+				leafOf[i][k] = int64(lr.Size)
+				at += cs[k].Hi - cs[k].Lo
+			}
+		}
+		rootSize[i] = int64(len(chunk.AppendRoot(nil, root)))
+		f.root = max(f.root, rootSize[i])
 		f.manifest += int64(len(`{"path":"`) + len(l.Collections[i].Dir) + len(`/chunks.json","size":123456,"sha256":"`) + 64 + len("\"},\n"))
 	}
 	for p, limit := range []int{20, 100} {
@@ -131,13 +175,13 @@ func measureSizes(l *feed.Listing, s chunk.Sizes) sizeFigures {
 		}
 		f.perPage[p] = float64(spans) / float64(max(1, pages))
 	}
-	// What a publish moves when article id changes: its chunk and the
-	// index of each collection it is in, and the manifest.
+	// What a publish moves when article id changes: its chunk, its leaf
+	// and the root of each collection it is in, and the manifest.
 	moved := func(id int64) int64 {
 		n := f.manifest
 		for i, cs := range cuts {
 			if k, ok := chunkOf[i][id]; ok {
-				n += int64(cs[k].Size()) + indexSize[i]
+				n += int64(cs[k].Size()) + leafOf[i][k] + rootSize[i]
 			}
 		}
 		return n

@@ -49,6 +49,13 @@ func run(ctx context.Context, dir, name string, args ...string) (measurement, er
 func runOutput(ctx context.Context, dir, name string, args ...string) (measurement, string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	m, stdout, _, err := runCmd(cmd)
+	return m, stdout, err
+}
+
+// runCmd runs cmd (made by the caller, with its folder and environment)
+// as run does, and returns what it printed on stdout and on stderr.
+func runCmd(cmd *exec.Cmd) (measurement, string, string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -64,9 +71,9 @@ func runOutput(ctx context.Context, dir, name string, args ...string) (measureme
 		if s := strings.TrimSpace(stdout.String()); s != "" {
 			out = s + "\n" + out
 		}
-		return m, stdout.String(), &processError{args: cmd.Args, err: err, stderr: out}
+		return m, stdout.String(), stderr.String(), &processError{args: cmd.Args, err: err, stderr: out}
 	}
-	return m, stdout.String(), nil
+	return m, stdout.String(), stderr.String(), nil
 }
 
 // syncDisk flushes the file system buffers with the sync command, so that

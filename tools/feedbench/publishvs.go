@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -422,7 +423,7 @@ func (p *countingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.by[bucket] = c
 	}
 	c.requests++
-	c.sent += body.n
+	c.sent += body.n.Load()
 	c.received += cw.n
 	ok := cw.status < 300
 	switch {
@@ -450,14 +451,18 @@ func countDeleteKeys(body []byte) int {
 	return bytes.Count(body, []byte("<Key>"))
 }
 
+// countingReader counts the bytes read of a request's body. The
+// proxy's transport may still be reading it, on a goroutine of its own,
+// when the answer has come (a server that answered without reading it
+// all): n is read and written atomically.
 type countingReader struct {
 	r io.ReadCloser
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 

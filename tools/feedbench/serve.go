@@ -417,9 +417,15 @@ func writeWorkloads(dir string, offsets []int) ([]workload, error) {
 // and a fixed order would favour one. It returns each server's medians
 // and logs every run.
 func (b *serveBench) compare(ctx context.Context, servers [2]*serverProcess, names [2]string, w workload, warmed func()) ([2]wrkResult, error) {
+	return b.compareEach(ctx, servers, names, [2]workload{w, w}, warmed)
+}
+
+// compareEach is compare with a workload for each server (the same name):
+// a walk over each one's own pages.
+func (b *serveBench) compareEach(ctx context.Context, servers [2]*serverProcess, names [2]string, ws [2]workload, warmed func()) ([2]wrkResult, error) {
 	var res [2]wrkResult
-	for _, srv := range servers {
-		if _, err := b.wrkRun(ctx, srv.addr, w.target, w.script, b.plan.warmup); err != nil {
+	for j, srv := range servers {
+		if _, err := b.wrkRun(ctx, srv.addr, ws[j].target, ws[j].script, b.plan.warmup); err != nil {
 			return res, err
 		}
 	}
@@ -431,7 +437,7 @@ func (b *serveBench) compare(ctx context.Context, servers [2]*serverProcess, nam
 			if r%2 == 1 {
 				j = 1 - k
 			}
-			m, err := b.wrkRun(ctx, servers[j].addr, w.target, w.script, b.plan.duration)
+			m, err := b.wrkRun(ctx, servers[j].addr, ws[j].target, ws[j].script, b.plan.duration)
 			if err != nil {
 				return res, err
 			}
@@ -440,7 +446,7 @@ func (b *serveBench) compare(ctx context.Context, servers [2]*serverProcess, nam
 	}
 	for j := range servers {
 		res[j] = medianResult(runs[j])
-		fmt.Fprintf(b.log, "%s %s: %s\n", w.name, names[j], formatRuns(runs[j]))
+		fmt.Fprintf(b.log, "%s %s: %s\n", ws[j].name, names[j], formatRuns(runs[j]))
 		if res[j].errors > 0 {
 			fmt.Fprintf(b.out, "    warning: %s answered %d requests with errors or a status other than 2xx/3xx\n", names[j], res[j].errors)
 		}
@@ -557,6 +563,12 @@ func (b *serveBench) startFeedgen(ctx context.Context, public string) (*serverPr
 // listening on port 0) on two cores, copies its output to log, and
 // returns once it says where it listens.
 func startServing(ctx context.Context, bin string, log io.Writer, args ...string) (*serverProcess, error) {
+	return startServingWithin(ctx, bin, log, 60*time.Second, args...)
+}
+
+// startServingWithin is startServing that waits up to wait for the
+// server to say where it listens: it says so once its build is loaded.
+func startServingWithin(ctx context.Context, bin string, log io.Writer, wait time.Duration, args ...string) (*serverProcess, error) {
 	pr, pw := io.Pipe()
 	p, err := startServerProcess(bin, []string{"GOMAXPROCS=2"}, pw, args...)
 	if err != nil {
@@ -582,9 +594,9 @@ func startServing(ctx context.Context, bin string, log io.Writer, args ...string
 	case p.addr = <-found:
 	case <-p.done:
 		return nil, fmt.Errorf("feedgen %s exited before it listened (its output is above)", strings.Join(args, " "))
-	case <-time.After(60 * time.Second):
+	case <-time.After(wait):
 		p.stop()
-		return nil, fmt.Errorf("feedgen %s did not say where it listens within 60s", strings.Join(args, " "))
+		return nil, fmt.Errorf("feedgen %s did not say where it listens within %s", strings.Join(args, " "), wait)
 	case <-ctx.Done():
 		p.stop()
 		return nil, ctx.Err()

@@ -6,12 +6,16 @@
 // index and the ranges its own way (a file, a fetch with Range, a bucket)
 // and makes the entity tag from tagInput with its SHA-256.
 //
-// An index is text: one chunk a line, each line {"first":N,"path":...,
-// "size":...,"ends":[...]}, ascending by first (chunk.AppendIndex). plan
-// bisects the bytes for the line of the page's offset and parses only
-// the lines the page needs: nginx's njs cannot keep an index parsed
-// between requests. Same dialect as listing.js.
-var INDEX_NAME = "chunks.json", INDEX_FORMAT = "{\"format\":2,";
+// An index is a tree (chunk.AppendRoot, chunk.AppendLeaf): a root, the
+// collection's count and one line a leaf, {"first":N,"path":...,
+// "size":...,"count":...}, and leaves, each one line a chunk,
+// {"first":N,"path":...,"size":...,"ends":[...]}, its positions counted
+// from the leaf's first article; lines ascend by first in both. plan
+// bisects the root for the leaves of the page's articles, parts each
+// leaf for its chunks' lines, and both parse only the lines the page
+// needs: nginx's njs cannot keep an index parsed between requests. Same
+// dialect as listing.js.
+var INDEX_NAME = "chunks.json", INDEX_FORMAT = 3, INDEX_HEAD = "{\"format\":" + INDEX_FORMAT + ",\"count\":";
 
 // Any limit is answered (parse clamps it to max_limit): the check of
 // answer for the limits pre-rendered passes for every one, at no cost
@@ -118,17 +122,27 @@ function cut(t, s, e) {
     return typeof t == "string" ? t.slice(s, e) : t.toString("utf8", s, e);
 }
 
+// countOf returns the count the head of root t says,
+// {"format":3,"count":N,"leaves":[ as chunk.AppendRoot writes it; -1
+// when t is not a root of this format (an older or newer feedgen's
+// build, or another file). No regular expression: njs would make it
+// again for every request.
+function countOf(t) {
+    var h = cut(t, 0, 48), p = INDEX_HEAD.length, n = parseInt(h.slice(p, p + 16), 10), d = "" + n;
+    return h.slice(0, p) == INDEX_HEAD && n >= 0 && h.slice(p + d.length, p + d.length + 11) == ",\"leaves\":[" ? n : -1;
+}
+
 // firstAt returns the first article of the index line that starts at p.
 function firstAt(t, p) {
     return parseInt(cut(t, p + 9, p + 29), 10);
 }
 
-// lineOf returns where the line of index t that holds article off
-// (0 <= off < count) starts: the last line whose first is at most off.
-// It guesses where by interpolation (lines hold about as many articles,
-// 32 on average), every other step by halves, and looks back from the
-// guess for a line's start: a few steps, and at worst about twice as
-// many as bisection alone takes.
+// lineOf returns where the line of root or leaf t that holds article off
+// (0 <= off < count, counted as t counts them) starts: the last line
+// whose first is at most off. It guesses where by interpolation (lines
+// hold about as many articles), every other step by halves, and looks
+// back from the guess for a line's start: a few steps, and at worst
+// about twice as many as bisection alone takes.
 function lineOf(t, off, count) {
     var lo = t.indexOf("\n{") + 1, loF = 0, hi = t.length, hiF = count, next, mid, p, f, step = 0;
     for (;;) {
@@ -153,53 +167,98 @@ function lineOf(t, off, count) {
     }
 }
 
+// UNREADABLE ends the message of an index that is not one of this
+// format, or not as feedgen build writes one (the adapters log it, and
+// answer 503).
+var UNREADABLE = ": refused: not a chunk index of format " + INDEX_FORMAT + " as feedgen build writes one (written by another version of feedgen, or changed after the build): rebuild the output (feedgen build); 503 for its pages until then";
+
 // plan returns what the page of answer a is made of, from its
-// collection's index t (see cut; null when the collection has none: no
+// collection's root t (see cut; null when the collection has none: no
 // article has its filter value): {b: the body} past the end, else {h:
-// the head, p: the parts [chunk path, start, end, the chunk's size], n:
-// the length in bytes of all but the head, t: the tail of the entity
-// tag's input}. It returns null for an index it cannot read (another
-// format: the build is newer or older than this script; a path that is
-// not a chunk's).
+// the head, o: the page's first article, e: its last, f: the leaves
+// that hold them [leaf path, first, size, count]}, which parts completes
+// from those leaves' text. It throws for a root it cannot read: another
+// format (the build is newer or older than this script), a path that is
+// not a leaf's, lines that do not follow each other.
 function plan(a, t) {
     var q = a.q, count = 0, off = q.o.length > 15 ? Infinity : +q.o, p;
-    if (t != null) {
-        if (cut(t, 0, INDEX_FORMAT.length) != INDEX_FORMAT) {
-            return null;
-        }
-        p = t.indexOf(",\"count\":");
-        count = parseInt(cut(t, p + 9, p + 29), 10);
+    if (t != null && (count = countOf(t)) < 0) {
+        throw new Error(indexPath(a) + UNREADABLE);
     }
     if (!(off < count)) {
         return {b: emptyPage(q, count)};
     }
     var head = "{\"count\":" + count + ",\"next\":" + (off + q.l < count ? link(q, "" + (off + q.l)) : "null") +
         ",\"previous\":" + (off == 0 ? "null" : off <= q.l ? link(q, "") : link(q, "" + (off - q.l))) + ",\"results\":[";
-    var last = Math.min(off + q.l, count) - 1, parts = [], n = 2, tag = "";
+    var last = Math.min(off + q.l, count) - 1, leaves = [];
     p = lineOf(t, off, count);
     for (var i = off; i <= last;) {
-        var e = t.indexOf("]}", p) + 2, r = JSON.parse(cut(t, p, e)), j = Math.min(last, r.first + r.ends.length - 1);
-        var start = i == r.first ? 1 : r.ends[i - r.first - 1] + 1, end = r.ends[j - r.first];
-        if (i < r.first || !(end > start) || !chunkPath(r.path) || !(r.size > end)) {
-            return null;
+        var e = t.indexOf("}", p) + 1, r = JSON.parse(cut(t, p, e));
+        if ((leaves.length == 0 ? !(r.first <= i) : r.first !== i) || !leafPath(r.path) || !(r.count >= 1) || !(r.size >= 1)) {
+            throw new Error(indexPath(a) + ": line " + JSON.stringify(cut(t, p, e)) + UNREADABLE);
         }
-        parts.push([r.path, start, end, r.size]);
-        n += end - start + (parts.length > 1 ? 1 : 0);
-        tag += r.path.slice(-69, -5) + hex8(start) + hex8(end);
-        i = j + 1;
+        leaves.push([r.path, r.first, r.size, r.count]);
+        i = r.first + r.count;
         p = t.indexOf("\n{", e) + 1;
         if (p == 0 && i <= last) {
-            return null;
+            throw new Error(indexPath(a) + ": its leaves hold fewer articles than its count" + UNREADABLE);
         }
     }
-    return {h: head, p: parts, n: n, t: tag};
+    return {h: head, o: off, e: last, f: leaves};
+}
+
+// parts completes plan pl from the text of its leaves (ts[k] is that of
+// pl.f[k], see cut; zs[k] its size in bytes, or the bytes read of it):
+// {p: the parts [chunk path, start, end, the chunk's size], n: the
+// length in bytes of all but the head, t: the tail of the entity tag's
+// input}. Positions in a leaf count from its first article: the root's
+// first is added. A leaf that is not the one its root names (another
+// size or count, another format) is refused, and so is a line that
+// names no chunk: it throws, and nothing of the page is answered.
+function parts(pl, ts, zs) {
+    var ps = [], n = 2, tag = "", i = pl.o, f, t, head, o, last, p, e, r, j, start, end;
+    for (var k = 0; k < pl.f.length; k++) {
+        f = pl.f[k];
+        t = ts[k];
+        head = INDEX_HEAD + f[3] + ",\"chunks\":[";
+        if (zs[k] !== f[2] || cut(t, 0, head.length) != head) {
+            throw new Error(f[0] + ": " + (zs[k] !== f[2] ? "not the " + f[2] + " bytes the index says" : "not a leaf of " + f[3] + " articles of this format") + DAMAGED_LEAF);
+        }
+        o = i - f[1];
+        last = Math.min(pl.e - f[1], f[3] - 1);
+        p = lineOf(t, o, f[3]);
+        while (o <= last) {
+            e = t.indexOf("]}", p) + 2;
+            r = JSON.parse(cut(t, p, e));
+            j = Math.min(last, r.first + r.ends.length - 1);
+            start = o == r.first ? 1 : r.ends[o - r.first - 1] + 1;
+            end = r.ends[j - r.first];
+            if (o < r.first || !(end > start) || !chunkPath(r.path) || !(r.size > end)) {
+                throw new Error(f[0] + ": line " + JSON.stringify(cut(t, p, e)) + DAMAGED_LEAF);
+            }
+            ps.push([r.path, start, end, r.size]);
+            n += end - start + (ps.length > 1 ? 1 : 0);
+            tag += r.path.slice(-69, -5) + hex8(start) + hex8(end);
+            o = j + 1;
+            p = t.indexOf("\n{", e) + 1;
+            if (p == 0 && o <= last) {
+                throw new Error(f[0] + ": it holds fewer articles than its count" + DAMAGED_LEAF);
+            }
+        }
+        i = f[1] + o;
+    }
+    pl.p = ps;
+    pl.n = n;
+    pl.t = tag;
+    return pl;
 }
 
 // chunkPath reports whether p is a chunk's path as chunk.ChunkPath
 // writes it: articles/chunks/<2 hex>/<64 lowercase hex, the same 2
-// first>.json. An index that names any other file, inside the build's
-// folder or out of it, is not read. CHUNK is made at the first call (njs
-// runs the top level again for every request).
+// first>.json; leafPath whether it is a leaf's (chunk.LeafPath), the
+// same but for .leaf.json. An index that names any other file, inside
+// the build's folder or out of it, is not read. CHUNK is made at the
+// first call (njs runs the top level again for every request).
 var CHUNK = null;
 
 function chunkPath(p) {
@@ -207,9 +266,14 @@ function chunkPath(p) {
     return typeof p == "string" && CHUNK.test(p) && p.slice(16, 18) == p.slice(19, 21);
 }
 
+function leafPath(p) {
+    return typeof p == "string" && p.slice(-10) == ".leaf.json" && chunkPath(p.slice(0, -10) + ".json");
+}
+
 // DAMAGED ends the message of a chunk that is not the one its index
-// names (the adapters log it, and answer 503).
+// names, DAMAGED_LEAF of a leaf (the adapters log it, and answer 503).
 var DAMAGED = ": refused: not the chunk the build wrote (a build died, or the folder was changed after it): 503 for its pages until the next build";
+var DAMAGED_LEAF = ": refused: not the leaf the build wrote (a build died, or the folder was changed after it): 503 for its pages until the next build";
 
 // partOK reports whether bytes b, read from a chunk of size bytes at
 // start-1 to end+1, hold articles from start to end as the chunk's are

@@ -2,7 +2,8 @@
 // Edge Functions): respond answers request, reading a page with
 // getPage(request for the page's path) and adding the listing's headers.
 // In a build of layout: chunks, it puts the page together (assembled)
-// from what store reads: an index whole, a chunk's range.
+// from what store reads: an index's root and leaves whole, a chunk's
+// range.
 async function respond(request, getPage, store) {
     var u = new URL(request.url), h = new Headers();
     var a = answer(request.method, decodePath(u.pathname), u.search.slice(1));
@@ -34,14 +35,15 @@ async function respond(request, getPage, store) {
     return new Response(a.b, {status: a.s, headers: h});
 }
 
-// assembled answers the page of answer a: the collection's index (kept
-// between requests while its Cache-Control allows, then asked again with
-// If-None-Match), then the parts' ranges, read at once. A chunk that is
-// gone (the index was replaced and the previous build's chunks deleted
-// since) makes it read the index again, once; then the page is
-// unavailable. The entity tag is feedgen serve's.
+// assembled answers the page of answer a: the collection's index, its
+// root (kept between requests while its Cache-Control allows, then asked
+// again with If-None-Match) and the leaves the page's articles are in
+// (at once; kept, as they never change), then the parts' ranges, read at
+// once. A leaf or chunk that is gone (the root was replaced and the
+// previous build's files deleted since) makes it read the root again,
+// once; then the page is unavailable. The entity tag is feedgen serve's.
 async function assembled(request, a, h, store) {
-    var pl = null, body = null, t;
+    var pl = null, body = null, t, ls;
     try {
         for (var attempt = 0; attempt < 2 && body == null; attempt++) {
             t = await readIndex(store, indexPath(a), attempt > 0);
@@ -49,10 +51,22 @@ async function assembled(request, a, h, store) {
                 break;
             }
             pl = plan(a, t);
-            if (pl == null) {
+            if (pl.b != null) {
+                body = new TextEncoder().encode(pl.b);
                 break;
             }
-            body = pl.b != null ? new TextEncoder().encode(pl.b) : await readParts(store, pl);
+            ls = await Promise.all(pl.f.map(function (f) {
+                return readLeaf(store, f[0]);
+            }));
+            if (ls.indexOf(null) >= 0) {
+                continue;
+            }
+            parts(pl, ls.map(function (l) {
+                return l.t;
+            }), ls.map(function (l) {
+                return l.z;
+            }));
+            body = await readParts(store, pl);
         }
     } catch (e) {
         // A store that failed, or an index that cannot be read as one:
@@ -83,13 +97,34 @@ async function assembled(request, a, h, store) {
     return new Response(request.method == "HEAD" ? null : body, {status: 200, headers: h});
 }
 
-// kept holds the indexes read, by path: {t: text, e: entity tag, x: the
-// time until which it is used without asking (ms)}, keptBytes their size.
-// Past KEPT_MAX bytes, all are forgotten.
+// kept holds the roots and leaves read, by path: {t: text, e: entity
+// tag, x: the time until which it is used without asking (ms), z: a
+// leaf's size}; keptBytes their size. Past KEPT_MAX bytes, all are
+// forgotten.
 var kept = new Map(), keptBytes = 0, KEPT_MAX = 32 << 20;
 
-// readIndex returns the text of the index at path, null when there is
-// none; fresh asks the store even if the index kept is still fresh.
+// keep keeps k, read at path, in place of what was kept there.
+function keep(path, k) {
+    forget(path);
+    if (keptBytes + k.t.length > KEPT_MAX) {
+        kept.clear();
+        keptBytes = 0;
+    }
+    kept.set(path, k);
+    keptBytes += k.t.length;
+}
+
+// forget forgets what is kept of path.
+function forget(path) {
+    var k = kept.get(path);
+    if (k != null) {
+        kept.delete(path);
+        keptBytes -= k.t.length;
+    }
+}
+
+// readIndex returns the text of the root at path, null when there is
+// none; fresh asks the store even if the root kept is still fresh.
 async function readIndex(store, path, fresh) {
     var k = kept.get(path), now = Date.now();
     if (k != null && !fresh && now < k.x) {
@@ -101,29 +136,47 @@ async function readIndex(store, path, fresh) {
         return k.t;
     }
     if (o.s == 404) {
-        if (k != null) {
-            kept.delete(path);
-            keptBytes -= k.t.length;
-        }
+        forget(path);
         return null;
     }
     if (o.s != 200) {
         throw new Error("reading " + path + ": status " + o.s);
     }
     var t = new TextDecoder().decode(o.b);
-    if (k != null) {
-        kept.delete(path);
-        keptBytes -= k.t.length;
-    }
+    forget(path);
     if (o.e != null) {
-        if (keptBytes + t.length > KEPT_MAX) {
-            kept.clear();
-            keptBytes = 0;
-        }
-        kept.set(path, {t: t, e: o.e, x: now + o.m * 1000});
-        keptBytes += t.length;
+        keep(path, {t: t, e: o.e, x: now + o.m * 1000});
     }
     return t;
+}
+
+// readLeaf returns the leaf at path (a leaf's path: plan checked it), {t:
+// its text, z: its size in bytes}; null when there is none. A leaf is
+// named by the SHA-256 of its bytes and never changes: one whose bytes
+// are those it is named by is kept, and not asked for again; any other
+// is refused (it throws).
+async function readLeaf(store, path) {
+    var k = kept.get(path);
+    if (k != null) {
+        return k;
+    }
+    var o = await store(path, null, null);
+    if (o.s == 404) {
+        return null;
+    }
+    if (o.s != 200) {
+        throw new Error("reading " + path + ": status " + o.s);
+    }
+    var sum = new Uint8Array(await crypto.subtle.digest("SHA-256", o.b)), hex = "";
+    for (var i = 0; i < sum.length; i++) {
+        hex += hex2(sum[i], HEX);
+    }
+    if (hex.toLowerCase() != path.slice(-74, -10)) {
+        throw new Error(path + ": its bytes are not those it is named by (their SHA-256)" + DAMAGED_LEAF);
+    }
+    k = {t: new TextDecoder().decode(o.b), z: o.b.length};
+    keep(path, k);
+    return k;
 }
 
 // readParts returns the body of plan pl: its head, each part's range

@@ -48,12 +48,13 @@ function requestURI(r) {
 }
 
 // assemblePage answers the page of answer a from the build in the
-// server's root: its collection's index, of which it reads the windows
-// plan needs (njs keeps nothing between requests: plan bisects the index
-// and parses only the lines the page needs), then each part's bytes read
-// at their offset into the body. A chunk that is
-// gone (a build replaced the folder's since the index was read) makes it
-// read the index again, once; then the page is unavailable.
+// server's root: its collection's index, the root and then the leaves
+// the page's articles are in (njs keeps nothing between requests: plan
+// bisects the root, parts each leaf, and both parse only the lines the
+// page needs), then each part's bytes read at their offset into the
+// body. A leaf or chunk that is gone (a build replaced the folder's
+// since the root was read) makes it read the root again, once; then the
+// page is unavailable.
 function assemblePage(r, a) {
     var fs = require("fs"), root = r.variables.document_root + "/", pl = null, body = null;
     try {
@@ -62,7 +63,7 @@ function assemblePage(r, a) {
             if (pl == null) {
                 break;
             }
-            body = pl.b != null ? Buffer.from(pl.b) : readParts(fs, root, pl);
+            body = pl.b != null ? Buffer.from(pl.b) : pl.p != null ? readParts(fs, root, pl) : null;
         }
     } catch (e) {
         // An index or chunk that cannot be read as it should: the build's
@@ -90,21 +91,26 @@ function assemblePage(r, a) {
     r.return(200, body);
 }
 
-// WINDOW is how much of a large index is read at once: about 450
-// articles' lines, so that the first page's lines come with its head.
-// An index of up to WHOLE bytes (about 25,000 articles) is read whole,
-// in one read, and plan calls the Buffer's own methods: that costs less
-// in njs than windows, whose methods are JavaScript.
+// WINDOW is how much of a large root or leaf is read at once: about
+// 450 articles' lines of a leaf, so that the first page's lines come
+// with its head. One of up to WHOLE bytes is read whole, in one read, and
+// plan calls the Buffer's own methods: that costs less in njs than
+// windows, whose methods are JavaScript. A root is about 30 kB at a
+// million articles (a line a leaf of about 4,000), a leaf about 40 kB:
+// read whole; a root over 256 kB (some 8 million articles) or a leaf of
+// many more chunks than most is read by windows, so that what a page
+// costs does not grow with the collection.
 var WINDOW = 4096, WHOLE = 256 << 10;
 
-// openIndex returns the index at path as plan reads it: its bytes (a
-// Buffer), or for a large one an object with what plan calls (indexOf,
-// lastIndexOf, length, toString of a range) that reads windows of the
-// file at their offsets: a page needs the index's head and the lines
-// plan bisects to, not the whole index (a line per 32 articles). Null
-// when there is none.
-function openIndex(fs, path) {
-    var fd;
+// openIndex returns the root or leaf at path as plan and parts read it:
+// its bytes (a Buffer), or for a large one an object with what they call
+// (indexOf, lastIndexOf, length, toString of a range) that reads windows
+// of the file at their offsets: a page needs the head and the lines
+// bisected to, not the whole file. Null when there is none. expect is
+// the size a leaf's root says it has (undefined for a root): one of up
+// to WHOLE bytes is read with no fstat.
+function openIndex(fs, path, expect) {
+    var fd, t = null, size, b, n;
     try {
         fd = openRegular(fs, path);
     } catch (e) {
@@ -113,18 +119,41 @@ function openIndex(fs, path) {
         }
         throw e;
     }
-    var t = null;
     try {
-        var size = fs.fstatSync(fd).size;
-        t = {fs: fs, fd: fd, path: path, length: size, at: 0, buf: null,
-            mem: Buffer.allocUnsafe(size <= WHOLE ? size : WINDOW), indexOf: windowIndexOf, lastIndexOf: windowLastIndexOf, toString: windowString};
-        loadWindow(t, 0, size <= WHOLE ? size : WINDOW);
+        if (expect <= WHOLE) {
+            // A leaf, whose size its root says: a byte more is read, so
+            // that a file of another size is read shorter or longer than
+            // that (parts refuses it).
+            b = Buffer.allocUnsafe(expect + 1);
+            n = fs.readSync(fd, b, 0, expect + 1, 0);
+            return b.slice(0, n);
+        }
+        size = fs.fstatSync(fd).size;
+        if (size <= WHOLE) {
+            b = Buffer.allocUnsafe(size);
+            if (fs.readSync(fd, b, 0, size, 0) != size) {
+                throw new Error(path + ": shorter than it was");
+            }
+            return b;
+        }
+        b = {fs: fs, fd: fd, path: path, length: size, at: 0, buf: null,
+            mem: Buffer.allocUnsafe(WINDOW), indexOf: windowIndexOf, lastIndexOf: windowLastIndexOf, toString: windowString};
+        loadWindow(b, 0, WINDOW);
+        t = b;
     } finally {
-        if (t == null || t.buf == null || t.length <= WHOLE) {
+        if (t == null) {
             fs.closeSync(fd);
         }
     }
-    return t.length <= WHOLE ? t.buf : t;
+    return t;
+}
+
+// closeIndex closes what openIndex opened: a file read by windows.
+function closeIndex(fs, t) {
+    if (t != null && t.fd != null && t.length > WHOLE) {
+        fs.closeSync(t.fd);
+        t.fd = null;
+    }
 }
 
 // loadWindow reads n bytes of index t (fewer at its end) from pos.
@@ -189,18 +218,40 @@ function windowString(enc, s, e) {
 }
 
 // planFrom returns the plan of answer a from its collection's index in
-// the build at root; null when it cannot be read as an index, or the main
-// listing has none.
+// the build at root: its root, then the leaves plan names, read whole
+// (or by windows: openIndex) and each checked by parts. Null when the
+// main listing has no index; the plan without parts (p) when a leaf is
+// gone (a build replaced the folder's since the root was read); it
+// throws for an index it cannot read as one. A leaf may be a symbolic
+// link, as the root may (refusing one would cost an lstat a folder and
+// file): it only names chunks, each refused when it is a link, of
+// another size, or cut elsewhere than between articles (readParts).
 function planFrom(fs, root, a) {
-    var t = openIndex(fs, root + indexPath(a));
+    var t = openIndex(fs, root + indexPath(a)), pl, ts = [], zs = [], i;
     if (t == null && a.q.p.length == 0) {
         return null;
     }
     try {
-        return plan(a, t);
+        pl = plan(a, t);
     } finally {
-        if (t != null && t.fd != null && t.length > WHOLE) {
-            fs.closeSync(t.fd);
+        closeIndex(fs, t);
+    }
+    if (pl.b != null) {
+        return pl;
+    }
+    try {
+        for (i = 0; i < pl.f.length; i++) {
+            t = openIndex(fs, root + pl.f[i][0], pl.f[i][2]);
+            if (t == null) {
+                return pl;
+            }
+            ts.push(t);
+            zs.push(t.length);
+        }
+        return parts(pl, ts, zs);
+    } finally {
+        for (i = 0; i < ts.length; i++) {
+            closeIndex(fs, ts[i]);
         }
     }
 }
@@ -281,10 +332,10 @@ function chunkStat(fs, root, p, dirs) {
 // openRegular opens the file at path for reading, refusing one that is
 // not a regular file (thrown: the page is unavailable), as feedgen serve
 // does. njs opens files blocking, in the worker that serves every other
-// request, and cannot ask for O_NONBLOCK: a named pipe put in place of an
-// index or a chunk would hold the worker until a writer came. The type is
-// read just before the open: a pipe put there between the two is not
-// seen.
+// request, and cannot ask for O_NONBLOCK: a named pipe put in place of a
+// root or leaf would hold the worker until a writer came (a chunk is
+// refused by chunkStat). The type is read just before the open: a pipe
+// put there between the two is not seen.
 function openRegular(fs, path) {
     if (!fs.statSync(path).isFile()) {
         throw new Error(path + " is not a regular file: remove it and run feedgen build");
