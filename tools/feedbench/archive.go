@@ -24,6 +24,7 @@ import (
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/pool"
+	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/feedgen/feedgen/internal/summary"
 )
 
@@ -486,7 +487,8 @@ func lines(s string) []string {
 // (names that start with a dot aside: the build's state, the lock, the
 // server's own): every file of the output is there at its size, and
 // manifest.json with its bytes. It returns how many files the bucket has
-// besides, which must be chunks or leaves (kept for the manifest before).
+// besides, which must be chunks or leaves (kept for the manifest before),
+// publish's record of them aside.
 func checkBucket(public, bucket string) (extra int, err error) {
 	sizes := func(root string) (map[string]int64, error) {
 		files := map[string]int64{}
@@ -530,8 +532,8 @@ func checkBucket(public, bucket string) (extra int, err error) {
 		}
 	}
 	for p := range got {
-		if _, ok := want[p]; ok {
-			continue
+		if _, ok := want[p]; ok || p == publish.KeptName {
+			continue // publish's record of what the bucket keeps is its own
 		}
 		if k := fileKind(p); k != kindChunk && k != kindLeaf {
 			return 0, fmt.Errorf("%s is not in the build", p)

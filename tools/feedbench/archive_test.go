@@ -20,6 +20,7 @@ import (
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
@@ -164,6 +165,7 @@ func TestCheckBucket(t *testing.T) {
 		err    string
 	}{
 		{"the build", func(map[string]string) {}, 0, ""},
+		{"publish's record", func(m map[string]string) { m[publish.KeptName] = "{}" }, 0, ""},
 		{"a chunk and a leaf kept", func(m map[string]string) { m[old+".json"], m[old+".leaf.json"] = "[old]", "old leaf" }, 2, ""},
 		{"a file missing", func(m map[string]string) { delete(m, "articles/tag/go/chunks.json") }, 0, "articles/tag/go/chunks.json is missing"},
 		{"another size", func(m map[string]string) { m["articles/chunks.json"] = "index!" }, 0, "articles/chunks.json has 6 bytes, the build's 5"},
