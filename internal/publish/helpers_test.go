@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -362,14 +363,24 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], listing.ContentType, cc, sum)
 		}
 	}
+	// Eight at a time: each check is two requests, and the servers
+	// answer several at once.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
 	for _, f := range m.Files {
 		want[f.Path] = true
-		local, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(f.Path)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		check(f.Path, local, f.SHA256)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			local, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(f.Path)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			check(f.Path, local, f.SHA256)
+		})
 	}
+	wg.Wait()
 	local, err := os.ReadFile(filepath.Join(out, manifest.Name))
 	if err != nil {
 		t.Fatal(err)

@@ -360,6 +360,8 @@ type publisher struct {
 	// found, nil before it.
 	loc    *folder.Locator
 	walked *folderWalk
+	// gcs is set for a bucket of gocloud.dev's gcsblob (see uploadBuffer).
+	gcs bool
 }
 
 // step calls Options.step.
@@ -402,7 +404,7 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 		opt.ConnectTimeout = 0 // a disk has no first byte to wait for
 	}
 	start := opt.Clock()
-	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &retry.Notices{W: opt.Notices, Clock: opt.Clock}}
+	p := &publisher{bucket: bucket, output: output, opt: opt, notices: &retry.Notices{W: opt.Notices, Clock: opt.Clock}, gcs: isGCS(bucket)}
 	p.res.DryRun = opt.DryRun
 	defer func() { p.res.Duration = opt.Clock().Sub(start) }()
 	if p.local, err = readLocal(ctx, output); err != nil {
@@ -850,6 +852,7 @@ func (p *publisher) writerOptions(key string, data []byte, meta map[string]strin
 		CacheControl: p.cacheControl(key),
 		Metadata:     meta,
 		ContentMD5:   sum[:],
+		BufferSize:   uploadBuffer(p.gcs, len(data)),
 	}
 }
 

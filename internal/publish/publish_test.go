@@ -54,6 +54,9 @@ func TestPublish(t *testing.T) {
 		s := newSite(t, smallOpt)
 		url, store := newBucket(t)
 		b := open(t, url)
+		if got, want := isGCS(b), strings.HasPrefix(url, "gs://"); got != want {
+			t.Errorf("isGCS(%s) = %v, want %v", url, got, want)
+		}
 		// Objects of the bucket that are not the feed's: publish must
 		// leave them as they are.
 		foreign := map[string]string{
