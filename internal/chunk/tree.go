@@ -318,15 +318,20 @@ func (sc *leafScanner) lit(s string) bool {
 	return true
 }
 
+// maxDigits is how many decimal digits an int always holds: 18 (9 where
+// an int is 32 bits).
+const maxDigits = (strconv.IntSize - 1) * 3 / 10
+
 // int reads a number as strconv.AppendInt writes a non-negative one: no
-// sign, no leading zero, at most 18 digits (no overflow).
+// sign, no leading zero, at most maxDigits digits (no overflow; a larger
+// number is left to encoding/json, which says it overflows).
 func (sc *leafScanner) int(v *int) bool {
 	d := sc.data[sc.at:]
 	n := 0
-	for n < len(d) && n < 19 && '0' <= d[n] && d[n] <= '9' {
+	for n < len(d) && n <= maxDigits && '0' <= d[n] && d[n] <= '9' {
 		n++
 	}
-	if n == 0 || n > 18 || n > 1 && d[0] == '0' {
+	if n == 0 || n > maxDigits || n > 1 && d[0] == '0' {
 		return false
 	}
 	x := 0
@@ -339,8 +344,9 @@ func (sc *leafScanner) int(v *int) bool {
 }
 
 // str reads the rest of a string after its opening quote, and the
-// closing one: printable ASCII with nothing to escape, as a path of a
-// build is.
+// closing one: printable ASCII with no backslash, as a path of a build
+// is. It leaves to encoding/json, to be safe, the characters
+// listing.AppendString may write escaped (<, >, &), which no path has.
 func (sc *leafScanner) str(v *string) bool {
 	d := sc.data[sc.at:]
 	for n, c := range d {
