@@ -212,17 +212,41 @@ func ParseLeaf(data []byte) (*Leaf, error) {
 	if err := checkFormat("chunk index leaf", data); err != nil {
 		return nil, err
 	}
-	var raw struct {
-		Format int `json:"format"`
-		Count  int `json:"count"`
-		Chunks []struct {
-			First *int `json:"first"`
-			Ref
-		} `json:"chunks"`
+	raw, ok := scanLeaf(data)
+	if !ok {
+		// Not byte for byte what AppendLeaf writes: encoding/json reads
+		// it, and says what is wrong with it.
+		var err error
+		if raw, err = decodeLeaf(data); err != nil {
+			return nil, err
+		}
 	}
+	return raw.check()
+}
+
+// rawLeaf is a leaf as read, before it is checked.
+type rawLeaf struct {
+	Format int          `json:"format"`
+	Count  int          `json:"count"`
+	Chunks []rawLeafRef `json:"chunks"`
+}
+
+type rawLeafRef struct {
+	First *int `json:"first"`
+	Ref
+}
+
+// decodeLeaf reads a leaf with encoding/json, strictly.
+func decodeLeaf(data []byte) (rawLeaf, error) {
+	var raw rawLeaf
 	if err := strictDecode(data, &raw); err != nil {
-		return nil, fmt.Errorf("reading chunk index leaf: %w", err)
+		return rawLeaf{}, fmt.Errorf("reading chunk index leaf: %w", err)
 	}
+	return raw, nil
+}
+
+// check makes the leaf read, checking it (see ParseLeaf).
+func (raw *rawLeaf) check() (*Leaf, error) {
 	l := &Leaf{Count: raw.Count, Chunks: make([]Ref, len(raw.Chunks))}
 	n := 0
 	for i, rr := range raw.Chunks {
@@ -240,6 +264,102 @@ func ParseLeaf(data []byte) (*Leaf, error) {
 		return nil, fmt.Errorf("chunk index leaf: count %d, but its chunks hold %d articles", l.Count, n)
 	}
 	return l, nil
+}
+
+// scanLeaf reads a leaf written as AppendLeaf writes one, and nothing
+// else (false): every leaf of a build, read by every build and publish,
+// 70 MB of them at 1,000,000 articles, where encoding/json took seconds.
+// What it reads is what decodeLeaf reads from the same bytes
+// (FuzzScanLeaf).
+func scanLeaf(data []byte) (rawLeaf, bool) {
+	sc := leafScanner{data: data}
+	var raw rawLeaf
+	if !sc.lit(`{"format":`) || !sc.int(&raw.Format) || !sc.lit(`,"count":`) || !sc.int(&raw.Count) || !sc.lit(`,"chunks":[`) {
+		return rawLeaf{}, false
+	}
+	// Ends are the most of a leaf: they share one array.
+	ends := make([]int, 0, len(data)/6)
+	for i := 0; !sc.lit("]}\n"); i++ {
+		if i > 0 && !sc.lit(",") {
+			return rawLeaf{}, false
+		}
+		first := new(int)
+		var r rawLeafRef
+		if !sc.lit("\n"+`{"first":`) || !sc.int(first) || !sc.lit(`,"path":"`) || !sc.str(&r.Path) ||
+			!sc.lit(`,"size":`) || !sc.int(&r.Size) || !sc.lit(`,"ends":[`) {
+			return rawLeaf{}, false
+		}
+		at := len(ends)
+		for j := 0; !sc.lit("]}"); j++ {
+			var e int
+			if j > 0 && !sc.lit(",") || !sc.int(&e) {
+				return rawLeaf{}, false
+			}
+			ends = append(ends, e)
+		}
+		r.First, r.Ends = first, ends[at:len(ends):len(ends)]
+		raw.Chunks = append(raw.Chunks, r)
+	}
+	return raw, sc.at == len(data)
+}
+
+// leafScanner reads the bytes AppendLeaf writes, in order.
+type leafScanner struct {
+	data []byte
+	at   int
+}
+
+// lit reads s, if it is next.
+func (sc *leafScanner) lit(s string) bool {
+	if !bytes.HasPrefix(sc.data[sc.at:], []byte(s)) {
+		return false
+	}
+	sc.at += len(s)
+	return true
+}
+
+// maxDigits is how many decimal digits an int always holds: 18 (9 where
+// an int is 32 bits).
+const maxDigits = (strconv.IntSize - 1) * 3 / 10
+
+// int reads a number as strconv.AppendInt writes a non-negative one: no
+// sign, no leading zero, at most maxDigits digits (no overflow; a larger
+// number is left to encoding/json, which says it overflows).
+func (sc *leafScanner) int(v *int) bool {
+	d := sc.data[sc.at:]
+	n := 0
+	for n < len(d) && n <= maxDigits && '0' <= d[n] && d[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > maxDigits || n > 1 && d[0] == '0' {
+		return false
+	}
+	x := 0
+	for _, c := range d[:n] {
+		x = x*10 + int(c-'0')
+	}
+	*v = x
+	sc.at += n
+	return true
+}
+
+// str reads the rest of a string after its opening quote, and the
+// closing one: printable ASCII with no backslash, as a path of a build
+// is. It leaves to encoding/json, to be safe, the characters
+// listing.AppendString may write escaped (<, >, &), which no path has.
+func (sc *leafScanner) str(v *string) bool {
+	d := sc.data[sc.at:]
+	for n, c := range d {
+		switch {
+		case c == '"':
+			*v = string(d[:n])
+			sc.at += n + 1
+			return true
+		case c < 0x20 || c > 0x7e || c == '\\' || c == '<' || c == '>' || c == '&':
+			return false
+		}
+	}
+	return false
 }
 
 // checkRef checks that r names a chunk, and that its ends ascend with

@@ -308,3 +308,67 @@ func FuzzParseLeaf(f *testing.F) {
 		}
 	})
 }
+
+// TestScanLeaf: the leaves AppendLeaf writes are read by scanLeaf, not
+// by encoding/json (the fast path is the one taken), and what it reads
+// is what encoding/json reads; a leaf written otherwise (spaces, an
+// escaped path) is left to encoding/json, which reads it.
+func TestScanLeaf(t *testing.T) {
+	ix, _ := index()
+	for n := 1; n <= len(ix.Chunks); n++ {
+		count := 0
+		for _, c := range ix.Chunks[:n] {
+			count += len(c.Ends)
+		}
+		data := AppendLeaf(nil, &Leaf{Count: count, Chunks: ix.Chunks[:n]})
+		raw, ok := scanLeaf(data)
+		if !ok {
+			t.Fatalf("scanLeaf refused what AppendLeaf wrote:\n%s", data)
+		}
+		sameAsDecoded(t, data, raw)
+	}
+	good := string(AppendLeaf(nil, &Leaf{Count: 3, Chunks: ix.Chunks}))
+	for _, other := range []string{
+		strings.Replace(good, `"count":3`, `"count": 3`, 1),
+		strings.Replace(good, "articles/chunks/", `articles\/chunks/`, 1),
+		strings.Replace(good, `"size":`, `"size":0`, 1),
+		strings.TrimSuffix(good, "\n"),
+	} {
+		if _, ok := scanLeaf([]byte(other)); ok {
+			t.Errorf("scanLeaf read what AppendLeaf does not write:\n%s", other)
+		}
+	}
+	if _, err := ParseLeaf([]byte(strings.Replace(good, "articles/chunks/", `articles\/chunks/`, 1))); err != nil {
+		t.Errorf("an escaped path, read by encoding/json: %v", err)
+	}
+}
+
+// sameAsDecoded fails unless decodeLeaf reads data as raw.
+func sameAsDecoded(t *testing.T, data []byte, raw rawLeaf) {
+	t.Helper()
+	want, err := decodeLeaf(data)
+	if err != nil {
+		t.Fatalf("scanLeaf read what encoding/json refuses (%v):\n%q", err, data)
+	}
+	if len(want.Chunks) == 0 {
+		want.Chunks = nil
+	}
+	if len(raw.Chunks) == 0 {
+		raw.Chunks = nil
+	}
+	if !reflect.DeepEqual(raw, want) {
+		t.Fatalf("scanLeaf read %+v, encoding/json %+v:\n%q", raw, want, data)
+	}
+}
+
+// FuzzScanLeaf: whatever scanLeaf reads, encoding/json reads the same.
+func FuzzScanLeaf(f *testing.F) {
+	ix, _ := index()
+	f.Add(AppendLeaf(nil, &Leaf{Count: 3, Chunks: ix.Chunks}))
+	f.Add([]byte(`{"format":3,"count":1,"chunks":[` + "\n" + `{"first":0,"path":"a","size":4,"ends":[3]}]}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if raw, ok := scanLeaf(data); ok {
+			sameAsDecoded(t, data, raw)
+		}
+	})
+}

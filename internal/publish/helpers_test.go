@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -365,8 +366,11 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 	}
 	// Eight at a time: each check is two requests, and the servers
 	// answer several at once.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
+	var (
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, 8)
+		readErr atomic.Pointer[error]
+	)
 	for _, f := range m.Files {
 		want[f.Path] = true
 		sem <- struct{}{}
@@ -374,13 +378,16 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 			defer func() { <-sem }()
 			local, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(f.Path)))
 			if err != nil {
-				t.Error(err)
+				readErr.CompareAndSwap(nil, &err) // the first: said once
 				return
 			}
 			check(f.Path, local, f.SHA256)
 		})
 	}
 	wg.Wait()
+	if err := readErr.Load(); err != nil {
+		t.Fatal(*err)
+	}
 	local, err := os.ReadFile(filepath.Join(out, manifest.Name))
 	if err != nil {
 		t.Fatal(err)

@@ -63,8 +63,8 @@ func Run(ctx context.Context, opt Options) error {
 		finishLoading = stopAnswering()
 	}
 	defer func() {
-		// The 503s of the loading phase have had all the time Run
-		// served; what is left of them has loadingStopTimeout more.
+		// Run has served meanwhile: the 503s of the loading phase
+		// still unanswered get loadingStopTimeout more.
 		ctx, cancel := context.WithTimeout(context.Background(), loadingStopTimeout)
 		defer cancel()
 		finishLoading(ctx)

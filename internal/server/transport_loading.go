@@ -43,7 +43,7 @@ const loadingStopTimeout = 500 * time.Millisecond
 // client whose connection was accepted must get an answer, not a closed
 // connection, even on a machine so loaded that the answer takes a second.
 // finish waits for those answers, or closes what is left of them once ctx
-// is done. ln must be a TCP listener; for another, no request is answered
+// is done, not waiting for them. ln must be a TCP listener; for another, no request is answered
 // meanwhile (they wait in the listener's queue).
 func answerWhileLoading(ln net.Listener, logw io.Writer, opt Options) (stop func() (finish func(context.Context))) {
 	tl, ok := ln.(*net.TCPListener)
@@ -114,9 +114,10 @@ func answerWhileLoading(ln net.Listener, logw io.Writer, opt Options) (stop func
 			select {
 			case <-answered:
 			case <-ctx.Done():
+				// Closed, and left behind: a request stuck (writing
+				// the log, say) is not waited for, as Serve does.
 			}
 			srv.Close()
-			<-answered
 		}
 	}
 }
