@@ -41,9 +41,10 @@ GOTESTSUM := $(CURDIR)/.cache/gotestsum-$(GOTESTSUM_VERSION)/gotestsum
 # Apache, workerd, netlify-redirector) and the publish tests against real
 # servers (versitygw, fake-gcs-server, Azurite): it installs them first when
 # they are missing, and the tests fail rather than skip when one is not
-# found. About 4 minutes on 2 cores once they are installed.
+# found. About 9 minutes on 2 cores once they are installed (the target
+# is 6).
 test: runtimes $(VERSITYGW) $(FAKE_GCS) $(GOTESTSUM)
-	@echo "go test -race ./...: a line per package as it finishes (about 4 minutes on 2 cores; the first run compiles for a few more)"
+	@echo "go test -race ./...: a line per package as it finishes (about 9 minutes on 2 cores; the first run compiles for a few more)"
 	FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" \
 		$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(CURDIR)/.cache/test.json \
 		--raw-command -- $(GO) test -json -race -timeout 15m ./...
