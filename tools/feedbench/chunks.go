@@ -680,8 +680,8 @@ func manifestMismatch(files map[string]fileState, m *buildManifest) []string {
 		}
 	}
 	for p := range files {
-		if !listed[p] && p != "manifest.json" {
-			bad = append(bad, p)
+		if !listed[p] && p != "manifest.json" && !strings.HasPrefix(p, ".") {
+			bad = append(bad, p) // the build's state (.feedgen-*) is never listed
 		}
 	}
 	slices.Sort(bad)

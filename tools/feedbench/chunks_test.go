@@ -117,10 +117,12 @@ func TestManifestMismatch(t *testing.T) {
 		{Path: "articles/c.json", Size: 30},
 	}}
 	files := map[string]fileState{
-		"manifest.json":   {size: 5},
-		"articles/a.json": {size: 10},
-		"articles/b.json": {size: 21},
-		"articles/d.json": {size: 40},
+		"manifest.json":         {size: 5},
+		".feedgen-sources":      {size: 7},
+		".feedgen-chunk-inputs": {size: 8},
+		"articles/a.json":       {size: 10},
+		"articles/b.json":       {size: 21},
+		"articles/d.json":       {size: 40},
 	}
 	want := []string{"articles/b.json", "articles/c.json", "articles/d.json"}
 	if got := manifestMismatch(files, m); !reflect.DeepEqual(got, want) {
