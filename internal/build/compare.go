@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/content"
-	"github.com/feedgen/feedgen/internal/diag"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 )
@@ -42,8 +40,9 @@ func (b Changes) Any() bool {
 // as a build that finds nothing changed: it reads and hashes the config,
 // and every article file whose stamp is not the one the cache of sources
 // in the site's output folder records (see sourcesName; read, never
-// written: an unchanged site costs a stat per file), and parses none (a
-// content folder with files in the wrong place is parsed, to say which).
+// written: an unchanged site costs a stat per file, made on all cores),
+// and parses none, in memory that does not grow with the site
+// (content.Loader.Digest).
 // What m does not record (a manifest older than ContentSHA256, or of a
 // build with warnings, which records no Source) is not compared.
 func Compare(ctx context.Context, configPath string, m *manifest.Manifest, now time.Time) (Changes, error) {
@@ -79,24 +78,14 @@ func CompareIn(ctx context.Context, configPath, dir string, m *manifest.Manifest
 		defer f.Close()
 		cache, _ = content.ReadCache(f) // its digests, whatever its key
 	}
-	var digest [sha256.Size]byte
-	site, err := content.NewLoader(cfg).Load(ctx, content.DirFS(cfg.ContentDir), content.Options{
-		Root: cfg.ContentDir, Now: now, Future: true, Drafts: true, Cache: cache,
-		Unchanged: func(p content.Probe) bool {
-			digest = p.Digest
-			return true // parse nothing
-		},
-	})
-	var list diag.List
+	sum, ok, err := content.NewLoader(cfg).Digest(ctx, content.DirFS(cfg.ContentDir), cfg.ContentDir, cache)
 	switch {
-	case errors.As(err, &list):
-		b.Content = true // a build now fails
 	case err != nil:
 		return b, fmt.Errorf("reading content: %w", err)
-	case !site.Unchanged:
-		b.Content = true // parsed: files in the wrong place, which a build refuses
+	case !ok:
+		b.Content = true // a build now fails: files in the wrong place, or unreadable
 	default:
-		b.Content = m.ContentSHA256 != hex.EncodeToString(digest[:])
+		b.Content = m.ContentSHA256 != hex.EncodeToString(sum[:])
 	}
 	return b, nil
 }

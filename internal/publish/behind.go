@@ -45,18 +45,51 @@ type Behind struct {
 // Strict, that is an error. A build whose manifest cannot be read is
 // not compared: Publish says what is wrong with it.
 func (b Behind) Check(ctx context.Context, output fs.FS) error {
-	data, err := fs.ReadFile(output, manifest.Name)
-	if err != nil {
-		return nil
+	wait, _ := b.Start(ctx, output)
+	return wait()
+}
+
+// Start makes the comparison of Check in the background (a stat of
+// every article file, seconds at a million). wait waits for it, then
+// says or returns what Check would; stop, for a caller that does not
+// wait, ends it, saying nothing. Call one of them.
+func (b Behind) Start(ctx context.Context, output fs.FS) (wait func() error, stop func()) {
+	type result struct {
+		m   *manifest.Manifest
+		ch  Changes
+		err error
 	}
-	m, err := manifest.Parse(data)
-	if err != nil {
-		return nil
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		data, err := fs.ReadFile(output, manifest.Name)
+		if err == nil {
+			r.m, err = manifest.Parse(data)
+		}
+		if err == nil {
+			r.ch, r.err = b.Compare(ctx, r.m)
+		}
+		done <- r
+	}()
+	wait = func() error {
+		defer cancel()
+		r := <-done
+		if r.m == nil || r.err != nil || !r.ch.Any() {
+			return r.err
+		}
+		return b.say(r.m, r.ch)
 	}
-	ch, err := b.Compare(ctx, m)
-	if err != nil || !ch.Any() {
-		return err
+	stop = func() {
+		cancel()
+		<-done
 	}
+	return wait, stop
+}
+
+// say says, or with Strict returns, that the build of m is older than
+// its site by ch.
+func (b Behind) say(m *manifest.Manifest, ch Changes) error {
 	var what []string
 	if ch.Content {
 		what = append(what, relTo(b.WorkDir, b.ContentDir)+"/")

@@ -191,6 +191,11 @@ type Options struct {
 	Progress func(done, total int)
 	// Clock is the time, for Result.Duration; time.Now when nil.
 	Clock func() time.Time
+	// Ready, when set, is called once the build is read, before the
+	// bucket is: an error stops the publish there, nothing done (the
+	// caller's comparison of the build with its site, made meanwhile:
+	// Behind.Start).
+	Ready func() error
 }
 
 func (o Options) withDefaults() Options {
@@ -427,6 +432,11 @@ func Publish(ctx context.Context, bucket *blob.Bucket, output fs.FS, opt Options
 	}
 	if err := checkFolderRoot(opt.Folder); err != nil {
 		return &p.res, err
+	}
+	if opt.Ready != nil {
+		if err := opt.Ready(); err != nil {
+			return &p.res, err
+		}
 	}
 	lock := p.lock()
 	if opt.DryRun {

@@ -206,12 +206,22 @@ func (r *run) publish(ctx context.Context) (res *Result, err error) {
 	}
 	defer root.Close()
 	output := outfile.RootFS(root, r.Dir)
-	if r.site != nil {
-		if err := r.behind().Check(ctx, output); err != nil {
-			return nil, err
-		}
-	}
 	po := r.options()
+	if r.site != nil {
+		// Compared while the bucket is opened and the build read; waited
+		// for before the bucket is touched.
+		wait, stop := r.behind().Start(ctx, output)
+		waited := false
+		po.Ready = func() error {
+			waited = true
+			return wait()
+		}
+		defer func() {
+			if !waited {
+				stop()
+			}
+		}()
+	}
 	t, err := Open(ctx, r.URL, r.openOptions(po))
 	var ue *URLError
 	if errors.As(err, &ue) {
