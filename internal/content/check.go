@@ -70,10 +70,10 @@ func (l *Loader) Digest(ctx context.Context, fsys fs.FS, root string, cache *Cac
 		todo <- cur
 		cur = &digestBatch{done: make(chan struct{})}
 	}
-	err = l.list(ctx, fsys, root, &errs, func(e *entry) {
-		f := digestFile{name: e.name}
+	err = l.list(ctx, fsys, root, &errs, func(p string) {
+		f := digestFile{name: p}
 		if cache != nil {
-			f.known, f.hasKnown = cache.find(e.name)
+			f.known, f.hasKnown = cache.find(p)
 		}
 		cur.files = append(cur.files, f)
 		if len(cur.files) == checkBatch {

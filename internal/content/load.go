@@ -240,7 +240,17 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 	}
 	todo := make(chan *entry, 256)
 	wg := l.workers(fsys, todo, !ask, opt, w)
-	err := l.list(ctx, fsys, root, &w.errs, func(e *entry) {
+	prefix := displayPrefix(root)
+	// Entries are made a slab at a time: a site may have a million.
+	var slab []entry
+	err := l.list(ctx, fsys, root, &w.errs, func(p string) {
+		// One string for both names: a site may have a million of them.
+		full := prefix + p
+		if len(slab) == cap(slab) {
+			slab = make([]entry, 0, 1024)
+		}
+		slab = append(slab, entry{name: full[len(prefix):], display: full})
+		e := &slab[len(slab)-1]
 		e.index = len(w.files)
 		w.files = append(w.files, e)
 		if c, ok := l.cache[e.name]; ok && l.Cache {
@@ -602,17 +612,23 @@ func (e *entry) result() parsed {
 	return r
 }
 
-// list walks fsys for article files, in lexical order, and calls found for
-// each. Files in the wrong place and broken links are added to errs.
-func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.List, found func(*entry)) error {
-	// path.Join(root, p), for p clean and relative as the walk gives it.
+// displayPrefix returns what messages put before the path of a file in
+// the content folder root: path.Join(root, p) is displayPrefix(root) + p
+// for p clean and relative as a walk gives it.
+func displayPrefix(root string) string {
 	prefix := path.Clean(root) + "/"
 	if prefix == "./" {
 		prefix = ""
 	}
+	return prefix
+}
+
+// list walks fsys for article files, in lexical order, and calls found
+// with the path of each in fsys. Files in the wrong place and broken
+// links are added to errs.
+func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.List, found func(p string)) error {
+	prefix := displayPrefix(root)
 	display := func(p string) string { return prefix + p }
-	// Entries are made a slab at a time: a site may have a million.
-	var slab []entry
 	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == "." {
@@ -661,13 +677,7 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 			errs.Add(display(p), 0, "article outside a category folder: put it at "+root+"/<section>/<section_slug>/<slug>.md")
 			return nil
 		}
-		// One string for both names: a site may have a million of them.
-		full := display(p)
-		if len(slab) == cap(slab) {
-			slab = make([]entry, 0, 1024)
-		}
-		slab = append(slab, entry{name: full[len(full)-len(p):], display: full})
-		found(&slab[len(slab)-1])
+		found(p)
 		return nil
 	})
 }

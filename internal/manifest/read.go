@@ -200,9 +200,14 @@ func NamedBy(p string, data []byte) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
+		out = make([]File, 0, len(l.Chunks))
 		for _, r := range l.Chunks {
-			sum, _ := chunk.ParseChunkPath(r.Path)
-			out = append(out, File{Path: r.Path, Size: int64(r.Size), SHA256: hex.EncodeToString(sum[:])})
+			h, ok := chunk.ChunkHex(r.Path) // a slice of the path: a leaf names thousands
+			if !ok {
+				sum, _ := chunk.ParseChunkPath(r.Path)
+				h = hex.EncodeToString(sum[:])
+			}
+			out = append(out, File{Path: r.Path, Size: int64(r.Size), SHA256: h})
 		}
 		return out, nil
 	}
