@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io/fs"
 	"math"
 	"path"
@@ -530,44 +528,6 @@ func (k *keptBytes) take(i int) []byte {
 	b := k.data[i]
 	delete(k.data, i)
 	return b
-}
-
-// digest is Site.Digest: SHA-256 of a version line and, for each file in
-// the order walked, its path, its length and the xxhash of its bytes.
-func digest(files []*entry) [sha256.Size]byte {
-	d := newDigester()
-	for _, e := range files {
-		d.add(e.name, e.size, e.sum)
-	}
-	return d.sum()
-}
-
-// A digester computes Site.Digest a file at a time (see digest).
-type digester struct {
-	h hash.Hash
-	b []byte
-}
-
-func newDigester() *digester {
-	d := &digester{h: sha256.New()}
-	d.h.Write([]byte("feedgen content 1\n"))
-	return d
-}
-
-// add adds the next file in the order walked: its path, length and xxhash.
-func (d *digester) add(name string, size int64, sum uint64) {
-	b := append(d.b[:0], name...)
-	b = append(b, 0)
-	b = binary.LittleEndian.AppendUint64(b, uint64(size))
-	b = binary.LittleEndian.AppendUint64(b, sum)
-	d.h.Write(b)
-	d.b = b
-}
-
-func (d *digester) sum() [sha256.Size]byte {
-	var sum [sha256.Size]byte
-	d.h.Sum(sum[:0])
-	return sum
 }
 
 // entry is one article file: where it is, and once read, its stamp, sum

@@ -202,11 +202,9 @@ func NamedBy(p string, data []byte) ([]File, error) {
 		}
 		out = make([]File, 0, len(l.Chunks))
 		for _, r := range l.Chunks {
-			h, ok := chunk.ChunkHex(r.Path) // a slice of the path: a leaf names thousands
-			if !ok {
-				sum, _ := chunk.ParseChunkPath(r.Path)
-				h = hex.EncodeToString(sum[:])
-			}
+			// A slice of the path (ParseLeaf checked it): a leaf names
+			// hundreds of chunks, a build hundreds of thousands.
+			h, _ := chunk.ChunkHex(r.Path)
 			out = append(out, File{Path: r.Path, Size: int64(r.Size), SHA256: h})
 		}
 		return out, nil

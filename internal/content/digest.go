@@ -3,6 +3,8 @@ package content
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
+	"hash"
 	"io/fs"
 	"math"
 	"runtime"
@@ -13,6 +15,44 @@ import (
 
 	"github.com/feedgen/feedgen/internal/diag"
 )
+
+// digest is Site.Digest: SHA-256 of a version line and, for each file in
+// the order walked, its path, its length and the xxhash of its bytes.
+func digest(files []*entry) [sha256.Size]byte {
+	d := newDigester()
+	for _, e := range files {
+		d.add(e.name, e.size, e.sum)
+	}
+	return d.sum()
+}
+
+// A digester computes Site.Digest a file at a time (see digest).
+type digester struct {
+	h hash.Hash
+	b []byte
+}
+
+func newDigester() *digester {
+	d := &digester{h: sha256.New()}
+	d.h.Write([]byte("feedgen content 1\n"))
+	return d
+}
+
+// add adds the next file in the order walked: its path, length and xxhash.
+func (d *digester) add(name string, size int64, sum uint64) {
+	b := append(d.b[:0], name...)
+	b = append(b, 0)
+	b = binary.LittleEndian.AppendUint64(b, uint64(size))
+	b = binary.LittleEndian.AppendUint64(b, sum)
+	d.h.Write(b)
+	d.b = b
+}
+
+func (d *digester) sum() [sha256.Size]byte {
+	var sum [sha256.Size]byte
+	d.h.Sum(sum[:0])
+	return sum
+}
 
 // checkBatch is how many files a worker of Digest takes at a time.
 const checkBatch = 512
