@@ -63,29 +63,41 @@ func ChunkPath(sum [32]byte) string {
 	return string(b)
 }
 
-// ParseChunkPath reads a path as ChunkPath writes it and returns the
-// SHA-256 it names; ok is false for any other path.
-func ParseChunkPath(p string) (sum [32]byte, ok bool) {
+// ChunkHex reads a path as ChunkPath writes it and returns the SHA-256
+// it names in lowercase hex: a slice of p. ok is false for any other
+// path.
+func ChunkHex(p string) (h string, ok bool) {
 	name, found := strings.CutPrefix(p, Dir+"/")
 	if !found || len(name) < 3 || name[2] != '/' || !strings.HasPrefix(name[3:], name[:2]) {
-		return sum, false
+		return "", false
 	}
-	h, found := strings.CutSuffix(name[3:], ".json")
+	h, found = strings.CutSuffix(name[3:], ".json")
 	if !found || len(h) != 64 {
-		return sum, false
+		return "", false
 	}
 	for i := 0; i < len(h); i++ {
 		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return sum, false
+			return "", false
 		}
 	}
-	hex.Decode(sum[:], []byte(h))
+	return h, true
+}
+
+// ParseChunkPath reads a path as ChunkPath writes it and returns the
+// SHA-256 it names; ok is false for any other path.
+func ParseChunkPath(p string) (sum [32]byte, ok bool) {
+	h, ok := ChunkHex(p)
+	if !ok {
+		return sum, false
+	}
+	var b [64]byte
+	hex.Decode(sum[:], b[:copy(b[:], h)])
 	return sum, true
 }
 
 // IsChunk reports whether p is a chunk's path.
 func IsChunk(p string) bool {
-	_, ok := ParseChunkPath(p)
+	_, ok := ChunkHex(p)
 	return ok
 }
 

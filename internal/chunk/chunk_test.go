@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,9 @@ func TestChunkPath(t *testing.T) {
 	if !ok || got != sum {
 		t.Fatalf("ParseChunkPath(%q) = %x, %v", p, got, ok)
 	}
+	if h, ok := ChunkHex(p); !ok || h != hex.EncodeToString(sum[:]) {
+		t.Fatalf("ChunkHex(%q) = %q, %v", p, h, ok)
+	}
 	for _, bad := range []string{
 		"articles/chunks/AA/" + strings.Repeat("A", 64) + ".json", // uppercase
 		"articles/chunks/aa/" + strings.Repeat("a", 63) + ".json",
@@ -31,6 +35,9 @@ func TestChunkPath(t *testing.T) {
 	} {
 		if IsChunk(bad) {
 			t.Errorf("IsChunk(%q) = true", bad)
+		}
+		if _, ok := ParseChunkPath(bad); ok {
+			t.Errorf("ParseChunkPath(%q) ok", bad)
 		}
 	}
 }

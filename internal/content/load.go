@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io/fs"
 	"math"
 	"path"
@@ -240,7 +238,17 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 	}
 	todo := make(chan *entry, 256)
 	wg := l.workers(fsys, todo, !ask, opt, w)
-	err := l.list(ctx, fsys, root, &w.errs, func(e *entry) {
+	prefix := displayPrefix(root)
+	// Entries are made a slab at a time: a site may have a million.
+	var slab []entry
+	err := l.list(ctx, fsys, root, &w.errs, func(p string) {
+		// One string for both names: a site may have a million of them.
+		full := prefix + p
+		if len(slab) == cap(slab) {
+			slab = make([]entry, 0, 1024)
+		}
+		slab = append(slab, entry{name: full[len(prefix):], display: full})
+		e := &slab[len(slab)-1]
 		e.index = len(w.files)
 		w.files = append(w.files, e)
 		if c, ok := l.cache[e.name]; ok && l.Cache {
@@ -522,44 +530,6 @@ func (k *keptBytes) take(i int) []byte {
 	return b
 }
 
-// digest is Site.Digest: SHA-256 of a version line and, for each file in
-// the order walked, its path, its length and the xxhash of its bytes.
-func digest(files []*entry) [sha256.Size]byte {
-	d := newDigester()
-	for _, e := range files {
-		d.add(e.name, e.size, e.sum)
-	}
-	return d.sum()
-}
-
-// A digester computes Site.Digest a file at a time (see digest).
-type digester struct {
-	h hash.Hash
-	b []byte
-}
-
-func newDigester() *digester {
-	d := &digester{h: sha256.New()}
-	d.h.Write([]byte("feedgen content 1\n"))
-	return d
-}
-
-// add adds the next file in the order walked: its path, length and xxhash.
-func (d *digester) add(name string, size int64, sum uint64) {
-	b := append(d.b[:0], name...)
-	b = append(b, 0)
-	b = binary.LittleEndian.AppendUint64(b, uint64(size))
-	b = binary.LittleEndian.AppendUint64(b, sum)
-	d.h.Write(b)
-	d.b = b
-}
-
-func (d *digester) sum() [sha256.Size]byte {
-	var sum [sha256.Size]byte
-	d.h.Sum(sum[:0])
-	return sum
-}
-
 // entry is one article file: where it is, and once read, its stamp, sum
 // and what parsing it gave.
 //
@@ -602,17 +572,23 @@ func (e *entry) result() parsed {
 	return r
 }
 
-// list walks fsys for article files, in lexical order, and calls found for
-// each. Files in the wrong place and broken links are added to errs.
-func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.List, found func(*entry)) error {
-	// path.Join(root, p), for p clean and relative as the walk gives it.
+// displayPrefix returns what messages put before the path of a file in
+// the content folder root: path.Join(root, p) is displayPrefix(root) + p
+// for p clean and relative as a walk gives it.
+func displayPrefix(root string) string {
 	prefix := path.Clean(root) + "/"
 	if prefix == "./" {
 		prefix = ""
 	}
+	return prefix
+}
+
+// list walks fsys for article files, in lexical order, and calls found
+// with the path of each in fsys. Files in the wrong place and broken
+// links are added to errs.
+func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.List, found func(p string)) error {
+	prefix := displayPrefix(root)
 	display := func(p string) string { return prefix + p }
-	// Entries are made a slab at a time: a site may have a million.
-	var slab []entry
 	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == "." {
@@ -661,13 +637,7 @@ func (l *Loader) list(ctx context.Context, fsys fs.FS, root string, errs *diag.L
 			errs.Add(display(p), 0, "article outside a category folder: put it at "+root+"/<section>/<section_slug>/<slug>.md")
 			return nil
 		}
-		// One string for both names: a site may have a million of them.
-		full := display(p)
-		if len(slab) == cap(slab) {
-			slab = make([]entry, 0, 1024)
-		}
-		slab = append(slab, entry{name: full[len(full)-len(p):], display: full})
-		found(&slab[len(slab)-1])
+		found(p)
 		return nil
 	})
 }

@@ -200,9 +200,12 @@ func NamedBy(p string, data []byte) ([]File, error) {
 		if err != nil {
 			return nil, err
 		}
+		out = make([]File, 0, len(l.Chunks))
 		for _, r := range l.Chunks {
-			sum, _ := chunk.ParseChunkPath(r.Path)
-			out = append(out, File{Path: r.Path, Size: int64(r.Size), SHA256: hex.EncodeToString(sum[:])})
+			// A slice of the path (ParseLeaf checked it): a leaf names
+			// hundreds of chunks, a build hundreds of thousands.
+			h, _ := chunk.ChunkHex(r.Path)
+			out = append(out, File{Path: r.Path, Size: int64(r.Size), SHA256: h})
 		}
 		return out, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -39,20 +40,16 @@ type Behind struct {
 	Warn   io.Writer
 }
 
-// Check says, on b.Warn, when the site changed since the build in
-// output was made (content, config, a scheduled article now due):
-// publish uploads the build as it is, and says nothing else of it; with
-// Strict, that is an error. A build whose manifest cannot be read is
-// not compared: Publish says what is wrong with it.
-func (b Behind) Check(ctx context.Context, output fs.FS) error {
-	wait, _ := b.Start(ctx, output)
-	return wait()
-}
-
-// Start makes the comparison of Check in the background (a stat of
-// every article file, seconds at a million). wait waits for it, then
-// says or returns what Check would; stop, for a caller that does not
-// wait, ends it, saying nothing. Call one of them.
+// Start compares, in the background (a stat of every article file:
+// seconds at a million), the build in output with its site. wait waits
+// for that, then says on b.Warn when the site changed since the build
+// was made (content, config, a scheduled article now due): publish
+// uploads the build as it is, and says nothing else of it; with Strict,
+// wait returns that as an error. A build whose manifest cannot be read
+// is not compared: Publish says what is wrong with it. wait may be
+// called more than once, and gives the same answer, said once. stop,
+// for a caller that does not wait, ends the comparison and says
+// nothing. Call one of them.
 func (b Behind) Start(ctx context.Context, output fs.FS) (wait func() error, stop func()) {
 	type result struct {
 		m   *manifest.Manifest
@@ -65,21 +62,22 @@ func (b Behind) Start(ctx context.Context, output fs.FS) (wait func() error, sto
 		var r result
 		data, err := fs.ReadFile(output, manifest.Name)
 		if err == nil {
-			r.m, err = manifest.Parse(data)
+			// The head alone: Publish reads the whole manifest meanwhile.
+			r.m, err = manifest.ParseHead(data)
 		}
 		if err == nil {
 			r.ch, r.err = b.Compare(ctx, r.m)
 		}
 		done <- r
 	}()
-	wait = func() error {
+	wait = sync.OnceValue(func() error {
 		defer cancel()
 		r := <-done
 		if r.m == nil || r.err != nil || !r.ch.Any() {
 			return r.err
 		}
 		return b.say(r.m, r.ch)
-	}
+	})
 	stop = func() {
 		cancel()
 		<-done

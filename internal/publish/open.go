@@ -65,6 +65,12 @@ func Open(ctx context.Context, url string, opt OpenOptions) (*Target, error) {
 	}
 	t := &Target{URL: b, outputDir: opt.OutputDir, say: cmpWriter(opt.Say), quiet: opt.Quiet}
 	if b.Scheme == "file" {
+		if opt.Ready != nil {
+			// Nothing made before the caller says the publish goes on.
+			if err := opt.Ready(); err != nil {
+				return nil, err
+			}
+		}
 		if err := t.prepareFolder(opt); err != nil {
 			t.Close(err)
 			return nil, err

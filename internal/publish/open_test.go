@@ -76,3 +76,32 @@ func TestOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenReady checks that Open makes no bucket folder, and says
+// nothing, before Options.Ready says the publish goes on: a publish
+// --strict of a build older than its site touches nothing.
+func TestOpenReady(t *testing.T) {
+	dir := t.TempDir()
+	no := errors.New("the site changed")
+	for _, dryRun := range []bool{false, true} {
+		bucket := filepath.Join(dir, "srv", "feed")
+		var said strings.Builder
+		opt := OpenOptions{OutputDir: filepath.Join(dir, "public"), Say: &said}
+		opt.DryRun = dryRun
+		opt.Ready = func() error {
+			if _, err := os.Stat(filepath.Join(dir, "srv")); err == nil {
+				t.Errorf("dry run %v: the bucket's folder was made before Ready", dryRun)
+			}
+			return no
+		}
+		if _, err := Open(context.Background(), "file://"+bucket, opt); !errors.Is(err, no) {
+			t.Fatalf("dry run %v: got %v, want Ready's error", dryRun, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "srv")); err == nil {
+			t.Errorf("dry run %v: %s made", dryRun, bucket)
+		}
+		if said.Len() > 0 {
+			t.Errorf("dry run %v: said %q", dryRun, said.String())
+		}
+	}
+}

@@ -191,10 +191,12 @@ type Options struct {
 	Progress func(done, total int)
 	// Clock is the time, for Result.Duration; time.Now when nil.
 	Clock func() time.Time
-	// Ready, when set, is called once the build is read, before the
-	// bucket is: an error stops the publish there, nothing done (the
-	// caller's comparison of the build with its site, made meanwhile:
-	// Behind.Start).
+	// Ready, when set, is called before the bucket is written, read or
+	// locked (by Publish, once it read the build; by Open, before it
+	// makes a bucket's folder, with the Options of OpenOptions): an
+	// error stops there, nothing done. It is the caller's comparison of
+	// the build with its site, made meanwhile (Behind.Start), and may be
+	// called twice.
 	Ready func() error
 }
 

@@ -424,6 +424,31 @@ func TestPublishRefuses(t *testing.T) {
 		sameStore(t, store, snap)
 	})
 
+	t.Run("ready says no", func(t *testing.T) {
+		// A build the bucket does not have: Publish would write, but
+		// Ready (the comparison with the site, --strict) says no first.
+		s.edit(t, 3, "Not to be published")
+		no := errors.New("the site changed")
+		for _, dryRun := range []bool{false, true} {
+			snap := storeSnapshot(t, store)
+			opt := testOptions()
+			opt.DryRun = dryRun
+			readies := 0
+			opt.Ready = func() error { readies++; return no }
+			opt.step = func(_ context.Context, what string) {
+				t.Errorf("dry run %v: step %q after Ready said no", dryRun, what)
+			}
+			res, err := Publish(ctx, b, os.DirFS(s.out), opt)
+			if !errors.Is(err, no) || readies != 1 {
+				t.Fatalf("dry run %v: got %v after %d calls of Ready, want its error after one", dryRun, err, readies)
+			}
+			if res.Uploaded != 0 || res.Deleted != 0 {
+				t.Errorf("dry run %v: %+v", dryRun, res)
+			}
+			sameStore(t, store, snap)
+		}
+	})
+
 	t.Run("page changed since the manifest", func(t *testing.T) {
 		before := readManifest(t, s.out)
 		s.edit(t, 2, "Changed under the manifest")

@@ -208,8 +208,10 @@ func (r *run) publish(ctx context.Context) (res *Result, err error) {
 	output := outfile.RootFS(root, r.Dir)
 	po := r.options()
 	if r.site != nil {
-		// Compared while the bucket is opened and the build read; waited
-		// for before the bucket is touched.
+		// Compared while the bucket is opened and the build read, and
+		// waited for before the bucket is touched: by Publish before it
+		// reads or locks it, by Open before it makes a folder (see
+		// Options.Ready).
 		wait, stop := r.behind().Start(ctx, output)
 		waited := false
 		po.Ready = func() error {

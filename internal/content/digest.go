@@ -3,6 +3,8 @@ package content
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
+	"hash"
 	"io/fs"
 	"math"
 	"runtime"
@@ -13,6 +15,44 @@ import (
 
 	"github.com/feedgen/feedgen/internal/diag"
 )
+
+// digest is Site.Digest: SHA-256 of a version line and, for each file in
+// the order walked, its path, its length and the xxhash of its bytes.
+func digest(files []*entry) [sha256.Size]byte {
+	d := newDigester()
+	for _, e := range files {
+		d.add(e.name, e.size, e.sum)
+	}
+	return d.sum()
+}
+
+// A digester computes Site.Digest a file at a time (see digest).
+type digester struct {
+	h hash.Hash
+	b []byte
+}
+
+func newDigester() *digester {
+	d := &digester{h: sha256.New()}
+	d.h.Write([]byte("feedgen content 1\n"))
+	return d
+}
+
+// add adds the next file in the order walked: its path, length and xxhash.
+func (d *digester) add(name string, size int64, sum uint64) {
+	b := append(d.b[:0], name...)
+	b = append(b, 0)
+	b = binary.LittleEndian.AppendUint64(b, uint64(size))
+	b = binary.LittleEndian.AppendUint64(b, sum)
+	d.h.Write(b)
+	d.b = b
+}
+
+func (d *digester) sum() [sha256.Size]byte {
+	var sum [sha256.Size]byte
+	d.h.Sum(sum[:0])
+	return sum
+}
 
 // checkBatch is how many files a worker of Digest takes at a time.
 const checkBatch = 512
@@ -70,10 +110,10 @@ func (l *Loader) Digest(ctx context.Context, fsys fs.FS, root string, cache *Cac
 		todo <- cur
 		cur = &digestBatch{done: make(chan struct{})}
 	}
-	err = l.list(ctx, fsys, root, &errs, func(e *entry) {
-		f := digestFile{name: e.name}
+	err = l.list(ctx, fsys, root, &errs, func(p string) {
+		f := digestFile{name: p}
 		if cache != nil {
-			f.known, f.hasKnown = cache.find(e.name)
+			f.known, f.hasKnown = cache.find(p)
 		}
 		cur.files = append(cur.files, f)
 		if len(cur.files) == checkBatch {
