@@ -65,12 +65,6 @@ func Open(ctx context.Context, url string, opt OpenOptions) (*Target, error) {
 	}
 	t := &Target{URL: b, outputDir: opt.OutputDir, say: cmpWriter(opt.Say), quiet: opt.Quiet}
 	if b.Scheme == "file" {
-		if opt.Ready != nil {
-			// Nothing made before the caller says the publish goes on.
-			if err := opt.Ready(); err != nil {
-				return nil, err
-			}
-		}
 		if err := t.prepareFolder(opt); err != nil {
 			t.Close(err)
 			return nil, err
@@ -97,7 +91,8 @@ func Open(ctx context.Context, url string, opt OpenOptions) (*Target, error) {
 }
 
 // prepareFolder checks the folder of a bucket on disk, and makes it (or,
-// for a dry run, an empty temporary one) when it does not exist.
+// for a dry run, an empty temporary one) when it does not exist, once
+// opt.Ready says the publish goes on.
 func (t *Target) prepareFolder(opt OpenOptions) error {
 	t.Folder = t.URL.Name
 	if err := CheckBucketFolder(t.Folder, opt.OutputDir); err != nil {
@@ -110,6 +105,13 @@ func (t *Target) prepareFolder(opt OpenOptions) error {
 	}
 	if _, err := os.Stat(t.Folder); !errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if opt.Ready != nil {
+		// Nothing made, nor said, before the caller says the publish
+		// goes on.
+		if err := opt.Ready(); err != nil {
+			return err
+		}
 	}
 	if opt.DryRun {
 		tmp, err := os.MkdirTemp("", "feedgen-dry-run-")
