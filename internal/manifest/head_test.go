@@ -27,13 +27,13 @@ func TestParseHead(t *testing.T) {
 	if head.Files != nil || head.Collections != nil {
 		t.Errorf("ParseHead read the lists: %d files, %d collections", len(head.Files), len(head.Collections))
 	}
-	full.Files, full.Collections, full.Pagination, full.Filters = nil, nil, head.Pagination, nil
+	full.Files, full.Collections = nil, nil
 	a, _ := json.Marshal(full)
 	b, _ := json.Marshal(head)
 	if string(a) != string(b) {
 		t.Errorf("ParseHead:\n%s\nParse:\n%s", b, a)
 	}
-	for _, bad := range []string{`{"format":1`, `{"format":99,"files":[]}`, `[]`} {
+	for _, bad := range []string{`{"format":1`, `{"format":99,"files":[]}`, `[]`, `{"format":1,"build_time":"x"}`, `{"format":1,"pagination":[]}`} {
 		_, errFull := Parse([]byte(bad))
 		_, errHead := ParseHead([]byte(bad))
 		if errFull == nil || errHead == nil || strings.Contains(bad, "99") && errFull.Error() != errHead.Error() {

@@ -111,19 +111,23 @@ func Parse(data []byte) (*Manifest, error) {
 
 // head is what ParseHead reads of a manifest.
 type head struct {
-	Format        int       `json:"format"`
-	Generator     string    `json:"generator"`
-	BuildTime     time.Time `json:"build_time"`
-	BaseURL       string    `json:"base_url"`
-	Articles      int       `json:"articles"`
-	ConfigSHA256  string    `json:"config_sha256"`
-	ContentSHA256 string    `json:"content_sha256"`
-	Source        *Source   `json:"source"`
+	Format        int                `json:"format"`
+	Generator     string             `json:"generator"`
+	BuildTime     time.Time          `json:"build_time"`
+	BaseURL       string             `json:"base_url"`
+	Articles      int                `json:"articles"`
+	Pagination    listing.Pagination `json:"pagination"`
+	Filters       []string           `json:"filters"`
+	ConfigSHA256  string             `json:"config_sha256"`
+	ContentSHA256 string             `json:"content_sha256"`
+	Source        *Source            `json:"source"`
 }
 
 // ParseHead is Parse without what the manifest lists (Files and
-// Collections stay nil): what a comparison of the build with its site
-// needs, of a manifest that may list a million pages.
+// Collections stay nil, and are not checked: a manifest whose lists are
+// damaged is refused by Parse, which Publish runs too): what a
+// comparison of the build with its site needs, of a manifest that may
+// list a million pages.
 func ParseHead(data []byte) (*Manifest, error) {
 	var h head
 	if err := json.Unmarshal(data, &h); err != nil {
@@ -133,7 +137,7 @@ func ParseHead(data []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("manifest format %d is not supported (this feedgen reads format %d): rebuild the output", h.Format, Format)
 	}
 	return &Manifest{Format: h.Format, Generator: h.Generator, BuildTime: h.BuildTime, BaseURL: h.BaseURL, Articles: h.Articles,
-		ConfigSHA256: h.ConfigSHA256, ContentSHA256: h.ContentSHA256, Source: h.Source}, nil
+		Pagination: h.Pagination, Filters: h.Filters, ConfigSHA256: h.ConfigSHA256, ContentSHA256: h.ContentSHA256, Source: h.Source}, nil
 }
 
 // Marshal writes the manifest deterministically, one file per line, so

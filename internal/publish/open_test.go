@@ -104,4 +104,17 @@ func TestOpenReady(t *testing.T) {
 			t.Errorf("dry run %v: said %q", dryRun, said.String())
 		}
 	}
+	// A folder that exists is not made: Open does not wait for Ready,
+	// which Publish calls once it read the build.
+	bucket := filepath.Join(dir, "feed")
+	if err := os.Mkdir(bucket, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opt := OpenOptions{OutputDir: filepath.Join(dir, "public")}
+	opt.Ready = func() error { t.Error("Open waited for Ready with a folder that exists"); return nil }
+	tg, err := Open(context.Background(), "file://"+bucket, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Close(nil)
 }
