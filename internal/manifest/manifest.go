@@ -109,36 +109,32 @@ func Parse(data []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// head is what ParseHead reads of a manifest.
-type head struct {
-	Format        int                `json:"format"`
-	Generator     string             `json:"generator"`
-	BuildTime     time.Time          `json:"build_time"`
-	BaseURL       string             `json:"base_url"`
-	Articles      int                `json:"articles"`
-	Pagination    listing.Pagination `json:"pagination"`
-	Filters       []string           `json:"filters"`
-	ConfigSHA256  string             `json:"config_sha256"`
-	ContentSHA256 string             `json:"content_sha256"`
-	Source        *Source            `json:"source"`
-}
-
 // ParseHead is Parse without what the manifest lists (Files and
 // Collections stay nil, and are not checked: a manifest whose lists are
 // damaged is refused by Parse, which Publish runs too): what a
 // comparison of the build with its site needs, of a manifest that may
 // list a million pages.
 func ParseHead(data []byte) (*Manifest, error) {
-	var h head
+	var h struct {
+		Manifest
+		// Named again, so that these and not the Manifest's are decoded:
+		// into nothing.
+		Collections skipped `json:"collections"`
+		Files       skipped `json:"files"`
+	}
 	if err := json.Unmarshal(data, &h); err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
 	if h.Format != Format {
 		return nil, fmt.Errorf("manifest format %d is not supported (this feedgen reads format %d): rebuild the output", h.Format, Format)
 	}
-	return &Manifest{Format: h.Format, Generator: h.Generator, BuildTime: h.BuildTime, BaseURL: h.BaseURL, Articles: h.Articles,
-		Pagination: h.Pagination, Filters: h.Filters, ConfigSHA256: h.ConfigSHA256, ContentSHA256: h.ContentSHA256, Source: h.Source}, nil
+	return &h.Manifest, nil
 }
+
+// skipped is a JSON value read and not kept.
+type skipped struct{}
+
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
 
 // Marshal writes the manifest deterministically, one file per line, so
 // that it diffs well. In the chunks layout, the file lists the indexes
