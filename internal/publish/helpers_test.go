@@ -3,6 +3,7 @@ package publish
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"io"
 	"io/fs"
 	"os"
@@ -339,18 +340,23 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 	m := readManifest(t, out)
 	want := map[string]bool{}
 	check := func(key string, local []byte, sum string) {
-		got, err := b.ReadAll(ctx, key)
-		if err != nil {
-			t.Errorf("%s: %v", key, err)
-			return
-		}
-		if !bytes.Equal(got, local) {
-			t.Errorf("%s: got %d bytes, want the build's %d", key, len(got), len(local))
-		}
 		a, err := b.Attributes(ctx, key)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return
+		}
+		// The bytes are read when the server does not give their MD5 (a
+		// folder), or gives another: each server computes it from the
+		// bytes it stored (Azurite checks the Content-MD5 sent with them).
+		if m := md5.Sum(local); isFolder(b) || !bytes.Equal(a.MD5, m[:]) {
+			got, err := b.ReadAll(ctx, key)
+			if err != nil {
+				t.Errorf("%s: %v", key, err)
+				return
+			}
+			if !bytes.Equal(got, local) {
+				t.Errorf("%s: got %d bytes, want the build's %d", key, len(got), len(local))
+			}
 		}
 		if isFolder(b) {
 			return // a folder keeps no headers: its web server gives them
