@@ -46,23 +46,32 @@ GOTESTSUM := $(CURDIR)/.cache/gotestsum-$(GOTESTSUM_VERSION)/gotestsum
 # The tests build sites and fill buckets: they make and delete tens of
 # thousands of small files. On the development machine's disk (ext4 with
 # discard) a build of the sample takes 1.0 to 1.3 s of CPU, on a tmpfs
-# 0.45 s. So their temporary folders go to a fresh folder in /dev/shm
-# when it is a tmpfs with 4 GiB free (the suite held 250 MB at most),
-# else in $TMPDIR (or /tmp); make test TEST_TMPDIR=DIR chooses.
-# The folder is removed when the tests end, or are stopped (SIGINT,
-# SIGTERM). Its name is short: some tests put a Unix socket in it, whose
-# path may not be longer than 100 bytes. The two longest packages start
-# first, so that neither runs last alone.
-TEST_TMPDIR ?= $(shell [ "$$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && \
-	[ "$$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 {print $$4}')" -ge 4194304 ] 2>/dev/null && \
-	echo /dev/shm || echo $${TMPDIR:-/tmp})
+# 0.45 s. So their temporary folders (and go test's, which runs the test
+# binaries from there) go to /dev/shm when it is a tmpfs with 4 GiB free
+# that may run programs (Docker mounts it noexec), else to $TMPDIR (or
+# /tmp); make test TEST_TMPDIR=DIR chooses. In it, a folder of this
+# checkout's, emptied as a run starts and removed when the tests pass (the
+# suite held 250 MB at most); gotestsum is the recipe's last command, so
+# a signal to make reaches it as before. The name is short: some tests
+# put a Unix socket there, whose path may not be longer than 100 bytes.
+# The two longest packages start first, so that neither runs last alone.
+ifndef TEST_TMPDIR
+TEST_TMPDIR := $(shell d=/dev/shm; \
+	[ "$$(stat -f -c %T $$d 2>/dev/null)" = tmpfs ] && \
+	[ "$$(df -Pk $$d 2>/dev/null | awk 'NR==2 {print $$4}')" -ge 4194304 ] 2>/dev/null && \
+	f=$$(mktemp $$d/fg.XXXXXX 2>/dev/null) && \
+	{ printf '\043!/bin/sh\n' > $$f; chmod 755 $$f; $$f 2>/dev/null; ok=$$?; rm -f $$f; [ $$ok = 0 ]; } && \
+	echo $$d || echo "$${TMPDIR:-/tmp}")
+endif
+TEST_TMP   := $(TEST_TMPDIR)/fg-$(shell printf '%s' '$(CURDIR)' | cksum | cut -c1-6)
 TEST_FIRST := ./internal/publish ./cmd/feedgen
 test: runtimes $(VERSITYGW) $(FAKE_GCS) $(GOTESTSUM)
-	@echo "go test -race ./...: a line per package as it finishes (about 7 minutes on 2 cores; the first run compiles for a few more); temporary files in $(TEST_TMPDIR)"
-	@tmp=$$(mktemp -d "$(TEST_TMPDIR)/fg.XXXX") && chmod 755 "$$tmp" && trap 'rm -rf "$$tmp"' EXIT && trap 'exit 130' INT TERM && \
-	TMPDIR="$$tmp" FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" \
+	@echo "go test -race ./...: a line per package as it finishes (about 7 minutes on 2 cores; the first run compiles for a few more); temporary files in $(TEST_TMP)"
+	@rm -rf "$(TEST_TMP)" && mkdir -p "$(TEST_TMP)" && chmod 755 "$(TEST_TMP)"
+	TMPDIR="$(TEST_TMP)" FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" \
 		$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(CURDIR)/.cache/test.json \
 		--raw-command -- $(GO) test -json -race -timeout 15m $(TEST_FIRST) ./...
+	@rm -rf "$(TEST_TMP)"
 	@$(GOTESTSUM) tool slowest --jsonfile $(CURDIR)/.cache/test.json --threshold 10s | sed 's/^/slow: /'
 
 # The platforms the rules tests run: Debian packages, installed with apt-get

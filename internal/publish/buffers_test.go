@@ -3,12 +3,13 @@ package publish
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"fmt"
+	"io"
 	"runtime"
 	"testing"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/fileblob"
 )
 
 // TestUploadBuffer: on GCS an upload's chunk is the smallest multiple of
@@ -47,7 +48,7 @@ func TestUploadBuffer(t *testing.T) {
 // one).
 func TestFolderBody(t *testing.T) {
 	ctx := context.Background()
-	b, err := fileblob.OpenBucket(t.TempDir(), nil)
+	b, err := OpenFolder(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,8 @@ func TestFolderBody(t *testing.T) {
 	var sent int
 	w := &watch{sending: func(n int) { sent += n }}
 	upload := func(i int, d []byte) {
-		if err := b.Upload(ctx, fmt.Sprintf("articles/%d.json", i), &folderBody{d, w}, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
+		sum := md5.Sum(d) // as publish sends it
+		if err := b.Upload(ctx, fmt.Sprintf("articles/%d.json", i), &folderBody{d, w}, &blob.WriterOptions{ContentType: "application/json", ContentMD5: sum[:]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,5 +75,20 @@ func TestFolderBody(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 256<<10 {
 		t.Errorf("an upload of 1 kB allocated %d bytes, want far less than 1 MiB", per)
+	}
+}
+
+// stuckWriter takes nothing and says nothing is wrong.
+type stuckWriter struct{}
+
+func (stuckWriter) Write([]byte) (int, error) { return 0, nil }
+
+// TestFolderBodyShortWrite: a writer that takes less than it was given
+// without an error ends the body's WriteTo with io.ErrShortWrite, as
+// io.Copy does, rather than a loop that never ends.
+func TestFolderBodyShortWrite(t *testing.T) {
+	b := &folderBody{[]byte("data"), &watch{sending: func(int) {}}}
+	if n, err := b.WriteTo(stuckWriter{}); n != 0 || err != io.ErrShortWrite {
+		t.Errorf("WriteTo = %d, %v; want 0, io.ErrShortWrite", n, err)
 	}
 }

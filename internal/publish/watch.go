@@ -220,18 +220,24 @@ func (b *folderBody) Read(p []byte) (int, error) {
 	}
 	n := copy(p, b.data)
 	b.data = b.data[n:]
-	b.w.sending(n)
+	if n > 0 {
+		b.w.sending(n)
+	}
 	return n, nil
 }
 
 func (b *folderBody) WriteTo(w io.Writer) (int64, error) {
 	var sent int64
 	for len(b.data) > 0 {
-		n, err := w.Write(b.data[:min(len(b.data), folderPiece)])
+		piece := b.data[:min(len(b.data), folderPiece)]
+		n, err := w.Write(piece)
 		b.data = b.data[n:]
 		sent += int64(n)
 		if n > 0 {
 			b.w.sending(n)
+		}
+		if err == nil && n < len(piece) {
+			err = io.ErrShortWrite
 		}
 		if err != nil {
 			return sent, err
