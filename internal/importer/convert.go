@@ -458,8 +458,8 @@ func keyOf(s string) string {
 
 // isKey reports whether s may be an author key taken from a profile URL:
 // letters and numbers of any script (Unicode's L and N), and . _ ~ -
-// after the first. (A regexp with \p{L} costs every feedgen command
-// milliseconds to compile as it starts.)
+// after the first. (A regexp with \p{L} cost every feedgen command about
+// a millisecond, to compile it as the command started.)
 func isKey(s string) bool {
 	if s == "" {
 		return false
