@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -193,4 +194,17 @@ func TestWrite(t *testing.T) {
 	if len(left)+len(left2) > 0 {
 		t.Errorf("left behind: %q %q", left, left2)
 	}
+}
+
+// FuzzIsKey: isKey says what the regexp it replaces said.
+func FuzzIsKey(f *testing.F) {
+	re := regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._~-]*$`)
+	for _, s := range []string{"", "ivan", "ivan-petrov", "-ivan", "иван.петров", "j~d_2", "Ⅻ", "a b", "a/b", "a\xffb", "٣", "_"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isKey(s), re.MatchString(s); got != want {
+			t.Errorf("isKey(%q) = %v, the regexp says %v", s, got, want)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package publish
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"io"
 	"io/fs"
 	"os"
@@ -339,18 +340,28 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 	m := readManifest(t, out)
 	want := map[string]bool{}
 	check := func(key string, local []byte, sum string) {
-		got, err := b.ReadAll(ctx, key)
-		if err != nil {
-			t.Errorf("%s: %v", key, err)
-			return
-		}
-		if !bytes.Equal(got, local) {
-			t.Errorf("%s: got %d bytes, want the build's %d", key, len(got), len(local))
-		}
 		a, err := b.Attributes(ctx, key)
 		if err != nil {
 			t.Errorf("%s: %v", key, err)
 			return
+		}
+		// The bytes are read when the server gives no MD5 of them (a
+		// folder), or another than the build's, and always for
+		// manifest.json (a test may damage it in the store, behind the
+		// server) and for objects of more than 4 MiB. Otherwise the MD5
+		// is the server's own, of the bytes it stored: versitygw and
+		// fake-gcs-server hash the body as they store it, and Azurite's
+		// Put Blob checks the MD5 sent against the body (not its Put
+		// Block List, which azureblob uses above 8 MiB).
+		if m := md5.Sum(local); isFolder(b) || key == manifest.Name || a.Size > 4<<20 || !bytes.Equal(a.MD5, m[:]) {
+			got, err := b.ReadAll(ctx, key)
+			if err != nil {
+				t.Errorf("%s: %v", key, err)
+				return
+			}
+			if !bytes.Equal(got, local) {
+				t.Errorf("%s: got %d bytes, want the build's %d", key, len(got), len(local))
+			}
 		}
 		if isFolder(b) {
 			return // a folder keeps no headers: its web server gives them
@@ -364,8 +375,8 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], listing.ContentType, cc, sum)
 		}
 	}
-	// Eight at a time: each check is two requests, and the servers
-	// answer several at once.
+	// Eight at a time: each check is one request or two, and the
+	// servers answer several at once.
 	var (
 		wg      sync.WaitGroup
 		sem     = make(chan struct{}, 8)

@@ -882,7 +882,7 @@ func (p *publisher) upload(ctx context.Context, key string, data []byte, opts *b
 		}
 		var body io.Reader = bytes.NewReader(data)
 		if w := watchOf(ctx); w != nil && p.opt.Folder != "" {
-			body = sendingReader{body, w}
+			body = &folderBody{data, w}
 		}
 		return p.bucket.Upload(ctx, key, body, opts)
 	})
