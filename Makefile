@@ -51,19 +51,21 @@ GOTESTSUM := $(CURDIR)/.cache/gotestsum-$(GOTESTSUM_VERSION)/gotestsum
 # that may run programs (Docker mounts it noexec), else to $TMPDIR (or
 # /tmp); make test TEST_TMPDIR=DIR chooses. In it, a folder of this
 # checkout's, emptied as a run starts and removed when the tests pass (the
-# suite held 250 MB at most); gotestsum is the recipe's last command, so
-# a signal to make reaches it as before. The name is short: some tests
+# suite held 250 MB at most). The line that runs gotestsum is one command,
+# which the shell replaces itself with: a signal to make reaches it. The name is short: some tests
 # put a Unix socket there, whose path may not be longer than 100 bytes.
 # The two longest packages start first, so that neither runs last alone.
+# (Both are worked out once, when make test first needs them: the
+# $(eval) idiom; other targets do not probe /dev/shm.)
 ifndef TEST_TMPDIR
-TEST_TMPDIR := $(shell d=/dev/shm; \
+TEST_TMPDIR = $(eval TEST_TMPDIR := $(shell d=/dev/shm; \
 	[ "$$(stat -f -c %T $$d 2>/dev/null)" = tmpfs ] && \
 	[ "$$(df -Pk $$d 2>/dev/null | awk 'NR==2 {print $$4}')" -ge 4194304 ] 2>/dev/null && \
 	f=$$(mktemp $$d/fg.XXXXXX 2>/dev/null) && \
 	{ printf '\043!/bin/sh\n' > $$f; chmod 755 $$f; $$f 2>/dev/null; ok=$$?; rm -f $$f; [ $$ok = 0 ]; } && \
-	echo $$d || echo "$${TMPDIR:-/tmp}")
+	echo $$d || echo "$${TMPDIR:-/tmp}"))$(TEST_TMPDIR)
 endif
-TEST_TMP   := $(TEST_TMPDIR)/fg-$(shell printf '%s' '$(CURDIR)' | cksum | cut -c1-6)
+TEST_TMP    = $(eval TEST_TMP := $(TEST_TMPDIR)/fg-$(shell printf '%s' '$(CURDIR)' | cksum | cut -c1-6))$(TEST_TMP)
 TEST_FIRST := ./internal/publish ./cmd/feedgen
 test: runtimes $(VERSITYGW) $(FAKE_GCS) $(GOTESTSUM)
 	@echo "go test -race ./...: a line per package as it finishes (about 7 minutes on 2 cores; the first run compiles for a few more); temporary files in $(TEST_TMP)"
