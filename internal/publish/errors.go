@@ -16,6 +16,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"github.com/feedgen/feedgen/internal/retry"
 	"gocloud.dev/gcerrors"
+	"google.golang.org/api/googleapi"
 )
 
 // Kind is what went wrong with the bucket, for a person.
@@ -249,10 +250,17 @@ func Transient(err error) bool {
 	if kindOf(err) != Other {
 		return false
 	}
+	status := 0
 	var hs interface{ HTTPStatusCode() int }
-	if errors.As(err, &hs) {
-		c := hs.HTTPStatusCode()
-		return c == http.StatusTooManyRequests || c == http.StatusRequestTimeout || c >= 500
+	var ge *googleapi.Error // Cloud Storage's JSON API
+	switch {
+	case errors.As(err, &hs):
+		status = hs.HTTPStatusCode()
+	case errors.As(err, &ge):
+		status = ge.Code
+	}
+	if status != 0 {
+		return status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500
 	}
 	var ae apiError
 	if errors.As(err, &ae) {

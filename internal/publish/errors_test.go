@@ -21,8 +21,11 @@ import (
 
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/feedgen/feedgen/internal/config"
+	"github.com/feedgen/feedgen/internal/publish/emulatortest"
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
 	"github.com/feedgen/feedgen/internal/retry"
+	"google.golang.org/api/googleapi"
 )
 
 // TestPublishBucketErrors publishes to a versitygw bucket that is not
@@ -110,6 +113,13 @@ func TestTransient(t *testing.T) {
 		{httpError(429), true},
 		{httpError(404), false},
 		{httpError(403), false},
+		// Cloud Storage's JSON API (the client retries none of an upload
+		// without a precondition: publish's uploads).
+		{&googleapi.Error{Code: 503, Message: "Backend Error"}, true},
+		{fmt.Errorf("upload: %w", &googleapi.Error{Code: 500}), true},
+		{&googleapi.Error{Code: 408}, true},
+		{&googleapi.Error{Code: 400}, false},
+		{&googleapi.Error{Code: 401}, false},
 		{codeError("SlowDown"), true},
 		{codeError("InternalError"), true},
 		{codeError("NoSuchBucket"), false},
@@ -546,4 +556,65 @@ func TestBadRequestHint(t *testing.T) {
 			t.Errorf("%v: hint %q", err, got)
 		}
 	}
+}
+
+// TestPublishGCSTransient publishes to fake-gcs-server behind a stand-in
+// that answers 503 to the first uploads of pages, as Cloud Storage does
+// in a moment of trouble: the storage client tries none of them again (an
+// upload without a precondition is not idempotent to it), publish's
+// retry policy does, says so, and the bucket ends up the build. (Before,
+// publish took a googleapi.Error for permanent and stopped at the first.)
+func TestPublishGCSTransient(t *testing.T) {
+	gcs := emulatortest.GCS(t)
+	url, _ := gcs.NewBucket(t)
+	target, err := neturl.Parse("http://" + gcs.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With the emulator's own Host: fake-gcs-server serves an object's
+	// bytes at /BUCKET/OBJECT only to its public host.
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
+	var (
+		mu      sync.Mutex
+		refused int
+	)
+	const failures = 2 // of the first page: DefaultRetries
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		refuse := strings.HasPrefix(r.URL.Path, "/upload/") && strings.HasPrefix(r.URL.Query().Get("name"), "articles/") && refused < failures
+		if refuse {
+			refused++
+		}
+		mu.Unlock()
+		if refuse {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"code":503,"message":"Backend Error","errors":[{"message":"Backend Error","reason":"backendError"}]}}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	t.Setenv("STORAGE_EMULATOR_HOST", strings.TrimPrefix(srv.URL, "http://"))
+	s := newSite(t, smallOpt)
+	b := open(t, url)
+	var said strings.Builder
+	opt := lockOptions(url, "")
+	opt.Workers, opt.Notices = 1, &said
+	opt.sleep = func(context.Context, time.Duration) error { return nil }
+	res := publishDir(t, b, s.out, opt)
+	mu.Lock()
+	n := refused
+	mu.Unlock()
+	if n != failures {
+		t.Errorf("refused %d uploads, want %d", n, failures)
+	}
+	if res.Uploaded != len(readManifest(t, s.out).Files)+1 {
+		t.Errorf("uploaded %d", res.Uploaded)
+	}
+	if !strings.Contains(said.String(), "trying again") {
+		t.Errorf("said %q, want a try again said", said.String())
+	}
+	checkBucket(t, b, s.out, config.DefaultCacheControl, nil)
 }
