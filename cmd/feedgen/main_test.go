@@ -35,7 +35,8 @@ func binary(t *testing.T) string {
 
 // feedgenEnv is the environment of feedgen in the Go end-to-end tests:
 // this process's, with the race detector's 1s sleep at exit turned off
-// (under go test -race, feedgen is race-enabled too).
+// (for when feedgen is race-enabled too: FEEDGEN_SCRIPT_RACE, see
+// plainCommands).
 func feedgenEnv() []string {
 	env := os.Environ()
 	if os.Getenv("GORACE") == "" {

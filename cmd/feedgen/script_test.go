@@ -29,9 +29,14 @@ const statusFileEnv = "FEEDGEN_TEST_STATUS_FILE"
 
 // TestMain makes this test binary a feedgen too: testscript.Main puts a
 // copy of it named feedgen first in $PATH, for the scripts and for the Go
-// end-to-end tests, and that copy runs main's run.
+// end-to-end tests, and that copy runs main's run. Under -race, that copy
+// is replaced by the same test binary built without it (see plainCommands).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	var tm testscript.TestingM = m
+	if raceEnabled && os.Getenv(scriptRaceEnv) == "" {
+		tm = plainCommands{m}
+	}
+	testscript.Main(tm, map[string]func(){
 		"feedgen": func() {
 			code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 			if name := os.Getenv(statusFileEnv); name != "" {

@@ -367,13 +367,13 @@ func (b *Bucket) Open(ctx context.Context, opt Options) (*blob.Bucket, error) {
 	case "file":
 		bucket, err = OpenFolder(b.Name)
 	case "s3":
-		bucket, err = b.openS3(ctx, opt.policy(&retry.Notices{W: opt.Notices, Clock: opt.Clock}))
+		bucket, err = b.openS3(ctx, opt.policy(&retry.Notices{W: opt.Notices, Clock: opt.Clock}), opt.Workers)
 	default:
 		u := &url.URL{Scheme: b.Scheme, Host: b.host, RawQuery: b.query.Encode()}
 		if b.Scheme == "gs" {
-			bucket, err = b.openGCS(ctx, u)
+			bucket, err = b.openGCS(ctx, u, opt.Workers)
 		} else {
-			bucket, err = b.openAzure(ctx, u)
+			bucket, err = b.openAzure(ctx, u, opt.Workers)
 		}
 	}
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/gcp"
 	"golang.org/x/oauth2/google"
+	"google.golang.org/api/option"
 )
 
 // gs:// and azblob:// buckets are opened as gocloud.dev's URL openers
@@ -32,12 +33,13 @@ import (
 // openGCS opens a gs:// bucket: credentials from the environment
 // (GOOGLE_APPLICATION_CREDENTIALS, gcloud auth application-default
 // login, the metadata server), none for an emulator (STORAGE_EMULATOR_HOST).
-func (b *Bucket) openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+func (b *Bucket) openGCS(ctx context.Context, u *url.URL, workers int) (*blob.Bucket, error) {
 	var (
 		creds *google.Credentials
 		err   error
 	)
-	if os.Getenv("STORAGE_EMULATOR_HOST") != "" || os.Getenv("STORAGE_EMULATOR_HOST_GRPC") != "" {
+	emulator := os.Getenv("STORAGE_EMULATOR_HOST") != ""
+	if emulator || os.Getenv("STORAGE_EMULATOR_HOST_GRPC") != "" {
 		creds, err = google.CredentialsFromJSONWithType(ctx, []byte(`{"type": "service_account", "project_id": "my-project-id"}`), google.ServiceAccount)
 	} else if ud := u.Query().Get("universe_domain"); ud != "" {
 		creds, err = gcp.DefaultCredentialsWithParams(ctx, google.CredentialsParams{UniverseDomain: ud})
@@ -47,11 +49,18 @@ func (b *Bucket) openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) 
 	if err != nil {
 		return nil, &BucketError{Kind: NoCredentials, Op: "finding credentials", Err: err}
 	}
-	client, err := gcp.NewHTTPClient(watchedTransport{gcp.DefaultTransport()}, creds.TokenSource)
+	transport := watchedTransport{newTransport(workers)}
+	client, err := gcp.NewHTTPClient(transport, creds.TokenSource)
 	if err != nil {
 		return nil, &BucketError{Kind: NoCredentials, Op: "finding credentials", Err: err}
 	}
 	opener := &gcsblob.URLOpener{Client: client, TokenSource: gcp.CredentialsTokenSource(creds)}
+	if emulator {
+		// gocloud.dev sends an emulator's requests through
+		// http.DefaultClient, unless a client option names another:
+		// publish's, without credentials.
+		opener.Options.ClientOptions = []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: transport})}
+	}
 	return opener.OpenBucketURL(ctx, u)
 }
 
@@ -62,7 +71,7 @@ func (b *Bucket) openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) 
 // AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN (whose service the URL may
 // not change), AZURE_STORAGE_CONNECTION_STRING, or else the default
 // Azure credential (az login, a managed identity).
-func (b *Bucket) openAzure(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+func (b *Bucket) openAzure(ctx context.Context, u *url.URL, workers int) (*blob.Bucket, error) {
 	defaults := azureblob.NewDefaultServiceURLOptions()
 	if defaults.AccountName == "" && u.Query().Get("storage_account") == "" {
 		return nil, fmt.Errorf("no Azure storage account is named: set AZURE_STORAGE_ACCOUNT (with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, or az login), or add storage_account=NAME to the URL, as in '%s'",
@@ -79,7 +88,7 @@ func (b *Bucket) openAzure(ctx context.Context, u *url.URL) (*blob.Bucket, error
 				return nil, errors.New("the URL's parameters name another service than the environment's, and AZURE_STORAGE_SAS_TOKEN is set: the token goes to its own service only; remove domain=, protocol=, localemu= or cdn= from the URL")
 			}
 		}
-		return azureClient(svc, name)
+		return azureClient(svc, name, workers)
 	}}
 	return opener.OpenBucketURL(ctx, u)
 }
@@ -94,9 +103,10 @@ func origin(raw string) string {
 }
 
 // azureClient makes the client of the container name of the service svc,
-// with the credentials the environment gives.
-func azureClient(svc azureblob.ServiceURL, name azureblob.ContainerName) (*container.Client, error) {
-	transport := http.DefaultTransport.(*http.Transport).Clone()
+// with the credentials the environment gives, keeping a connection for
+// each of workers requests at once.
+func azureClient(svc azureblob.ServiceURL, name azureblob.ContainerName, workers int) (*container.Client, error) {
+	transport := newTransport(workers)
 	transport.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	opts := &container.ClientOptions{}
 	opts.Transport = watchedClient{&http.Client{Transport: transport}}

@@ -7,9 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	neturl "net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -246,17 +243,12 @@ func TestRetryThrottled(t *testing.T) {
 func TestPublishThrottled(t *testing.T) {
 	v := versitytest.Start(t)
 	url, _ := v.NewBucket(t)
-	target, err := neturl.Parse(v.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
 	var (
 		mu      sync.Mutex
 		refused int
 	)
 	const slowDowns = 5 // more than the tries of another failure
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := startStandIn(t, v.Endpoint, false, func(w http.ResponseWriter, r *http.Request) bool {
 		mu.Lock()
 		refuse := r.Method == http.MethodPut && refused < slowDowns
 		if refuse {
@@ -268,11 +260,9 @@ func TestPublishThrottled(t *testing.T) {
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-			return
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+		return refuse
+	})
 	url = strings.Replace(url, "endpoint="+v.Endpoint, "endpoint="+srv.URL, 1)
 	s := newSite(t, smallOpt)
 	b := open(t, url)
@@ -567,19 +557,12 @@ func TestBadRequestHint(t *testing.T) {
 func TestPublishGCSTransient(t *testing.T) {
 	gcs := emulatortest.GCS(t)
 	url, _ := gcs.NewBucket(t)
-	target, err := neturl.Parse("http://" + gcs.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// With the emulator's own Host: fake-gcs-server serves an object's
-	// bytes at /BUCKET/OBJECT only to its public host.
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
 	var (
 		mu      sync.Mutex
 		refused int
 	)
 	const failures = 2 // of the first page: DefaultRetries
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := startStandIn(t, "http://"+gcs.Endpoint, true, func(w http.ResponseWriter, r *http.Request) bool {
 		mu.Lock()
 		refuse := strings.HasPrefix(r.URL.Path, "/upload/") && strings.HasPrefix(r.URL.Query().Get("name"), "articles/") && refused < failures
 		if refuse {
@@ -591,12 +574,10 @@ func TestPublishGCSTransient(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, `{"error":{"code":503,"message":"Backend Error","errors":[{"message":"Backend Error","reason":"backendError"}]}}`)
-			return
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
-	t.Setenv("STORAGE_EMULATOR_HOST", strings.TrimPrefix(srv.URL, "http://"))
+		return refuse
+	})
+	t.Setenv("STORAGE_EMULATOR_HOST", srv.Addr)
 	s := newSite(t, smallOpt)
 	b := open(t, url)
 	var said strings.Builder

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -120,12 +122,15 @@ func readS3Params(q url.Values) (*s3Params, error) {
 // openS3 opens an s3:// bucket. Its credentials are looked for first, so
 // that none found is said as such, before any request; a request to find
 // its region is tried as pol says.
-func (b *Bucket) openS3(ctx context.Context, pol policy) (*blob.Bucket, error) {
+func (b *Bucket) openS3(ctx context.Context, pol policy, workers int) (*blob.Bucket, error) {
 	p := b.s3
 	opts := []func(*config.LoadOptions) error{
 		config.WithLogger(logging.Nop{}),
 		config.WithClientLogMode(0),
 		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+		// The SDK's client (which AWS_CA_BUNDLE configures), keeping a
+		// connection for each worker (see keepConns).
+		config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { keepConns(tr, workers) })),
 	}
 	if p.region != "" {
 		opts = append(opts, config.WithRegion(p.region))

@@ -293,7 +293,9 @@ func startVersitygw(ctx context.Context, bin, store, iam string) (*gateway, erro
 	addr := l.Addr().String()
 	l.Close()
 	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--access", vsAccess, "--secret", vsSecret, "--port", addr, "--iam-dir", iam, "--quiet", "posix", store)
+	// --keep-alive: connections stay open between requests, as S3 keeps
+	// them (without it, versitygw closes each after its answer).
+	cmd := exec.Command(bin, "--access", vsAccess, "--secret", vsSecret, "--port", addr, "--iam-dir", iam, "--keep-alive", "--quiet", "posix", store)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		return nil, err

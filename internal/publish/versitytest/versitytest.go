@@ -40,7 +40,9 @@ func Binary(t testing.TB) string {
 }
 
 // Start starts versitygw with its own IAM folder, and sets the AWS SDK's
-// environment for the test (SetAWSEnv) with the root account's keys.
+// environment for the test (SetAWSEnv) with the root account's keys. It
+// keeps connections open between requests, as S3 does (--keep-alive;
+// without it, versitygw closes each one after its answer).
 func Start(t *testing.T) *Server {
 	t.Helper()
 	s := &Server{Bin: Binary(t), Root: t.TempDir()}
@@ -48,7 +50,7 @@ func Start(t *testing.T) *Server {
 	SetAWSEnv(t, Access, Secret)
 	endpoint, p := emulatortest.Start(t, "versitygw", func(port string) *exec.Cmd {
 		return exec.Command(s.Bin, "--access", Access, "--secret", Secret, "--port", "127.0.0.1:"+port,
-			"--iam-dir", iam, "--quiet", "posix", s.Root)
+			"--iam-dir", iam, "--keep-alive", "--quiet", "posix", s.Root)
 	})
 	s.Endpoint, s.Process = "http://"+endpoint, p
 	return s
