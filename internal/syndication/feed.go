@@ -1,6 +1,9 @@
 package syndication
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -85,4 +88,46 @@ func Latest(items []Item) time.Time {
 // of items: the newest publication time in GMT.
 func LastModified(items []Item) string {
 	return Latest(items).UTC().Format(time.RFC1123[:len(time.RFC1123)-3] + "GMT")
+}
+
+// Modified returns the newest publication time of the feed body in
+// format f, as Latest found it when the feed was written: from RSS's
+// lastBuildDate, Atom's updated, or JSON Feed's newest date_published.
+func Modified(f Format, body []byte) (time.Time, error) {
+	field := func(open, close, layout string) (time.Time, error) {
+		_, rest, ok := bytes.Cut(body, []byte(open))
+		v, _, ok2 := bytes.Cut(rest, []byte(close))
+		if !ok || !ok2 {
+			return time.Time{}, fmt.Errorf("%s feed without %s", f.Name, open)
+		}
+		return time.Parse(layout, string(v))
+	}
+	switch f.Name {
+	case "rss":
+		return field("<lastBuildDate>", "</lastBuildDate>", "Mon, 02 Jan 2006 15:04:05 -0700")
+	case "atom":
+		return field("<updated>", "</updated>", "2006-01-02T15:04:05-07:00")
+	}
+	var feed struct {
+		Items []struct {
+			DatePublished string `json:"date_published"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(body, &feed); err != nil {
+		return time.Time{}, fmt.Errorf("json feed: %w", err)
+	}
+	var latest time.Time
+	for i, it := range feed.Items {
+		t, err := time.Parse("2006-01-02T15:04:05-07:00", it.DatePublished)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("json feed: %w", err)
+		}
+		if i == 0 || t.After(latest) {
+			latest = t
+		}
+	}
+	if len(feed.Items) == 0 {
+		return time.Time{}, fmt.Errorf("json feed without items")
+	}
+	return latest, nil
 }

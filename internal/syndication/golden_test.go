@@ -117,3 +117,17 @@ func TestJSONFeed(t *testing.T) {
 		}
 	}
 }
+
+// TestModified reads back from each feed of feedCases the date Latest
+// gave when it was written, in every format.
+func TestModified(t *testing.T) {
+	for i, c := range feedCases() {
+		want := Latest(c.it)
+		for _, f := range Formats() {
+			got, err := Modified(f, f.Append(nil, &c.ch, c.it))
+			if err != nil || !got.Equal(want) {
+				t.Errorf("case %d %s: %v, %v; want %v", i, f.Name, got, err, want)
+			}
+		}
+	}
+}
