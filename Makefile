@@ -215,7 +215,7 @@ FUZZTIME ?= 30s
 FUZZ := internal/content:FuzzParse internal/content:FuzzSplit internal/content:FuzzFirstParagraph internal/content:FuzzValidUTF8 internal/yamlnode:FuzzSimple \
 	internal/listing:FuzzAppendString internal/listing:FuzzParseQuery internal/listing:FuzzParseQueryFilters internal/listing:FuzzEncodeValue internal/listing:FuzzValidUTF8 \
 	internal/manifest:FuzzScanFiles internal/chunk:FuzzParseRoot internal/chunk:FuzzParseLeaf internal/chunk:FuzzScanLeaf internal/content:FuzzReadCache internal/listing:FuzzAppendLink internal/listing:FuzzParsePageKey \
-	internal/server:FuzzServeQuery internal/server:FuzzServeChunks internal/server:FuzzParseHead internal/bundle:FuzzRead internal/bundle:FuzzFlip internal/importer:FuzzIsKey internal/syndication:FuzzXML
+	internal/server:FuzzServeQuery internal/server:FuzzServeChunks internal/server:FuzzParseHead internal/bundle:FuzzRead internal/bundle:FuzzFlip internal/importer:FuzzIsKey internal/syndication:FuzzXML internal/syndication:FuzzModified
 fuzz:
 	@for t in $(FUZZ); do \
 		echo "fuzz $$t"; \

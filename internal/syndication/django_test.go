@@ -3,11 +3,12 @@ package syndication
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/syndication/djangotest"
 )
 
 // djangoCase is one feed given to Django: testdata/django_feeds.py's input.
@@ -41,27 +42,6 @@ type djangoAnswer struct {
 	RSSType      string `json:"rss_type"`
 	AtomType     string `json:"atom_type"`
 	LastModified string `json:"last_modified"`
-}
-
-// djangoPython finds a python3 that has Django: Debian's first (a
-// python3 earlier in $PATH, pyenv's say, may not have the package).
-func djangoPython(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		path, err := exec.LookPath(p)
-		if err != nil {
-			continue
-		}
-		if exec.Command(path, "-c", "import django, sys; sys.exit(django.VERSION[:2] != (3, 2))").Run() == nil {
-			return path
-		}
-	}
-	msg := "no python3 with Django 3.2 (Debian 12's python3-django; make test installs it)"
-	if os.Getenv("FEEDGEN_RUNTIMES") == "required" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
 }
 
 // feedCases are the feeds both sides write: every escape of text and
@@ -131,7 +111,7 @@ func feedCases() []struct {
 // and with Django's syndication framework, and compares them byte for
 // byte, with the Content-Type and Last-Modified of Django's answers.
 func TestDjango(t *testing.T) {
-	python := djangoPython(t)
+	python := djangotest.Python(t)
 	cases := feedCases()
 	var in []djangoCase
 	for _, c := range cases {

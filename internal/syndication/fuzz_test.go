@@ -95,3 +95,27 @@ func FuzzXML(f *testing.F) {
 		}
 	})
 }
+
+// FuzzModified reads the date of any bytes as a feed of each format: an
+// error or a time, never a panic; and of a feed Append wrote, the date
+// Latest gave.
+func FuzzModified(f *testing.F) {
+	ch := Channel{Title: "t", Link: "https://x/", Description: "d", Language: "en-us", FeedURL: "https://x/feed"}
+	items := []Item{{Title: "a", Link: "https://x/a", Published: time.Date(2024, 11, 4, 1, 52, 33, 0, time.FixedZone("", 3*3600))}}
+	for _, fm := range Formats() {
+		f.Add(fm.Append(nil, &ch, items), 0)
+	}
+	f.Add([]byte("<lastBuildDate>"), 0)
+	f.Fuzz(func(t *testing.T, body []byte, unixHours int) {
+		for _, fm := range Formats() {
+			Modified(fm, body)
+		}
+		it := []Item{{Title: string(body), Link: "https://x/", Published: time.Unix(int64(unixHours%1000000)*3600, 0).In(time.FixedZone("", (unixHours%24)*900))}}
+		for _, fm := range Formats() {
+			got, err := Modified(fm, fm.Append(nil, &ch, it))
+			if err != nil || !got.Equal(Latest(it)) {
+				t.Fatalf("%s: %v, %v; want %v", fm.Name, got, err, Latest(it))
+			}
+		}
+	})
+}
