@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -81,11 +82,30 @@ func (w *pageWriter) writeFeeds(ctx context.Context) error {
 	}
 	written, repaired := w.written.Load(), w.repaired.Load()
 	files := make([][]manifest.File, len(cs))
-	var size atomic.Int64
+	var size, rendered atomic.Int64
 	err := pool.Run(ctx, len(cs), pool.Size(2), func() func(context.Context, int) error {
-		var buf []byte
+		var buf, scratch []byte
 		return func(_ context.Context, i int) error {
 			c := cs[i]
+			var in [sha256.Size]byte
+			in, scratch = feedInput(w.b.cfg, w.l.BaseURL, c, scratch)
+			input := hex.EncodeToString(in[:])
+			// Made of the same articles and config as the files the last
+			// build wrote: the same bytes (as for a page: see decide).
+			kept := w.byInput
+			for _, f := range fc.Formats {
+				o, known := w.old[layout.FeedPath(c.Dir, f)]
+				kept = kept && known && o.Input == input && w.out.has(o)
+			}
+			if kept {
+				for _, f := range fc.Formats {
+					o := w.old[layout.FeedPath(c.Dir, f)]
+					files[i] = append(files[i], o)
+					size.Add(o.Size)
+				}
+				return nil
+			}
+			rendered.Add(int64(len(fc.Formats)))
 			ch, items, err := feedOf(w.b.cfg, c)
 			if err != nil {
 				return err
@@ -94,7 +114,7 @@ func (w *pageWriter) writeFeeds(ctx context.Context) error {
 				ch.FeedURL = listing.FeedURL(w.l.BaseURL, f.File, c.Params)
 				buf = f.Append(buf[:0], &ch, items)
 				sum := sha256.Sum256(buf)
-				mf := manifest.File{Path: layout.FeedPath(c.Dir, f), Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:])}
+				mf := manifest.File{Path: layout.FeedPath(c.Dir, f), Size: int64(len(buf)), SHA256: hex.EncodeToString(sum[:]), Input: input}
 				if err := w.put(mf, buf); err != nil {
 					return err
 				}
@@ -113,12 +133,36 @@ func (w *pageWriter) writeFeeds(ctx context.Context) error {
 	res := w.res
 	n := len(w.feedFiles)
 	res.Feeds = n
-	res.Rendered += n
+	res.Rendered += int(rendered.Load())
 	res.Written += int(w.written.Load() - written)
 	res.Repaired += int(w.repaired.Load() - repaired)
 	res.Unchanged += n - int(w.written.Load()-written)
 	res.Bytes += size.Load()
 	return nil
+}
+
+// feedInput returns the digest of what the feeds of collection c are made
+// of, as the manifest records it (manifest.File.Input): the config's feeds
+// and what the channel and the dates read (site_url, base_url, timezone),
+// the collection's parameters, and the JSON and tags of its newest
+// feeds.items articles. scratch is a buffer, returned for the next use.
+func feedInput(cfg *config.Config, baseURL string, c *feed.Collection, scratch []byte) ([sha256.Size]byte, []byte) {
+	fc := cfg.Feeds
+	b := append(scratch[:0], "feed 1\x00"...)
+	for _, s := range []string{fc.Title, fc.Description, fc.Language, strconv.Itoa(fc.Items), cfg.SiteURL, baseURL, cfg.Timezone} {
+		b = append(append(b, s...), 0)
+	}
+	for _, p := range c.Params {
+		b = append(append(append(append(b, p.Key...), 0), p.Value...), 0)
+	}
+	for i := range min(fc.Items, c.Count()) {
+		b = append(append(b, c.ArticleJSON(i)...), 0)
+		for _, t := range c.Articles[i].Tags {
+			b = append(append(b, t...), 1)
+		}
+		b = append(b, 0)
+	}
+	return sha256.Sum256(b), b
 }
 
 // articleFields are the values of an article's JSON a feed's item reads.
