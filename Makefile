@@ -87,7 +87,7 @@ test: runtimes $(VERSITYGW) $(FAKE_GCS) $(GOTESTSUM)
 # installed are disabled again (their postinst enables them for the next
 # boot), so the machine runs the same services as before.
 NPM_DIR      := $(CURDIR)/.cache/npm
-RUNTIME_DEBS := nginx libnginx-mod-http-js caddy apache2
+RUNTIME_DEBS := nginx libnginx-mod-http-js caddy apache2 python3-django
 RUNTIME_NPM  := workerd@1.20261117.1 netlify-redirector@0.5.0 azurite@3.37.0
 # install_debs installs the Debian packages of $(1) that are missing (and
 # nodejs and npm when $(2), a shell test, fails), as described above.
@@ -215,7 +215,7 @@ FUZZTIME ?= 30s
 FUZZ := internal/content:FuzzParse internal/content:FuzzSplit internal/content:FuzzFirstParagraph internal/content:FuzzValidUTF8 internal/yamlnode:FuzzSimple \
 	internal/listing:FuzzAppendString internal/listing:FuzzParseQuery internal/listing:FuzzParseQueryFilters internal/listing:FuzzEncodeValue internal/listing:FuzzValidUTF8 \
 	internal/manifest:FuzzScanFiles internal/chunk:FuzzParseRoot internal/chunk:FuzzParseLeaf internal/chunk:FuzzScanLeaf internal/content:FuzzReadCache internal/listing:FuzzAppendLink internal/listing:FuzzParsePageKey \
-	internal/server:FuzzServeQuery internal/server:FuzzServeChunks internal/server:FuzzParseHead internal/bundle:FuzzRead internal/bundle:FuzzFlip internal/importer:FuzzIsKey
+	internal/server:FuzzServeQuery internal/server:FuzzServeChunks internal/server:FuzzParseHead internal/bundle:FuzzRead internal/bundle:FuzzFlip internal/importer:FuzzIsKey internal/syndication:FuzzXML internal/syndication:FuzzModified
 fuzz:
 	@for t in $(FUZZ); do \
 		echo "fuzz $$t"; \

@@ -33,6 +33,7 @@ import (
 	"github.com/feedgen/feedgen/internal/feed"
 	"github.com/feedgen/feedgen/internal/human"
 	"github.com/feedgen/feedgen/internal/layout"
+	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
@@ -345,9 +346,13 @@ func (r *buildRun) newSpill() error {
 		// are read where they are.
 		spill.PreferDirect()
 	}
+	keep := listing.Reads(r.cfg.Filters)
+	if r.cfg.Feeds != nil {
+		keep |= listing.FieldTags // an item's categories
+	}
 	r.opts.Parsed = func(a *content.Article) {
 		spill.Add(a)
-		a.Slim(r.cfg.Filters)
+		a.Slim(keep)
 	}
 	r.openSources()
 	return nil
@@ -510,8 +515,9 @@ func OutputSize(cfg *config.Config, l *feed.Listing, pages []feed.Page) (bytes i
 		n, scratch = l.PageSize(pg, scratch)
 		bytes += int64(n)
 	}
-	extra, more, _ := writerOf(cfg.Pagination).extraSize(l, scratch)
-	return bytes + extra, len(pages) + more
+	extra, more, scratch := writerOf(cfg.Pagination).extraSize(l, scratch)
+	fb, ff, _ := feedSize(cfg, l, scratch)
+	return bytes + extra + fb, len(pages) + more + ff
 }
 
 // SizeWarning returns, when estimate, the size of the output of articles

@@ -31,6 +31,7 @@ type Result struct {
 	Pages    int  // files: pages, or chunks and indexes
 	Chunked  bool // the chunks layout: Pages are chunks and indexes
 	Chunks   int  // of Pages, the chunks
+	Feeds    int  // reader feeds (config feeds:), not in Pages; in Rendered, Written, Unchanged and Bytes
 	Rendered int  // pages rendered (the others were known unchanged)
 	Written  int
 	// Repaired counts, of Written, the files written again with the
@@ -68,6 +69,9 @@ func (r *Result) Summary() string {
 			indexes = "1 index"
 		}
 		files = human.Plural(r.Chunks, "chunk") + " and " + indexes
+	}
+	if r.Feeds > 0 {
+		files += " and " + human.Plural(r.Feeds, "feed")
 	}
 	written := strconv.Itoa(r.Written) + " written"
 	if r.Repaired > 0 {

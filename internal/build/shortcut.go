@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/content"
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/outfile"
@@ -132,6 +133,12 @@ func (b *Builder) unchanged(ctx context.Context, outDir, fsDir string, early fun
 		OutDir: outDir, Articles: m.Articles, Drafts: m.Source.Drafts, Scheduled: m.Source.Scheduled, Skipped: true,
 		Pages: len(m.Files), Unchanged: len(m.Files), Manifest: m, ManifestData: r.Data,
 	}
+	for _, f := range m.Files {
+		if layout.Classify(f.Path) == layout.Feed {
+			res.Feeds++
+		}
+	}
+	res.Pages -= res.Feeds
 	if m.Source.Until != nil {
 		res.NextScheduled = *m.Source.Until
 	}

@@ -43,6 +43,7 @@ type pageWriter struct {
 	byInput bool                       // pages may be kept by the input prev records
 
 	files                         []manifest.File // what pages[i] became
+	feedFiles                     []manifest.File // what the feeds became (feeds.go)
 	done, written, rendered, size atomic.Int64
 	repaired                      atomic.Int64 // of written: the same bytes as the last build's (see repairs)
 
@@ -58,7 +59,10 @@ type pageWriter struct {
 // write renders every page and writes those whose bytes changed, deletes
 // the pages that no longer exist, then writes the manifest.
 func (w *pageWriter) write(ctx context.Context) error {
-	_, release, err := w.out.open(ctx, func(prev *manifest.Manifest) ([]string, error) { return w.lw.plan(ctx, w, prev) })
+	_, release, err := w.out.open(ctx, func(prev *manifest.Manifest) ([]string, error) {
+		paths, err := w.lw.plan(ctx, w, prev)
+		return append(paths, w.feedPaths()...), err
+	})
 	if err != nil {
 		return err
 	}
@@ -66,6 +70,10 @@ func (w *pageWriter) write(ctx context.Context) error {
 	if err := w.lw.write(ctx, w); err != nil {
 		return err
 	}
+	if err := w.writeFeeds(ctx); err != nil {
+		return err
+	}
+	w.files = append(w.files, w.feedFiles...)
 	if err := w.deleteStale(ctx); err != nil {
 		return err
 	}

@@ -312,7 +312,7 @@ func TestWriteRefuses(t *testing.T) {
 			f.Path = ConfigName
 			m.Files = append(m.Files, f)
 			os.WriteFile(filepath.Join(out, manifest.Name), m.Marshal(), 0o644)
-		}, `checking the output's manifest: manifest.json: file config.yaml: not a file of the pages layout (page)`},
+		}, `checking the output's manifest: manifest.json: file config.yaml: not a file of the pages layout (page or feed)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,6 +64,9 @@ type Config struct {
 
 	Publish Publish
 
+	// Feeds are the reader feeds of every collection (feeds:); nil: none.
+	Feeds *Feeds
+
 	ContentDir string // as resolved against Dir
 	// contentDir is content_dir as written, and contentDirLine its line
 	// (0 when it is not set): for CheckContentDir's message.
@@ -88,7 +91,7 @@ type Publish struct {
 }
 
 var keys = []string{"site_url", "base_url", "media_url", "timezone", "default_avatar", "sections",
-	"authors", "pagination", "filters", "publish", "content_dir", "output_dir"}
+	"authors", "pagination", "filters", "publish", "feeds", "content_dir", "output_dir"}
 var publishKeys = []string{"cache_control"}
 var paginationKeys = []string{"default_limit", "max_limit", "limits", "offsets", "max_output_bytes", "layout"}
 var authorKeys = []string{"name", "url"}
@@ -158,7 +161,10 @@ func (p *parser) parse(data []byte) *Config {
 		return c
 	}
 	var haveSite, haveBase bool
-	var pg paging
+	var (
+		pg    paging
+		feeds feedsSeen
+	)
 	for _, kv := range pairs {
 		v := kv.Value
 		switch kv.Key {
@@ -188,6 +194,8 @@ func (p *parser) parse(data []byte) *Config {
 			c.Filters = p.filters(v)
 		case "publish":
 			p.publish(&c.Publish, v)
+		case "feeds":
+			p.feeds(c, v, &feeds)
 		case "pagination":
 			p.pagination(c, v, &pg)
 		default:
@@ -207,6 +215,7 @@ func (p *parser) parse(data []byte) *Config {
 		// With a key of pagination misspelt, the checks below would
 		// blame the default it leaves in place: the typo says it all.
 		p.checkPagination(&c.Pagination, &pg)
+		p.checkFeeds(c, feeds)
 	}
 	if l := layout.Of(c.Pagination); l.EveryPage && c.Pagination.Offsets == listing.OffsetsAligned {
 		p.errorf(firstLine(pg.offsetsLine, pg.layoutLine), "pagination.offsets: aligned has no meaning with layout: %s, which answers every offset: remove it", l.Name)

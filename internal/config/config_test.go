@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/syndication"
 )
 
 const minimal = "site_url: https://www.example.com\nbase_url: https://api.example.com\n"
@@ -98,10 +99,30 @@ func TestParseErrors(t *testing.T) {
 			`config.yaml:4: publish.cache_control: "no-cache\nx: y" has "\n": a header value is one line of printable ASCII`},
 		{"cache_control a list", minimal + "publish:\n  cache_control: [public]\n",
 			`config.yaml:4: publish.cache_control: want a text value, got a list`},
+		{"feeds empty", minimal + "feeds:\n",
+			`config.yaml:3: feeds: empty: give at least title and description, or leave feeds out for no feeds`},
+		{"feeds without title and description", minimal + "feeds:\n  items: 5\n", strings.Join([]string{
+			`config.yaml:4: feeds.title is missing: add the feeds' title, e.g. title: Example News`,
+			`config.yaml:4: feeds.description is missing: add what the feeds are, e.g. description: The latest articles`,
+		}, "\n")},
+		{"feeds title empty", minimal + "feeds:\n  title: \"\"\n  description: d\n",
+			`config.yaml:4: feeds.title: empty: write what readers see, e.g. title: Example News`},
+		{"feeds unknown key", minimal + "feeds:\n  title: t\n  description: d\n  limit: 5\n",
+			`config.yaml:6: unknown key "feeds.limit": known keys are title, description, items, language, formats`},
+		{"feeds items zero", minimal + "feeds:\n  title: t\n  description: d\n  items: 0\n",
+			`config.yaml:6: feeds.items: 0: a feed holds at least one article; leave items out for pagination.default_limit`},
+		{"feeds items past max_limit", minimal + "pagination:\n  limits: [20, 50]\nfeeds:\n  title: t\n  description: d\n  items: 60\n",
+			`config.yaml:8: feeds.items: 60 is more than pagination.max_limit (50): a feed holds at most a page of the largest size`},
+		{"feeds unknown format", minimal + "feeds:\n  title: t\n  description: d\n  formats: [rss, atom1]\n",
+			`config.yaml:6: unknown feed format "atom1": did you mean "atom"?`},
+		{"feeds format twice", minimal + "feeds:\n  title: t\n  description: d\n  formats:\n    - rss\n    - rss\n",
+			`config.yaml:8: feeds.formats: "rss" is listed twice: list each format once`},
+		{"feeds no format", minimal + "feeds:\n  title: t\n  description: d\n  formats: []\n",
+			`config.yaml:6: feeds.formats: empty: list at least one of rss, atom, json, or leave formats out for all`},
 		{"several errors at once", "site_url: nope\nbase_url: nope\nextra: 1\n", strings.Join([]string{
 			`config.yaml:1: site_url: "nope" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`,
 			`config.yaml:2: base_url: "nope" is not an absolute URL: write it with its scheme and host, e.g. https://www.example.com`,
-			`config.yaml:3: unknown key "extra": known keys are site_url, base_url, media_url, timezone, default_avatar, sections, authors, pagination, filters, publish, content_dir, output_dir`,
+			`config.yaml:3: unknown key "extra": known keys are site_url, base_url, media_url, timezone, default_avatar, sections, authors, pagination, filters, publish, feeds, content_dir, output_dir`,
 		}, "\n")},
 	}
 	for _, tt := range tests {
@@ -199,6 +220,45 @@ func TestParsePublish(t *testing.T) {
 			}
 			if got := c.Publish.CacheControl; got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestParseFeeds checks feeds: with its defaults and with every key set.
+func TestParseFeeds(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       *Feeds
+	}{
+		{"not set", "", nil},
+		{"defaults", "feeds:\n  title: Example News\n  description: The latest\n",
+			&Feeds{Title: "Example News", Description: "The latest", Items: 20, Language: "en-us", Formats: syndication.Formats()}},
+		{"every key", "pagination:\n  limits: [20, 50]\nfeeds:\n  title: Новости\n  description: d\n  items: 50\n  language: ru\n  formats: [json, rss]\n",
+			&Feeds{Title: "Новости", Description: "d", Items: 50, Language: "ru", Formats: []syndication.Format{syndication.Formats()[0], syndication.Formats()[2]}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("config.yaml", "", []byte(minimal+tt.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := c.Feeds, tt.want
+			if (got == nil) != (want == nil) {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+			if got == nil {
+				return
+			}
+			names := func(fs []syndication.Format) (s []string) {
+				for _, f := range fs {
+					s = append(s, f.Name)
+				}
+				return s
+			}
+			if got.Title != want.Title || got.Description != want.Description || got.Items != want.Items || got.Language != want.Language ||
+				!slices.Equal(names(got.Formats), names(want.Formats)) {
+				t.Errorf("got %+v, want %+v", got, want)
 			}
 		})
 	}

@@ -64,12 +64,13 @@ type Shown struct {
 }
 
 // Slim drops the values of a that only its JSON shows (Shown), once it
-// is encoded, and its tags and author key unless filters (the config's)
-// list them: what orders, filters and checks articles stays. Its JSON
+// is encoded, and its tags and author key unless keep has them (the
+// fields the config's filters read, listing.Reads, and the tags when it
+// has feeds): what orders, filters and checks articles stays. Its JSON
 // cannot be made again from it.
-func (a *Article) Slim(filters []string) {
+func (a *Article) Slim(keep listing.Field) {
 	a.Shown = nil
-	reads := listing.Reads(filters)
+	reads := keep
 	// What stays may be part of the file's front matter, held by the
 	// strings cut from it: copies let it go.
 	var tags []string

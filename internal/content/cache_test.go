@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // TestWalkCompare checks that walkCompare orders paths as fs.WalkDir
@@ -82,7 +84,7 @@ func TestCacheRoundTrip(t *testing.T) {
 	}
 	key := CacheKey([]byte("k"))
 	fsys := cachedFS(files)
-	first := loadFS(t, NewLoader(testCfg(t)), fsys, Options{FileClock: later, Parsed: func(a *Article) { a.Slim([]string{"tag"}) }})
+	first := loadFS(t, NewLoader(testCfg(t)), fsys, Options{FileClock: later, Parsed: func(a *Article) { a.Slim(listing.FieldTags) }})
 	data := writeCache(t, first, key)
 
 	tests := []struct {
@@ -111,7 +113,7 @@ func TestCacheRoundTrip(t *testing.T) {
 			}
 			var kept []string
 			var mu sync.Mutex
-			opt := Options{FileClock: later, Cache: cache, Parsed: func(a *Article) { a.Slim([]string{"tag"}) }}
+			opt := Options{FileClock: later, Cache: cache, Parsed: func(a *Article) { a.Slim(listing.FieldTags) }}
 			if cache.Key() == tt.key {
 				opt.Kept = func(a *Article, extra []byte) bool { // called on several goroutines
 					mu.Lock()
@@ -127,7 +129,7 @@ func TestCacheRoundTrip(t *testing.T) {
 			if cache.Damage() != "" {
 				t.Errorf("damage %q", cache.Damage())
 			}
-			plain := loadFS(t, NewLoader(testCfg(t)), fsys, Options{Parsed: func(a *Article) { a.Slim([]string{"tag"}) }})
+			plain := loadFS(t, NewLoader(testCfg(t)), fsys, Options{Parsed: func(a *Article) { a.Slim(listing.FieldTags) }})
 			if site.Digest != plain.Digest || site.Drafts != plain.Drafts || site.Scheduled != plain.Scheduled || !site.NextScheduled.Equal(plain.NextScheduled) {
 				t.Errorf("got digest %x, %d drafts, %d scheduled next %v; a plain load %x, %d, %d, %v",
 					site.Digest, site.Drafts, site.Scheduled, site.NextScheduled, plain.Digest, plain.Drafts, plain.Scheduled, plain.NextScheduled)

@@ -296,7 +296,7 @@ func testLoadErrorsAcrossFiles(t *testing.T, slim bool) {
 			mu.Lock()
 			parsed = append(parsed, a.Path)
 			mu.Unlock()
-			a.Slim(nil)
+			a.Slim(0)
 		}
 	}
 	_, err := NewLoader(testCfg(t)).Load(context.Background(), fsys, opt)
@@ -803,7 +803,7 @@ func TestSlim(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.filters), func(t *testing.T) {
 			a := &Article{ID: 7, URL: "u", Tags: []string{"a", "b"}, AuthorKey: "ivan", Shown: &Shown{Title: "t"}, Section: "news", SectionSlug: "politics", Slug: "x", Index: 3}
-			a.Slim(tt.filters)
+			a.Slim(listing.Reads(tt.filters))
 			if a.Shown != nil {
 				t.Error("Shown kept")
 			}

@@ -39,6 +39,9 @@ type Options struct {
 	// pre-render, any of "section", "category", "tag" and "author";
 	// default none, and no filters key.
 	Filters []string
+	// Feeds adds a feeds key (SPEC §13): every collection's reader feeds,
+	// of pagination.default_limit items.
+	Feeds bool
 }
 
 func (opt Options) withDefaults() Options {
@@ -172,6 +175,9 @@ func Config(opt Options) []byte {
 			b = appendQuoted(b, f)
 		}
 		b = append(b, "]\n"...)
+	}
+	if opt.Feeds {
+		b = append(b, "feeds:\n  title: Corpus News\n  description: \"Generated <articles> & more\"\n"...)
 	}
 	b = append(b, "content_dir: content\noutput_dir: public\n"...)
 	return b

@@ -62,7 +62,7 @@ func spilledWith(t *testing.T, dir string, sz spillSizes, p listing.Pagination, 
 			for k := w; k < len(order); k += 4 {
 				a := articles[order[k]]
 				s.Add(a)
-				a.Slim(filters)
+				a.Slim(listing.Reads(filters))
 			}
 		})
 	}

@@ -14,8 +14,12 @@
 package layout
 
 import (
+	"path"
+	"strings"
+
 	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/syndication"
 )
 
 // ManifestPath is the file, in the output folder, of a build's manifest.
@@ -32,6 +36,7 @@ const (
 	Index                // a collection's chunk index (chunk.IndexPath)
 	Chunk                // articles of a collection, named by their SHA-256 (chunk.ChunkPath)
 	Leaf                 // a run of a collection's chunks, named by its SHA-256 (chunk.LeafPath); an index's root names its leaves
+	Feed                 // a collection's reader feed, in one of syndication.Formats (FeedPath)
 )
 
 // kind is what a Kind is, as data.
@@ -61,6 +66,8 @@ func (k Kind) data() kind {
 		return kind{name: "chunk", immutable: true, unlisted: true, step: 0}
 	case Leaf:
 		return kind{name: "chunk index leaf", immutable: true, unlisted: true, step: 0}
+	case Feed:
+		return kind{name: "feed", step: 1}
 	}
 	return kind{name: "file", step: 1}
 }
@@ -78,6 +85,9 @@ func Classify(p string) Kind {
 	case chunk.IsIndex(p):
 		return Index
 	}
+	if _, ok := FeedFormat(p); ok {
+		return Feed
+	}
 	if _, ok := listing.ParsePageKey(p); ok {
 		return Page
 	}
@@ -87,9 +97,34 @@ func Classify(p string) Kind {
 // String names the kind, for messages: "page", "chunk", "chunk index".
 func (k Kind) String() string { return k.data().name }
 
-// ContentType is the Content-Type of a file of the kind, as served and
-// published.
-func (k Kind) ContentType() string { return listing.ContentType }
+// ContentType returns the Content-Type of the file at p, as served and
+// published: its format's for a feed, the listing's JSON for every other.
+func ContentType(p string) string {
+	if f, ok := FeedFormat(p); ok {
+		return f.ContentType
+	}
+	return listing.ContentType
+}
+
+// FeedPath returns the path of the feed in format f of the collection
+// whose folder is dir (listing.CollectionDir).
+func FeedPath(dir string, f syndication.Format) string { return dir + "/" + f.File }
+
+// FeedFormat returns the format of the feed at p, and whether p is a path
+// FeedPath gives, for listing.Dir or a folder inside it that is not the
+// chunks'.
+func FeedFormat(p string) (syndication.Format, bool) {
+	dir, file := path.Split(p)
+	f, ok := syndication.FormatOfFile(file)
+	if !ok || dir == "" {
+		return syndication.Format{}, false
+	}
+	dir = dir[:len(dir)-1]
+	if dir != listing.Dir && (!strings.HasPrefix(dir, listing.Dir+"/") || dir == chunk.Dir || strings.HasPrefix(dir, chunk.Dir+"/")) {
+		return syndication.Format{}, false
+	}
+	return f, true
+}
 
 // Immutable reports whether a file of the kind is named by its bytes'
 // digest, and so never changes.
@@ -129,13 +164,13 @@ const Steps = 3
 
 // Built reports whether the file at p, relative to the output folder (or
 // a bucket's prefix), is one a build writes under listing.Dir: a page, a
-// chunk or a collection's index. Build and publish delete no other file
+// chunk, a collection's index or feed. Build and publish delete no other file
 // there (each adds the temporary files it writes itself): a web root's
 // articles/index.html, or a source article of a folder that is also a
 // site's content, is another tool's, or a person's.
 func Built(p string) bool {
 	switch Classify(p) {
-	case Page, Index, Chunk, Leaf:
+	case Page, Index, Chunk, Leaf, Feed:
 		return true
 	}
 	return false

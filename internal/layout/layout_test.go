@@ -30,6 +30,16 @@ func TestClassify(t *testing.T) {
 		{"index.html", Other},
 		{"", Other},
 		{".feedgen-unfinished", Other},
+		{"articles/feed.rss", Feed},
+		{"articles/feed.atom", Feed},
+		{"articles/feed.json", Feed},
+		{"articles/tag/_41_50_49/feed.json", Feed},
+		{"articles/section/news/category/politics/feed.atom", Feed},
+		{"feed.rss", Other},
+		{"articles/feed.xml", Other},
+		{"articles/chunks/feed.rss", Other},
+		{"articles/chunks/ab/feed.rss", Other},
+		{"articlesx/feed.rss", Other},
 	} {
 		if got := Classify(tc.path); got != tc.want {
 			t.Errorf("Classify(%q) = %v, want %v", tc.path, got, tc.want)
@@ -52,14 +62,12 @@ func TestKinds(t *testing.T) {
 		{Index, "chunk index", false, true, true, 1},
 		{Chunk, "chunk", true, false, false, 0},
 		{Leaf, "chunk index leaf", true, false, true, 0},
+		{Feed, "feed", false, true, false, 1},
 		{Other, "file", false, true, false, 1},
 	} {
 		k := tc.k
 		if k.String() != tc.name || k.Immutable() != tc.immutable || k.Listed() != tc.listed || k.Names() != tc.names || k.Step() != tc.step || k.Step() >= Steps {
 			t.Errorf("%v: got %q immutable=%v listed=%v names=%v step=%d", k, k.String(), k.Immutable(), k.Listed(), k.Names(), k.Step())
-		}
-		if k.ContentType() != listing.ContentType {
-			t.Errorf("%v: Content-Type %q", k, k.ContentType())
 		}
 		want := "public, max-age=60"
 		if tc.immutable {
@@ -67,6 +75,24 @@ func TestKinds(t *testing.T) {
 		}
 		if got := k.CacheControl("public, max-age=60"); got != want {
 			t.Errorf("%v: Cache-Control %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestContentType checks the Content-Type of each kind of file: a feed's
+// its format's, every other the listing's JSON.
+func TestContentType(t *testing.T) {
+	for p, want := range map[string]string{
+		"manifest.json":            listing.ContentType,
+		"articles/20/0.json":       listing.ContentType,
+		"articles/chunks.json":     listing.ContentType,
+		"articles/feed.rss":        "application/rss+xml; charset=utf-8",
+		"articles/tag/x/feed.atom": "application/atom+xml; charset=utf-8",
+		"articles/feed.json":       "application/feed+json",
+		"index.html":               listing.ContentType,
+	} {
+		if got := ContentType(p); got != want {
+			t.Errorf("ContentType(%q) = %q, want %q", p, got, want)
 		}
 	}
 }

@@ -31,12 +31,12 @@ type Layout struct {
 }
 
 // Pages is the layout of a file per pre-rendered page.
-func Pages() Layout { return Layout{Name: PagesName, Kinds: []Kind{Page}} }
+func Pages() Layout { return Layout{Name: PagesName, Kinds: []Kind{Page, Feed}} }
 
 // Chunks is the layout of chunks and indexes, pages put together per
 // request.
 func Chunks() Layout {
-	return Layout{Name: ChunksName, Kinds: []Kind{Index, Leaf, Chunk}, Assembled: true, EveryPage: true}
+	return Layout{Name: ChunksName, Kinds: []Kind{Index, Leaf, Chunk, Feed}, Assembled: true, EveryPage: true}
 }
 
 // Layouts returns every layout, the default (pages) first.

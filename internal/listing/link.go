@@ -148,3 +148,22 @@ func subtract(s string, n int) string {
 	}
 	return string(d[i:])
 }
+
+// FeedURL returns the absolute URL of the feed file of the collection
+// filtered by params (sorted by key): {baseURL}/articles/{file}, then the
+// parameters as AppendLink encodes them (SPEC §13).
+func FeedURL(baseURL, file string, params []Param) string {
+	b := make([]byte, 0, len(baseURL)+len(Path)+len(file)+32)
+	b = append(append(append(b, baseURL...), Path...), file...)
+	for i, p := range params {
+		if i == 0 {
+			b = append(b, '?')
+		} else {
+			b = append(b, '&')
+		}
+		b = appendQueryEscape(b, p.Key)
+		b = append(b, '=')
+		b = appendQueryEscape(b, p.Value)
+	}
+	return string(b)
+}

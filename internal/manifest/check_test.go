@@ -85,7 +85,7 @@ func TestValidate(t *testing.T) {
 			chunked(m)
 			m.Files = append(m.Files, File{Path: "articles/2/0.json", Size: 10, SHA256: sum})
 		},
-			"manifest.json: page articles/2/0.json: not a file of the chunks layout (chunk index, chunk index leaf or chunk)"},
+			"manifest.json: page articles/2/0.json: not a file of the chunks layout (chunk index, chunk index leaf, chunk or feed)"},
 		{"chunks: a chunk named by another sum", func(m *Manifest) { chunked(m); m.Files[0].SHA256 = strings.Repeat("0", 64) },
 			"manifest.json: chunk articles/chunks/" + sum[:2] + "/" + sum + ".json: its sha256 is not the one its name gives"},
 		{"chunks: no index", func(m *Manifest) { chunked(m); m.Files = m.Files[:1] },

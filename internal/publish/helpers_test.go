@@ -18,7 +18,6 @@ import (
 	"github.com/feedgen/feedgen/internal/build"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/layout"
-	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/publish/emulatortest"
 	"github.com/feedgen/feedgen/internal/publish/versitytest"
@@ -370,9 +369,9 @@ func checkBucketKeeping(t *testing.T, b *blob.Bucket, out, cacheControl string, 
 		if immutable(key) {
 			cc = layout.ImmutableCacheControl
 		}
-		if a.ContentType != listing.ContentType || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {
+		if ct := layout.ContentType(key); a.ContentType != ct || a.CacheControl != cc || a.Metadata[MetaSHA256] != sum {
 			t.Errorf("%s: got Content-Type %q, Cache-Control %q, sha256 %q; want %q, %q, %q",
-				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], listing.ContentType, cc, sum)
+				key, a.ContentType, a.CacheControl, a.Metadata[MetaSHA256], ct, cc, sum)
 		}
 	}
 	// Eight at a time: each check is one request or two, and the

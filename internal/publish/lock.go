@@ -268,7 +268,7 @@ func (l *objectLock) acquire(ctx context.Context, lost func(error)) (string, err
 // write uploads the lock as l.info says, with opts.
 func (l *objectLock) write(ctx context.Context, opts *blob.WriterOptions) error {
 	data := l.info.marshal()
-	opts.ContentType = layout.Classify(LockName).ContentType()
+	opts.ContentType = layout.ContentType(LockName)
 	opts.CacheControl = "no-store"
 	return l.p.retry(ctx, "writing the lock "+LockName, func(ctx context.Context, _ func(int)) error {
 		return l.p.bucket.Upload(ctx, LockName, bytes.NewReader(data), opts)

@@ -860,7 +860,7 @@ func (p *publisher) do(ctx context.Context, it item, buf *[]byte) error {
 func (p *publisher) writerOptions(key string, data []byte, meta map[string]string) *blob.WriterOptions {
 	sum := md5.Sum(data)
 	return &blob.WriterOptions{
-		ContentType:  layout.Classify(key).ContentType(),
+		ContentType:  layout.ContentType(key),
 		CacheControl: p.cacheControl(key),
 		Metadata:     meta,
 		ContentMD5:   sum[:],
@@ -928,7 +928,7 @@ func (p *publisher) sameHeaders(key string, a *blob.Attributes) bool {
 		return true // a folder keeps no headers: its web server gives them
 	}
 	mt, _, err := mime.ParseMediaType(a.ContentType)
-	return err == nil && mt == layout.Classify(key).ContentType() && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
+	return err == nil && mt == layout.ContentType(key) && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
 }
 
 func sha256Hex(data []byte) string {

@@ -53,6 +53,9 @@ type Site struct {
 	// Modules is the folder a standalone config loads the server's
 	// modules from; "" for Debian's (see ModulesDir).
 	Modules string
+	// Feeds says that the build has reader feeds (config feeds:), which
+	// no target's files answer yet: a warning says so.
+	Feeds bool
 }
 
 // NewSite returns the Site of the build whose manifest is m, in folder
@@ -65,9 +68,10 @@ func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
 	if listen == "" {
 		listen = "80"
 	}
+	feeds := slices.ContainsFunc(m.Files, func(f manifest.File) bool { return layout.Classify(f.Path) == layout.Feed })
 	return &Site{
 		Paging: m.Pagination, Filters: m.Filters, BaseURL: m.BaseURL,
-		Collections: m.Collections, Root: abs, Listen: listen,
+		Collections: m.Collections, Root: abs, Listen: listen, Feeds: feeds,
 	}, nil
 }
 
@@ -367,6 +371,9 @@ func generate(t Target, s *Site, outDir string) (*Output, *Site, error) {
 	out, err := t.Generate(&withOut)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
+	}
+	if s.Feeds {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the build has reader feeds (feeds:), and these %s files do not answer them as feedgen serve does yet (/articles/feed.rss, feed.atom and feed.json with a collection's filters): serve the feeds with feedgen serve, or link readers to their files", t.Name))
 	}
 	return out, &withOut, nil
 }

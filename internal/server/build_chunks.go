@@ -114,6 +114,9 @@ func (hb *heldBuild) holdKnown(ctx context.Context, files []manifest.File, src l
 				return nil, err
 			}
 		}
+		if layout.Classify(f.Path) == layout.Feed {
+			continue // see loadFeeds
+		}
 		hb.pages++
 		hb.bytes += f.Size
 		sum := f.Sum()

@@ -58,6 +58,7 @@ type heldBuild struct {
 
 	lastModified []string // the Last-Modified header value
 	pages        int      // page files, index.json included
+	feeds        int      // feed files (see build_feeds.go)
 	bytes        int64
 	read         int // pages read from files (the rest were known already)
 	// unavailable are the pages, in the manifest's order, whose files did
@@ -91,6 +92,10 @@ type collection struct {
 	// asm is where its articles are, in a build of the chunks layout; nil
 	// there when its index did not match the manifest (answered 503).
 	asm *assembly
+	// feeds are its reader feeds, by the index of their format in
+	// syndication.Formats (nil: none in that format); none without
+	// articles (see build_feeds.go).
+	feeds []*feedPage
 }
 
 // limitPages are the pages of one pre-rendered limit, by offset (offsets
@@ -240,6 +245,9 @@ func (hb *heldBuild) describe() string {
 	files := human.Plural(hb.pages, "file")
 	if ls, ok := layoutServers()[hb.layout.Name]; ok {
 		files = ls.files(hb.pages)
+	}
+	if hb.feeds > 0 {
+		files += ", " + human.Plural(hb.feeds, "feed")
 	}
 	return fmt.Sprintf("build of %s (%s, %s, %s)",
 		hb.buildTime.UTC().Format(time.RFC3339), human.Plural(hb.main.count, "article"), files, human.Bytes(hb.bytes))

@@ -99,5 +99,8 @@ func loadBuild(ctx context.Context, data []byte, m *manifest.Manifest, src loadS
 	if err := ls.load(ctx, hb, m, src); err != nil {
 		return nil, err
 	}
+	if err := loadFeeds(ctx, hb, m, src); err != nil {
+		return nil, err
+	}
 	return hb, nil
 }

@@ -38,6 +38,7 @@ type fileRef struct {
 	pf     *pageFile   // or in a file (dir)
 	c      *collection // the collection of the page
 	li, ix int         // limitPages index and page index; li < 0 for index.json
+	feed   *feedPage   // or the feed it is (see loadFeeds): li and ix unused
 }
 
 // loadPages is the loader of the pages layout (see layoutServers): each
@@ -230,7 +231,11 @@ func (pl *pageLoad) hold() {
 	hb, dir := pl.hb, pl.src.dir
 	lengths := map[int64][]string{}
 	for _, r := range pl.refs {
-		hb.pages++
+		if r.feed != nil {
+			hb.feeds++
+		} else {
+			hb.pages++
+		}
 		if r.li < 0 && dir != nil {
 			continue // index.json, not read: see source
 		}
@@ -255,7 +260,11 @@ func (pl *pageLoad) hold() {
 		} else {
 			pg.file, pg.body = r.pf, r.pf.mapped() // nil when not mapped
 		}
-		r.c.limits[r.li].pages[r.ix] = pg
+		if r.feed != nil {
+			r.feed.pg = pg
+		} else {
+			r.c.limits[r.li].pages[r.ix] = pg
+		}
 	}
 }
 
@@ -283,6 +292,11 @@ func (hb *heldBuild) files() map[fileID]*pageFile {
 				if pf := lp.pages[i].file; pf != nil {
 					files[pf.id] = pf
 				}
+			}
+		}
+		for _, fp := range c.feeds {
+			if fp != nil && fp.pg.file != nil {
+				files[fp.pg.file.id] = fp.pg.file
 			}
 		}
 	}

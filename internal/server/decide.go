@@ -11,11 +11,13 @@ import (
 // either by the fast path (appendHead) or through net/http (ServeHTTP):
 // both send the same bytes, which TestFastPathMatchesNetHTTP checks.
 type reply struct {
-	status   int
-	listing  bool   // an answer from the listing's path: Allow and Vary
-	html     bool   // Content-Type text/html (the redirect), else listing.ContentType
-	location string // Location of a redirect
-	page     *page  // the page answered (200) or not modified (304)
+	status  int
+	listing bool // an answer from the listing's path: Allow and Vary
+	// contentType is the Content-Type header's value: nil for
+	// listing.ContentType; the redirect's text/html, a feed's its format's.
+	contentType []string
+	location    string // Location of a redirect
+	page        *page  // the page answered (200) or not modified (304)
 	// asm, for a page put together from chunks, is its head and parts
 	// (page is then &asm.pg, with no body of its own).
 	asm      *assembled
@@ -46,8 +48,11 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 		if rawQuery != "" {
 			loc += "?" + escapeQuery(rawQuery)
 		}
-		return reply{status: http.StatusMovedPermanently, html: true, location: loc}
+		return reply{status: http.StatusMovedPermanently, contentType: s.html, location: loc}
 	default:
+		if f, ok := feedPath(path); ok {
+			return s.decideFeed(hb, method, f, rawQuery, cond)
+		}
 		return reply{status: http.StatusNotFound, body: s.notFound}
 	}
 	switch method {

@@ -143,6 +143,7 @@ type Server struct {
 
 	// Header values and bodies shared by every answer: never modified.
 	allow, vary, json, html, zero []string
+	feedTypes                     [][]string // the Content-Type of each of syndication.Formats
 	notFoundLength, optionsLength []string
 	notFound, options             []byte
 	unavailable                   []byte // the body of a 503
@@ -180,6 +181,7 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 		vary:           []string{listing.Vary},
 		json:           []string{listing.ContentType},
 		html:           []string{htmlContentType},
+		feedTypes:      feedTypes(),
 		zero:           []string{"0"},
 		notFoundLength: []string{strconv.Itoa(len(listing.NotFoundBody))},
 		optionsLength:  []string{strconv.Itoa(len(listing.OptionsBody))},

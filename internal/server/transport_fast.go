@@ -313,6 +313,10 @@ func (c *fastConn) parse(b []byte) (n int, ok bool) {
 		r.path = ListPath
 	case ListPath[:len(ListPath)-1]:
 		r.path = ListPath[:len(ListPath)-1]
+	default:
+		if _, ok := feedPath(string(path)); ok {
+			r.path = string(path)
+		}
 	}
 	if len(query) > 0 {
 		r.rawQuery = string(query)
@@ -475,8 +479,9 @@ func (r *reply) appendHead(b []byte, date string, close bool) []byte {
 	if r.status != http.StatusNotModified {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(r.contentLength()), 10)
-		if r.html {
-			b = append(b, "\r\nContent-Type: "+htmlContentType+"\r\n"...)
+		if r.contentType != nil {
+			b = append(b, "\r\nContent-Type: "...)
+			b = append(append(b, r.contentType[0]...), "\r\n"...)
 		} else {
 			b = append(b, "\r\nContent-Type: "+listing.ContentType+"\r\n"...)
 		}

@@ -146,8 +146,8 @@ func (s *Server) writeHeader(w http.ResponseWriter, r *reply, date []string) {
 		} else {
 			h["Content-Length"] = s.length(len(r.body))
 		}
-		if r.html {
-			h["Content-Type"] = s.html
+		if r.contentType != nil {
+			h["Content-Type"] = r.contentType
 		} else {
 			h["Content-Type"] = s.json
 		}

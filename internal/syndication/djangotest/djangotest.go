@@ -1,0 +1,31 @@
+// Package djangotest finds, for tests, the Python that has Django 3.2:
+// the reference the reader feeds are compared with (SPEC §13).
+package djangotest
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// Python returns a python3 that imports Django 3.2: Debian's first (a
+// python3 earlier in $PATH, pyenv's say, may not have the package). Without
+// one it skips the test, or fails it under FEEDGEN_RUNTIMES=required.
+func Python(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		path, err := exec.LookPath(p)
+		if err != nil {
+			continue
+		}
+		if exec.Command(path, "-c", "import django, sys; sys.exit(django.VERSION[:2] != (3, 2))").Run() == nil {
+			return path
+		}
+	}
+	msg := "no python3 with Django 3.2 (Debian 12's python3-django; make test installs it)"
+	if os.Getenv("FEEDGEN_RUNTIMES") == "required" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
