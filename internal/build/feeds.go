@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -81,6 +82,7 @@ func (w *pageWriter) writeFeeds(ctx context.Context) error {
 		}
 	}
 	written, repaired := w.written.Load(), w.repaired.Load()
+	head := feedHead(w.b.cfg, w.l.BaseURL)
 	files := make([][]manifest.File, len(cs))
 	var size, rendered atomic.Int64
 	err := pool.Run(ctx, len(cs), pool.Size(2), func() func(context.Context, int) error {
@@ -88,7 +90,7 @@ func (w *pageWriter) writeFeeds(ctx context.Context) error {
 		return func(_ context.Context, i int) error {
 			c := cs[i]
 			var in [sha256.Size]byte
-			in, scratch = feedInput(w.b.cfg, w.l.BaseURL, c, scratch)
+			in, scratch = feedInput(head, fc.Items, c, scratch)
 			input := hex.EncodeToString(in[:])
 			// Made of the same articles and config as the files the last
 			// build wrote: the same bytes (as for a page: see decide).
@@ -141,21 +143,33 @@ func (w *pageWriter) writeFeeds(ctx context.Context) error {
 	return nil
 }
 
-// feedInput returns the digest of what the feeds of collection c are made
-// of, as the manifest records it (manifest.File.Input): the config's feeds
-// and what the channel and the dates read (site_url, base_url, timezone),
-// the collection's parameters, and the JSON and tags of its newest
-// feeds.items articles. scratch is a buffer, returned for the next use.
-func feedInput(cfg *config.Config, baseURL string, c *feed.Collection, scratch []byte) ([sha256.Size]byte, []byte) {
+// feedHead returns what every feed of the build is made of besides its
+// collection, for feedInput: the config's feeds and what the channel and
+// the dates read (site_url, base_url, the time zone's name and offsets:
+// an update of the zone data changes the dates, as for the unchanged-build
+// shortcut).
+func feedHead(cfg *config.Config, baseURL string) []byte {
 	fc := cfg.Feeds
-	b := append(scratch[:0], "feed 1\x00"...)
+	var b bytes.Buffer
+	b.WriteString("feed 1\x00")
 	for _, s := range []string{fc.Title, fc.Description, fc.Language, strconv.Itoa(fc.Items), cfg.SiteURL, baseURL, cfg.Timezone} {
-		b = append(append(b, s...), 0)
+		b.WriteString(s)
+		b.WriteByte(0)
 	}
+	writeZone(&b, cfg.Location)
+	return b.Bytes()
+}
+
+// feedInput returns the digest of what the feeds of collection c are made
+// of, as the manifest records it (manifest.File.Input): head (feedHead),
+// the collection's parameters, and the JSON and tags of its newest items
+// articles. scratch is a buffer, returned for the next use.
+func feedInput(head []byte, items int, c *feed.Collection, scratch []byte) ([sha256.Size]byte, []byte) {
+	b := append(scratch[:0], head...)
 	for _, p := range c.Params {
 		b = append(append(append(append(b, p.Key...), 0), p.Value...), 0)
 	}
-	for i := range min(fc.Items, c.Count()) {
+	for i := range min(items, c.Count()) {
 		b = append(append(b, c.ArticleJSON(i)...), 0)
 		for _, t := range c.Articles[i].Tags {
 			b = append(append(b, t...), 1)

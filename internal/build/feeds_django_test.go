@@ -1,19 +1,15 @@
 package build
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
-	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/syndication"
 	"github.com/feedgen/feedgen/internal/syndication/djangotest"
 	"github.com/feedgen/feedgen/internal/testfiles"
@@ -26,7 +22,7 @@ import (
 // apart from feedgen, in Python, from the listing's JSON of the
 // collection's first page).
 func TestFeedsDjango(t *testing.T) {
-	python := djangotest.Python(t)
+	djangotest.Python(t) // before the build: skipped without Django
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -49,14 +45,7 @@ func TestFeedsDjango(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "public")
-	data, err := os.ReadFile(filepath.Join(out, manifest.Name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readTestManifest(t, out)
 	type collection struct {
 		Params   [][2]string       `json:"params"`
 		Articles []json.RawMessage `json:"articles"`
@@ -88,26 +77,12 @@ func TestFeedsDjango(t *testing.T) {
 	if len(colls) < 50 {
 		t.Fatalf("%d collections with articles in the sample, want every filter's", len(colls))
 	}
-	input, err := json.Marshal(map[string]any{
+	var want []map[string]string
+	djangotest.Run(t, "testdata/django_collection_feeds.py", map[string]any{
 		"site_url": cfg.SiteURL, "base_url": cfg.BaseURL, "tz": cfg.Timezone,
 		"feeds":       map[string]any{"title": cfg.Feeds.Title, "description": cfg.Feeds.Description, "language": cfg.Feeds.Language, "items": cfg.Feeds.Items},
 		"collections": colls,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(python, "testdata/django_collection_feeds.py")
-	cmd.Stdin = bytes.NewReader(input)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	res, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("django_collection_feeds.py: %v\n%s", err, stderr.String())
-	}
-	var want []map[string]string
-	if err := json.Unmarshal(res, &want); err != nil {
-		t.Fatal(err)
-	}
+	}, &want)
 	for i, d := range dirs {
 		for _, name := range []string{"rss", "atom"} {
 			f, _ := syndication.FormatNamed(name)

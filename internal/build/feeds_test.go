@@ -38,16 +38,8 @@ func feedSite(t *testing.T, lay string) string {
 // manifest lists them.
 func feedFiles(t *testing.T, out string) map[string]manifest.File {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(out, layout.ManifestPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := manifest.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	feeds := map[string]manifest.File{}
-	for _, f := range m.Files {
+	for _, f := range readTestManifest(t, out).Files {
 		if layout.Classify(f.Path) == layout.Feed {
 			feeds[f.Path] = f
 		}

@@ -50,7 +50,8 @@ type owned struct {
 // buildName reports whether p (slash-separated, relative to the output
 // folder) is the name of a file a build writes under articles/: a page
 // (listing.ParsePageKey), a chunk or a collection's index of the chunks
-// layout, or the temporary file of one of those.
+// layout, a collection's reader feed (layout.Built), or the temporary file
+// of one of those.
 func buildName(p string) bool {
 	if t, ok := tempOf(p); ok {
 		p = t

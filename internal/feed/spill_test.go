@@ -155,16 +155,21 @@ func samePages(t *testing.T, n int, p listing.Pagination, filters []string, sz s
 // pages before the first not done read, as the build's writer does, get
 // the bytes of a listing in memory, while the merge holds no more than
 // its window at once, and a few chunks: two past it for a page that
-// waits, and those on their way to the file (mergeAll). Without filters,
-// almost no page reads the file: the merge stays ahead of the pages, but
-// not so far that it lets go of what they read.
+// waits, and those on their way to the file (mergeAll). Without filters
+// and with one goroutine, almost no page reads the file: the merge stays
+// ahead of the pages, but not so far that it lets go of what they read.
+// (With several, how many do depends on how the goroutines are scheduled:
+// a page that waits lets the merge past its window, so a page behind it
+// may miss what it reads; a busy machine made 80 of 1,211 pages miss.)
 func TestSpillInOrder(t *testing.T) {
 	for _, filters := range [][]string{nil, listing.FilterNames()} {
-		t.Run(fmt.Sprint(filters), func(t *testing.T) { inOrder(t, filters) })
+		for _, workers := range []int{4, 1} {
+			t.Run(fmt.Sprint(filters, workers), func(t *testing.T) { inOrder(t, filters, workers) })
+		}
 	}
 }
 
-func inOrder(t *testing.T, filters []string) {
+func inOrder(t *testing.T, filters []string, workers int) {
 	specs := make([]string, 3000)
 	for i := range specs {
 		specs[i] = fmt.Sprintf("s%d c%d a%d |t%d|all|", i%3, i%2, i%5, i%7)
@@ -184,7 +189,7 @@ func inOrder(t *testing.T, filters []string) {
 		next atomic.Int64
 		wg   sync.WaitGroup
 	)
-	for range 4 {
+	for range workers {
 		wg.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)
@@ -220,9 +225,8 @@ func inOrder(t *testing.T, filters []string) {
 	st.mu.Lock()
 	most, reread := st.most, st.reread
 	st.mu.Unlock()
-	// A page that waits lets the merge past its window, so a page behind
-	// it may miss what it reads now and then.
-	if filters == nil && reread*20 > len(pages) {
+	t.Logf("%d of %d pages read the file", reread, len(pages))
+	if filters == nil && workers == 1 && reread*20 > len(pages) {
 		t.Errorf("%d of %d pages read the file, want almost none", reread, len(pages))
 	}
 	if limit := int(sz.window/sz.chunk) + 2 + 6; most > limit {

@@ -2,12 +2,15 @@ package publish
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/feedgen/feedgen/internal/config"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/layout"
+	"github.com/feedgen/feedgen/internal/manifest"
 )
 
 // TestPublishFeeds publishes a build with reader feeds, in both layouts,
@@ -48,6 +51,21 @@ func TestPublishFeeds(t *testing.T) {
 					}
 					if want := map[string]string{"rss": "application/rss+xml; charset=utf-8", "atom": "application/atom+xml; charset=utf-8", "json": "application/feed+json"}[key[strings.LastIndex(key, ".")+1:]]; a.ContentType != want {
 						t.Errorf("%s: Content-Type %q, want %q", key, a.ContentType, want)
+					}
+				}
+				// A repair (the bucket's manifest not publish's) checks every
+				// object, and finds the feeds' as they were uploaded.
+				data, err := os.ReadFile(filepath.Join(s.out, manifest.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !isFolder(b) {
+					if err := b.WriteAll(context.Background(), manifest.Name, data, nil); err != nil {
+						t.Fatal(err)
+					}
+					res := publishDir(t, b, s.out, lockOptions(url, store))
+					if res.Uploaded != 1 || res.Checked == 0 {
+						t.Errorf("repair: uploaded %d (want the manifest only), checked %d", res.Uploaded, res.Checked)
 					}
 				}
 				before := readManifest(t, s.out)

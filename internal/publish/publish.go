@@ -927,8 +927,19 @@ func (p *publisher) sameHeaders(key string, a *blob.Attributes) bool {
 	if p.opt.Folder != "" {
 		return true // a folder keeps no headers: its web server gives them
 	}
-	mt, _, err := mime.ParseMediaType(a.ContentType)
-	return err == nil && mt == layout.ContentType(key) && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
+	return sameType(a.ContentType, layout.ContentType(key)) && strings.TrimSpace(a.CacheControl) == p.cacheControl(key)
+}
+
+// sameType reports whether the Content-Type got, as a bucket gives it, is
+// want: the same media type and charset, whatever their case and spacing
+// (a feed's is "application/rss+xml; charset=utf-8").
+func sameType(got, want string) bool {
+	gm, gp, err := mime.ParseMediaType(got)
+	if err != nil {
+		return false
+	}
+	wm, wp, _ := mime.ParseMediaType(want)
+	return gm == wm && strings.EqualFold(gp["charset"], wp["charset"])
 }
 
 func sha256Hex(data []byte) string {

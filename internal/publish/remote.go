@@ -125,7 +125,8 @@ const maxForeignNames = 10
 
 // buildWrites reports whether a feedgen build (or a publish, on disk)
 // writes a file at key: a page (listing.ParsePageKey reads its path
-// back), a chunk or a collection's index of the chunks layout, or the
+// back), a chunk or a collection's index of the chunks layout, a
+// collection's reader feed (layout.Built), or the
 // temporary file of one that a stopped publish to a bucket on disk left
 // (fileblob's KEY.<hex>.tmp). A publish deletes no other key: a web
 // root's articles/index.html, or a source article (*.md) of a bucket

@@ -373,7 +373,7 @@ func generate(t Target, s *Site, outDir string) (*Output, *Site, error) {
 		return nil, nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
 	}
 	if s.Feeds {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("the build has reader feeds (feeds:), and these %s files do not answer them as feedgen serve does yet (/articles/feed.rss, feed.atom and feed.json with a collection's filters): serve the feeds with feedgen serve, or link readers to their files", t.Name))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the build has reader feeds (feeds:), and these %s files do not answer them as feedgen serve does yet (/articles/feed.rss, feed.atom and feed.json with a collection's filters): serve the feeds with feedgen serve", t.Name))
 	}
 	return out, &withOut, nil
 }

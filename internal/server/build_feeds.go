@@ -2,9 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"path"
+	"strings"
+	"time"
 
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/manifest"
@@ -53,6 +57,7 @@ func loadFeeds(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loa
 				c.feeds[k] = fp
 			}
 		}
+		hb.bytes += f.Size
 		r := fileRef{file: f, sum: f.Sum(), c: c, feed: fp}
 		read, err := pl.source(&r)
 		if err != nil {
@@ -73,49 +78,145 @@ func loadFeeds(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loa
 		return err
 	}
 	hb.read += len(pl.toRead) - len(pl.failed)
+	if pl.disk != nil {
+		hb.stores = append(hb.stores, pl.disk)
+	}
 	pl.hold()
+	var feeds []*feedPage
+	for _, r := range pl.refs {
+		feeds = append(feeds, r.feed)
+	}
+	if err := hb.adoptFeeds(feeds); err != nil {
+		return err
+	}
+	prev := prevModified(src.prev)
 	for _, c := range byDir {
-		if err := c.feedsModified(src); err != nil {
-			return err
-		}
+		c.feedsModified(hb, src, prev)
 	}
 	return nil
 }
 
+// adoptFeeds copies into a store of hb's own the bodies of feeds held in a
+// store hb does not list (the last build's, or a batch's: the layout's
+// loader compacted the stores before the feeds were held), so that an
+// unchanged feed does not keep a whole store of an old build alive.
+func (hb *heldBuild) adoptFeeds(feeds []*feedPage) error {
+	own := make(map[*store]bool, len(hb.stores))
+	for _, st := range hb.stores {
+		own[st] = true
+	}
+	var st *store
+	at := make([]int64, len(feeds))
+	for i, fp := range feeds {
+		if fp.pg.st == nil || own[fp.pg.st] {
+			continue
+		}
+		if st == nil {
+			var err error
+			if st, err = newStore(); err != nil {
+				return fmt.Errorf("allocating memory for the feeds: %w", err)
+			}
+		}
+		at[i] = st.reserve(int64(len(fp.pg.body)))
+		if err := st.writeAt(fp.pg.body, at[i]); err != nil {
+			st.discard()
+			return fmt.Errorf("copying the feeds: %w", err)
+		}
+	}
+	if st == nil {
+		return nil
+	}
+	if err := st.seal(); err != nil {
+		st.discard()
+		return fmt.Errorf("mapping the feeds: %w", err)
+	}
+	for i, fp := range feeds {
+		if fp.pg.st == nil || own[fp.pg.st] {
+			continue
+		}
+		size := int64(len(fp.pg.body))
+		sum := sha256.Sum256(fp.pg.body)
+		hb.bySum[sum] = stored{st: st, off: at[i], size: size}
+		fp.pg.body, fp.pg.st = st.bytes(at[i], size), st
+	}
+	hb.stores = append(hb.stores, st)
+	return nil
+}
+
+// lastModified is a feed's Last-Modified, as loaded.
+type lastModified struct {
+	t        time.Time
+	modified []string
+}
+
+// prevModified returns the Last-Modified of the feeds of prev (nil: none),
+// by their ETag: a feed of the same bytes has the same date, not read
+// again.
+func prevModified(prev *heldBuild) map[string]lastModified {
+	m := map[string]lastModified{}
+	if prev == nil {
+		return m
+	}
+	for _, c := range prev.collections {
+		for _, fp := range c.feeds {
+			if fp != nil && !fp.pg.unavailable() && fp.modified != nil {
+				m[fp.pg.etag[0]] = lastModified{fp.lastMod, fp.modified}
+			}
+		}
+	}
+	return m
+}
+
 // feedsModified sets the Last-Modified of c's feeds from the first of
-// them that is held: its body, in memory or in its file.
-func (c *collection) feedsModified(src loadSource) error {
+// them that is held: the last build's date for the same bytes (prev), else
+// read from its body, in memory or in its file (checked against the
+// manifest). A feed whose date cannot be read leaves the collection's
+// feeds unavailable (503) until the next build, as a page whose file does
+// not match.
+func (c *collection) feedsModified(hb *heldBuild, src loadSource, prev map[string]lastModified) {
 	formats := syndication.Formats()
 	for k, fp := range c.feeds {
 		if fp == nil || fp.pg.unavailable() {
 			continue
 		}
-		body := fp.pg.body
-		if body == nil && fp.pg.file != nil {
-			// Sent from its file, not mapped: read again, and checked
-			// against the manifest.
-			f := manifest.File{Path: c.dir + "/" + formats[k].File, Size: int64(fp.pg.size())}
-			f.SHA256 = fp.pg.etag[0][1 : len(fp.pg.etag[0])-1]
-			if src.fsys == nil {
-				return fmt.Errorf("feed %s is neither in memory nor in a folder", f.Path)
-			}
-			data, err := manifest.ReadPage(src.fsys, f, nil)
+		lm, ok := prev[fp.pg.etag[0]]
+		if !ok {
+			t, err := feedDate(formats[k], &fp.pg, c.dir, src.fsys)
 			if err != nil {
-				return notReadyError{err: err}
+				for k, fp := range c.feeds {
+					if fp != nil {
+						fp.pg = page{}
+						hb.unavailable = append(hb.unavailable, layout.FeedPath(c.dir, formats[k]))
+					}
+				}
+				return
 			}
-			body = data
+			lm = lastModified{t, []string{t.UTC().Format(http.TimeFormat)}}
 		}
-		t, err := syndication.Modified(formats[k], body)
-		if err != nil {
-			return fmt.Errorf("%s: %w", layout.FeedPath(c.dir, formats[k]), err)
-		}
-		modified := []string{t.UTC().Format(http.TimeFormat)}
 		for _, fp := range c.feeds {
 			if fp != nil {
-				fp.lastMod, fp.modified = t, modified
+				fp.lastMod, fp.modified = lm.t, lm.modified
 			}
 		}
-		return nil
+		return
 	}
-	return nil
+}
+
+// feedDate reads the newest item's date of the feed pg of the collection
+// in folder dir, in format f: from its body, or from its file in fsys when
+// it is sent from a file it did not map, checked against its ETag.
+func feedDate(f syndication.Format, pg *page, dir string, fsys fs.FS) (time.Time, error) {
+	body := pg.body
+	if body == nil {
+		if fsys == nil {
+			return time.Time{}, fmt.Errorf("feed %s is neither in memory nor in a folder", layout.FeedPath(dir, f))
+		}
+		mf := manifest.File{Path: layout.FeedPath(dir, f), Size: int64(pg.size()), SHA256: strings.Trim(pg.etag[0], `"`)}
+		data, err := manifest.ReadPage(fsys, mf, nil)
+		if err != nil {
+			return time.Time{}, err
+		}
+		body = data
+	}
+	return syndication.Modified(f, body)
 }

@@ -55,12 +55,8 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 		}
 		return reply{status: http.StatusNotFound, body: s.notFound}
 	}
-	switch method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		return reply{status: http.StatusOK, listing: true, body: s.options}
-	default:
-		return reply{status: http.StatusMethodNotAllowed, listing: true, body: listing.AppendMethodNotAllowed(nil, method)}
+	if r, answered := s.methodReply(method); answered {
+		return r
 	}
 
 	q := listing.ParseQuery(rawQuery, hb.paging, hb.filters)
@@ -102,6 +98,19 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 		r.status = http.StatusNotModified
 	}
 	return r
+}
+
+// methodReply answers a request of the listing's path, or a feed's, by
+// its method alone: OPTIONS, and 405 for any method but GET and HEAD;
+// answered is false for GET and HEAD, which the query decides.
+func (s *Server) methodReply(method string) (r reply, answered bool) {
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		return reply{}, false
+	case http.MethodOptions:
+		return reply{status: http.StatusOK, listing: true, body: s.options}, true
+	}
+	return reply{status: http.StatusMethodNotAllowed, listing: true, body: listing.AppendMethodNotAllowed(nil, method)}, true
 }
 
 // decideAssembled answers query q for collection c of a build whose pages

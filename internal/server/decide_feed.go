@@ -52,12 +52,8 @@ type feedPage struct {
 // methods as the listing's path answers them, with the feed's own
 // Content-Type, ETag and Last-Modified.
 func (s *Server) decideFeed(hb *heldBuild, method string, f int, rawQuery string, cond *conditions) reply {
-	switch method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodOptions:
-		return reply{status: http.StatusOK, listing: true, body: s.options}
-	default:
-		return reply{status: http.StatusMethodNotAllowed, listing: true, body: listing.AppendMethodNotAllowed(nil, method)}
+	if r, answered := s.methodReply(method); answered {
+		return r
 	}
 	q := listing.ParseQuery(rawQuery, hb.paging, hb.filters)
 	c := hb.collection(q.Params)

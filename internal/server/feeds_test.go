@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,7 +14,9 @@ import (
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
+	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/syndication"
+	"github.com/feedgen/feedgen/internal/testfiles"
 )
 
 // TestFeeds serves a build with reader feeds, in both layouts, from its
@@ -143,5 +146,60 @@ func TestFeedsFastPath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFeedsOwnStores loads a build in memory, then the next build of the
+// same site (one old article edited: most feeds the same bytes) after it,
+// as the preview and a reloaded bundle do: every feed of the second build
+// is held in a store of its own (an unchanged feed does not keep the first
+// build's stores alive), with the bytes of its file and its Last-Modified.
+func TestFeedsOwnStores(t *testing.T) {
+	opt := corpus.Options{Articles: 30, Limits: []int{5}, Seed: 6, Filters: []string{"tag", "author"}, Feeds: true}
+	site := makeSite(t, opt)
+	load := func(prev *heldBuild) *heldBuild {
+		t.Helper()
+		snap, err := manifest.Read(os.DirFS(site.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb, err := loadBuild(context.Background(), snap.Data, snap.Manifest, loadSource{fsys: os.DirFS(site.out), prev: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hb
+	}
+	first := load(nil)
+	// An old article: in none of the feeds (of the 5 newest).
+	path, data := corpus.Article(opt, 0)
+	testfiles.WriteFile(t, filepath.Join(site.dir, filepath.FromSlash(path)), strings.Replace(string(data), "title: ", "title: Edited ", 1))
+	site.build(t, site.out)
+	second := load(first)
+	own := map[*store]bool{}
+	for _, st := range second.stores {
+		own[st] = true
+	}
+	held := 0
+	for _, c := range second.collections {
+		for k, fp := range c.feeds {
+			if fp == nil {
+				continue
+			}
+			held++
+			f := syndication.Formats()[k]
+			want, err := os.ReadFile(filepath.Join(site.out, filepath.FromSlash(layout.FeedPath(c.dir, f))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !own[fp.pg.st] || !bytes.Equal(fp.pg.body, want) {
+				t.Errorf("%s %s: in a store of its own %v, its file's bytes %v", c.dir, f.Name, own[fp.pg.st], bytes.Equal(fp.pg.body, want))
+			}
+			if date, _ := syndication.Modified(f, want); !fp.lastMod.Equal(date) || fp.modified[0] != date.UTC().Format(http.TimeFormat) {
+				t.Errorf("%s %s: Last-Modified %v %v, want %v", c.dir, f.Name, fp.lastMod, fp.modified, date)
+			}
+		}
+	}
+	if held == 0 {
+		t.Fatal("no feeds held")
 	}
 }

@@ -1,10 +1,6 @@
 package syndication
 
 import (
-	"bytes"
-	"encoding/json"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -111,7 +107,6 @@ func feedCases() []struct {
 // and with Django's syndication framework, and compares them byte for
 // byte, with the Content-Type and Last-Modified of Django's answers.
 func TestDjango(t *testing.T) {
-	python := djangotest.Python(t)
 	cases := feedCases()
 	var in []djangoCase
 	for _, c := range cases {
@@ -125,22 +120,8 @@ func TestDjango(t *testing.T) {
 		}
 		in = append(in, dc)
 	}
-	input, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(python, "testdata/django_feeds.py")
-	cmd.Stdin = bytes.NewReader(input)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("django_feeds.py: %v\n%s", err, stderr.String())
-	}
 	var answers []djangoAnswer
-	if err := json.Unmarshal(out, &answers); err != nil {
-		t.Fatal(err)
-	}
+	djangotest.Run(t, "testdata/django_feeds.py", in, &answers)
 	rss, _ := FormatNamed("rss")
 	atom, _ := FormatNamed("atom")
 	for i, c := range cases {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -47,8 +48,9 @@ var formats = [...]Format{
 	{Name: "json", File: "feed.json", ContentType: "application/feed+json", Append: AppendJSON},
 }
 
-// Formats returns every format of feed.
-func Formats() []Format { return formats[:] }
+// Formats returns every format of feed (a copy: the table does not
+// change).
+func Formats() []Format { return slices.Clone(formats[:]) }
 
 // FormatNamed returns the format called name, and whether there is one.
 func FormatNamed(name string) (Format, bool) {

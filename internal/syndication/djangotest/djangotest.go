@@ -3,8 +3,11 @@
 package djangotest
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -28,4 +31,26 @@ func Python(t testing.TB) string {
 	}
 	t.Skip(msg)
 	return ""
+}
+
+// Run runs the Python script with Django (see Python), in as JSON on its
+// standard input, and decodes its standard output, JSON, into out.
+func Run(t testing.TB, script string, in, out any) {
+	t.Helper()
+	python := Python(t)
+	input, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, script)
+	cmd.Stdin = bytes.NewReader(input)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	res, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, stderr.String())
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
 }
