@@ -243,26 +243,11 @@ func TestRetryThrottled(t *testing.T) {
 func TestPublishThrottled(t *testing.T) {
 	v := versitytest.Start(t)
 	url, _ := v.NewBucket(t)
-	var (
-		mu      sync.Mutex
-		refused int
-	)
 	const slowDowns = 5 // more than the tries of another failure
-	srv := startStandIn(t, v.Endpoint, false, func(w http.ResponseWriter, r *http.Request) bool {
-		mu.Lock()
-		refuse := r.Method == http.MethodPut && refused < slowDowns
-		if refuse {
-			refused++
-		}
-		mu.Unlock()
-		if refuse {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-		}
-		return refuse
-	})
+	refuse := &refuser{n: slowDowns, match: func(r *http.Request) bool { return r.Method == http.MethodPut },
+		contentType: "application/xml", body: `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`}
+	srv := startStandIn(t, v.Endpoint, false, refuse.intercept)
+	var mu sync.Mutex // guards waits
 	url = strings.Replace(url, "endpoint="+v.Endpoint, "endpoint="+srv.URL, 1)
 	s := newSite(t, smallOpt)
 	b := open(t, url)
@@ -282,8 +267,8 @@ func TestPublishThrottled(t *testing.T) {
 	if res.Uploaded != len(readManifest(t, s.out).Files)+1 {
 		t.Errorf("uploaded %d", res.Uploaded)
 	}
-	if refused != slowDowns || len(waits) < slowDowns {
-		t.Errorf("refused %d requests, waited %d times; want %d", refused, len(waits), slowDowns)
+	if n := refuse.count(); n != slowDowns || len(waits) < slowDowns {
+		t.Errorf("refused %d requests, waited %d times; want %d", n, len(waits), slowDowns)
 	}
 	if !strings.Contains(said.String(), "SlowDown: Please reduce your request rate. (try 5 of 8); trying again") {
 		t.Errorf("said %q, want the fifth try said", said.String())
@@ -557,26 +542,11 @@ func TestBadRequestHint(t *testing.T) {
 func TestPublishGCSTransient(t *testing.T) {
 	gcs := emulatortest.GCS(t)
 	url, _ := gcs.NewBucket(t)
-	var (
-		mu      sync.Mutex
-		refused int
-	)
 	const failures = 2 // of the first page: DefaultRetries
-	srv := startStandIn(t, "http://"+gcs.Endpoint, true, func(w http.ResponseWriter, r *http.Request) bool {
-		mu.Lock()
-		refuse := strings.HasPrefix(r.URL.Path, "/upload/") && strings.HasPrefix(r.URL.Query().Get("name"), "articles/") && refused < failures
-		if refuse {
-			refused++
-		}
-		mu.Unlock()
-		if refuse {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"error":{"code":503,"message":"Backend Error","errors":[{"message":"Backend Error","reason":"backendError"}]}}`)
-		}
-		return refuse
-	})
+	refuse := &refuser{n: failures, match: func(r *http.Request) bool {
+		return strings.HasPrefix(r.URL.Path, "/upload/") && strings.HasPrefix(r.URL.Query().Get("name"), "articles/")
+	}, contentType: "application/json", body: `{"error":{"code":503,"message":"Backend Error","errors":[{"message":"Backend Error","reason":"backendError"}]}}`}
+	srv := startStandIn(t, "http://"+gcs.Endpoint, true, refuse.intercept)
 	t.Setenv("STORAGE_EMULATOR_HOST", srv.Addr)
 	s := newSite(t, smallOpt)
 	b := open(t, url)
@@ -585,10 +555,7 @@ func TestPublishGCSTransient(t *testing.T) {
 	opt.Workers, opt.Notices = 1, &said
 	opt.sleep = func(context.Context, time.Duration) error { return nil }
 	res := publishDir(t, b, s.out, opt)
-	mu.Lock()
-	n := refused
-	mu.Unlock()
-	if n != failures {
+	if n := refuse.count(); n != failures {
 		t.Errorf("refused %d uploads, want %d", n, failures)
 	}
 	if res.Uploaded != len(readManifest(t, s.out).Files)+1 {

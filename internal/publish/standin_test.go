@@ -1,11 +1,13 @@
 package publish
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	neturl "net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -53,4 +55,39 @@ func startStandIn(t *testing.T, target string, serverHost bool, intercept func(w
 	t.Cleanup(srv.Close)
 	s.URL, s.Addr = srv.URL, srv.Listener.Addr().String()
 	return s
+}
+
+// refuser is an intercept of a stand-in (see startStandIn) that answers
+// the first n requests that match with 503, its Content-Type and body, as
+// a service in trouble does, and counts them.
+type refuser struct {
+	n                 int
+	match             func(*http.Request) bool
+	contentType, body string
+
+	mu      sync.Mutex
+	refused int
+}
+
+func (f *refuser) intercept(w http.ResponseWriter, r *http.Request) bool {
+	f.mu.Lock()
+	refuse := f.refused < f.n && f.match(r)
+	if refuse {
+		f.refused++
+	}
+	f.mu.Unlock()
+	if refuse {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", f.contentType)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, f.body)
+	}
+	return refuse
+}
+
+// count returns how many requests f answered.
+func (f *refuser) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused
 }
