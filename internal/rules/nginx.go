@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -83,6 +84,7 @@ server {
         try_files /$feedgen_page @feedgen_past;
     }
 
+<<feeds>>
     location @feedgen_past {
         add_header Allow <<allow>> always;
         add_header Vary <<vary>> always;
@@ -112,7 +114,7 @@ server {
         if ($uri = <<bare>>) {
             return 301 $feedgen_location;
         }
-        return 404 <<not found>>;
+<<feed trace>>        return 404 <<not found>>;
     }
 
     # Nothing else, the files by their paths neither.
@@ -121,6 +123,82 @@ server {
     }
 }
 `
+
+// nginxFeed is the location of the feed <<feed>>, which nginxFeeds
+// writes once a format of the build (with the placeholders of nginxConf).
+const nginxFeed = `
+    # The reader feed <<feed>>: the feed file of the collection the maps
+    # choose, as the page is chosen (limit and offset are not read); the
+    # JSON 404 for a collection the build has no feed of.
+    location = <<feed>> {
+        add_header Allow <<allow>> always;
+        add_header Vary <<vary>> always;
+        if ($feedgen_method = options) {
+            return 200 <<options>>;
+        }
+        if ($feedgen_method) {
+            return 405 <<not allowed>>;
+        }
+        if ($feedgen_collection !~ "<<feed collection>>") {
+            return 404 <<not found>>;
+        }
+        rewrite ^ <<feeds prefix>>$feedgen_collection/<<feed file>> last;
+    }
+`
+
+// nginxFeedFiles is the location of the feed files, reached only by the
+// rewrites of the feeds' locations, which nginxFeeds writes after them:
+// each format's Content-Type by the file's extension.
+const nginxFeedFiles = `
+    location ^~ <<feeds prefix>> {
+        internal;
+        alias <<qroot slash>>;
+        types {
+<<feed types>>        }
+        add_header Allow <<allow>> always;
+        add_header Vary <<vary>> always;
+        error_page 403 404 = @feedgen_no_feed;
+    }
+
+    location @feedgen_no_feed {
+        add_header Allow <<allow>> always;
+        add_header Vary <<vary>> always;
+        return 404 <<not found>>;
+    }
+`
+
+// nginxFeedsPrefix is the prefix of the internal location of the feed
+// files.
+const nginxFeedsPrefix = "/.feedgen-feeds/"
+
+// nginxFeeds returns the locations of the feeds of s, with the
+// placeholders of nginxConf: "" for a build without feeds.
+func nginxFeeds(s *Site) string {
+	if len(s.Feeds) == 0 {
+		return ""
+	}
+	var b, types strings.Builder
+	for _, f := range s.Feeds {
+		b.WriteString(strings.NewReplacer("<<feed>>", listing.Path+f.File, "<<feed file>>", f.File).Replace(nginxFeed))
+		fmt.Fprintf(&types, "            %s %s;\n", nginxQuote(f.ContentType), strings.TrimPrefix(path.Ext(f.File), "."))
+	}
+	b.WriteString(strings.Replace(nginxFeedFiles, "<<feed types>>", types.String(), 1))
+	return b.String()
+}
+
+// nginxFeedTrace returns what the location of nginx's 405 answers for
+// the feeds' paths (TRACE): the listing's 405; "" without feeds.
+func nginxFeedTrace(s *Site) string {
+	if len(s.Feeds) == 0 {
+		return ""
+	}
+	return `        if ($uri ~ "^` + rxFeedPaths(s) + `$") {
+            add_header Allow <<allow>> always;
+            add_header Vary <<vary>> always;
+            return 405 <<not allowed>>;
+        }
+`
+}
 
 // nginxUse says, in the header of nginx.conf, how nginx takes it: in
 // its http {}, or as it is (--standalone).
@@ -147,7 +225,8 @@ func nginxGenerate(s *Site) (*Output, error) {
 		maps.WriteString("\n")
 		nginxMap(&maps, l)
 	}
-	conf := strings.NewReplacer(
+	conf := strings.NewReplacer("<<feeds>>", nginxFeeds(s), "<<feed trace>>", nginxFeedTrace(s)).Replace(nginxConf)
+	conf = strings.NewReplacer(
 		"<<path>>", listing.Path,
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
 		"<<root>>", nginxPath(s, s.Root),
@@ -164,7 +243,10 @@ func nginxGenerate(s *Site) (*Output, error) {
 		"<<unknown>>", rxUnknown,
 		"<<empty>>", nginxQuote(rxEmptyPage(s)),
 		"<<past>>", rxPast,
-	).Replace(nginxConf)
+		"<<feed collection>>", rxFeedCollection,
+		"<<feeds prefix>>", nginxFeedsPrefix,
+		"<<qroot slash>>", nginxQuote(nginxPath(s, s.Root)+"/"),
+	).Replace(conf)
 	if s.Standalone {
 		main, err := nginxStandalone(s, []byte(conf), "")
 		if err != nil {
