@@ -16,8 +16,10 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/syndication"
 )
 
 // The JavaScript targets, each on its real runtime over the sample build:
@@ -252,11 +254,13 @@ var netlifyFallbackWrong = map[string]bool{
 // documented event object (the query string as a querystring object, keys
 // and values as sent); a response the function returns is sent as it is;
 // a request it returns goes to the origin, the build (argv[3]) served as
-// an S3 bucket serves objects uploaded with Content-Type application/json
-// (403 for a missing key), with the Allow and Vary headers of the
-// response headers policy docs/deploying.md has the distribution add.
+// an S3 bucket serves the objects feedgen publish uploads (403 for a
+// missing key): with the Content-Type of its file's name in argv[6] (a
+// JSON object: a reader feed's), else application/json, and the Allow and
+// Vary headers of the response headers policy docs/deploying.md has the
+// distribution add.
 const cloudfrontViewer = `const fs = require("fs"), http = require("http"), path = require("path");
-const [, , fnFile, root, host, port] = process.argv;
+const [, , fnFile, root, host, port, typesJSON] = process.argv, types = JSON.parse(typesJSON);
 const handler = new Function(fs.readFileSync(fnFile, "utf8") + "\nreturn handler;")();
 http.createServer(function (req, res) {
     const i = req.url.indexOf("?"), qs = {}, headers = {};
@@ -288,7 +292,8 @@ http.createServer(function (req, res) {
             res.end("<Error><Code>AccessDenied</Code></Error>");
             return;
         }
-        res.writeHead(200, {"content-type": "application/json", "content-length": data.length, allow: "GET, HEAD, OPTIONS", vary: "Accept"});
+        const type = Object.prototype.hasOwnProperty.call(types, path.basename(out.uri)) ? types[path.basename(out.uri)] : "application/json";
+        res.writeHead(200, {"content-type": type, "content-length": data.length, allow: "GET, HEAD, OPTIONS", vary: "Accept"});
         res.end(req.method == "HEAD" ? undefined : data);
     });
 }).listen(+port, host);
@@ -320,7 +325,12 @@ func startCloudFront(t *testing.T) startFunc {
 			t.Fatal(err)
 		}
 		base := "http://" + s.Listen
-		startProcess(t, base, exec.Command(node, script, filepath.Join(out, "cloudfront.js"), s.Root, s.Host(), s.Port()))
+		types := map[string]string{}
+		for _, f := range syndication.Formats() {
+			types[f.File] = layout.ContentType(layout.FeedPath(listing.Dir, f))
+		}
+		typesJSON, _ := json.Marshal(types)
+		startProcess(t, base, exec.Command(node, script, filepath.Join(out, "cloudfront.js"), s.Root, s.Host(), s.Port(), string(typesJSON)))
 		return base
 	}
 }

@@ -146,43 +146,54 @@ const nginxFeed = `
     }
 `
 
-// nginxFeedFiles is the location of the feed files, reached only by the
-// rewrites of the feeds' locations, which nginxFeeds writes after them:
-// each format's Content-Type by the file's extension.
-const nginxFeedFiles = `
-    location ^~ <<feeds prefix>> {
+// nginxFeedFiles returns the location of the feed files of s, reached
+// only by internal redirects (the rewrites of nginx's feed locations,
+// nginx-njs's feedgen.js): each format's Content-Type by the file's
+// extension, the listing's headers, and the JSON 404 for a feed the build
+// does not have. "" for a build without feeds.
+func nginxFeedFiles(s *Site) string {
+	if len(s.Feeds) == 0 {
+		return ""
+	}
+	var types strings.Builder
+	for _, f := range s.Feeds {
+		fmt.Fprintf(&types, "            %s %s;\n", nginxQuote(f.ContentType), strings.TrimPrefix(path.Ext(f.File), "."))
+	}
+	headers := "        add_header Allow " + nginxQuote(listing.Allow) + " always;\n        add_header Vary " + listing.Vary + " always;\n"
+	return `
+    # The reader feeds' files, reached only by internal redirects.
+    location ^~ ` + nginxFeedsPrefix + ` {
         internal;
-        alias <<qroot slash>>;
+        alias ` + nginxQuote(nginxPath(s, s.Root)+"/") + `;
+        # A feed is a file of the build: none through a symbolic link
+        # (its 403 is the JSON 404).
+        disable_symlinks on from=$document_root;
         types {
-<<feed types>>        }
-        add_header Allow <<allow>> always;
-        add_header Vary <<vary>> always;
-        error_page 403 404 = @feedgen_no_feed;
+` + types.String() + `        }
+        charset off;
+` + headers + `        error_page 403 404 = @feedgen_no_feed;
     }
 
     location @feedgen_no_feed {
-        add_header Allow <<allow>> always;
-        add_header Vary <<vary>> always;
-        return 404 <<not found>>;
+        types { }
+        default_type ` + listing.ContentType + `;
+` + headers + `        return 404 ` + nginxQuote(listing.NotFoundBody) + `;
     }
 `
+}
 
 // nginxFeedsPrefix is the prefix of the internal location of the feed
-// files.
+// files; it is nginx.js's FEEDS.
 const nginxFeedsPrefix = "/.feedgen-feeds/"
 
 // nginxFeeds returns the locations of the feeds of s, with the
 // placeholders of nginxConf: "" for a build without feeds.
 func nginxFeeds(s *Site) string {
-	if len(s.Feeds) == 0 {
-		return ""
-	}
-	var b, types strings.Builder
+	var b strings.Builder
 	for _, f := range s.Feeds {
 		b.WriteString(strings.NewReplacer("<<feed>>", listing.Path+f.File, "<<feed file>>", f.File).Replace(nginxFeed))
-		fmt.Fprintf(&types, "            %s %s;\n", nginxQuote(f.ContentType), strings.TrimPrefix(path.Ext(f.File), "."))
 	}
-	b.WriteString(strings.Replace(nginxFeedFiles, "<<feed types>>", types.String(), 1))
+	b.WriteString(nginxFeedFiles(s))
 	return b.String()
 }
 
@@ -245,7 +256,6 @@ func nginxGenerate(s *Site) (*Output, error) {
 		"<<past>>", rxPast,
 		"<<feed collection>>", rxFeedCollection,
 		"<<feeds prefix>>", nginxFeedsPrefix,
-		"<<qroot slash>>", nginxQuote(nginxPath(s, s.Root)+"/"),
 	).Replace(conf)
 	if s.Standalone {
 		main, err := nginxStandalone(s, []byte(conf), "")

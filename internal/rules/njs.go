@@ -108,9 +108,9 @@ server {
         default_type %[6]s;
         return 404 '%[9]s';
     }
-}
+%[10]s}
 `, nginxPath(s, s.Root), njsUse(s), njsImport(s), listen,
-		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
+		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody, nginxFeedFiles(s))
 	conf := []byte(b.String())
 	if s.Standalone {
 		if conf, err = nginxStandalone(s, conf, StandaloneModules(njsTarget(), s)[0]); err != nil {

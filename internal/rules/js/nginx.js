@@ -1,9 +1,10 @@
 // The nginx adapter (ngx_http_js_module): js_content feedgen.handle answers
 // every request of the server; a page is served by an internal redirect
 // to the location that maps PAGES onto the build's folder, which adds the
-// headers. A page of a build of layout: chunks is put together here
+// headers, and a reader feed by one to FEEDS's, which adds its format's
+// Content-Type too. A page of a build of layout: chunks is put together here
 // (assemblePage).
-var PAGES = "/.feedgen-pages/";
+var PAGES = "/.feedgen-pages/", FEEDS = "/.feedgen-feeds/";
 
 function handle(r) {
     var u = requestURI(r), i = u.indexOf("?"), p = i < 0 ? u : u.slice(0, i);
@@ -11,7 +12,7 @@ function handle(r) {
     // the listing's, which is ASCII).
     var a = answer(r.method, p.indexOf("%") < 0 ? p : decodePath(p), i < 0 ? "" : u.slice(i + 1));
     if (a.f) {
-        r.internalRedirect(PAGES + a.f);
+        r.internalRedirect((a.t ? FEEDS : PAGES) + a.f);
         return;
     }
     if (a.l) {
