@@ -123,6 +123,7 @@ func checkChunkTarget(t *testing.T, base string) {
 	if failed > 20 {
 		t.Errorf("and %d more of %d requests differ", failed-20, len(all))
 	}
+	checkFeedRevalidates(t, base)
 	// A client that has the page: 304, as feedgen serve answers.
 	page := ask(t, chunkRefBase, request{method: "GET", target: "/articles/?limit=7&offset=3"})
 	for _, inm := range []string{page.etag, `"x", W/` + page.etag, "*"} {
@@ -581,7 +582,8 @@ export default {
 // built again in place, one article more: while its index is kept, the
 // Worker answers the previous build's pages whose chunks are still there,
 // whole, and a page whose chunk the build deleted from the new build's
-// index, read again: never a page of the two builds mixed.
+// index, read again: never a page of the two builds mixed. A reader feed
+// asked again with the assets' ETag is a 304.
 func TestCloudflareKeepsIndex(t *testing.T) {
 	workerd := needWorkerd(t)
 	target, err := Find("cloudflare")
@@ -650,6 +652,9 @@ const config :Workerd.Config = (
 			if err != nil || n.Full != tc.full || n.NM != tc.nm {
 				t.Errorf("the main index was sent %d times and 304 %d times (%v); want %d and %d", n.Full, n.NM, err, tc.full, tc.nm)
 			}
+			// A feed is read with the request's If-None-Match, and the
+			// assets' 304 passed on.
+			checkFeedRevalidates(t, base)
 			if !tc.rebuild {
 				return
 			}

@@ -390,7 +390,29 @@ func runTarget(t *testing.T, name string, start startFunc) string {
 	}
 	base := startTarget(t, name, s, start)
 	checkTarget(t, base, support[name])
+	checkFeedRevalidates(t, base)
 	return base
+}
+
+// checkFeedRevalidates checks that the target at base answers a reader
+// feed asked again with the entity tag it sent (its own: a feed is a
+// file) with 304, as feedgen serve does with its own. The stand-ins of
+// the tests for a platform's files (workerd's disk service, the
+// CloudFront origin's) send none: then there is nothing to check.
+func checkFeedRevalidates(t *testing.T, base string) {
+	t.Helper()
+	url := base + "/articles/feed.atom?tag=API"
+	got := ask(t, base, request{method: "GET", target: "/articles/feed.atom?tag=API"})
+	if got.status != http.StatusOK {
+		t.Fatalf("GET %s: %d, want 200", url, got.status)
+	}
+	if got.etag == "" {
+		t.Logf("GET %s: no ETag, from the stand-in of the platform's files", url)
+		return
+	}
+	if st := conditional(t, url, got.etag); st != http.StatusNotModified {
+		t.Errorf("GET %s with If-None-Match %s: %d, want 304", url, got.etag, st)
+	}
 }
 
 // startTarget writes target name's files for s and starts its platform
