@@ -127,7 +127,7 @@ func caddyFeeds(s *Site) string {
 		b.WriteString(strings.NewReplacer("<<name>>", f.Name, "<<feed>>", listing.Path+f.File, "<<feed file>>", f.File,
 			"<<feed type>>", caddyQuote(f.ContentType)).Replace(caddyFeed))
 	}
-	b.WriteString("\t\t# A feed of a collection the build has none of.\n\t\t@no_feed vars {path} " + strings.Join(feedPaths(s), " ") + "\n\t\trespond @no_feed <<not found>> 404\n\n")
+	b.WriteString("\t\t# A feed of a collection the build has none of.\n\t\t@no_feed vars {path} " + strings.Join(feedPaths(s), " ") + "\n\t\trespond @no_feed <<not found>> 404\n")
 	return b.String()
 }
 

@@ -251,6 +251,8 @@ var requests = []request{
 	{classHidden, "GET", "/articles/feed.rss/"},
 	{classHidden, "GET", "/articles/FEED.RSS"},
 	{classHidden, "GET", "/articles/feed.rss.gz"},
+	{classHidden, "GET", "/.feedgen-feeds/articles/feed.rss"}, // nginx's internal location
+	{classHidden, "GET", "/.feedgen-pages/articles/20/0.json"},
 	{classFeeds, "GET", "/articles/feed.rss"},
 	{classFeeds, "GET", "/articles/feed.atom"},
 	{classFeeds, "GET", "/articles/feed.json"},

@@ -287,17 +287,43 @@ func compact(js []byte) []byte {
 
 // minify removes the white space of a compacted script that separates no
 // two words (names, numbers, keywords) nor two '+' or two '-', outside
-// string literals, and the ';' before a '}' (where JavaScript inserts
-// one); it writes a hexadecimal number in decimal when that is shorter.
-// It relies on what listing.js and the adapters promise: no comment
-// left, every statement ending with ';', no regular expression literal.
+// string literals, and the ';' that ends the last statement of a block
+// (JavaScript inserts one before a '}'); it writes a hexadecimal number in
+// decimal when that is shorter. It relies on what listing.js and the
+// CloudFront adapter (the script it makes small) promise: no comment left,
+// every statement ending with ';', no regular expression nor template
+// literal.
 func minify(js []byte) []byte {
 	word := func(c byte) bool {
 		return c == '_' || c == '$' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
 	}
+	// endsWith reports whether b ends with the keyword k.
+	endsWith := func(b []byte, k string) bool {
+		n := len(b) - len(k)
+		return n >= 0 && string(b[n:]) == k && (n == 0 || !word(b[n-1]))
+	}
 	var b []byte
+	var headers []bool // for each '(' open: whether it opens the head of an if, for or while
+	headEnd := -1      // where the last head closed: a ';' there is an empty statement
+	empty := -1        // where the last empty statement is: its ';' stays
 	for i := 0; i < len(js); i++ {
 		switch c := js[i]; c {
+		case '(':
+			headers = append(headers, endsWith(b, "if") || endsWith(b, "for") || endsWith(b, "while"))
+			b = append(b, c)
+		case ')':
+			if n := len(headers); n > 0 {
+				if headers[n-1] {
+					headEnd = len(b) + 1
+				}
+				headers = headers[:n-1]
+			}
+			b = append(b, c)
+		case ';':
+			if len(b) == headEnd || endsWith(b, "else") || endsWith(b, "do") {
+				empty = len(b)
+			}
+			b = append(b, c)
 		case '"', '\'':
 			j := i + 1
 			for j < len(js) && js[j] != c {
@@ -321,8 +347,8 @@ func minify(js []byte) []byte {
 			}
 			i = j
 		case '}':
-			if len(b) > 0 && b[len(b)-1] == ';' {
-				b = b[:len(b)-1]
+			if n := len(b); n > 0 && b[n-1] == ';' && n-1 != empty {
+				b = b[:n-1]
 			}
 			b = append(b, c)
 		case '0':
@@ -330,7 +356,8 @@ func minify(js []byte) []byte {
 			for j < len(js) && strings.IndexByte("0123456789abcdefABCDEF", js[j]) >= 0 {
 				j++
 			}
-			if i+1 < len(js) && js[i+1] == 'x' && (len(b) == 0 || !word(b[len(b)-1])) {
+			// A number of its own: no word before, no word or '.' after.
+			if i+1 < len(js) && js[i+1] == 'x' && (len(b) == 0 || !word(b[len(b)-1])) && (j == len(js) || !word(js[j]) && js[j] != '.') {
 				if v, err := strconv.ParseUint(string(js[i+2:j]), 16, 53); err == nil && len(strconv.FormatUint(v, 10)) < j-i {
 					b = strconv.AppendUint(b, v, 10)
 					i = j - 1

@@ -690,9 +690,10 @@ console.log(JSON.stringify(out));
 `
 
 // TestAnswer runs listing.js's answer on node for what the shared table
-// does not reach: aligned offsets, and collections whose folders the data
+// does not reach: aligned offsets, collections whose folders the data
 // names (a device name of Windows, a value hashed for its length) or
-// whose value is a name JavaScript objects hold themselves.
+// whose value is a name JavaScript objects hold themselves, and a build
+// with some of the feed formats.
 func TestAnswer(t *testing.T) {
 	node := needProgram(t, "node", "nodejs")
 	long := strings.Repeat("Ж", 120)
@@ -726,7 +727,18 @@ func TestAnswer(t *testing.T) {
 		{"GET", "/articles/", "section=news", 404, "", listing.NotFoundBody},
 		{"DELETE", "/articles/", "", 405, "", `{"detail":"Method \"DELETE\" not allowed."}`},
 		{"GET", "/articles", "a=%zz&b={\"'}", 301, "", `/articles/?a=%zz&b=%7B%22'%7D`},
+		// The build has RSS feeds only: another format's path is none.
+		{"GET", "/articles/feed.rss", "limit=7&offset=3", 200, "articles/feed.rss", ""},
+		{"GET", "/articles/feed.rss", "tag=con", 200, "articles/tag/co_6e/feed.rss", ""},
+		{"GET", "/articles/feed.rss", "tag=toString", 404, "", listing.NotFoundBody},
+		{"GET", "/articles/feed.rss", "section=news", 404, "", listing.NotFoundBody},
+		{"POST", "/articles/feed.rss", "", 405, "", `{"detail":"Method \"POST\" not allowed."}`},
+		{"GET", "/articles/feed.atom", "", 404, "", listing.NotFoundBody},
+		{"POST", "/articles/feed.atom", "", 404, "", listing.NotFoundBody},
+		{"GET", "/articles/tag/co_6e/feed.rss", "", 404, "", listing.NotFoundBody},
 	}
+	rss, _ := syndication.FormatNamed("rss")
+	s.Feeds = []syndication.Format{rss}
 	d, err := newSiteData(s, true)
 	if err != nil {
 		t.Fatal(err)
@@ -784,6 +796,33 @@ func TestFilterKeysInScript(t *testing.T) {
 	for _, k := range listing.FilterKeys() {
 		if !strings.Contains(filterKeysLiteral(), `"`+k+`"`) {
 			t.Errorf("filter parameter %q is not in the script's FILTERS", k)
+		}
+	}
+}
+
+// TestMinify checks what minify leaves out and rewrites, and what it
+// must leave alone.
+func TestMinify(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"var a = 1;\nif (a) {\n    b();\n}\n", "var a=1;if(a){b()}"},
+		{"function f(x) {\n    return x + +1;\n}\n", "function f(x){return x+ +1}"},
+		{"while (g());}", "while(g());}"}, // a loop's empty statement
+		{"if (f(x)) {\n    g();\n} else;}", "if(f(x)){g()}else;}"},
+		{"for (i = 0; i < n; i++);}", "for(i=0;i<n;i++);}"},
+		{"for (;;) {\n    h();\n}", "for(;;){h()}"},
+		{`s = ";} 0x10";`, `s=";} 0x10";`}, // in a string
+		{"c = 0x80 | 0xbf & 0x10000;", "c=128|191&65536;"},
+		{"c = 0xfffd;", "c=65533;"},
+		{"c = 0x1f;", "c=31;"},
+		{"c = 0xd800;", "c=55296;"},
+		{"c = 0x7;", "c=7;"},
+		{"c = 0x10.toString(16);", "c=0x10.toString(16);"}, // a '.' after
+		{"c = a0x10;", "c=a0x10;"},                         // a name
+		{"c = 0xFF_FF;", "c=0xFF_FF;"},                     // a separator
+		{"c = 0;", "c=0;"},
+	} {
+		if got := string(minify([]byte(tc.in))); got != tc.want {
+			t.Errorf("minify(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

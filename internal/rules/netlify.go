@@ -64,7 +64,7 @@ func netlifyGenerate(s *Site) (*Output, error) {
 		header = "// feedgen rules netlify: the edge function that answers every request of the site as\n" +
 			"// feedgen serve does, putting its pages together from each collection's index and chunks,\n" +
 			"// read from the published build. A build does not make it stale: write it again when\n" +
-			"// config.yaml's base_url, pagination or filters change.\n"
+			"// config.yaml's base_url, pagination, filters or feeds change.\n"
 	}
 	js, err := script(header, d, fetchAdapterJS+netlifyAdapter)
 	if err != nil {

@@ -148,9 +148,10 @@ const nginxFeed = `
 
 // nginxFeedFiles returns the location of the feed files of s, reached
 // only by internal redirects (the rewrites of nginx's feed locations,
-// nginx-njs's feedgen.js): each format's Content-Type by the file's
-// extension, the listing's headers, and the JSON 404 for a feed the build
-// does not have. "" for a build without feeds.
+// nginx-njs's feedgen.js), which ask only for a feed the build has: each
+// format's Content-Type by the file's extension, and the listing's
+// headers. A request for its path from outside, or a feed gone since,
+// is the JSON 404 of any other path. "" for a build without feeds.
 func nginxFeedFiles(s *Site) string {
 	if len(s.Feeds) == 0 {
 		return ""
@@ -177,7 +178,7 @@ func nginxFeedFiles(s *Site) string {
     location @feedgen_no_feed {
         types { }
         default_type ` + listing.ContentType + `;
-` + headers + `        return 404 ` + nginxQuote(listing.NotFoundBody) + `;
+        return 404 ` + nginxQuote(listing.NotFoundBody) + `;
     }
 `
 }

@@ -11,9 +11,14 @@ function handle(r) {
     // A path without '%' is its own decoding (answer compares it with
     // the listing's, which is ASCII).
     var a = answer(r.method, p.indexOf("%") < 0 ? p : decodePath(p), i < 0 ? "" : u.slice(i + 1));
-    if (a.f) {
+    // A feed of a build of layout: chunks is there when its collection
+    // has articles, which F does not say: else the JSON 404.
+    if (a.f && (!a.t || !F.x || isFile(r.variables.document_root + "/" + a.f))) {
         r.internalRedirect((a.t ? FEEDS : PAGES) + a.f);
         return;
+    }
+    if (a.f) {
+        a = {s: 404, b: F.nf, l: 1};
     }
     if (a.l) {
         r.headersOut["Allow"] = F.allow;
@@ -328,6 +333,15 @@ function chunkStat(fs, root, p, dirs) {
         throw new Error(p + ": " + (st.isSymbolicLink() ? "a symbolic link" : "not a regular file") + LINKED);
     }
     return st;
+}
+
+// isFile reports whether there is a regular file at path.
+function isFile(path) {
+    try {
+        return require("fs").statSync(path).isFile();
+    } catch (e) {
+        return false;
+    }
 }
 
 // openRegular opens the file at path for reading, refusing one that is
