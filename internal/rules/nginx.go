@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/layout"
@@ -66,15 +67,7 @@ server {
     default_type <<type>>;
 
     location = <<path>> {
-        add_header Allow <<allow>> always;
-        add_header Vary <<vary>> always;
-        if ($feedgen_method = options) {
-            return 200 <<options>>;
-        }
-        if ($feedgen_method) {
-            return 405 <<not allowed>>;
-        }
-        if ($feedgen_page = "") {
+<<methods>>        if ($feedgen_page = "") {
             return 404 <<not found>>;
         }
         if ($feedgen_page = "<<unknown>>") {
@@ -124,14 +117,9 @@ server {
 }
 `
 
-// nginxFeed is the location of the feed <<feed>>, which nginxFeeds
-// writes once a format of the build (with the placeholders of nginxConf).
-const nginxFeed = `
-    # The reader feed <<feed>>: the feed file of the collection the maps
-    # choose, as the page is chosen (limit and offset are not read); the
-    # JSON 404 for a collection the build has no feed of.
-    location = <<feed>> {
-        add_header Allow <<allow>> always;
+// nginxMethods answers the methods of the listing (with the placeholders
+// of nginxConf), in its location and the feeds'.
+const nginxMethods = `        add_header Allow <<allow>> always;
         add_header Vary <<vary>> always;
         if ($feedgen_method = options) {
             return 200 <<options>>;
@@ -139,10 +127,19 @@ const nginxFeed = `
         if ($feedgen_method) {
             return 405 <<not allowed>>;
         }
-        if ($feedgen_collection !~ "<<feed collection>>") {
+`
+
+// nginxFeed is the location of the reader feeds, which nginxFeeds writes
+// for a build with feeds (with the placeholders of nginxConf).
+const nginxFeed = `
+    # The reader feeds: the feed file of the collection the maps choose,
+    # as the page is chosen (limit and offset are not read); the JSON 404
+    # for a collection the build has no feed of.
+    location ~ "^<<feed dir>>(?<feedgen_feed><<feed files>>)$" {
+<<methods>>        if ($feedgen_collection !~ "<<feed collection>>") {
             return 404 <<not found>>;
         }
-        rewrite ^ <<feeds prefix>>$feedgen_collection/<<feed file>> last;
+        rewrite ^ <<feeds prefix>>$feedgen_collection/$feedgen_feed last;
     }
 `
 
@@ -190,12 +187,15 @@ const nginxFeedsPrefix = "/.feedgen-feeds/"
 // nginxFeeds returns the locations of the feeds of s, with the
 // placeholders of nginxConf: "" for a build without feeds.
 func nginxFeeds(s *Site) string {
-	var b strings.Builder
-	for _, f := range s.Feeds {
-		b.WriteString(strings.NewReplacer("<<feed>>", listing.Path+f.File, "<<feed file>>", f.File).Replace(nginxFeed))
+	if len(s.Feeds) == 0 {
+		return ""
 	}
-	b.WriteString(nginxFeedFiles(s))
-	return b.String()
+	var files []string
+	for _, f := range s.Feeds {
+		files = append(files, regexp.QuoteMeta(f.File))
+	}
+	return strings.NewReplacer("<<feed dir>>", regexp.QuoteMeta(listing.Path), "<<feed files>>", strings.Join(files, "|")).Replace(nginxFeed) +
+		nginxFeedFiles(s)
 }
 
 // nginxFeedTrace returns what the location of nginx's 405 answers for
@@ -238,6 +238,7 @@ func nginxGenerate(s *Site) (*Output, error) {
 		nginxMap(&maps, l)
 	}
 	conf := strings.NewReplacer("<<feeds>>", nginxFeeds(s), "<<feed trace>>", nginxFeedTrace(s)).Replace(nginxConf)
+	conf = strings.ReplaceAll(conf, "<<methods>>", nginxMethods)
 	conf = strings.NewReplacer(
 		"<<path>>", listing.Path,
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
