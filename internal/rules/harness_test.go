@@ -252,6 +252,8 @@ var requests = []request{
 	{classHidden, "GET", "/articles/FEED.RSS"},
 	{classHidden, "GET", "/articles/feed.rss.gz"},
 	{classHidden, "GET", "/.feedgen-feeds/articles/feed.rss"}, // nginx's internal location
+	{classHidden, "GET", "/articles/feed.rss%0A"},             // a newline, which '$' matches before
+	{classHidden, "GET", "/articles/%0A"},
 	{classHidden, "GET", "/.feedgen-pages/articles/20/0.json"},
 	{classFeeds, "GET", "/articles/feed.rss"},
 	{classFeeds, "GET", "/articles/feed.atom"},
@@ -278,6 +280,7 @@ var requests = []request{
 	{classLenient, "GET", "/articles/feed.atom?tag=%41PI"},
 	{classLenient, "GET", "/articles/feed.rss?tag=%E2%82"},
 	{classMethods, "TRACE", "/articles/feed.rss"},
+	{classMethods, "TRACE", "/articles/feed.rss%0A"},
 }
 
 // answer is what a server answered, as far as the contract goes.

@@ -130,12 +130,13 @@ const nginxMethods = `        add_header Allow <<allow>> always;
 `
 
 // nginxFeed is the location of the reader feeds, which nginxFeeds writes
-// for a build with feeds (with the placeholders of nginxConf).
+// for a build with feeds (with the placeholders of nginxConf). It ends in
+// \z, not $, which also matches before a last newline (%0A in a path).
 const nginxFeed = `
     # The reader feeds: the feed file of the collection the maps choose,
     # as the page is chosen (limit and offset are not read); the JSON 404
     # for a collection the build has no feed of.
-    location ~ "^<<feed dir>>(?<feedgen_feed><<feed files>>)$" {
+    location ~ "^<<feed dir>>(?<feedgen_feed><<feed files>>)\z" {
 <<methods>>        if ($feedgen_collection !~ "<<feed collection>>") {
             return 404 <<not found>>;
         }
@@ -204,7 +205,7 @@ func nginxFeedTrace(s *Site) string {
 	if len(s.Feeds) == 0 {
 		return ""
 	}
-	return `        if ($uri ~ "^` + rxFeedPaths(s) + `$") {
+	return `        if ($uri ~ "^` + rxFeedPaths(s) + `\z") {
             add_header Allow <<allow>> always;
             add_header Vary <<vary>> always;
             return 405 <<not allowed>>;

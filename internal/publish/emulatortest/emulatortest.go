@@ -201,20 +201,9 @@ const (
 	azuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
-// Azurite starts Azurite's blob service, and sets the Azure environment
-// of the test for it (the emulator's account and key; its address is in
-// the URLs of its buckets).
-func Azurite(t *testing.T) *Server {
-	t.Helper()
-	endpoint, _ := Start(t, "azurite", azuriteCommand(t))
-	return azurite(t, endpoint, new(atomic.Int64))
-}
-
-// azuriteCommand returns how to run Azurite's blob service on a port, in
-// memory: a test that finds none is skipped (Find).
-func azuriteCommand(t *testing.T) func(port string) *exec.Cmd {
-	bin := Find(t, "FEEDGEN_AZURITE", "azurite-blob", "npm/node_modules/.bin/azurite-blob")
-	dir := t.TempDir() // its debug log, if any, goes there
+// azuriteCommand returns how to run Azurite's blob service, bin, on a
+// port, in memory, with its debug log, if any, in folder dir.
+func azuriteCommand(bin, dir string) func(port string) *exec.Cmd {
 	return func(port string) *exec.Cmd {
 		cmd := exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", port, "--inMemoryPersistence", "--silent",
 			"--skipApiVersionCheck", "--loose")
@@ -250,7 +239,7 @@ func azurite(t *testing.T, endpoint string, n *atomic.Int64) *Server {
 			}
 		},
 		// The endpoint in the URL: gocloud.dev reads the environment once
-		// a process, and a test may have an Azurite of its own.
+		// a process.
 		url: func(name string) string {
 			return "azblob://" + name + "?localemu=true&protocol=http&domain=" + endpoint
 		},
@@ -258,30 +247,38 @@ func azurite(t *testing.T, endpoint string, n *atomic.Int64) *Server {
 }
 
 // Shared keeps one Azurite for the tests of a package that publish to it
-// and leave it as it is (each makes buckets of its own): started when the
-// first asks, stopped by Close, which the package's TestMain calls.
-// Azurite takes some 3 s to start (node), fake-gcs-server and versitygw a
-// tenth of that: those a test starts for itself. A test that stops or
-// counts the emulator's connections starts its own (Azurite).
+// (each makes buckets of its own): started when the first asks, stopped
+// by Close, which the package's TestMain calls. Azurite takes some 3 s to
+// start (node); fake-gcs-server and versitygw, a tenth of that, a test
+// starts for itself (GCS, versitytest.Start), so that it may stop one.
 type Shared struct {
 	mu       sync.Mutex
 	endpoint string // of the shared Azurite, "" before it starts
+	dir      string // its folder
 	buckets  atomic.Int64
 	stop     func()
 }
 
 // Azurite returns the shared Azurite, started for the first test that
-// asks, and sets the Azure environment of the test for it.
+// asks, and sets the Azure environment of the test for it (the
+// emulator's account and key; its address is in the URLs of its
+// buckets). A test that finds no Azurite is skipped (Find).
 func (s *Shared) Azurite(t *testing.T) *Server {
 	t.Helper()
+	bin := Find(t, "FEEDGEN_AZURITE", "azurite-blob", "npm/node_modules/.bin/azurite-blob")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.endpoint == "" {
-		endpoint, _, stop, err := start("azurite", azuriteCommand(t))
+		dir, err := os.MkdirTemp("", "azurite-")
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.endpoint, s.stop = endpoint, stop
+		endpoint, _, stop, err := start("azurite", azuriteCommand(bin, dir))
+		if err != nil {
+			os.RemoveAll(dir)
+			t.Fatal(err)
+		}
+		s.endpoint, s.dir, s.stop = endpoint, dir, stop
 	}
 	return azurite(t, s.endpoint, &s.buckets)
 }
@@ -292,6 +289,7 @@ func (s *Shared) Close() {
 	defer s.mu.Unlock()
 	if s.stop != nil {
 		s.stop()
-		s.stop, s.endpoint = nil, ""
+		os.RemoveAll(s.dir)
+		s.stop, s.endpoint, s.dir = nil, "", ""
 	}
 }
