@@ -44,7 +44,7 @@ func TestPublishKeepsConnections(t *testing.T) {
 			return url, srv
 		}},
 		{"azblob", func(t *testing.T) (string, *standIn) {
-			az := emulatortest.Azurite(t)
+			az := shared.Azurite(t)
 			url, _ := az.NewBucket(t)
 			srv := startStandIn(t, "http://"+az.Endpoint, false, nil)
 			return strings.Replace(url, "domain="+az.Endpoint, "domain="+srv.Addr, 1), srv

@@ -235,7 +235,8 @@ func fileBucket(t *testing.T) (string, string) {
 
 // forBackends runs test with file:// buckets, then with the buckets of a
 // versitygw server (s3://), of fake-gcs-server (gs://) and of Azurite
-// (azblob://), each started for it: one suite every backend runs.
+// (azblob://, the one the package's tests share), each started for it: one
+// suite every backend runs.
 func forBackends(t *testing.T, test func(t *testing.T, newBucket newBucketFunc)) {
 	t.Run("file", func(t *testing.T) { test(t, fileBucket) })
 	t.Run("s3", func(t *testing.T) {
@@ -243,7 +244,17 @@ func forBackends(t *testing.T, test func(t *testing.T, newBucket newBucketFunc))
 		test(t, v.NewBucket)
 	})
 	t.Run("gcs", func(t *testing.T) { test(t, emulatortest.GCS(t).NewBucket) })
-	t.Run("azblob", func(t *testing.T) { test(t, emulatortest.Azurite(t).NewBucket) })
+	t.Run("azblob", func(t *testing.T) { test(t, shared.Azurite(t).NewBucket) })
+}
+
+// shared are the emulators the package's tests share (Azurite, slow to
+// start), stopped by TestMain.
+var shared emulatortest.Shared
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.Close()
+	os.Exit(code)
 }
 
 // open opens a bucket URL for the test as feedgen publish opens it (a

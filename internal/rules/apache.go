@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/layout"
@@ -78,9 +79,9 @@ Listen <<listen>>
     Header always set Content-Type <<type>>
     Header always set Allow <<allow>> env=FG_LISTING
     Header always set Vary <<vary>> env=FG_LISTING
-
+<<feed types>>
     RewriteEngine On
-    RewriteRule ^<<path>>$ - [E=FG_LISTING:1]
+    RewriteRule ^<<paths>>$ - [E=FG_LISTING:1]
 
     # The listing's path without its slash: 301 to it with the query.
     RewriteCond %{QUERY_STRING} ^$
@@ -89,14 +90,14 @@ Listen <<listen>>
     RewriteRule ^<<bare>>$ <<path>> [R=301,L]
 
     # Nothing else, the files by their paths neither.
-    RewriteRule !^<<path>>$ - [R=404,L]
+    RewriteRule !^<<paths>>$ - [R=404,L]
 
     RewriteCond %{REQUEST_METHOD} =OPTIONS
     RewriteRule ^ - [E=FG_BODY:%{ENV:FG_OPTIONS},R=200,L]
     RewriteCond %{REQUEST_METHOD} !^(?:GET|HEAD)$
     RewriteRule ^ - [R=405,L]
 <<lookups>>
-    RewriteCond %{ENV:FG_PAGE} ^$
+<<feeds>>    RewriteCond %{ENV:FG_PAGE} ^$
     RewriteRule ^ - [R=404,L]
     RewriteCond %{ENV:FG_PAGE} =<<unknown>>
     RewriteRule ^ - [E=FG_BODY:%{ENV:FG_EMPTY},R=200,L]
@@ -110,6 +111,46 @@ Listen <<listen>>
     RewriteRule ^ - [E=FG_BODY:%{ENV:FG_HEAD}%{ENV:FG_COUNT}%{ENV:FG_MIDDLE}%{ENV:FG_LINK}%{ENV:FG_TAIL},R=200,L]
 </VirtualHost>
 `
+
+// apacheFeed answers the feed <<feed>>, which apacheFeeds writes once a
+// format of the build (with the placeholders of apacheConf): the feed
+// file of the collection the lookups choose, as the page is chosen (limit
+// and offset are not read), its format's Content-Type set by <<env>>.
+const apacheFeed = `    RewriteCond %{ENV:FG_COLLECTION} <<feed collection>>
+    RewriteCond <<feed file>> -f
+    RewriteRule ^<<feed re>>$ <<feed file>> [E=<<env>>:1,L]
+`
+
+// apacheFeedEnv is the variable that says a feed of format name is
+// answered.
+func apacheFeedEnv(name string) string { return apacheVar("feed_" + name) }
+
+// apacheFeeds returns the rules that answer the feeds of s, with the
+// placeholders of apacheConf: each feed of a collection the build has,
+// then the JSON 404 for the others; "" for a build without feeds.
+func apacheFeeds(s *Site) string {
+	if len(s.Feeds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n    # The reader feeds: their collection's file.\n")
+	for _, f := range s.Feeds {
+		b.WriteString(strings.NewReplacer("<<feed re>>", regexp.QuoteMeta(listing.Path+f.File), "<<env>>", apacheFeedEnv(f.Name),
+			"<<feed file>>", apacheRewriteArg(s.Root+"/%{ENV:FG_COLLECTION}/"+f.File)).Replace(apacheFeed))
+	}
+	b.WriteString("    RewriteRule ^" + rxFeedPaths(s) + "$ - [R=404,L]\n\n")
+	return b.String()
+}
+
+// apacheFeedTypes returns the headers that give each feed its format's
+// Content-Type, after the listing's: "" for a build without feeds.
+func apacheFeedTypes(s *Site) string {
+	var b strings.Builder
+	for _, f := range s.Feeds {
+		b.WriteString("    Header always set Content-Type " + apacheQuote(f.ContentType) + " env=" + apacheFeedEnv(f.Name) + "\n")
+	}
+	return b.String()
+}
 
 // apacheUse says, in the header of apache.conf, how Apache takes it:
 // included in its main config, with the modules it needs, or as it is
@@ -155,8 +196,15 @@ func apacheGenerate(s *Site) (*Output, error) {
 	notAllowed := apacheExpr(string(listing.AppendMethodNotAllowed(nil, rxMethod)))
 	notAllowed = strings.ReplaceAll(notAllowed, rxMethod, "%{REQUEST_METHOD}")
 	safe := rxLocation().cases[1].re
-	conf := strings.NewReplacer(
+	conf := strings.NewReplacer("<<feeds>>", apacheFeeds(s), "<<feed types>>", apacheFeedTypes(s)).Replace(apacheConf)
+	paths := listing.Path
+	if fs := rxFeedPaths(s); fs != "" {
+		paths = "(?:" + regexp.QuoteMeta(listing.Path) + "|" + fs + ")"
+	}
+	conf = strings.NewReplacer(
 		"<<path>>", listing.Path,
+		"<<paths>>", paths,
+		"<<feed collection>>", rxFeedCollection,
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
 		"<<root>>", s.Root,
 		"<<qroot>>", apacheQuote(s.Root),
@@ -179,7 +227,7 @@ func apacheGenerate(s *Site) (*Output, error) {
 		"<<past>>", rxPast,
 		"<<page>>", apacheRewriteArg(s.Root+"/%{ENV:FG_PAGE}"),
 		"<<past lookups>>", past.String(),
-	).Replace(apacheConf)
+	).Replace(conf)
 	if s.Standalone {
 		main, err := apacheStandalone(s, []byte(conf))
 		if err != nil {

@@ -55,17 +55,17 @@ http://:<<port>> {
 	route {
 <<maps>>
 		header Content-Type <<type>>
-		@listing vars {path} <<path>>
+		@listing vars {path} <<paths>>
 		header @listing Allow <<allow>>
 		header @listing Vary <<vary>>
 
 		@options {
-			vars {path} <<path>>
+			vars {path} <<paths>>
 			method OPTIONS
 		}
 		respond @options <<options>> 200
 		@not_allowed {
-			vars {path} <<path>>
+			vars {path} <<paths>>
 			not method GET HEAD OPTIONS
 		}
 		respond @not_allowed <<not allowed>> 405
@@ -79,9 +79,9 @@ http://:<<port>> {
 		respond @redirect 301
 
 		# Nothing else, the files by their paths neither.
-		@elsewhere not vars {path} <<path>>
+		@elsewhere not vars {path} <<paths>>
 		respond @elsewhere <<not found>> 404
-
+<<feeds>>
 		@not_found vars {fg_page} ""
 		respond @not_found <<not found>> 404
 		@empty vars {fg_page} <<unknown>>
@@ -97,6 +97,40 @@ http://:<<port>> {
 }
 `
 
+// caddyFeed answers the feed <<feed>>, which caddyFeeds writes once a
+// format of the build (with the placeholders of caddyfile): the feed file
+// of the collection the maps choose, as the page is chosen (limit and
+// offset are not read), with its format's Content-Type.
+const caddyFeed = `
+		# The reader feed <<feed>>: its collection's file.
+		@feed_<<name>> {
+			vars {path} <<feed>>
+			vars_regexp {fg_collection} <<feed collection>>
+			file /{fg_collection}/<<feed file>>
+		}
+		route @feed_<<name>> {
+			header Content-Type <<feed type>>
+			rewrite * /{fg_collection}/<<feed file>>
+			file_server
+		}
+`
+
+// caddyFeeds returns what answers the feeds of s, with the placeholders
+// of caddyfile: each feed of a collection the build has, then the JSON
+// 404 for the others; "" for a build without feeds.
+func caddyFeeds(s *Site) string {
+	if len(s.Feeds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range s.Feeds {
+		b.WriteString(strings.NewReplacer("<<name>>", f.Name, "<<feed>>", listing.Path+f.File, "<<feed file>>", f.File,
+			"<<feed type>>", caddyQuote(f.ContentType)).Replace(caddyFeed))
+	}
+	b.WriteString("\t\t# A feed of a collection the build has none of.\n\t\t@no_feed vars {path} " + strings.Join(feedPaths(s), " ") + "\n\t\trespond @no_feed <<not found>> 404\n")
+	return b.String()
+}
+
 func caddyGenerate(s *Site) (*Output, error) {
 	if err := unholdable("the Caddyfile", rootLabel, s.Root, "`\n\r"); err != nil {
 		return nil, fmt.Errorf("caddy: %w", err)
@@ -109,8 +143,11 @@ func caddyGenerate(s *Site) (*Output, error) {
 	if h := strings.Trim(s.Host(), "[]"); h != "" {
 		bind = "\tbind " + h + "\n"
 	}
-	conf := strings.NewReplacer(
+	conf := strings.Replace(caddyfile, "<<feeds>>", caddyFeeds(s), 1)
+	conf = strings.NewReplacer(
 		"<<path>>", listing.Path,
+		"<<paths>>", strings.Join(append([]string{listing.Path}, feedPaths(s)...), " "),
+		"<<feed collection>>", caddyQuote(rxFeedCollection),
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
 		"<<root>>", s.Root,
 		"<<root q>>", caddyQuote(s.Root),
@@ -127,7 +164,7 @@ func caddyGenerate(s *Site) (*Output, error) {
 		"<<unknown>>", caddyQuote(rxUnknown),
 		"<<empty>>", caddyQuote(rxEmptyPage(s)),
 		"<<past>>", rxPast,
-	).Replace(caddyfile)
+	).Replace(conf)
 	return &Output{Files: map[string][]byte{"Caddyfile": []byte(conf)}}, nil
 }
 

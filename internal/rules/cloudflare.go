@@ -60,7 +60,7 @@ func cloudflareGenerate(s *Site) (*Output, error) {
 		header = "// feedgen rules cloudflare: a module Worker that answers the listing as feedgen serve does,\n" +
 			"// putting its pages together from each collection's index and chunks, read from the static\n" +
 			"// assets bound as ASSETS (or the R2 bucket bound as BUILD). A build does not make it stale:\n" +
-			"// write it again when config.yaml's base_url, pagination or filters change.\n"
+			"// write it again when config.yaml's base_url, pagination, filters or feeds change.\n"
 		r2 = `
 # Or read the build from an R2 bucket that feedgen publish keeps
 # (s3://BUCKET?endpoint=https://ACCOUNT.r2.cloudflarestorage.com&region=auto):

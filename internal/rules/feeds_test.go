@@ -1,44 +1,51 @@
 package rules
 
 import (
-	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/syndication"
 )
 
-// TestFeedsWarning checks that every target warns of a build with
-// reader feeds, which no target's files answer yet, and that --strict
-// then writes nothing.
-func TestFeedsWarning(t *testing.T) {
-	withFeeds := *sampleMan
-	withFeeds.Files = append([]manifest.File{{Path: "articles/feed.rss", Size: 1, SHA256: strings.Repeat("0", 64)}}, sampleMan.Files...)
-	for _, target := range Targets() {
-		for _, m := range []*manifest.Manifest{sampleMan, &withFeeds} {
-			s, err := NewSite(m, sampleRoot, "8080")
+// TestFeedsOfTheBuild checks that every target's files answer the feed
+// formats the build has and no other: a build without feeds gets files
+// that name no feed, one with RSS only files that name no other format.
+// (The runtime tests hold the answers to feedgen serve's, on a build with
+// every format.)
+func TestFeedsOfTheBuild(t *testing.T) {
+	rss, _ := syndication.FormatNamed("rss")
+	for _, tc := range []struct {
+		feeds []syndication.Format
+		has   []string
+	}{
+		{nil, nil},
+		{[]syndication.Format{rss}, []string{"feed.rss"}},
+		{syndication.Formats(), []string{"feed.rss", "feed.atom", "feed.json"}},
+	} {
+		for _, target := range Targets() {
+			s, err := NewSite(sampleMan, sampleRoot, "8080")
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := t.TempDir()
-			_, warnings, err := Write(target, s, out, false)
+			s.Feeds = tc.feeds
+			out, _, err := generate(target, s, t.TempDir())
 			if err != nil {
-				if errors.Is(err, ErrChunks) {
-					continue
+				t.Fatalf("%s: %v", target.Name, err)
+			}
+			var all strings.Builder
+			for _, name := range target.Files {
+				all.Write(out.Files[name])
+			}
+			for _, f := range syndication.Formats() {
+				want := false
+				for _, h := range tc.has {
+					want = want || h == f.File
 				}
-				t.Fatal(err)
-			}
-			warned := false
-			for _, w := range warnings {
-				warned = warned || strings.Contains(w, "reader feeds")
-			}
-			if warned != (m == &withFeeds) {
-				t.Errorf("%s, feeds %v: warnings %q", target.Name, m == &withFeeds, warnings)
-			}
-			if m == &withFeeds {
-				var se *StrictError
-				if written, _, err := Write(target, s, t.TempDir(), true); !errors.As(err, &se) || len(written) > 0 {
-					t.Errorf("%s --strict: wrote %v, error %v; want a StrictError and nothing written", target.Name, written, err)
+				// As it is, or in a regular expression.
+				got := strings.Contains(all.String(), f.File) || strings.Contains(all.String(), regexp.QuoteMeta(f.File))
+				if got != want {
+					t.Errorf("%s, feeds %v: names %s %v, want %v", target.Name, tc.has, f.File, got, want)
 				}
 			}
 		}

@@ -305,7 +305,7 @@ func (r *Request) write(t Target, s *Site, m *manifest.Manifest, rec Record, rec
 	}
 	switch {
 	case l.Has(layout.Index):
-		r.note("these %s files read each collection's index per request: a build does not make them stale (write them again when config.yaml's base_url, pagination or filters change)", t.Name)
+		r.note("these %s files read each collection's index per request: a build does not make them stale (write them again when config.yaml's base_url, pagination, filters or feeds change)", t.Name)
 	case holds:
 		r.note("these %s files hold the build's counts: feedgen build says when a build makes them stale, %s checks them", t.Name, r.checkCommand(t.Name))
 	}

@@ -52,14 +52,13 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	sampleRoot = filepath.Join(dir, "public")
+	pagesSite := filepath.Join(dir, "pages")
+	sampleRoot = filepath.Join(pagesSite, "public")
 	now := func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
-	res, err := build.New(build.Options{FS: feedgen.Sample(), ConfigName: "config.yaml", OutDir: sampleRoot, Now: now, Generator: "feedgen test"}).Build(context.Background())
-	if err != nil {
+	if sampleMan, err = buildSampleWithFeeds(pagesSite, "", now); err != nil {
 		fmt.Fprintln(os.Stderr, "building the sample:", err)
 		return 1
 	}
-	sampleMan = res.Manifest
 	chunkSite = filepath.Join(dir, "chunks")
 	if chunkMan, err = buildChunkSample(chunkSite, now); err != nil {
 		fmt.Fprintln(os.Stderr, "building the sample in the chunks layout:", err)
@@ -92,6 +91,18 @@ func runTests(m *testing.M) int {
 // pagination.layout: chunks (in place of offsets: all), builds it into
 // site/public and returns the build's manifest.
 func buildChunkSample(site string, now func() time.Time) (*manifest.Manifest, error) {
+	return buildSampleWithFeeds(site, "\n  layout: chunks\n", now)
+}
+
+// sampleFeeds are the reader feeds the tests' builds of the sample have
+// (the sample itself has none): every format, so that every target
+// answers each of them.
+const sampleFeeds = "\nfeeds:\n  title: Example News\n  description: The latest articles\n  formats: [rss, atom, json]\n"
+
+// buildSampleWithFeeds writes the sample site into folder site with sampleFeeds
+// and, when paging is not "", paging in place of its offsets: all line,
+// builds it into site/public and returns the build's manifest.
+func buildSampleWithFeeds(site, paging string, now func() time.Time) (*manifest.Manifest, error) {
 	if err := os.CopyFS(site, feedgen.Sample()); err != nil {
 		return nil, err
 	}
@@ -100,11 +111,14 @@ func buildChunkSample(site string, now func() time.Time) (*manifest.Manifest, er
 	if err != nil {
 		return nil, err
 	}
-	chunked := strings.Replace(string(data), "\n  offsets: all\n", "\n  layout: chunks\n", 1)
-	if chunked == string(data) {
-		return nil, fmt.Errorf("the sample's config has no offsets: all line to replace")
+	conf := string(data)
+	if paging != "" {
+		conf = strings.Replace(conf, "\n  offsets: all\n", paging, 1)
+		if conf == string(data) {
+			return nil, fmt.Errorf("the sample's config has no offsets: all line to replace")
+		}
 	}
-	if err := os.WriteFile(cfg, []byte(chunked), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(conf+sampleFeeds), 0o644); err != nil {
 		return nil, err
 	}
 	res, err := buildSite(site, now)
@@ -132,10 +146,11 @@ const (
 	classMethods   = "methods"       // HEAD, OPTIONS, and 405 for the others
 	classRedirect  = "redirect"      // /articles without the slash: 301
 	classHidden    = "hidden"        // paths that must answer the JSON 404: files by their path, the manifest
+	classFeeds     = "feeds"         // reader feeds: every format, filters as links encode them, limit and offset ignored
 )
 
 // classes in the order of the table of docs/deploying.md.
-var classes = []string{classCanonical, classPastEnd, classFilters, classUnknown, classLenient, classMethods, classRedirect, classHidden}
+var classes = []string{classCanonical, classPastEnd, classFilters, classUnknown, classLenient, classMethods, classRedirect, classHidden, classFeeds}
 
 // A request is one row of the shared table.
 type request struct {
@@ -231,6 +246,41 @@ var requests = []request{
 	{classHidden, "GET", "/.feedgen-unfinished"},
 	{classHidden, "GET", "/config.yaml"},
 	{classHidden, "GET", "/articles/%2E%2E/manifest.json"},
+	{classHidden, "GET", "/articles/tag/api/feed.rss"}, // a feed by its path
+	{classHidden, "GET", "/articles/feed.xml"},
+	{classHidden, "GET", "/articles/feed.rss/"},
+	{classHidden, "GET", "/articles/FEED.RSS"},
+	{classHidden, "GET", "/articles/feed.rss.gz"},
+	{classHidden, "GET", "/.feedgen-feeds/articles/feed.rss"}, // nginx's internal location
+	{classHidden, "GET", "/articles/feed.rss%0A"},             // a newline, which '$' matches before
+	{classHidden, "GET", "/articles/%0A"},
+	{classHidden, "GET", "/.feedgen-pages/articles/20/0.json"},
+	{classFeeds, "GET", "/articles/feed.rss"},
+	{classFeeds, "GET", "/articles/feed.atom"},
+	{classFeeds, "GET", "/articles/feed.json"},
+	{classFeeds, "GET", "/articles/feed.rss?section=news"},
+	{classFeeds, "GET", "/articles/feed.atom?category=politics&section=news"},
+	{classFeeds, "GET", "/articles/feed.json?section=features&category=data"},
+	{classFeeds, "GET", "/articles/feed.rss?tag=API"},
+	{classFeeds, "GET", "/articles/feed.atom?tag=%D0%BE+%D1%80%D0%B5%D0%B4%D0%B0%D0%BA%D1%86%D0%B8%D0%B8"},
+	{classFeeds, "GET", "/articles/feed.json?author=ivan-petrov"},
+	{classFeeds, "GET", "/articles/feed.rss?limit=7&offset=3&utm_source=x"}, // limit and offset ignored
+	{classFeeds, "GET", "/articles/feed.atom?limit=abc&offset=-1&tag=releases"},
+	{classFeeds, "GET", "/articles/feed.rss?tag=zzz"},                          // no such value: 404
+	{classFeeds, "GET", "/articles/feed.json?section=sport"},                   // 404
+	{classFeeds, "GET", "/articles/feed.rss?category=politics"},                // not a collection: 404
+	{classFeeds, "GET", "/articles/feed.atom?author=ivan-petrov&tag=releases"}, // not pre-rendered: 404
+	{classFeeds, "GET", "/articles/feed.rss?tag="},                             // no filter: the main listing's
+	{classMethods, "HEAD", "/articles/feed.atom?tag=API"},
+	{classMethods, "OPTIONS", "/articles/feed.rss"},
+	{classMethods, "POST", "/articles/feed.json"},
+	{classMethods, "DELETE", "/articles/feed.rss?tag=API"},
+	{classLenient, "GET", "/articles/feed.rss?t%61g=API"},
+	{classLenient, "GET", "/articles/feed.json?tag=API&tag="},
+	{classLenient, "GET", "/articles/feed.atom?tag=%41PI"},
+	{classLenient, "GET", "/articles/feed.rss?tag=%E2%82"},
+	{classMethods, "TRACE", "/articles/feed.rss"},
+	{classMethods, "TRACE", "/articles/feed.rss%0A"},
 }
 
 // answer is what a server answered, as far as the contract goes.
@@ -345,7 +395,29 @@ func runTarget(t *testing.T, name string, start startFunc) string {
 	}
 	base := startTarget(t, name, s, start)
 	checkTarget(t, base, support[name])
+	checkFeedRevalidates(t, base)
 	return base
+}
+
+// checkFeedRevalidates checks that the target at base answers a reader
+// feed asked again with the entity tag it sent (its own: a feed is a
+// file) with 304, as feedgen serve does with its own. The stand-ins of
+// the tests for a platform's files (workerd's disk service, the
+// CloudFront origin's) send none: then there is nothing to check.
+func checkFeedRevalidates(t *testing.T, base string) {
+	t.Helper()
+	url := base + "/articles/feed.atom?tag=API"
+	got := ask(t, base, request{method: "GET", target: "/articles/feed.atom?tag=API"})
+	if got.status != http.StatusOK {
+		t.Fatalf("GET %s: %d, want 200", url, got.status)
+	}
+	if got.etag == "" {
+		t.Logf("GET %s: no ETag, from the stand-in of the platform's files", url)
+		return
+	}
+	if st := conditional(t, url, got.etag); st != http.StatusNotModified {
+		t.Errorf("GET %s with If-None-Match %s: %d, want 304", url, got.etag, st)
+	}
 }
 
 // startTarget writes target name's files for s and starts its platform
@@ -492,6 +564,9 @@ func TestReferenceAnswers(t *testing.T) {
 		{"/manifest.json", 404},
 		{"/articles/?limit=7", 404},
 		{"/articles", 301},
+		{"/articles/feed.rss?tag=API", 200},
+		{"/articles/feed.json?tag=zzz", 404},
+		{"/articles/feed.atom?category=politics", 404},
 	} {
 		if got := ask(t, refBase, request{method: "GET", target: tc.target}); got.status != tc.status {
 			t.Errorf("%s: status %d, want %d", tc.target, got.status, tc.status)

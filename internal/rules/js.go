@@ -40,15 +40,18 @@ type siteData struct {
 	Default     int            `json:"d"`
 	Max         int            `json:"m"`
 	Limits      []int          `json:"l"`
-	Aligned     int            `json:"a"` // 1 or 0
+	Aligned     int            `json:"a,omitempty"` // 1 or 0
 	Kinds       map[string]int `json:"k"`
 	Collections map[string]any `json:"c"`
 	Zeros       string         `json:"n"`
 	NotFound    string         `json:"nf"`
 	Options     string         `json:"op"`
 	NotAllowed  [2]string      `json:"mna"`
-	Unavailable string         `json:"ua,omitempty"` // the 503 of a chunk that is gone
+	Unavailable string         `json:"ua,omitempty"` // the 503 of a chunk or feed that cannot be read
 	RetryAfter  string         `json:"ra,omitempty"`
+	// Feeds are the Content-Type of each reader feed the build has, by
+	// its request path.
+	Feeds       map[string]any `json:"ft,omitempty"`
 	ContentType string         `json:"ct"`
 	Allow       string         `json:"allow"`
 	Vary        string         `json:"vary"`
@@ -117,14 +120,14 @@ func newSiteData(s *Site, filters bool) (*siteData, error) {
 }
 
 // baseSiteData returns what every site's data holds: the link prefix,
-// the default and largest limit, the bodies and headers, no limits, kinds
-// nor collections yet.
+// the default and largest limit, the bodies and headers, the feeds, no
+// limits, kinds nor collections yet.
 func baseSiteData(s *Site) *siteData {
 	p := s.Paging
 	prefix := listing.AppendString(nil, s.BaseURL+listing.Path+"?")
 	mna := string(listing.AppendMethodNotAllowed(nil, "@"))
 	at := strings.IndexByte(mna, '@')
-	return &siteData{
+	d := &siteData{
 		LinkPrefix: string(prefix[1 : len(prefix)-1]),
 		Default:    p.DefaultLimit, Max: p.MaxLimit, Limits: []int{},
 		Kinds:       map[string]int{},
@@ -134,6 +137,14 @@ func baseSiteData(s *Site) *siteData {
 		NotAllowed:  [2]string{mna[:at], mna[at+1:]},
 		ContentType: listing.ContentType, Allow: listing.Allow, Vary: listing.Vary,
 	}
+	if len(s.Feeds) > 0 {
+		d.Feeds = map[string]any{}
+		for _, f := range s.Feeds {
+			d.Feeds[listing.Path+f.File] = f.ContentType
+		}
+		d.Unavailable, d.RetryAfter = listing.UnavailableBody, listing.RetryAfter
+	}
+	return d
 }
 
 // chunkedSiteData returns the data of a site of layout: chunks, whose
@@ -276,16 +287,43 @@ func compact(js []byte) []byte {
 
 // minify removes the white space of a compacted script that separates no
 // two words (names, numbers, keywords) nor two '+' or two '-', outside
-// string literals. It relies on what listing.js and the adapters promise:
-// no comment left, every statement ending with ';', no regular
-// expression literal.
+// string literals, and the ';' that ends the last statement of a block
+// (JavaScript inserts one before a '}'); it writes a hexadecimal number in
+// decimal when that is shorter. It relies on what listing.js and the
+// CloudFront adapter (the script it makes small) promise: no comment left,
+// every statement ending with ';', no regular expression nor template
+// literal.
 func minify(js []byte) []byte {
 	word := func(c byte) bool {
 		return c == '_' || c == '$' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
 	}
+	// endsWith reports whether b ends with the keyword k.
+	endsWith := func(b []byte, k string) bool {
+		n := len(b) - len(k)
+		return n >= 0 && string(b[n:]) == k && (n == 0 || !word(b[n-1]))
+	}
 	var b []byte
+	var headers []bool // for each '(' open: whether it opens the head of an if, for or while
+	headEnd := -1      // where the last head closed: a ';' there is an empty statement
+	empty := -1        // where the last empty statement is: its ';' stays
 	for i := 0; i < len(js); i++ {
 		switch c := js[i]; c {
+		case '(':
+			headers = append(headers, endsWith(b, "if") || endsWith(b, "for") || endsWith(b, "while"))
+			b = append(b, c)
+		case ')':
+			if n := len(headers); n > 0 {
+				if headers[n-1] {
+					headEnd = len(b) + 1
+				}
+				headers = headers[:n-1]
+			}
+			b = append(b, c)
+		case ';':
+			if len(b) == headEnd || endsWith(b, "else") || endsWith(b, "do") {
+				empty = len(b)
+			}
+			b = append(b, c)
 		case '"', '\'':
 			j := i + 1
 			for j < len(js) && js[j] != c {
@@ -308,6 +346,25 @@ func minify(js []byte) []byte {
 				}
 			}
 			i = j
+		case '}':
+			if n := len(b); n > 0 && b[n-1] == ';' && n-1 != empty {
+				b = b[:n-1]
+			}
+			b = append(b, c)
+		case '0':
+			j := i + 2
+			for j < len(js) && strings.IndexByte("0123456789abcdefABCDEF", js[j]) >= 0 {
+				j++
+			}
+			// A number of its own: no word before, no word or '.' after.
+			if i+1 < len(js) && js[i+1] == 'x' && (len(b) == 0 || !word(b[len(b)-1])) && (j == len(js) || !word(js[j]) && js[j] != '.') {
+				if v, err := strconv.ParseUint(string(js[i+2:j]), 16, 53); err == nil && len(strconv.FormatUint(v, 10)) < j-i {
+					b = strconv.AppendUint(b, v, 10)
+					i = j - 1
+					continue
+				}
+			}
+			b = append(b, c)
 		default:
 			b = append(b, c)
 		}

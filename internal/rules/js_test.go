@@ -16,8 +16,10 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/syndication"
 )
 
 // The JavaScript targets, each on its real runtime over the sample build:
@@ -205,6 +207,11 @@ func TestNetlifyRedirects(t *testing.T) {
 			continue // docs/deploying.md says so
 		}
 		if m == nil {
+			path, _, _ := strings.Cut(r.target, "?")
+			if body, err := os.ReadFile(filepath.Join(published, filepath.FromSlash(path))); err == nil && want.status == http.StatusOK && string(body) == want.body {
+				exact++ // the file by its path: the main listing's feed
+				continue
+			}
 			if r.class != classHidden || r.target == "/manifest.json" || strings.HasPrefix(r.target, "/articles/?") {
 				t.Errorf("%s: no rule: Netlify would serve the file by its path, or its own page", r.target)
 			}
@@ -243,8 +250,9 @@ func TestNetlifyRedirects(t *testing.T) {
 // and then the main listing's rule matches. docs/deploying.md says so; the edge
 // function answers them exactly.
 var netlifyFallbackWrong = map[string]bool{
-	"/articles/?t%61g=API":   true,
-	"/articles/?&&limit=50&": true,
+	"/articles/?t%61g=API":         true,
+	"/articles/?&&limit=50&":       true,
+	"/articles/feed.rss?t%61g=API": true,
 }
 
 // cloudfrontViewer runs a CloudFront Function (argv[2]) as CloudFront
@@ -252,11 +260,13 @@ var netlifyFallbackWrong = map[string]bool{
 // documented event object (the query string as a querystring object, keys
 // and values as sent); a response the function returns is sent as it is;
 // a request it returns goes to the origin, the build (argv[3]) served as
-// an S3 bucket serves objects uploaded with Content-Type application/json
-// (403 for a missing key), with the Allow and Vary headers of the
-// response headers policy docs/deploying.md has the distribution add.
+// an S3 bucket serves the objects feedgen publish uploads (403 for a
+// missing key): with the Content-Type of its file's name in argv[6] (a
+// JSON object: a reader feed's), else application/json, and the Allow and
+// Vary headers of the response headers policy docs/deploying.md has the
+// distribution add.
 const cloudfrontViewer = `const fs = require("fs"), http = require("http"), path = require("path");
-const [, , fnFile, root, host, port] = process.argv;
+const [, , fnFile, root, host, port, typesJSON] = process.argv, types = JSON.parse(typesJSON);
 const handler = new Function(fs.readFileSync(fnFile, "utf8") + "\nreturn handler;")();
 http.createServer(function (req, res) {
     const i = req.url.indexOf("?"), qs = {}, headers = {};
@@ -288,7 +298,8 @@ http.createServer(function (req, res) {
             res.end("<Error><Code>AccessDenied</Code></Error>");
             return;
         }
-        res.writeHead(200, {"content-type": "application/json", "content-length": data.length, allow: "GET, HEAD, OPTIONS", vary: "Accept"});
+        const type = Object.prototype.hasOwnProperty.call(types, path.basename(out.uri)) ? types[path.basename(out.uri)] : "application/json";
+        res.writeHead(200, {"content-type": type, "content-length": data.length, allow: "GET, HEAD, OPTIONS", vary: "Accept"});
         res.end(req.method == "HEAD" ? undefined : data);
     });
 }).listen(+port, host);
@@ -320,7 +331,12 @@ func startCloudFront(t *testing.T) startFunc {
 			t.Fatal(err)
 		}
 		base := "http://" + s.Listen
-		startProcess(t, base, exec.Command(node, script, filepath.Join(out, "cloudfront.js"), s.Root, s.Host(), s.Port()))
+		types := map[string]string{}
+		for _, f := range syndication.Formats() {
+			types[f.File] = layout.ContentType(layout.FeedPath(listing.Dir, f))
+		}
+		typesJSON, _ := json.Marshal(types)
+		startProcess(t, base, exec.Command(node, script, filepath.Join(out, "cloudfront.js"), s.Root, s.Host(), s.Port(), string(typesJSON)))
 		return base
 	}
 }
@@ -674,9 +690,10 @@ console.log(JSON.stringify(out));
 `
 
 // TestAnswer runs listing.js's answer on node for what the shared table
-// does not reach: aligned offsets, and collections whose folders the data
+// does not reach: aligned offsets, collections whose folders the data
 // names (a device name of Windows, a value hashed for its length) or
-// whose value is a name JavaScript objects hold themselves.
+// whose value is a name JavaScript objects hold themselves, and a build
+// with some of the feed formats.
 func TestAnswer(t *testing.T) {
 	node := needProgram(t, "node", "nodejs")
 	long := strings.Repeat("Ж", 120)
@@ -710,7 +727,18 @@ func TestAnswer(t *testing.T) {
 		{"GET", "/articles/", "section=news", 404, "", listing.NotFoundBody},
 		{"DELETE", "/articles/", "", 405, "", `{"detail":"Method \"DELETE\" not allowed."}`},
 		{"GET", "/articles", "a=%zz&b={\"'}", 301, "", `/articles/?a=%zz&b=%7B%22'%7D`},
+		// The build has RSS feeds only: another format's path is none.
+		{"GET", "/articles/feed.rss", "limit=7&offset=3", 200, "articles/feed.rss", ""},
+		{"GET", "/articles/feed.rss", "tag=con", 200, "articles/tag/co_6e/feed.rss", ""},
+		{"GET", "/articles/feed.rss", "tag=toString", 404, "", listing.NotFoundBody},
+		{"GET", "/articles/feed.rss", "section=news", 404, "", listing.NotFoundBody},
+		{"POST", "/articles/feed.rss", "", 405, "", `{"detail":"Method \"POST\" not allowed."}`},
+		{"GET", "/articles/feed.atom", "", 404, "", listing.NotFoundBody},
+		{"POST", "/articles/feed.atom", "", 404, "", listing.NotFoundBody},
+		{"GET", "/articles/tag/co_6e/feed.rss", "", 404, "", listing.NotFoundBody},
 	}
+	rss, _ := syndication.FormatNamed("rss")
+	s.Feeds = []syndication.Format{rss}
 	d, err := newSiteData(s, true)
 	if err != nil {
 		t.Fatal(err)
@@ -768,6 +796,33 @@ func TestFilterKeysInScript(t *testing.T) {
 	for _, k := range listing.FilterKeys() {
 		if !strings.Contains(filterKeysLiteral(), `"`+k+`"`) {
 			t.Errorf("filter parameter %q is not in the script's FILTERS", k)
+		}
+	}
+}
+
+// TestMinify checks what minify leaves out and rewrites, and what it
+// must leave alone.
+func TestMinify(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"var a = 1;\nif (a) {\n    b();\n}\n", "var a=1;if(a){b()}"},
+		{"function f(x) {\n    return x + +1;\n}\n", "function f(x){return x+ +1}"},
+		{"while (g());}", "while(g());}"}, // a loop's empty statement
+		{"if (f(x)) {\n    g();\n} else;}", "if(f(x)){g()}else;}"},
+		{"for (i = 0; i < n; i++);}", "for(i=0;i<n;i++);}"},
+		{"for (;;) {\n    h();\n}", "for(;;){h()}"},
+		{`s = ";} 0x10";`, `s=";} 0x10";`}, // in a string
+		{"c = 0x80 | 0xbf & 0x10000;", "c=128|191&65536;"},
+		{"c = 0xfffd;", "c=65533;"},
+		{"c = 0x1f;", "c=31;"},
+		{"c = 0xd800;", "c=55296;"},
+		{"c = 0x7;", "c=7;"},
+		{"c = 0x10.toString(16);", "c=0x10.toString(16);"}, // a '.' after
+		{"c = a0x10;", "c=a0x10;"},                         // a name
+		{"c = 0xFF_FF;", "c=0xFF_FF;"},                     // a separator
+		{"c = 0;", "c=0;"},
+	} {
+		if got := string(minify([]byte(tc.in))); got != tc.want {
+			t.Errorf("minify(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -64,7 +64,7 @@ func netlifyGenerate(s *Site) (*Output, error) {
 		header = "// feedgen rules netlify: the edge function that answers every request of the site as\n" +
 			"// feedgen serve does, putting its pages together from each collection's index and chunks,\n" +
 			"// read from the published build. A build does not make it stale: write it again when\n" +
-			"// config.yaml's base_url, pagination or filters change.\n"
+			"// config.yaml's base_url, pagination, filters or feeds change.\n"
 	}
 	js, err := script(header, d, fetchAdapterJS+netlifyAdapter)
 	if err != nil {
@@ -99,6 +99,16 @@ func netlifyRedirects(s *Site) []byte {
 # stale.
 `)
 		b.WriteString(listing.Path + "  /" + netlifyNotFound + "  404\n")
+		if len(s.Feeds) > 0 {
+			// A reader feed of the main listing is its file; of a
+			// filtered collection, the JSON 404.
+			b.WriteByte('\n')
+			for _, from := range feedPaths(s) {
+				for _, k := range listing.FilterKeys() {
+					b.WriteString(strings.Join([]string{from, k + "=:value", "/" + netlifyNotFound, "404!"}, "  ") + "\n")
+				}
+			}
+		}
 		writeHidden(&b)
 		return []byte(b.String())
 	}
@@ -118,27 +128,34 @@ func netlifyRedirects(s *Site) []byte {
 		if len(c.Params) == 0 && c.Dir != listing.Dir || slices.ContainsFunc(c.Params, unruly) {
 			continue
 		}
-		if len(c.Params) == 0 {
-			// The main listing: only for requests with no filter.
-			b.WriteByte('\n')
-			for _, k := range listing.FilterKeys() {
-				b.WriteString(strings.Join([]string{listing.Path, k + "=:value", notFound, "404"}, "  ") + "\n")
-			}
-		}
 		var cond []string
 		for _, prm := range c.Params {
 			cond = append(cond, prm.Key+"="+prm.Value)
 		}
-		rule := func(to, status string, conds ...string) {
-			parts := append([]string{listing.Path}, cond...)
+		ruleFrom := func(from, to, status string, conds ...string) {
+			parts := append([]string{from}, cond...)
 			parts = append(parts, conds...)
 			parts = append(parts, to, status)
 			b.WriteString(strings.Join(parts, "  ") + "\n")
 		}
+		rule := func(to, status string, conds ...string) { ruleFrom(listing.Path, to, status, conds...) }
 		b.WriteByte('\n')
+		// A request with a filter parameter the collection has not (the
+		// main listing: any) is another collection's, or not found. The
+		// feeds' rules are forced (!): their paths are files too.
 		for _, k := range listing.FilterKeys() {
-			if len(c.Params) > 0 && !slices.ContainsFunc(c.Params, func(p listing.Param) bool { return p.Key == k }) {
+			if len(c.Params) == 0 || !slices.ContainsFunc(c.Params, func(p listing.Param) bool { return p.Key == k }) {
 				rule(notFound, "404", k+"=:value")
+				for _, from := range feedPaths(s) {
+					ruleFrom(from, notFound, "404!", k+"=:value")
+				}
+			}
+		}
+		// A collection's feeds; the main listing's are their paths' files,
+		// and Netlify would read /articles/feed.rss/ as their path too.
+		for _, f := range s.Feeds {
+			if len(c.Params) > 0 {
+				ruleFrom(listing.Path+f.File, "/"+layout.FeedPath(c.Dir, f), "200!")
 			}
 		}
 		for _, l := range p.Limits {

@@ -2,7 +2,9 @@ package rules
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/feedgen/feedgen/internal/layout"
@@ -65,15 +67,7 @@ server {
     default_type <<type>>;
 
     location = <<path>> {
-        add_header Allow <<allow>> always;
-        add_header Vary <<vary>> always;
-        if ($feedgen_method = options) {
-            return 200 <<options>>;
-        }
-        if ($feedgen_method) {
-            return 405 <<not allowed>>;
-        }
-        if ($feedgen_page = "") {
+<<methods>>        if ($feedgen_page = "") {
             return 404 <<not found>>;
         }
         if ($feedgen_page = "<<unknown>>") {
@@ -83,6 +77,7 @@ server {
         try_files /$feedgen_page @feedgen_past;
     }
 
+<<feeds>>
     location @feedgen_past {
         add_header Allow <<allow>> always;
         add_header Vary <<vary>> always;
@@ -112,7 +107,7 @@ server {
         if ($uri = <<bare>>) {
             return 301 $feedgen_location;
         }
-        return 404 <<not found>>;
+<<feed trace>>        return 404 <<not found>>;
     }
 
     # Nothing else, the files by their paths neither.
@@ -121,6 +116,102 @@ server {
     }
 }
 `
+
+// nginxMethods answers the methods of the listing (with the placeholders
+// of nginxConf), in its location and the feeds'.
+const nginxMethods = `        add_header Allow <<allow>> always;
+        add_header Vary <<vary>> always;
+        if ($feedgen_method = options) {
+            return 200 <<options>>;
+        }
+        if ($feedgen_method) {
+            return 405 <<not allowed>>;
+        }
+`
+
+// nginxFeed is the location of the reader feeds, which nginxFeeds writes
+// for a build with feeds (with the placeholders of nginxConf). It ends in
+// \z, not $, which also matches before a last newline (%0A in a path).
+const nginxFeed = `
+    # The reader feeds: the feed file of the collection the maps choose,
+    # as the page is chosen (limit and offset are not read); the JSON 404
+    # for a collection the build has no feed of.
+    location ~ "^<<feed dir>>(?<feedgen_feed><<feed files>>)\z" {
+<<methods>>        if ($feedgen_collection !~ "<<feed collection>>") {
+            return 404 <<not found>>;
+        }
+        rewrite ^ <<feeds prefix>>$feedgen_collection/$feedgen_feed last;
+    }
+`
+
+// nginxFeedFiles returns the location of the feed files of s, reached
+// only by internal redirects (the rewrites of nginx's feed locations,
+// nginx-njs's feedgen.js), which ask only for a feed the build has: each
+// format's Content-Type by the file's extension, and the listing's
+// headers. A request for its path from outside, or a feed gone since,
+// is the JSON 404 of any other path. "" for a build without feeds.
+func nginxFeedFiles(s *Site) string {
+	if len(s.Feeds) == 0 {
+		return ""
+	}
+	var types strings.Builder
+	for _, f := range s.Feeds {
+		fmt.Fprintf(&types, "            %s %s;\n", nginxQuote(f.ContentType), strings.TrimPrefix(path.Ext(f.File), "."))
+	}
+	headers := "        add_header Allow " + nginxQuote(listing.Allow) + " always;\n        add_header Vary " + listing.Vary + " always;\n"
+	return `
+    # The reader feeds' files, reached only by internal redirects.
+    location ^~ ` + nginxFeedsPrefix + ` {
+        internal;
+        alias ` + nginxQuote(nginxPath(s, s.Root)+"/") + `;
+        # A feed is a file of the build: none through a symbolic link
+        # (its 403 is the JSON 404).
+        disable_symlinks on from=$document_root;
+        types {
+` + types.String() + `        }
+        charset off;
+` + headers + `        error_page 403 404 = @feedgen_no_feed;
+    }
+
+    location @feedgen_no_feed {
+        types { }
+        default_type ` + listing.ContentType + `;
+        return 404 ` + nginxQuote(listing.NotFoundBody) + `;
+    }
+`
+}
+
+// nginxFeedsPrefix is the prefix of the internal location of the feed
+// files; it is nginx.js's FEEDS.
+const nginxFeedsPrefix = "/.feedgen-feeds/"
+
+// nginxFeeds returns the locations of the feeds of s, with the
+// placeholders of nginxConf: "" for a build without feeds.
+func nginxFeeds(s *Site) string {
+	if len(s.Feeds) == 0 {
+		return ""
+	}
+	var files []string
+	for _, f := range s.Feeds {
+		files = append(files, regexp.QuoteMeta(f.File))
+	}
+	return strings.NewReplacer("<<feed dir>>", regexp.QuoteMeta(listing.Path), "<<feed files>>", strings.Join(files, "|")).Replace(nginxFeed) +
+		nginxFeedFiles(s)
+}
+
+// nginxFeedTrace returns what the location of nginx's 405 answers for
+// the feeds' paths (TRACE): the listing's 405; "" without feeds.
+func nginxFeedTrace(s *Site) string {
+	if len(s.Feeds) == 0 {
+		return ""
+	}
+	return `        if ($uri ~ "^` + rxFeedPaths(s) + `\z") {
+            add_header Allow <<allow>> always;
+            add_header Vary <<vary>> always;
+            return 405 <<not allowed>>;
+        }
+`
+}
 
 // nginxUse says, in the header of nginx.conf, how nginx takes it: in
 // its http {}, or as it is (--standalone).
@@ -147,7 +238,9 @@ func nginxGenerate(s *Site) (*Output, error) {
 		maps.WriteString("\n")
 		nginxMap(&maps, l)
 	}
-	conf := strings.NewReplacer(
+	conf := strings.NewReplacer("<<feeds>>", nginxFeeds(s), "<<feed trace>>", nginxFeedTrace(s)).Replace(nginxConf)
+	conf = strings.ReplaceAll(conf, "<<methods>>", nginxMethods)
+	conf = strings.NewReplacer(
 		"<<path>>", listing.Path,
 		"<<bare>>", strings.TrimSuffix(listing.Path, "/"),
 		"<<root>>", nginxPath(s, s.Root),
@@ -164,7 +257,9 @@ func nginxGenerate(s *Site) (*Output, error) {
 		"<<unknown>>", rxUnknown,
 		"<<empty>>", nginxQuote(rxEmptyPage(s)),
 		"<<past>>", rxPast,
-	).Replace(nginxConf)
+		"<<feed collection>>", rxFeedCollection,
+		"<<feeds prefix>>", nginxFeedsPrefix,
+	).Replace(conf)
 	if s.Standalone {
 		main, err := nginxStandalone(s, []byte(conf), "")
 		if err != nil {

@@ -40,7 +40,7 @@ func njsGenerate(s *Site) (*Output, error) {
 	stale := "// It holds the build's counts: write it again after each build, then nginx -s reload.\n"
 	if d.Chunked == 1 {
 		stale = "// It puts pages together from each collection's index and chunks, read per request: a build\n" +
-			"// does not make it stale. Write it again when config.yaml's base_url, pagination or filters change.\n"
+			"// does not make it stale. Write it again when config.yaml's base_url, pagination, filters or feeds change.\n"
 	}
 	js, err := script("// feedgen rules nginx-njs: the njs script nginx.conf imports (njs 0.7.9 or later).\n"+stale, d, nginxAdapterJS)
 	if err != nil {
@@ -108,9 +108,9 @@ server {
         default_type %[6]s;
         return 404 '%[9]s';
     }
-}
+%[10]s}
 `, nginxPath(s, s.Root), njsUse(s), njsImport(s), listen,
-		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody)
+		njsPages, listing.ContentType, listing.Allow, listing.Vary, listing.NotFoundBody, nginxFeedFiles(s))
 	conf := []byte(b.String())
 	if s.Standalone {
 		if conf, err = nginxStandalone(s, conf, StandaloneModules(njsTarget(), s)[0]); err != nil {

@@ -115,6 +115,42 @@ func rxLookups(s *Site) []rxLookup {
 	return ls
 }
 
+// The reader feeds (SPEC §13) of a build are files, which a plain target
+// maps a request onto as it does a page: the feed path of each format the
+// build has (Site.Feeds) gets the listing's methods and headers, and the
+// feed file of the collection the "collection" lookup chooses, with its
+// format's Content-Type (limit and offset are not read). A collection
+// that is none of the build's (rxUnknown, rxUnsure: rxFeedCollection does
+// not match) or has no feed file (no articles) is the JSON 404: no empty
+// feeds.
+
+// feedPaths returns the request path of each feed of s, in the order of
+// s.Feeds.
+func feedPaths(s *Site) []string {
+	var ps []string
+	for _, f := range s.Feeds {
+		ps = append(ps, listing.Path+f.File)
+	}
+	return ps
+}
+
+// rxFeedPaths returns the regular expression of the request paths of the
+// feeds of s (with no ^ or $): "" for a build without feeds.
+func rxFeedPaths(s *Site) string {
+	var alts []string
+	for _, p := range feedPaths(s) {
+		alts = append(alts, regexp.QuoteMeta(p))
+	}
+	if len(alts) == 0 {
+		return ""
+	}
+	return "(?:" + strings.Join(alts, "|") + ")"
+}
+
+// rxFeedCollection matches the value of the "collection" lookup that is a
+// collection's folder, which may hold feeds.
+const rxFeedCollection = "^" + listing.Dir + "(?:/|$)"
+
 // rxMaxZeros is the most zeros an offset past the end may have before
 // its last digits (as many as max_limit has) for the past lookups to
 // compute its previous link: 10^40 is past the end of any feed.

@@ -21,6 +21,7 @@ import (
 	"github.com/feedgen/feedgen/internal/layout"
 	"github.com/feedgen/feedgen/internal/listing"
 	"github.com/feedgen/feedgen/internal/manifest"
+	"github.com/feedgen/feedgen/internal/syndication"
 )
 
 // Site is what a target's files are made from: the listing of one build
@@ -53,9 +54,11 @@ type Site struct {
 	// Modules is the folder a standalone config loads the server's
 	// modules from; "" for Debian's (see ModulesDir).
 	Modules string
-	// Feeds says that the build has reader feeds (config feeds:), which
-	// no target's files answer yet: a warning says so.
-	Feeds bool
+	// Feeds are the formats of the build's reader feeds (config feeds:),
+	// in the order of syndication.Formats: those of which the build has
+	// a file. A target answers each at listing.Path + its File, with the
+	// filter parameters of the query, as feedgen serve does.
+	Feeds []syndication.Format
 }
 
 // NewSite returns the Site of the build whose manifest is m, in folder
@@ -68,10 +71,9 @@ func NewSite(m *manifest.Manifest, root, listen string) (*Site, error) {
 	if listen == "" {
 		listen = "80"
 	}
-	feeds := slices.ContainsFunc(m.Files, func(f manifest.File) bool { return layout.Classify(f.Path) == layout.Feed })
 	return &Site{
 		Paging: m.Pagination, Filters: m.Filters, BaseURL: m.BaseURL,
-		Collections: m.Collections, Root: abs, Listen: listen, Feeds: feeds,
+		Collections: m.Collections, Root: abs, Listen: listen, Feeds: m.FeedFormats(),
 	}, nil
 }
 
@@ -371,9 +373,6 @@ func generate(t Target, s *Site, outDir string) (*Output, *Site, error) {
 	out, err := t.Generate(&withOut)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating the %s rules: %w", t.Name, err)
-	}
-	if s.Feeds {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("the build has reader feeds (feeds:), and these %s files do not answer them as feedgen serve does yet (/articles/feed.rss, feed.atom and feed.json with a collection's filters): serve the feeds with feedgen serve", t.Name))
 	}
 	return out, &withOut, nil
 }

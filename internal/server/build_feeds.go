@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ func loadFeeds(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loa
 		pl.prevFiles = src.prev.files()
 	}
 	formats := syndication.Formats()
+	hb.feedFormats = make([]bool, len(formats))
 	for i, f := range m.Files {
 		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -43,8 +45,10 @@ func loadFeeds(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loa
 		if layout.Classify(f.Path) != layout.Feed {
 			continue
 		}
-		c := byDir[path.Dir(f.Path)]
 		format, _ := layout.FeedFormat(f.Path)
+		k := slices.IndexFunc(formats, func(g syndication.Format) bool { return g.Name == format.Name })
+		hb.feedFormats[k] = true
+		c := byDir[path.Dir(f.Path)]
 		if c == nil {
 			continue // not a collection this server answers from
 		}
@@ -52,11 +56,7 @@ func loadFeeds(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loa
 			c.feeds = make([]*feedPage, len(formats))
 		}
 		fp := &feedPage{}
-		for k, g := range formats {
-			if g.Name == format.Name {
-				c.feeds[k] = fp
-			}
-		}
+		c.feeds[k] = fp
 		hb.bytes += f.Size
 		r := fileRef{file: f, sum: f.Sum(), c: c, feed: fp}
 		read, err := pl.source(&r)
@@ -95,6 +95,11 @@ func loadFeeds(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loa
 	}
 	return nil
 }
+
+// hasFeeds reports whether the build of hb has feeds in format f (an
+// index in syndication.Formats): the feed path of a format it has not is
+// no path of the build's, not found as any other.
+func (hb *heldBuild) hasFeeds(f int) bool { return f < len(hb.feedFormats) && hb.feedFormats[f] }
 
 // adoptFeeds copies into a store of hb's own the bodies of feeds held in a
 // store hb does not list (the last build's, or a batch's: the layout's

@@ -59,8 +59,12 @@ type heldBuild struct {
 	lastModified []string // the Last-Modified header value
 	pages        int      // page files, index.json included
 	feeds        int      // feed files (see build_feeds.go)
-	bytes        int64
-	read         int // pages read from files (the rest were known already)
+	// feedFormats says, for each of syndication.Formats, whether the
+	// build has feeds in it: the feed paths of the others are no paths of
+	// the build's (build_feeds.go).
+	feedFormats []bool
+	bytes       int64
+	read        int // pages read from files (the rest were known already)
 	// unavailable are the pages, in the manifest's order, whose files did
 	// not match it when the build was loaded in part (a build died
 	// mid-write): answered 503 until the next build.

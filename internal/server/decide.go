@@ -50,7 +50,7 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 		}
 		return reply{status: http.StatusMovedPermanently, contentType: s.html, location: loc}
 	default:
-		if f, ok := feedPath(path); ok {
+		if f, ok := feedPath(path); ok && hb.hasFeeds(f) {
 			return s.decideFeed(hb, method, f, rawQuery, cond)
 		}
 		return reply{status: http.StatusNotFound, body: s.notFound}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -201,5 +202,47 @@ func TestFeedsOwnStores(t *testing.T) {
 	}
 	if held == 0 {
 		t.Fatal("no feeds held")
+	}
+}
+
+// TestFeedFormatsOfTheBuild checks that the feed path of a format the
+// build has no feeds in is no path of the build's, whatever the method:
+// it answers as any other unknown path does (the JSON 404, without the
+// listing's Allow and Vary), in a build without feeds and in one with
+// only RSS; the formats it has answer.
+func TestFeedFormatsOfTheBuild(t *testing.T) {
+	none := makeSite(t, corpus.Options{Articles: 6, Seed: 7, Filters: []string{"tag"}})
+	rss := makeSite(t, corpus.Options{Articles: 6, Seed: 7, Filters: []string{"tag"}, Feeds: true})
+	cfg := filepath.Join(rss.dir, "config.yaml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testfiles.WriteFile(t, cfg, strings.Replace(string(data), "feeds:\n", "feeds:\n  formats: [rss]\n", 1))
+	rss.build(t, rss.out)
+	for _, tc := range []struct {
+		site    testSite
+		formats []string // those answered
+	}{{none, nil}, {rss, []string{"rss"}}} {
+		s, _ := newServer(t, Options{Source: Folder(tc.site.out)})
+		other := request(s, http.MethodPost, "/articles/feed.xml", nil)
+		otherBody, _ := io.ReadAll(other.Body)
+		for _, f := range syndication.Formats() {
+			answered := slices.Contains(tc.formats, f.Name)
+			for _, method := range []string{"GET", "POST", "OPTIONS"} {
+				target := listing.Path + f.File
+				r := request(s, method, target, nil)
+				body, _ := io.ReadAll(r.Body)
+				if answered {
+					if r.Header.Get("Allow") != listing.Allow {
+						t.Errorf("formats %v: %s %s: %d, Allow %q; want the listing's", tc.formats, method, target, r.StatusCode, r.Header.Get("Allow"))
+					}
+					continue
+				}
+				if r.StatusCode != http.StatusNotFound || !bytes.Equal(body, otherBody) || r.Header.Get("Allow") != "" || r.Header.Get("Vary") != other.Header.Get("Vary") {
+					t.Errorf("formats %v: %s %s: %d %q, Allow %q; want %d %q as any other path", tc.formats, method, target, r.StatusCode, body, r.Header.Get("Allow"), other.StatusCode, otherBody)
+				}
+			}
+		}
 	}
 }

@@ -1,8 +1,9 @@
 // Package emulatortest starts the local stand-ins of two clouds' object
 // storage for tests that publish to them: fake-gcs-server for gs:// and
 // Azurite for azblob://, each on a free port of 127.0.0.1 over temporary
-// folders, stopped when the test ends (versitytest, S3's, uses its Find
-// and WaitHTTP). make test installs them, pinned, into .cache; without
+// folders, stopped when the test ends, or for Azurite, which is slow to
+// start, when the package's tests end (Shared) (versitytest, S3's, uses
+// its Find and WaitHTTP). make test installs them, pinned, into .cache; without
 // them a test is skipped, or fails under FEEDGEN_RUNTIMES=required.
 package emulatortest
 
@@ -18,6 +19,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,8 +29,8 @@ import (
 
 // Server is an emulator started for a test.
 type Server struct {
-	Endpoint string // 127.0.0.1:PORT
-	n        int    // buckets made
+	Endpoint string        // 127.0.0.1:PORT
+	n        *atomic.Int64 // buckets made, by every test it serves
 	make     func(t *testing.T, name string)
 	url      func(name string) string
 }
@@ -36,8 +39,7 @@ type Server struct {
 // (the emulators keep objects in their own formats).
 func (s *Server) NewBucket(t *testing.T) (url, store string) {
 	t.Helper()
-	s.n++
-	name := fmt.Sprintf("feed-%d", s.n)
+	name := fmt.Sprintf("feed-%d", s.n.Add(1))
 	s.make(t, name)
 	return s.url(name), ""
 }
@@ -92,10 +94,22 @@ func moduleRoot() string {
 // 127.0.0.1:PORT and process. A port taken meanwhile is tried again.
 func Start(t *testing.T, name string, args func(port string) *exec.Cmd) (string, *os.Process) {
 	t.Helper()
+	endpoint, p, stop, err := start(name, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return endpoint, p
+}
+
+// start runs the server cmd that args makes for a free port, waits until
+// that port answers HTTP, and returns its 127.0.0.1:PORT, its process and
+// what kills it. A port taken meanwhile is tried again.
+func start(name string, args func(port string) *exec.Cmd) (endpoint string, p *os.Process, stop func(), err error) {
 	for attempt := 0; ; attempt++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatal(err)
+			return "", nil, nil, err
 		}
 		_, port, _ := net.SplitHostPort(l.Addr().String())
 		l.Close()
@@ -104,7 +118,7 @@ func Start(t *testing.T, name string, args func(port string) *exec.Cmd) (string,
 		cmd.Stdout, cmd.Stderr = &logs, &logs
 		cmd.WaitDelay = 5 * time.Second // a child of node's may hold the pipes
 		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+			return "", nil, nil, err
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
@@ -115,17 +129,17 @@ func Start(t *testing.T, name string, args func(port string) *exec.Cmd) (string,
 			if attempt < 3 && (strings.Contains(logs.String(), "EADDRINUSE") || strings.Contains(logs.String(), "address already in use")) {
 				continue
 			}
-			t.Fatalf("starting %s: %v\n%s", name, err, logs.String())
+			return "", nil, nil, fmt.Errorf("starting %s: %w\n%s", name, err, logs.String())
 		}
 		// Killed, not interrupted: what it holds is the test's and goes
 		// with it, and Azurite, asked to stop, waits 5 s for the idle
 		// connections of the clients (a second of make test in 5).
-		t.Cleanup(func() {
+		stop := func() {
 			resume(cmd.Process) // one a test stopped
 			cmd.Process.Kill()
 			<-exited
-		})
-		return endpoint, cmd.Process
+		}
+		return endpoint, cmd.Process, stop, nil
 	}
 }
 
@@ -165,6 +179,7 @@ func GCS(t *testing.T) *Server {
 	t.Setenv("STORAGE_EMULATOR_HOST", endpoint)
 	return &Server{
 		Endpoint: endpoint,
+		n:        new(atomic.Int64),
 		make: func(t *testing.T, name string) {
 			body := strings.NewReader(`{"name":"` + name + `"}`)
 			resp, err := http.Post("http://"+endpoint+"/storage/v1/b?project=test", "application/json", body)
@@ -186,18 +201,20 @@ const (
 	azuriteKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
-// Azurite starts Azurite's blob service, and sets the Azure environment
-// of the test for it (the emulator's account and key; its address is in
-// the URLs of its buckets).
-func Azurite(t *testing.T) *Server {
-	t.Helper()
-	bin := Find(t, "FEEDGEN_AZURITE", "azurite-blob", "npm/node_modules/.bin/azurite-blob")
-	endpoint, _ := Start(t, "azurite", func(port string) *exec.Cmd {
+// azuriteCommand returns how to run Azurite's blob service, bin, on a
+// port, in memory, with its debug log, if any, in folder dir.
+func azuriteCommand(bin, dir string) func(port string) *exec.Cmd {
+	return func(port string) *exec.Cmd {
 		cmd := exec.Command(bin, "--blobHost", "127.0.0.1", "--blobPort", port, "--inMemoryPersistence", "--silent",
 			"--skipApiVersionCheck", "--loose")
-		cmd.Dir = t.TempDir() // its debug log, if any, goes there
+		cmd.Dir = dir
 		return cmd
-	})
+	}
+}
+
+// azurite sets the Azure environment of the test for the Azurite at
+// endpoint, and returns it, counting its buckets in n.
+func azurite(t *testing.T, endpoint string, n *atomic.Int64) *Server {
 	for k, v := range map[string]string{
 		"AZURE_STORAGE_ACCOUNT": azuriteAccount, "AZURE_STORAGE_KEY": azuriteKey, "AZURE_STORAGE_IS_LOCAL_EMULATOR": "true",
 		"AZURE_STORAGE_DOMAIN": endpoint, "AZURE_STORAGE_PROTOCOL": "http", "AZURE_STORAGE_SAS_TOKEN": "", "AZURE_STORAGE_CONNECTION_STRING": "",
@@ -207,6 +224,7 @@ func Azurite(t *testing.T) *Server {
 	service := "http://" + endpoint + "/" + azuriteAccount
 	return &Server{
 		Endpoint: endpoint,
+		n:        n,
 		make: func(t *testing.T, name string) {
 			cred, err := azblob.NewSharedKeyCredential(azuriteAccount, azuriteKey)
 			if err != nil {
@@ -221,9 +239,57 @@ func Azurite(t *testing.T) *Server {
 			}
 		},
 		// The endpoint in the URL: gocloud.dev reads the environment once
-		// a process, and each test has an Azurite of its own.
+		// a process.
 		url: func(name string) string {
 			return "azblob://" + name + "?localemu=true&protocol=http&domain=" + endpoint
 		},
+	}
+}
+
+// Shared keeps one Azurite for the tests of a package that publish to it
+// (each makes buckets of its own): started when the first asks, stopped
+// by Close, which the package's TestMain calls. Azurite takes some 3 s to
+// start (node); fake-gcs-server and versitygw, a tenth of that, a test
+// starts for itself (GCS, versitytest.Start), so that it may stop one.
+type Shared struct {
+	mu       sync.Mutex
+	endpoint string // of the shared Azurite, "" before it starts
+	dir      string // its folder
+	buckets  atomic.Int64
+	stop     func()
+}
+
+// Azurite returns the shared Azurite, started for the first test that
+// asks, and sets the Azure environment of the test for it (the
+// emulator's account and key; its address is in the URLs of its
+// buckets). A test that finds no Azurite is skipped (Find).
+func (s *Shared) Azurite(t *testing.T) *Server {
+	t.Helper()
+	bin := Find(t, "FEEDGEN_AZURITE", "azurite-blob", "npm/node_modules/.bin/azurite-blob")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.endpoint == "" {
+		dir, err := os.MkdirTemp("", "azurite-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		endpoint, _, stop, err := start("azurite", azuriteCommand(bin, dir))
+		if err != nil {
+			os.RemoveAll(dir)
+			t.Fatal(err)
+		}
+		s.endpoint, s.dir, s.stop = endpoint, dir, stop
+	}
+	return azurite(t, s.endpoint, &s.buckets)
+}
+
+// Close stops the shared emulators.
+func (s *Shared) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		s.stop()
+		os.RemoveAll(s.dir)
+		s.stop, s.endpoint, s.dir = nil, "", ""
 	}
 }

@@ -26,13 +26,15 @@ F.l = {indexOf: function () {
 
 // chunked returns the answer to query q (any limit, 1..max_limit) in a
 // build of layout: chunks: a page, {s: 200, c: its collection's folder,
-// q, l: 1}, whose count its index says.
-function chunked(q) {
+// q, l: 1}, whose count its index says; or, for the reader feed at path
+// (t its Content-Type), {s: 200, f: the collection's feed file, t, l: 1},
+// which the build has when the collection has articles.
+function chunked(q, t, path) {
     var dir = "articles";
     for (var i = 0; i < q.p.length; i++) {
         dir += "/" + q.p[i][0] + "/" + valueFolder(q.p[i][1]);
     }
-    return {s: 200, c: dir, q: q, l: 1};
+    return t != null ? {s: 200, f: dir + path.slice(9), t: t, l: 1} : {s: 200, c: dir, q: q, l: 1};
 }
 
 // valueFolder returns the folder of filter value b (valid UTF-8 bytes)

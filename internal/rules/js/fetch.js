@@ -16,6 +16,9 @@ async function respond(request, getPage, store) {
         return new Response(null, {status: 301, headers: h});
     }
     h.set("Content-Type", F.ct);
+    if (a.t) {
+        return feed(request, a, h, store);
+    }
     if (a.c) {
         return assembled(request, a, h, store);
     }
@@ -33,6 +36,39 @@ async function respond(request, getPage, store) {
         a = {s: 404, b: F.nf};
     }
     return new Response(a.b, {status: a.s, headers: h});
+}
+
+// feed answers the reader feed of answer a, its file read whole from
+// store (the published build: the assets, or the R2 bucket) with the
+// request's If-None-Match: its format's Content-Type, the file's entity
+// tag and Last-Modified, or a 304. A feed the build does not have is the
+// JSON 404; a store that fails, 503.
+async function feed(request, a, h, store) {
+    var o = null;
+    try {
+        o = await store(a.f, null, request.headers.get("If-None-Match"));
+    } catch (e) {
+        console.error("feedgen: " + e);
+    }
+    if (o != null && o.s == 404) {
+        return new Response(F.nf, {status: 404, headers: h});
+    }
+    if (o == null || o.s != 200 && o.s != 304) {
+        h.set("Retry-After", F.ra);
+        return new Response(F.ua, {status: 503, headers: h});
+    }
+    h.set("Content-Type", a.t);
+    if (o.e != null) {
+        h.set("ETag", o.e);
+    }
+    if (o.l != null) {
+        h.set("Last-Modified", o.l);
+    }
+    if (o.s == 304) {
+        return new Response(null, {status: 304, headers: h});
+    }
+    h.set("Content-Length", "" + o.b.length);
+    return new Response(request.method == "HEAD" ? null : o.b, {status: 200, headers: h});
 }
 
 // assembled answers the page of answer a: the collection's index, its
@@ -252,7 +288,8 @@ function totalOf(cr) {
 // A store reads a file of the build: store(path, range [start, end) or
 // null for all of it, entity tag for If-None-Match or null) gives {s:
 // status (200, 304, 404), b: the bytes, z: the size of the whole file, e:
-// its entity tag, m: the seconds it may be kept}.
+// its entity tag, l: its Last-Modified (null when unknown), m: the
+// seconds it may be kept}.
 
 // fetchStore returns a store that reads through get(request), a fetch of
 // the build's files relative to base: a range with Range (a whole file
@@ -267,7 +304,7 @@ function fetchStore(base, get) {
             h.set("If-None-Match", etag);
         }
         var res = await get(new Request(new URL("/" + path, base), {headers: h}));
-        var o = {s: res.status, e: res.headers.get("ETag"), m: maxAge(res.headers.get("Cache-Control"))};
+        var o = {s: res.status, e: res.headers.get("ETag"), l: res.headers.get("Last-Modified"), m: maxAge(res.headers.get("Cache-Control"))};
         if (res.status == 200 || res.status == 206) {
             o.b = new Uint8Array(await res.arrayBuffer());
             o.z = res.status == 200 ? o.b.length : totalOf(res.headers.get("Content-Range"));
@@ -298,7 +335,8 @@ function bucketStore(bucket) {
         if (obj == null) {
             return {s: 404};
         }
-        var o = {s: 304, e: obj.httpEtag, m: maxAge(obj.httpMetadata != null ? obj.httpMetadata.cacheControl : null), z: obj.size};
+        var o = {s: 304, e: obj.httpEtag, l: obj.uploaded != null ? obj.uploaded.toUTCString() : null,
+            m: maxAge(obj.httpMetadata != null ? obj.httpMetadata.cacheControl : null), z: obj.size};
         if (obj.body != null) {
             o.b = new Uint8Array(await obj.arrayBuffer());
             o.s = 200;

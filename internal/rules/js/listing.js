@@ -17,7 +17,10 @@
 // collections' counts by kind and values, the last filter's first (a
 // leaf [count, dir] when the folder is not the plain encoding), n the zeros of
 // the Unicode decimal digits (each the difference from the one before, in
-// base 36), nf and op and mna the bodies, ct, allow and vary the headers.
+// base 36), nf and op and mna the bodies, ct, allow and vary the headers,
+// ft the Content-Type of each reader feed the build has by its path (none
+// without feeds; 1 for CloudFront, whose origin sends it), ua and ra the
+// 503 and its Retry-After.
 // The value of FILTERS below is written by feedgen rules: the query
 // parameters of the filters (listing.FilterKeys, from the table of filter
 // kinds).
@@ -378,9 +381,15 @@ function escapeQuery(raw) {
 // answer decides the answer to a request for path (decoded) with the raw
 // query, as feedgen serve's decide does. In a build of layout: chunks, a
 // page is {s: 200, c: the collection's folder, q: the query, l: 1}, which
-// assemble.js's plan turns into the page with the collection's index.
+// assemble.js's plan turns into the page with the collection's index. A
+// reader feed is {s: 200, f: its file, t: its Content-Type, l: 1}: the
+// feed file of the collection the filters select (limit and offset are
+// not read), which the adapter answers with the JSON 404 when the build
+// has none (a build of layout: chunks, whose collections F does not
+// list).
 function answer(method, path, raw) {
-    if (path != "/articles/") {
+    var t = own(F.ft, path);
+    if (path != "/articles/" && t == null) {
         if (path == "/articles") {
             return {s: 301, h: raw == "" ? "/articles/" : "/articles/?" + escapeQuery(raw)};
         }
@@ -397,11 +406,11 @@ function answer(method, path, raw) {
         kind.push(q.p[i][0]);
     }
     node = own(F.c, kind.join("&"));
-    if (kind.length > 0 && !own(F.k, kind.join("&")) || F.l.indexOf(q.l) < 0) {
+    if (kind.length > 0 && !own(F.k, kind.join("&")) || t == null && F.l.indexOf(q.l) < 0) {
         return {s: 404, b: F.nf, l: 1};
     }
     if (F.x) {
-        return chunked(q);
+        return chunked(q, t, path);
     }
     for (i = 0; i < q.p.length; i++) {
         dir += "/" + q.p[i][0] + "/" + folder(q.p[i][1]);
@@ -412,6 +421,9 @@ function answer(method, path, raw) {
     if (node != null) {
         count = typeof node == "number" ? node : node[0];
         dir = typeof node == "number" ? dir : node[1];
+    }
+    if (t != null) {
+        return count > 0 ? {s: 200, f: dir + path.slice(9), t: t, l: 1} : {s: 404, b: F.nf, l: 1};
     }
     off = q.o.length > 15 ? Infinity : +q.o;
     if (node != null && (off < count || off == 0)) {

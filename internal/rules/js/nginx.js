@@ -1,18 +1,24 @@
 // The nginx adapter (ngx_http_js_module): js_content feedgen.handle answers
 // every request of the server; a page is served by an internal redirect
 // to the location that maps PAGES onto the build's folder, which adds the
-// headers. A page of a build of layout: chunks is put together here
+// headers, and a reader feed by one to FEEDS's, which adds its format's
+// Content-Type too. A page of a build of layout: chunks is put together here
 // (assemblePage).
-var PAGES = "/.feedgen-pages/";
+var PAGES = "/.feedgen-pages/", FEEDS = "/.feedgen-feeds/";
 
 function handle(r) {
     var u = requestURI(r), i = u.indexOf("?"), p = i < 0 ? u : u.slice(0, i);
     // A path without '%' is its own decoding (answer compares it with
     // the listing's, which is ASCII).
     var a = answer(r.method, p.indexOf("%") < 0 ? p : decodePath(p), i < 0 ? "" : u.slice(i + 1));
-    if (a.f) {
-        r.internalRedirect(PAGES + a.f);
+    // A feed of a build of layout: chunks is there when its collection
+    // has articles, which F does not say: else the JSON 404.
+    if (a.f && (!a.t || !F.x || isFile(r.variables.document_root + "/" + a.f))) {
+        r.internalRedirect((a.t ? FEEDS : PAGES) + a.f);
         return;
+    }
+    if (a.f) {
+        a = {s: 404, b: F.nf, l: 1};
     }
     if (a.l) {
         r.headersOut["Allow"] = F.allow;
@@ -327,6 +333,15 @@ function chunkStat(fs, root, p, dirs) {
         throw new Error(p + ": " + (st.isSymbolicLink() ? "a symbolic link" : "not a regular file") + LINKED);
     }
     return st;
+}
+
+// isFile reports whether there is a regular file at path.
+function isFile(path) {
+    try {
+        return require("fs").statSync(path).isFile();
+    } catch (e) {
+        return false;
+    }
 }
 
 // openRegular opens the file at path for reading, refusing one that is
