@@ -58,15 +58,9 @@ func loadFeeds(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src loa
 		fp := &feedPage{}
 		c.feeds[k] = fp
 		hb.bytes += f.Size
-		r := fileRef{file: f, sum: f.Sum(), c: c, feed: fp}
-		read, err := pl.source(&r)
-		if err != nil {
+		if err := pl.add(fileRef{file: f, sum: f.Sum(), c: c, feed: fp}); err != nil {
 			return err
 		}
-		if read {
-			pl.toRead = append(pl.toRead, len(pl.refs))
-		}
-		pl.refs = append(pl.refs, r)
 	}
 	if len(pl.refs) == 0 {
 		return nil

@@ -120,16 +120,24 @@ func (pl *pageLoad) plan(ctx context.Context, files []manifest.File, byDir map[s
 		}
 		pl.seen[f.Path] = true
 		hb.bytes += f.Size
-		r := fileRef{file: f, sum: f.Sum(), c: c, li: li, ix: ix}
-		read, err := pl.source(&r)
-		if err != nil {
+		if err := pl.add(fileRef{file: f, sum: f.Sum(), c: c, li: li, ix: ix}); err != nil {
 			return err
 		}
-		if read {
-			pl.toRead = append(pl.toRead, len(pl.refs))
-		}
-		pl.refs = append(pl.refs, r)
 	}
+	return nil
+}
+
+// add takes r into the load: where its body comes from (source), and
+// whether its file is to be read.
+func (pl *pageLoad) add(r fileRef) error {
+	read, err := pl.source(&r)
+	if err != nil {
+		return err
+	}
+	if read {
+		pl.toRead = append(pl.toRead, len(pl.refs))
+	}
+	pl.refs = append(pl.refs, r)
 	return nil
 }
 
