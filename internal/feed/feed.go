@@ -28,6 +28,12 @@ type Listing struct {
 	// folder.
 	Filters     []string
 	Collections []*Collection // the main listing first
+
+	// cuts are Chunks and each chunk's ChunkInput, worked out once
+	// (ChunkInputs): a build sizes its output, then plans its files.
+	cutOnce sync.Once
+	cuts    [][]Chunk
+	inputs  [][][sha256.Size]byte
 }
 
 // Collection is one ordered list of articles with its own pages: the main
@@ -99,19 +105,60 @@ func Update(prev *Listing, baseURL string, p listing.Pagination, filters []strin
 	}
 	main.encode(pm, known)
 	l := &Listing{BaseURL: baseURL, Pagination: p, Filters: filters, Collections: []*Collection{main}}
-	l.Collections = append(l.Collections, main.filtered(filters)...)
+	l.Collections = append(l.Collections, main.filtered(filters, prevMembers(prev, filters, known))...)
 	return l
+}
+
+// members says which collections of a listing each article of its main
+// listing is in: those of article j are colls[from[j]:from[j+1]],
+// indexes in the listing's Collections.
+type members struct {
+	l     *Listing
+	known map[*content.Article]int // the index of an article in l's main listing
+	from  []int32
+	colls []int32
+}
+
+// prevMembers returns the collections of prev that each of its articles
+// is in, for a listing of the same filters that follows it (known gives
+// the index in prev's main listing of the articles of the new one that
+// prev has): nil when there is no prev or its filters differ.
+func prevMembers(prev *Listing, filters []string, known map[*content.Article]int) *members {
+	if prev == nil || known == nil || !slices.Equal(prev.Filters, filters) {
+		return nil
+	}
+	m := &members{l: prev, known: known, from: make([]int32, prev.Main().Count()+1)}
+	for _, c := range prev.Collections[1:] {
+		for _, j := range c.idx {
+			m.from[j+1]++
+		}
+	}
+	for j := 1; j < len(m.from); j++ {
+		m.from[j] += m.from[j-1]
+	}
+	m.colls = make([]int32, m.from[len(m.from)-1])
+	next := slices.Clone(m.from[:len(m.from)-1])
+	for k, c := range prev.Collections[1:] {
+		for _, j := range c.idx {
+			m.colls[next[j]] = int32(k + 1)
+			next[j]++
+		}
+	}
+	return m
 }
 
 // filtered returns the collections of each value of each filter (named
 // in listing.Filters) that an article of main has, sorted by folder.
-func (main *Collection) filtered(filters []string) []*Collection {
+// With prev, an article of prev's is in the collections of the same
+// parameters as there: they are not worked out from its fields again
+// (an article the same value has the same fields).
+func (main *Collection) filtered(filters []string, prev *members) []*Collection {
 	if len(filters) == 0 {
 		return nil
 	}
 	byKey := map[string]*Collection{}
 	var key []byte
-	add := func(i int, params ...listing.Param) {
+	keyOf := func(params []listing.Param) []byte {
 		key = key[:0]
 		for _, p := range params {
 			key = append(key, p.Key...)
@@ -119,11 +166,18 @@ func (main *Collection) filtered(filters []string) []*Collection {
 			key = append(key, p.Value...)
 			key = append(key, 0)
 		}
-		c := byKey[string(key)]
+		return key
+	}
+	collectionOf := func(params []listing.Param) *Collection {
+		k := keyOf(params)
+		c := byKey[string(k)]
 		if c == nil {
 			c = &Collection{Params: params, Dir: listing.CollectionDir(params), main: main}
-			byKey[string(key)] = c
+			byKey[string(k)] = c
 		}
+		return c
+	}
+	addTo := func(c *Collection, i int) {
 		if n := len(c.idx); n == 0 || c.idx[n-1] != i { // a tag given twice counts once
 			c.idx = append(c.idx, i)
 		}
@@ -134,9 +188,22 @@ func (main *Collection) filtered(filters []string) []*Collection {
 			kinds = append(kinds, f)
 		}
 	}
+	var same []*Collection // by index in prev's Collections: the collection of the same parameters
+	if prev != nil {
+		same = make([]*Collection, len(prev.l.Collections))
+	}
 	var at int // the index of the article whose collections add adds
-	addAt := func(params ...listing.Param) { add(at, params...) }
+	addAt := func(params ...listing.Param) { addTo(collectionOf(params), at) }
 	for i, a := range main.Articles {
+		if j, ok := prev.index(a); ok {
+			for _, k := range prev.colls[prev.from[j]:prev.from[j+1]] {
+				if same[k] == nil {
+					same[k] = collectionOf(prev.l.Collections[k].Params)
+				}
+				addTo(same[k], i)
+			}
+			continue
+		}
 		at = i
 		fields := a.Fields()
 		for _, f := range kinds {
@@ -158,14 +225,25 @@ func (main *Collection) filtered(filters []string) []*Collection {
 	return colls
 }
 
+// index returns the index of article a in the main listing of m's
+// listing, if it is there; a nil m has none.
+func (m *members) index(a *content.Article) (int, bool) {
+	if m == nil {
+		return 0, false
+	}
+	j, ok := m.known[a]
+	return j, ok
+}
+
 // Changes compares the articles of c, index by index, with those of prev
 // and returns a prefix count: the articles at indexes [i, j) are the same
-// bytes as prev's at the same indexes exactly when n[j]-n[i] == 0.
+// bytes as prev's at the same indexes exactly when n[j]-n[i] == 0. It
+// compares their SHA-256s, not their bytes (which may be in a file).
 func (c *Collection) Changes(prev *Collection) []int {
 	n := make([]int, c.Count()+1)
 	for i := range c.Count() {
 		d := 1
-		if prev != nil && i < prev.Count() && string(c.ArticleJSON(i)) == string(prev.ArticleJSON(i)) {
+		if prev != nil && i < prev.Count() && *c.sum(i) == *prev.sum(i) {
 			d = 0
 		}
 		n[i+1] = n[i] + d

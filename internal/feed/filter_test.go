@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -209,5 +210,50 @@ func TestFilteredPages(t *testing.T) {
 		if in == ain {
 			t.Errorf("%s: the same input as the unfiltered page, whose links differ", pg.Path)
 		}
+	}
+}
+
+// TestUpdateMatchesNew checks that a listing made by Update after
+// another, whose articles mostly come from it (same values), has the
+// collections and pages New makes of the same articles: with an article
+// removed, one edited into other collections (a new value), one new, a
+// collection left without articles and one new; and with other filters.
+func TestUpdateMatchesNew(t *testing.T) {
+	all := listing.FilterNames()
+	before := tagged("s1 c1 a1 |t1|t2|", "s1 c2 a2 |t2|", "s2 c1 - |t3|t3|", "s2 c3 a1 |t4|", "s1 c1 a3", "s3 c1 a2 |t1|")
+	edited := tagged("s4 c9 a9 |t2|t5|")[0]
+	edited.ID, edited.Published, edited.Index = before[1].ID, before[1].Published, 1
+	added := tagged("x x x", "s1 c1 a1 |t6|", "x x x")[1]
+	after := []*content.Article{before[0], edited, before[2], before[4], before[5], added}
+	p := paging(2, 3)
+	for _, tt := range []struct {
+		name          string
+		filters, then []string
+	}{
+		{"same filters", all, all},
+		{"other filters", []string{"tag"}, all},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			prev := New(base, p, tt.filters, before)
+			got, want := Update(prev, base, p, tt.then, after), New(base, p, tt.then, after)
+			if len(got.Collections) != len(want.Collections) {
+				t.Fatalf("%d collections, want %d", len(got.Collections), len(want.Collections))
+			}
+			for i, c := range got.Collections {
+				w := want.Collections[i]
+				if c.Dir != w.Dir || !slices.Equal(c.Params, w.Params) || !slices.Equal(c.Articles, w.Articles) {
+					t.Errorf("collection %d: %s %v %d articles, want %s %v %d articles", i, c.Dir, c.Params, c.Count(), w.Dir, w.Params, w.Count())
+				}
+			}
+			gp, wp := got.Pages(), want.Pages()
+			if len(gp) != len(wp) {
+				t.Fatalf("%d pages, want %d", len(gp), len(wp))
+			}
+			for i := range gp {
+				if g, w := mustPage(t, got, gp[i]), mustPage(t, want, wp[i]); !bytes.Equal(g, w) {
+					t.Errorf("page %s:\n got %s\nwant %s", gp[i].Path, g, w)
+				}
+			}
+		})
 	}
 }
