@@ -263,10 +263,14 @@ func (l *Listing) ByDir() map[string]*Collection {
 	return m
 }
 
-// encode writes every article's JSON and its SHA-256, on all cores, each
-// core into its own chunk, taking both as they are for articles of prev
-// (known gives their index there).
+// encode writes every article's JSON and its SHA-256, taking both as
+// they are for articles of prev (known gives their index there): in
+// place where it can (see reuse), else on all cores, each core into its
+// own chunk.
 func (c *Collection) encode(prev *Collection, known map[*content.Article]int) {
+	if prev != nil && c.reuse(prev, known) {
+		return
+	}
 	n := len(c.Articles)
 	c.start = make([]int, n)
 	c.end = make([]int, n)
@@ -309,6 +313,92 @@ func (c *Collection) encode(prev *Collection, known map[*content.Article]int) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Bounds of reuse: a run of prev's articles shorter than reuseRun is
+// copied, and a listing of more than reuseChunks chunks is written anew
+// (its chunks whole again, prev's let go).
+const (
+	reuseRun    = 32
+	reuseChunks = 64
+)
+
+// reuse makes c's chunks of prev's where its articles are prev's, in
+// prev's order: a run of them that one of prev's chunks holds is that
+// part of the chunk, not a copy; the other articles are written into
+// chunks of their own. A rebuild after an edit or a new article so
+// copies a few articles' bytes, not the listing's. It reports false, and
+// leaves c to be written anew, when prev's articles are not in memory or
+// c would have more than reuseChunks chunks.
+func (c *Collection) reuse(prev *Collection, known map[*content.Article]int) bool {
+	n := len(c.Articles)
+	if prev.chunks == nil || prev.file != nil || prev.stream != nil || prev.direct != nil || len(known) < n/2 {
+		return false // most are written anew: on all cores
+	}
+	start, end, sums := make([]int, n), make([]int, n), make([][sha256.Size]byte, n)
+	var (
+		chunks [][]byte
+		lo     []int
+		fresh  = -1 // the chunk being written, in chunks; -1: none
+	)
+	for i := 0; i < n; {
+		j, ok := known[c.Articles[i]]
+		r := 0 // the run of prev's articles from j, in prev's order and one chunk
+		if ok {
+			kp := prev.chunk(j)
+			last := prev.count
+			if kp+1 < len(prev.lo) {
+				last = prev.lo[kp+1]
+			}
+			for r = 1; i+r < n && j+r < last; r++ {
+				if jr, ok := known[c.Articles[i+r]]; !ok || jr != j+r {
+					break
+				}
+			}
+			// A chunk after the first starts with a comma: the one
+			// before the run's first article, which the first of
+			// prev's articles does not have.
+			if r >= reuseRun && (i == 0 || j > 0) {
+				from := prev.start[j]
+				if i > 0 {
+					from--
+				}
+				chunks = append(chunks, prev.chunks[kp][from:prev.end[j+r-1]])
+				lo = append(lo, i)
+				for t := range r {
+					start[i+t], end[i+t], sums[i+t] = prev.start[j+t]-from, prev.end[j+t]-from, prev.sums[j+t]
+				}
+				i += r
+				fresh = -1
+				continue
+			}
+		}
+		if fresh < 0 {
+			chunks = append(chunks, nil)
+			lo = append(lo, i)
+			fresh = len(chunks) - 1
+		}
+		buf := chunks[fresh]
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		start[i] = len(buf)
+		if ok {
+			buf = append(buf, prev.ArticleJSON(j)...)
+			sums[i] = prev.sums[j]
+		} else {
+			buf = AppendArticle(buf, c.Articles[i])
+			sums[i] = sha256.Sum256(buf[start[i]:])
+		}
+		end[i] = len(buf)
+		chunks[fresh] = buf
+		i++
+	}
+	if len(chunks) > reuseChunks {
+		return false
+	}
+	c.start, c.end, c.sums, c.chunks, c.lo = start, end, sums, chunks, lo
+	return true
 }
 
 // chunk returns the index of the chunk that holds article i.

@@ -257,3 +257,64 @@ func TestUpdateMatchesNew(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateReusesChunks checks a listing made by Update after another
+// whose articles' bytes it keeps where they are (see reuse): after a new
+// article, an edited one, a removed one and an old one, each Update
+// following the last, its pages are New's, and its main listing is
+// runs of the chunks before it, a few articles copied.
+func TestUpdateReusesChunks(t *testing.T) {
+	specs := make([]string, 400)
+	for i := range specs {
+		specs[i] = fmt.Sprintf("s%d c%d a%d |t%d|", i%3, i%2, i%5, i%7)
+	}
+	arts := tagged(specs...)
+	newest := tagged(append([]string{"s1 c1 a1 |t1|"}, specs...)...)[0]
+	newest.ID, newest.Published = 9000, arts[0].Published.Add(time.Hour)
+	oldest := tagged(specs...)[399]
+	oldest.ID, oldest.Published = 50, arts[399].Published.Add(-time.Hour)
+	p := paging(3, 20, 50)
+	filters := listing.FilterNames()
+	prev := New(base, p, filters, arts)
+	for _, step := range []struct {
+		name   string
+		change func([]*content.Article) []*content.Article
+	}{
+		{"a new article", func(a []*content.Article) []*content.Article { return append([]*content.Article{newest}, a...) }},
+		{"an edited article", func(a []*content.Article) []*content.Article {
+			e := *a[150]
+			e.Shown = &content.Shown{Title: "Edited"}
+			return append(append(slices.Clone(a[:150]), &e), a[151:]...)
+		}},
+		{"a removed article", func(a []*content.Article) []*content.Article { return append(slices.Clone(a[:300]), a[301:]...) }},
+		{"an old article", func(a []*content.Article) []*content.Article { return append(slices.Clone(a), oldest) }},
+		{"the first article removed", func(a []*content.Article) []*content.Article { return slices.Clone(a[1:]) }},
+	} {
+		arts = step.change(arts)
+		got, want := Update(prev, base, p, filters, arts), New(base, p, filters, arts)
+		gp, wp := got.Pages(), want.Pages()
+		if len(gp) != len(wp) {
+			t.Fatalf("%s: %d pages, want %d", step.name, len(gp), len(wp))
+		}
+		for i := range gp {
+			if g, w := mustPage(t, got, gp[i]), mustPage(t, want, wp[i]); !bytes.Equal(g, w) {
+				t.Fatalf("%s: page %s:\n got %s\nwant %s", step.name, gp[i].Path, g, w)
+			}
+		}
+		m, pm := got.Main(), prev.Main()
+		shared, total := 0, 0
+		for _, ch := range m.chunks {
+			total += len(ch)
+			for _, pch := range pm.chunks {
+				full, at := pch[:cap(pch)], cap(pch)-cap(ch)
+				if len(ch) > 0 && at >= 0 && at < len(full) && &full[at] == &ch[0] {
+					shared += len(ch)
+				}
+			}
+		}
+		if shared < total*3/4 {
+			t.Errorf("%s: %d of the main listing's %d bytes are prev's, want most", step.name, shared, total)
+		}
+		prev = got
+	}
+}
