@@ -426,7 +426,12 @@ func (l *Loader) remember(w *walked) {
 	if !l.Cache {
 		return
 	}
-	next := make(map[string]cached, len(w.files))
+	// The cache is written over where it holds the same files and more:
+	// a rebuild of the preview, one file changed or new, makes no new map.
+	next := l.cache
+	if len(next) > len(w.files) {
+		next = make(map[string]cached, len(w.files))
+	}
 	var order []string
 	if w.clean {
 		order = make([]string, len(w.files))
@@ -435,6 +440,13 @@ func (l *Loader) remember(w *walked) {
 		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
 		if order != nil {
 			order[i] = e.name
+		}
+	}
+	if len(next) != len(w.files) {
+		// Files gone: only those of this Load.
+		next = make(map[string]cached, len(w.files))
+		for _, e := range w.files {
+			next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
 		}
 	}
 	l.cache, l.order = next, order
