@@ -68,7 +68,7 @@ endif
 TEST_TMP    = $(eval TEST_TMP := $(TEST_TMPDIR)/fg-$(shell printf '%s' '$(CURDIR)' | cksum | cut -c1-6))$(TEST_TMP)
 TEST_FIRST := ./internal/publish ./cmd/feedgen
 test: runtimes $(VERSITYGW) $(FAKE_GCS) $(GOTESTSUM)
-	@echo "go test -race ./...: a line per package as it finishes (about 7 minutes on 2 cores; the first run compiles for a few more); temporary files in $(TEST_TMP)"
+	@echo "go test -race ./...: a line per package as it finishes (about 5 minutes on 2 cores; the first run compiles for a few more); temporary files in $(TEST_TMP)"
 	@rm -rf "$(TEST_TMP)" && mkdir -p "$(TEST_TMP)" && chmod 755 "$(TEST_TMP)"
 	TMPDIR="$(TEST_TMP)" FEEDGEN_RUNTIMES=required PATH="$(NPM_DIR)/node_modules/.bin:$$PATH:/usr/sbin" \
 		$(GOTESTSUM) --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile $(CURDIR)/.cache/test.json \

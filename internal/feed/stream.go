@@ -10,7 +10,8 @@ import (
 // being merged: the file it is written to, past the page cache, and the
 // last of it in memory, from which the pages of the main listing are made
 // as it comes. The merge keeps at most window bytes ahead of what the
-// pages released (Listing.Release), unless a page waits for more, so
+// pages released (Listing.Release), unless a page waits for more (then
+// it merges what that page needs, and no further), so
 // that a build whose pages go in order (Listing.Order) reads every article
 // from memory once merged: neither the page cache nor the build's memory
 // holds the whole file. Other pages, and pages whose articles the stream
@@ -30,11 +31,16 @@ type stream struct {
 	merged   int64    // bytes merged, in chunks or the file
 	released int64    // bytes no page in order needs any more
 	waiting  int      // pages waiting for bytes not merged yet
-	done     bool     // merged all, failed or closed
-	err      error    // of the merge
-	closed   bool
-	most     int // chunks held at once, at most: for tests
-	reread   int // reads from the file: for tests
+	// needed is the end of the bytes the pages that waited wanted, the
+	// most: the merge runs past its window until it has merged them,
+	// not while a page it woke has yet to run (on a busy machine, long
+	// enough for the merge to let go of what the page reads).
+	needed int64
+	done   bool  // merged all, failed or closed
+	err    error // of the merge
+	closed bool
+	most   int // chunks held at once, at most: for tests
+	reread int // reads from the file: for tests
 }
 
 func newStream(file *spillFile, size, window int64) *stream {
@@ -50,7 +56,7 @@ func newStream(file *spillFile, size, window int64) *stream {
 func (st *stream) chunk() ([]byte, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for !st.done && st.waiting == 0 && st.merged-st.released >= st.window {
+	for !st.done && st.merged >= st.needed && st.merged-st.released >= st.window {
 		st.paced = true
 		st.ahead.Wait()
 	}
@@ -160,6 +166,7 @@ func (st *stream) close() {
 func (st *stream) appendAt(dst []byte, from, to int64) ([]byte, error) {
 	st.mu.Lock()
 	for st.merged < to && !st.done {
+		st.needed = max(st.needed, to)
 		st.waiting++
 		if st.paced {
 			st.ahead.Signal()

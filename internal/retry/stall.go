@@ -84,9 +84,12 @@ type Detector struct {
 	start  time.Time
 
 	mu    sync.Mutex
-	err   *StallError
+	err   *StallError // changes no more once stopped
 	t     Timer
 	total int64
+	// stopped says that the attempt was stopped with err: what comes of
+	// it after (an answer's bytes arriving late) changes nothing.
+	stopped bool
 }
 
 // Detect returns a context for one attempt, which d cancels when the
@@ -108,7 +111,20 @@ func Detect(ctx context.Context, s Stall) (context.Context, *Detector) {
 	return ctx, d
 }
 
-func (d *Detector) stalled() { d.cancel(d.err) }
+func (d *Detector) stalled() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stop()
+}
+
+// stop stops the attempt with d.err; d.mu is held.
+func (d *Detector) stop() {
+	if !d.stopped {
+		d.stopped = true
+		d.t.Stop()
+		d.cancel(d.err)
+	}
+}
 
 // Arm sets the bound of the wait that starts now: after, which flag sets,
 // while a body is sending or not; none when after is 0 or less.
@@ -119,6 +135,9 @@ func (d *Detector) Arm(after time.Duration, flag string, sending bool) {
 }
 
 func (d *Detector) arm(after time.Duration, flag string, sending bool) {
+	if d.stopped {
+		return
+	}
 	d.err.After, d.err.Flag, d.err.Sending = after, flag, sending
 	if after <= 0 {
 		d.t.Stop()
@@ -146,14 +165,16 @@ func (d *Detector) Count(n int) {
 }
 
 func (d *Detector) progress(n int, rearm bool) {
+	if d.stopped {
+		return
+	}
 	if rearm {
 		d.arm(d.s.Timeout, d.s.TimeoutFlag, false)
 	}
 	d.total += int64(n)
 	if took := d.s.Clock.Now().Sub(d.start); d.s.Timeout > 0 && took > d.s.Timeout && float64(d.total) < took.Seconds()*float64(d.s.MinRate) {
 		d.err.Trickle, d.err.After = true, d.s.Timeout
-		d.t.Stop()
-		d.cancel(d.err)
+		d.stop()
 	}
 }
 

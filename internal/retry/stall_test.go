@@ -265,3 +265,25 @@ func TestDetectorRealClock(t *testing.T) {
 		t.Errorf("got %v, want no answer for 1ms", err)
 	}
 }
+
+// TestDetectorStoppedStays checks that what an attempt does after it was
+// stopped (bytes of an answer arriving late, a body going on) changes
+// nothing of the error that stopped it: it still says the bound that
+// passed.
+func TestDetectorStoppedStays(t *testing.T) {
+	clock := newFakeClock()
+	ctx, d := Detect(context.Background(), Stall{After: 300 * time.Millisecond, Flag: "--connect-timeout", Timeout: time.Minute, TimeoutFlag: "--timeout", Clock: clock})
+	defer d.Stop()
+	clock.Advance(300 * time.Millisecond)
+	if ctx.Err() == nil {
+		t.Fatal("not stopped once the first bound passed")
+	}
+	d.Progress(100)
+	d.Arm(time.Hour, "--timeout", true)
+	d.Count(100)
+	want := StallError{After: 300 * time.Millisecond, Flag: "--connect-timeout", MinRate: DefaultMinRate}
+	var se *StallError
+	if err := d.Err(ctx, ctx.Err()); !errors.As(err, &se) || *se != want || context.Cause(ctx) != error(se) {
+		t.Errorf("got %v (cause %v), want %v", err, context.Cause(ctx), &want)
+	}
+}
