@@ -163,7 +163,10 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	}
 	// A stamp of a file changed from then on is not to be believed.
 	racyFrom := clock().Add(-StampSlack).UnixNano()
+	// The files the last walk found, and the changes since: a Load that
+	// does not get to remember what it found leaves the next one to walk.
 	w, err := l.walk(ctx, fsys, opt, ask)
+	l.order = nil
 	if err != nil {
 		return nil, err
 	}
@@ -310,34 +313,53 @@ const checkEvery = 4096
 // changed that are new. ok is false, and the folder is to be walked,
 // when there is no such walk, or when a change is not a plain file the
 // walk would take as an article or leave alone (a folder, a link, a file
-// out of place or ignored): the walk says what is wrong with it.
+// out of place), or is there under another name (the same but for
+// case, on a file system that ignores it): the walk says what is wrong
+// with it, and finds the name it has.
 func (l *Loader) relist(fsys fs.FS, changed map[string]bool) (names []string, ok bool) {
 	if changed == nil || l.order == nil {
 		return nil, false
-	}
-	if _, links := fsys.(fs.ReadLinkFS); !links {
-		return nil, false // fs.Lstat would follow links
 	}
 	var added []string
 	// gone are the changes that are gone (files, or folders and what was
 	// in them), files those that are files (in place of a folder, maybe).
 	gone, files := map[string]bool{}, map[string]bool{}
+	// Each change is looked for in its folder, by its exact name: a stat
+	// finds a file by another spelling of its name too.
+	folders := map[string]map[string]fs.FileMode{}
 	for c := range changed {
-		info, err := fs.Lstat(fsys, c)
+		if ignoredPath(c) {
+			continue // the walk skips it, and what is in it
+		}
+		dir, name := path.Split(c)
+		entries, seen := folders[dir]
+		if !seen {
+			list, err := fs.ReadDir(fsys, cmp.Or(strings.TrimSuffix(dir, "/"), "."))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, false
+			}
+			entries = make(map[string]fs.FileMode, len(list))
+			for _, e := range list {
+				entries[e.Name()] = e.Type()
+			}
+			folders[dir] = entries
+		}
+		typ, listed := entries[name]
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
+		case !listed:
+			if _, err := fs.Stat(fsys, c); err == nil {
+				return nil, false // there by another name
+			}
 			gone[c] = true
 			continue
-		case err != nil:
-			return nil, false
-		case !info.Mode().IsRegular():
-			return nil, false
+		case !typ.IsRegular():
+			return nil, false // a folder, a link
 		}
 		files[c] = true
 		switch {
 		case !strings.HasSuffix(c, ".md"):
 			// Not an article: the walk leaves it alone.
-		case strings.Count(c, "/") != 2 || ignoredPath(c):
+		case strings.Count(c, "/") != 2:
 			return nil, false
 		default:
 			if _, known := l.cache[c]; !known {

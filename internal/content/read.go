@@ -19,11 +19,6 @@ type dirFS struct {
 	dir string
 }
 
-// ReadLink and Lstat are os.DirFS's: fs.Lstat of a link describes the
-// link, not the file it names (see Loader.relist).
-func (d dirFS) ReadLink(name string) (string, error)   { return d.FS.(fs.ReadLinkFS).ReadLink(name) }
-func (d dirFS) Lstat(name string) (fs.FileInfo, error) { return d.FS.(fs.ReadLinkFS).Lstat(name) }
-
 // stamp is what tells a file's version apart: size and modification time
 // and, where the system tells them, the file's identity (inode) and its
 // change time, which a copy that keeps the modification time (cp -p, a

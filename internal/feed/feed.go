@@ -316,8 +316,9 @@ func (c *Collection) encode(prev *Collection, known map[*content.Article]int) {
 }
 
 // Bounds of reuse: a run of prev's articles shorter than reuseRun is
-// copied, and a listing of more than reuseChunks chunks is written anew
-// (its chunks whole again, prev's let go).
+// copied, and a listing of more than reuseChunks chunks (beyond those a
+// listing written anew has, one a core) is written anew: its chunks
+// whole again, prev's let go.
 const (
 	reuseRun    = 32
 	reuseChunks = 64
@@ -328,13 +329,16 @@ const (
 // part of the chunk, not a copy; the other articles are written into
 // chunks of their own. A rebuild after an edit or a new article so
 // copies a few articles' bytes, not the listing's. It reports false, and
-// leaves c to be written anew, when prev's articles are not in memory or
-// c would have more than reuseChunks chunks.
+// leaves c to be written anew (on all cores), when prev's articles are
+// not in memory, or half of c's are to be copied, or c would have more
+// than reuseChunks chunks.
 func (c *Collection) reuse(prev *Collection, known map[*content.Article]int) bool {
 	n := len(c.Articles)
-	if prev.chunks == nil || prev.file != nil || prev.stream != nil || prev.direct != nil || len(known) < n/2 {
-		return false // most are written anew: on all cores
+	if n == 0 || prev.chunks == nil || prev.file != nil || prev.stream != nil || prev.direct != nil {
+		return false
 	}
+	most := reuseChunks + runtime.GOMAXPROCS(0)
+	copied := 0 // articles written into chunks of their own
 	start, end, sums := make([]int, n), make([]int, n), make([][sha256.Size]byte, n)
 	var (
 		chunks [][]byte
@@ -363,20 +367,31 @@ func (c *Collection) reuse(prev *Collection, known map[*content.Article]int) boo
 				if i > 0 {
 					from--
 				}
-				chunks = append(chunks, prev.chunks[kp][from:prev.end[j+r-1]])
+				chunks = append(chunks, prev.chunks[kp][from:prev.end[j+r-1]:prev.end[j+r-1]])
 				lo = append(lo, i)
 				for t := range r {
 					start[i+t], end[i+t], sums[i+t] = prev.start[j+t]-from, prev.end[j+t]-from, prev.sums[j+t]
 				}
 				i += r
 				fresh = -1
+				if len(chunks) > most {
+					return false
+				}
 				continue
 			}
+		}
+		// Half of them copied, or the first few hundred with none
+		// taken: most are new (a new config, every file touched).
+		if copied++; copied > n/2 || copied == i+1 && copied > 8*reuseRun {
+			return false
 		}
 		if fresh < 0 {
 			chunks = append(chunks, nil)
 			lo = append(lo, i)
 			fresh = len(chunks) - 1
+			if len(chunks) > most {
+				return false
+			}
 		}
 		buf := chunks[fresh]
 		if i > 0 {
@@ -393,9 +408,6 @@ func (c *Collection) reuse(prev *Collection, known map[*content.Article]int) boo
 		end[i] = len(buf)
 		chunks[fresh] = buf
 		i++
-	}
-	if len(chunks) > reuseChunks {
-		return false
 	}
 	c.start, c.end, c.sums, c.chunks, c.lo = start, end, sums, chunks, lo
 	return true

@@ -356,10 +356,11 @@ func (hb *heldBuild) assembleFrom(c *collection, indexes map[string]indexFile, p
 
 // checkLeaf checks each chunk that leaf l (of index name, SHA-256 sum)
 // names against it, unless checked: l is one a build loaded already,
-// its chunks checked then (the same SHA-256s are the same bytes). A
-// leaf whose chunks are all held and match is kept in hb.leaves, for
-// the next build. A chunk not held (partial) is not checked: its
-// articles are answered 503.
+// its chunks checked then (the same SHA-256s are the same bytes), but
+// for those mapped from their files, which may have been cut short in
+// place since. A leaf whose chunks are all held and match is kept in
+// hb.leaves, for the next build. A chunk not held (partial) is not
+// checked: its articles are answered 503.
 func (hb *heldBuild) checkLeaf(name string, l *parsedLeaf, sum [sha256.Size]byte, checked bool) error {
 	whole := true
 	for k := range l.Chunks {
@@ -369,7 +370,7 @@ func (hb *heldBuild) checkLeaf(name string, l *parsedLeaf, sum [sha256.Size]byte
 			whole = false
 			continue
 		}
-		if !checked {
+		if !checked || b.pf != nil {
 			if err := checkChunk(r, b.data); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
