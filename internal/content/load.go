@@ -374,7 +374,7 @@ func (l *Loader) relist(fsys fs.FS, changed map[string]bool) (names []string, ok
 		}
 	}
 	for _, p := range added {
-		i, found := slices.BinarySearchFunc(names, p, walkOrder)
+		i, found := slices.BinarySearchFunc(names, p, walkCompare)
 		if !found {
 			names = slices.Insert(names, i, p)
 		}
@@ -391,29 +391,6 @@ func ignoredPath(p string) bool {
 		}
 	}
 	return false
-}
-
-// walkOrder compares slash-separated paths in the order fs.WalkDir visits
-// them: by their first names, then by the rest.
-func walkOrder(a, b string) int {
-	for {
-		an, arest, amore := strings.Cut(a, "/")
-		bn, brest, bmore := strings.Cut(b, "/")
-		if c := strings.Compare(an, bn); c != 0 || !amore || !bmore {
-			if c != 0 {
-				return c
-			}
-			// One is a folder of the other, or they are the same.
-			switch {
-			case amore:
-				return 1
-			case bmore:
-				return -1
-			}
-			return 0
-		}
-		a, b = arest, brest
-	}
 }
 
 // workers starts a worker per core on the files sent to todo (see work).

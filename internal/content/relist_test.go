@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -120,28 +119,6 @@ func describeLoad(s *Site, err error) string {
 	}
 	fmt.Fprintf(&b, "warnings: %v\n", s.Warnings)
 	return b.String()
-}
-
-// TestWalkOrder checks walkOrder against the order fs.WalkDir visits
-// files in.
-func TestWalkOrder(t *testing.T) {
-	fsys := fstest.MapFS{}
-	for _, p := range []string{"a/b/c.md", "a/b-c/d.md", "a-b/c/d.md", "a/b/c-d.md", "a/bc/a.md", "ab/a/a.md", "a/b/C.md", "b/a/a.md", "a/b/c.mdx"} {
-		fsys[p] = &fstest.MapFile{}
-	}
-	var walked []string
-	fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			walked = append(walked, p)
-		}
-		return err
-	})
-	sorted := slices.Clone(walked)
-	slices.Reverse(sorted)
-	slices.SortFunc(sorted, walkOrder)
-	if !slices.Equal(sorted, walked) {
-		t.Errorf("sorted by walkOrder:\n%q\nwalked:\n%q", sorted, walked)
-	}
 }
 
 // foldFS is a file system that finds a file by any case of its name, as
