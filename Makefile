@@ -166,8 +166,12 @@ bench-edge:
 	$(GO) run ./tools/feedbench serve -server nginx-njs
 	$(GO) run ./tools/feedbench serve -server nginx-njs -cache
 
+# serve --watch: an edited title and a new article, from the save to the
+# first answer that holds it; pages (1,000 and 10,000 articles), then
+# chunks with every filter (20,000 and 100,000).
 bench-watch:
 	$(GO) run ./tools/feedbench watch
+	$(GO) run ./tools/feedbench watch -layout chunks -sizes 20000,100000
 
 bench-bundle:
 	$(GO) run ./tools/feedbench bundle

@@ -78,19 +78,17 @@ type chunkPlan struct {
 // to write (their names are not known yet), and the indexes.
 func (w *pageWriter) planChunks(ctx context.Context, prev *manifest.Manifest) ([]string, error) {
 	w.plan(prev)
-	cuts := w.l.Chunks()
+	cuts, inputs := w.l.ChunkInputs()
 	p := &chunkPlan{of: make([][]*chunkJob, len(cuts))}
 	byInput := map[[sha256.Size]byte]*chunkJob{}
-	var scratch []byte
 	for i, cs := range cuts {
 		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		for _, ch := range cs {
-			var in [sha256.Size]byte
-			in, scratch = feed.ChunkInput(ch, scratch)
+		for k, ch := range cs {
+			in := inputs[i][k]
 			j := byInput[in]
 			if j == nil {
 				j = &chunkJob{ch: ch, in: in}

@@ -123,12 +123,12 @@ func (chunksWriter) extraSize(l *feed.Listing, scratch []byte) (bytes int64, fil
 	seen := map[[sha256.Size]byte]bool{}
 	leaves := map[string]bool{}
 	var ids []int64
-	for i, cs := range l.Chunks() {
+	cuts, inputs := l.ChunkInputs()
+	for i, cs := range cuts {
 		ix := chunk.Index{Count: l.Collections[i].Count(), Chunks: make([]chunk.Ref, 0, len(cs))}
 		ids = ids[:0]
-		for _, ch := range cs {
-			var in [sha256.Size]byte
-			in, scratch = feed.ChunkInput(ch, scratch)
+		for k, ch := range cs {
+			in := inputs[i][k]
 			if !seen[in] {
 				seen[in] = true
 				bytes += int64(ch.Size())

@@ -36,9 +36,10 @@ type Options struct {
 	Root string
 	// Changed, when not nil, lists the only files and folders
 	// (slash-separated, relative to the content folder) that may have
-	// changed since the last Load of a caching Loader: files not among
-	// them nor in a folder among them are taken from the cache without a
-	// stat.
+	// changed, been made or been removed since the last Load of a
+	// caching Loader: files not among them nor in a folder among them
+	// are taken from the cache without a stat, and when every change is
+	// a file, the folder is not walked again (see Loader.relist).
 	// A watcher that saw every change can say so; nil checks every file.
 	Changed []string
 	// Unchanged, when set, is asked once every file has been read (or
@@ -118,6 +119,12 @@ type Probe struct {
 type Loader struct {
 	cfg   *config.Config
 	cache map[string]cached
+	// order is the article files of the last Load, in the order its walk
+	// found them, when that walk found nothing wrong: with a list of
+	// changes, the next Load takes it and the changes instead of walking
+	// the folder again (see relist).
+	order []string
+	walks int   // folder walks: for tests
 	keep  int64 // keepLimit, or less in tests
 	// Cache enables the per-file cache. A Load with a non-empty cache and
 	// no Options.Changed stats every file to find the changed ones.
@@ -156,7 +163,10 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 	}
 	// A stamp of a file changed from then on is not to be believed.
 	racyFrom := clock().Add(-StampSlack).UnixNano()
+	// The files the last walk found, and the changes since: a Load that
+	// does not get to remember what it found leaves the next one to walk.
 	w, err := l.walk(ctx, fsys, opt, ask)
+	l.order = nil
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +183,7 @@ func (l *Loader) Load(ctx context.Context, fsys fs.FS, opt Options) (*Site, erro
 			return nil, err
 		}
 	}
-	l.remember(w.files)
+	l.remember(w)
 	return publish(w, opt, racyFrom)
 }
 
@@ -203,6 +213,9 @@ type walked struct {
 	reparsed atomic.Int64 // files parsed (the others came from a cache)
 	errs     diag.List    // of the walk, and of files that could not be read
 	kept     *keptBytes   // with ask: the bytes read, for parseKept
+	// clean says that the walk found nothing wrong: no folder it could
+	// not read, no file out of place (see list).
+	clean bool
 }
 
 // walk lists the content folder and reads every file the cache does not
@@ -241,7 +254,7 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 	prefix := displayPrefix(root)
 	// Entries are made a slab at a time: a site may have a million.
 	var slab []entry
-	err := l.list(ctx, fsys, root, &w.errs, func(p string) {
+	found := func(p string) {
 		// One string for both names: a site may have a million of them.
 		full := prefix + p
 		if len(slab) == cap(slab) {
@@ -269,10 +282,115 @@ func (l *Loader) walk(ctx context.Context, fsys fs.FS, opt Options, ask bool) (*
 			e.known, e.hasKnown = cache.find(e.name)
 		}
 		todo <- e
-	})
+	}
+	var err error
+	if names, ok := l.relist(fsys, changed); ok {
+		for i, p := range names {
+			if i%checkEvery == 0 {
+				if err = ctx.Err(); err != nil {
+					break
+				}
+			}
+			found(p)
+		}
+	} else {
+		l.walks++
+		err = l.list(ctx, fsys, root, &w.errs, found)
+	}
+	w.clean = err == nil && len(w.errs) == 0
 	close(todo)
 	wg.Wait()
 	return w, err
+}
+
+// checkEvery is how many files relist's names are taken between two
+// checks of the context.
+const checkEvery = 4096
+
+// relist returns the article files of the content folder without
+// walking it: those the last walk found (Loader.order), less those
+// changed (Options.Changed, a watcher's list) that are gone, with those
+// changed that are new. ok is false, and the folder is to be walked,
+// when there is no such walk, or when a change is not a plain file the
+// walk would take as an article or leave alone (a folder, a link, a file
+// out of place), or is there under another name (the same but for
+// case, on a file system that ignores it): the walk says what is wrong
+// with it, and finds the name it has.
+func (l *Loader) relist(fsys fs.FS, changed map[string]bool) (names []string, ok bool) {
+	if changed == nil || l.order == nil {
+		return nil, false
+	}
+	var added []string
+	// gone are the changes that are gone (files, or folders and what was
+	// in them), files those that are files (in place of a folder, maybe).
+	gone, files := map[string]bool{}, map[string]bool{}
+	// Each change is looked for in its folder, by its exact name: a stat
+	// finds a file by another spelling of its name too.
+	folders := map[string]map[string]fs.FileMode{}
+	for c := range changed {
+		if ignoredPath(c) {
+			continue // the walk skips it, and what is in it
+		}
+		dir, name := path.Split(c)
+		entries, seen := folders[dir]
+		if !seen {
+			list, err := fs.ReadDir(fsys, cmp.Or(strings.TrimSuffix(dir, "/"), "."))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, false
+			}
+			entries = make(map[string]fs.FileMode, len(list))
+			for _, e := range list {
+				entries[e.Name()] = e.Type()
+			}
+			folders[dir] = entries
+		}
+		typ, listed := entries[name]
+		switch {
+		case !listed:
+			if _, err := fs.Stat(fsys, c); err == nil {
+				return nil, false // there by another name
+			}
+			gone[c] = true
+			continue
+		case !typ.IsRegular():
+			return nil, false // a folder, a link
+		}
+		files[c] = true
+		switch {
+		case !strings.HasSuffix(c, ".md"):
+			// Not an article: the walk leaves it alone.
+		case strings.Count(c, "/") != 2:
+			return nil, false
+		default:
+			if _, known := l.cache[c]; !known {
+				added = append(added, c)
+			}
+		}
+	}
+	names = make([]string, 0, len(l.order)+len(added))
+	for _, p := range l.order {
+		if !underChanged(gone, p) && !underChanged(files, path.Dir(p)) {
+			names = append(names, p)
+		}
+	}
+	for _, p := range added {
+		i, found := slices.BinarySearchFunc(names, p, walkCompare)
+		if !found {
+			names = slices.Insert(names, i, p)
+		}
+	}
+	return names, true
+}
+
+// ignoredPath reports whether a part of the slash-separated path p is a
+// name the walk skips (Ignored).
+func ignoredPath(p string) bool {
+	for part := range strings.SplitSeq(p, "/") {
+		if Ignored(part) {
+			return true
+		}
+	}
+	return false
 }
 
 // workers starts a worker per core on the files sent to todo (see work).
@@ -303,15 +421,34 @@ func (l *Loader) parseKept(ctx context.Context, fsys fs.FS, opt Options, w *walk
 }
 
 // remember keeps the files of a Load in the cache, for the next one.
-func (l *Loader) remember(files []*entry) {
+func (l *Loader) remember(w *walked) {
 	if !l.Cache {
 		return
 	}
-	next := make(map[string]cached, len(files))
-	for _, e := range files {
-		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
+	// The cache is written over where it holds the same files and more:
+	// a rebuild of the preview, one file changed or new, makes no new map.
+	next := l.cache
+	if len(next) > len(w.files) {
+		next = make(map[string]cached, len(w.files))
 	}
-	l.cache = next
+	var order []string
+	if w.clean {
+		order = make([]string, len(w.files))
+	}
+	for i, e := range w.files {
+		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
+		if order != nil {
+			order[i] = e.name
+		}
+	}
+	if len(next) != len(w.files) {
+		// Files gone: only those of this Load.
+		next = make(map[string]cached, len(w.files))
+		for _, e := range w.files {
+			next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
+		}
+	}
+	l.cache, l.order = next, order
 }
 
 // publish makes the Site of the files parsed: their errors and warnings,

@@ -506,12 +506,13 @@ func TestLoaderChanged(t *testing.T) {
 	if _, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	// b.md changes; the watcher reports it; a.md is taken from the cache
-	// unread, even though its contents changed behind the watcher's back.
+	// b.md changes and c.md is new; the watcher reports them; a.md is
+	// taken from the cache unread, even though its contents changed
+	// behind the watcher's back.
 	os.WriteFile(filepath.Join(cat, "a.md"), []byte(strings.Replace(good, "Hello", "Unseen", 1)), 0o644)
 	os.WriteFile(filepath.Join(cat, "b.md"), []byte(strings.Replace(strings.Replace(good, "id: 1", "id: 2", 1), "Hello", "Seen", 1)), 0o644)
 	os.WriteFile(filepath.Join(cat, "c.md"), []byte(strings.Replace(good, "id: 1", "id: 3", 1)), 0o644)
-	site, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now, Changed: []string{"news/politics/b.md"}})
+	site, err := l.Load(context.Background(), os.DirFS(dir), Options{Now: now, Changed: []string{"news/politics/b.md", "news/politics/c.md"}})
 	if err != nil {
 		t.Fatal(err)
 	}

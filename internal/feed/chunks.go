@@ -18,6 +18,24 @@ type Chunk struct {
 // collection has none.
 func (l *Listing) Chunks() [][]Chunk { return l.ChunksSized(chunk.DefaultSizes()) }
 
+// ChunkInputs returns Chunks and the ChunkInput of each chunk, worked
+// out on the first call only: inputs[i][k] is that of chunks[i][k]. The
+// caller must not change them.
+func (l *Listing) ChunkInputs() (chunks [][]Chunk, inputs [][][sha256.Size]byte) {
+	l.cutOnce.Do(func() {
+		l.cuts = l.Chunks()
+		l.inputs = make([][][sha256.Size]byte, len(l.cuts))
+		var scratch []byte
+		for i, cs := range l.cuts {
+			l.inputs[i] = make([][sha256.Size]byte, len(cs))
+			for k, ch := range cs {
+				l.inputs[i][k], scratch = ChunkInput(ch, scratch)
+			}
+		}
+	})
+	return l.cuts, l.inputs
+}
+
 // ChunksSized is Chunks with other sizes: for measuring them.
 func (l *Listing) ChunksSized(s chunk.Sizes) [][]Chunk {
 	out := make([][]Chunk, len(l.Collections))

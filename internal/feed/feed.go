@@ -28,6 +28,12 @@ type Listing struct {
 	// folder.
 	Filters     []string
 	Collections []*Collection // the main listing first
+
+	// cuts are Chunks and each chunk's ChunkInput, worked out once
+	// (ChunkInputs): a build sizes its output, then plans its files.
+	cutOnce sync.Once
+	cuts    [][]Chunk
+	inputs  [][][sha256.Size]byte
 }
 
 // Collection is one ordered list of articles with its own pages: the main
@@ -99,19 +105,60 @@ func Update(prev *Listing, baseURL string, p listing.Pagination, filters []strin
 	}
 	main.encode(pm, known)
 	l := &Listing{BaseURL: baseURL, Pagination: p, Filters: filters, Collections: []*Collection{main}}
-	l.Collections = append(l.Collections, main.filtered(filters)...)
+	l.Collections = append(l.Collections, main.filtered(filters, prevMembers(prev, filters, known))...)
 	return l
+}
+
+// members says which collections of a listing each article of its main
+// listing is in: those of article j are colls[from[j]:from[j+1]],
+// indexes in the listing's Collections.
+type members struct {
+	l     *Listing
+	known map[*content.Article]int // the index of an article in l's main listing
+	from  []int32
+	colls []int32
+}
+
+// prevMembers returns the collections of prev that each of its articles
+// is in, for a listing of the same filters that follows it (known gives
+// the index in prev's main listing of the articles of the new one that
+// prev has): nil when there is no prev or its filters differ.
+func prevMembers(prev *Listing, filters []string, known map[*content.Article]int) *members {
+	if prev == nil || known == nil || !slices.Equal(prev.Filters, filters) {
+		return nil
+	}
+	m := &members{l: prev, known: known, from: make([]int32, prev.Main().Count()+1)}
+	for _, c := range prev.Collections[1:] {
+		for _, j := range c.idx {
+			m.from[j+1]++
+		}
+	}
+	for j := 1; j < len(m.from); j++ {
+		m.from[j] += m.from[j-1]
+	}
+	m.colls = make([]int32, m.from[len(m.from)-1])
+	next := slices.Clone(m.from[:len(m.from)-1])
+	for k, c := range prev.Collections[1:] {
+		for _, j := range c.idx {
+			m.colls[next[j]] = int32(k + 1)
+			next[j]++
+		}
+	}
+	return m
 }
 
 // filtered returns the collections of each value of each filter (named
 // in listing.Filters) that an article of main has, sorted by folder.
-func (main *Collection) filtered(filters []string) []*Collection {
+// With prev, an article of prev's is in the collections of the same
+// parameters as there: they are not worked out from its fields again
+// (an article the same value has the same fields).
+func (main *Collection) filtered(filters []string, prev *members) []*Collection {
 	if len(filters) == 0 {
 		return nil
 	}
 	byKey := map[string]*Collection{}
 	var key []byte
-	add := func(i int, params ...listing.Param) {
+	keyOf := func(params []listing.Param) []byte {
 		key = key[:0]
 		for _, p := range params {
 			key = append(key, p.Key...)
@@ -119,11 +166,18 @@ func (main *Collection) filtered(filters []string) []*Collection {
 			key = append(key, p.Value...)
 			key = append(key, 0)
 		}
-		c := byKey[string(key)]
+		return key
+	}
+	collectionOf := func(params []listing.Param) *Collection {
+		k := keyOf(params)
+		c := byKey[string(k)]
 		if c == nil {
 			c = &Collection{Params: params, Dir: listing.CollectionDir(params), main: main}
-			byKey[string(key)] = c
+			byKey[string(k)] = c
 		}
+		return c
+	}
+	addTo := func(c *Collection, i int) {
 		if n := len(c.idx); n == 0 || c.idx[n-1] != i { // a tag given twice counts once
 			c.idx = append(c.idx, i)
 		}
@@ -134,9 +188,22 @@ func (main *Collection) filtered(filters []string) []*Collection {
 			kinds = append(kinds, f)
 		}
 	}
+	var same []*Collection // by index in prev's Collections: the collection of the same parameters
+	if prev != nil {
+		same = make([]*Collection, len(prev.l.Collections))
+	}
 	var at int // the index of the article whose collections add adds
-	addAt := func(params ...listing.Param) { add(at, params...) }
+	addAt := func(params ...listing.Param) { addTo(collectionOf(params), at) }
 	for i, a := range main.Articles {
+		if j, ok := prev.index(a); ok {
+			for _, k := range prev.colls[prev.from[j]:prev.from[j+1]] {
+				if same[k] == nil {
+					same[k] = collectionOf(prev.l.Collections[k].Params)
+				}
+				addTo(same[k], i)
+			}
+			continue
+		}
 		at = i
 		fields := a.Fields()
 		for _, f := range kinds {
@@ -158,14 +225,25 @@ func (main *Collection) filtered(filters []string) []*Collection {
 	return colls
 }
 
+// index returns the index of article a in the main listing of m's
+// listing, if it is there; a nil m has none.
+func (m *members) index(a *content.Article) (int, bool) {
+	if m == nil {
+		return 0, false
+	}
+	j, ok := m.known[a]
+	return j, ok
+}
+
 // Changes compares the articles of c, index by index, with those of prev
 // and returns a prefix count: the articles at indexes [i, j) are the same
-// bytes as prev's at the same indexes exactly when n[j]-n[i] == 0.
+// bytes as prev's at the same indexes exactly when n[j]-n[i] == 0. It
+// compares their SHA-256s, not their bytes (which may be in a file).
 func (c *Collection) Changes(prev *Collection) []int {
 	n := make([]int, c.Count()+1)
 	for i := range c.Count() {
 		d := 1
-		if prev != nil && i < prev.Count() && string(c.ArticleJSON(i)) == string(prev.ArticleJSON(i)) {
+		if prev != nil && i < prev.Count() && *c.sum(i) == *prev.sum(i) {
 			d = 0
 		}
 		n[i+1] = n[i] + d
@@ -185,10 +263,14 @@ func (l *Listing) ByDir() map[string]*Collection {
 	return m
 }
 
-// encode writes every article's JSON and its SHA-256, on all cores, each
-// core into its own chunk, taking both as they are for articles of prev
-// (known gives their index there).
+// encode writes every article's JSON and its SHA-256, taking both as
+// they are for articles of prev (known gives their index there): in
+// place where it can (see reuse), else on all cores, each core into its
+// own chunk.
 func (c *Collection) encode(prev *Collection, known map[*content.Article]int) {
+	if prev != nil && c.reuse(prev, known) {
+		return
+	}
 	n := len(c.Articles)
 	c.start = make([]int, n)
 	c.end = make([]int, n)
@@ -231,6 +313,104 @@ func (c *Collection) encode(prev *Collection, known map[*content.Article]int) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Bounds of reuse: a run of prev's articles shorter than reuseRun is
+// copied, and a listing of more than reuseChunks chunks (beyond those a
+// listing written anew has, one a core) is written anew: its chunks
+// whole again, prev's let go.
+const (
+	reuseRun    = 32
+	reuseChunks = 64
+)
+
+// reuse makes c's chunks of prev's where its articles are prev's, in
+// prev's order: a run of them that one of prev's chunks holds is that
+// part of the chunk, not a copy; the other articles are written into
+// chunks of their own. A rebuild after an edit or a new article so
+// copies a few articles' bytes, not the listing's. It reports false, and
+// leaves c to be written anew (on all cores), when prev's articles are
+// not in memory, or half of c's are to be copied, or c would have more
+// than reuseChunks chunks.
+func (c *Collection) reuse(prev *Collection, known map[*content.Article]int) bool {
+	n := len(c.Articles)
+	if n == 0 || prev.chunks == nil || prev.file != nil || prev.stream != nil || prev.direct != nil {
+		return false
+	}
+	most := reuseChunks + runtime.GOMAXPROCS(0)
+	copied := 0 // articles written into chunks of their own
+	start, end, sums := make([]int, n), make([]int, n), make([][sha256.Size]byte, n)
+	var (
+		chunks [][]byte
+		lo     []int
+		fresh  = -1 // the chunk being written, in chunks; -1: none
+	)
+	for i := 0; i < n; {
+		j, ok := known[c.Articles[i]]
+		r := 0 // the run of prev's articles from j, in prev's order and one chunk
+		if ok {
+			kp := prev.chunk(j)
+			last := prev.count
+			if kp+1 < len(prev.lo) {
+				last = prev.lo[kp+1]
+			}
+			for r = 1; i+r < n && j+r < last; r++ {
+				if jr, ok := known[c.Articles[i+r]]; !ok || jr != j+r {
+					break
+				}
+			}
+			// A chunk after the first starts with a comma: the one
+			// before the run's first article, which the first of
+			// prev's articles does not have.
+			if r >= reuseRun && (i == 0 || j > 0) {
+				from := prev.start[j]
+				if i > 0 {
+					from--
+				}
+				chunks = append(chunks, prev.chunks[kp][from:prev.end[j+r-1]:prev.end[j+r-1]])
+				lo = append(lo, i)
+				for t := range r {
+					start[i+t], end[i+t], sums[i+t] = prev.start[j+t]-from, prev.end[j+t]-from, prev.sums[j+t]
+				}
+				i += r
+				fresh = -1
+				if len(chunks) > most {
+					return false
+				}
+				continue
+			}
+		}
+		// Half of them copied, or the first few hundred with none
+		// taken: most are new (a new config, every file touched).
+		if copied++; copied > n/2 || copied == i+1 && copied > 8*reuseRun {
+			return false
+		}
+		if fresh < 0 {
+			chunks = append(chunks, nil)
+			lo = append(lo, i)
+			fresh = len(chunks) - 1
+			if len(chunks) > most {
+				return false
+			}
+		}
+		buf := chunks[fresh]
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		start[i] = len(buf)
+		if ok {
+			buf = append(buf, prev.ArticleJSON(j)...)
+			sums[i] = prev.sums[j]
+		} else {
+			buf = AppendArticle(buf, c.Articles[i])
+			sums[i] = sha256.Sum256(buf[start[i]:])
+		}
+		end[i] = len(buf)
+		chunks[fresh] = buf
+		i++
+	}
+	c.start, c.end, c.sums, c.chunks, c.lo = start, end, sums, chunks, lo
+	return true
 }
 
 // chunk returns the index of the chunk that holds article i.

@@ -1,7 +1,9 @@
 package feed
 
 import (
+	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,5 +211,132 @@ func TestFilteredPages(t *testing.T) {
 		if in == ain {
 			t.Errorf("%s: the same input as the unfiltered page, whose links differ", pg.Path)
 		}
+	}
+}
+
+// TestUpdateMatchesNew checks that a listing made by Update after
+// another, whose articles mostly come from it (same values), has the
+// collections and pages New makes of the same articles: with an article
+// removed, one edited into other collections (a new value), one new, a
+// collection left without articles and one new; and with other filters.
+func TestUpdateMatchesNew(t *testing.T) {
+	all := listing.FilterNames()
+	before := tagged("s1 c1 a1 |t1|t2|", "s1 c2 a2 |t2|", "s2 c1 - |t3|t3|", "s2 c3 a1 |t4|", "s1 c1 a3", "s3 c1 a2 |t1|")
+	edited := tagged("s4 c9 a9 |t2|t5|")[0]
+	edited.ID, edited.Published, edited.Index = before[1].ID, before[1].Published, 1
+	added := tagged("x x x", "s1 c1 a1 |t6|", "x x x")[1]
+	after := []*content.Article{before[0], edited, before[2], before[4], before[5], added}
+	p := paging(2, 3)
+	for _, tt := range []struct {
+		name          string
+		filters, then []string
+	}{
+		{"same filters", all, all},
+		{"other filters", []string{"tag"}, all},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			prev := New(base, p, tt.filters, before)
+			got, want := Update(prev, base, p, tt.then, after), New(base, p, tt.then, after)
+			if len(got.Collections) != len(want.Collections) {
+				t.Fatalf("%d collections, want %d", len(got.Collections), len(want.Collections))
+			}
+			for i, c := range got.Collections {
+				w := want.Collections[i]
+				if c.Dir != w.Dir || !slices.Equal(c.Params, w.Params) || !slices.Equal(c.Articles, w.Articles) {
+					t.Errorf("collection %d: %s %v %d articles, want %s %v %d articles", i, c.Dir, c.Params, c.Count(), w.Dir, w.Params, w.Count())
+				}
+			}
+			gp, wp := got.Pages(), want.Pages()
+			if len(gp) != len(wp) {
+				t.Fatalf("%d pages, want %d", len(gp), len(wp))
+			}
+			for i := range gp {
+				if g, w := mustPage(t, got, gp[i]), mustPage(t, want, wp[i]); !bytes.Equal(g, w) {
+					t.Errorf("page %s:\n got %s\nwant %s", gp[i].Path, g, w)
+				}
+			}
+		})
+	}
+}
+
+// TestUpdateReusesChunks checks a listing made by Update after another
+// whose articles' bytes it keeps where they are (see reuse): after a new
+// article, an edited one, a removed one and an old one, each Update
+// following the last, its pages are New's, and its main listing is
+// runs of the chunks before it, a few articles copied.
+func TestUpdateReusesChunks(t *testing.T) {
+	specs := make([]string, 400)
+	for i := range specs {
+		specs[i] = fmt.Sprintf("s%d c%d a%d |t%d|", i%3, i%2, i%5, i%7)
+	}
+	arts := tagged(specs...)
+	newest := tagged(append([]string{"s1 c1 a1 |t1|"}, specs...)...)[0]
+	newest.ID, newest.Published = 9000, arts[0].Published.Add(time.Hour)
+	oldest := tagged(specs...)[399]
+	oldest.ID, oldest.Published = 50, arts[399].Published.Add(-time.Hour)
+	p := paging(3, 20, 50)
+	filters := listing.FilterNames()
+	prev := New(base, p, filters, arts)
+	for _, step := range []struct {
+		name   string
+		change func([]*content.Article) []*content.Article
+	}{
+		{"a new article", func(a []*content.Article) []*content.Article { return append([]*content.Article{newest}, a...) }},
+		{"an edited article", func(a []*content.Article) []*content.Article {
+			e := *a[150]
+			e.Shown = &content.Shown{Title: "Edited"}
+			return append(append(slices.Clone(a[:150]), &e), a[151:]...)
+		}},
+		{"a removed article", func(a []*content.Article) []*content.Article { return append(slices.Clone(a[:300]), a[301:]...) }},
+		{"an old article", func(a []*content.Article) []*content.Article { return append(slices.Clone(a), oldest) }},
+		{"the first article removed", func(a []*content.Article) []*content.Article { return slices.Clone(a[1:]) }},
+	} {
+		arts = step.change(arts)
+		got, want := Update(prev, base, p, filters, arts), New(base, p, filters, arts)
+		gp, wp := got.Pages(), want.Pages()
+		if len(gp) != len(wp) {
+			t.Fatalf("%s: %d pages, want %d", step.name, len(gp), len(wp))
+		}
+		for i := range gp {
+			if g, w := mustPage(t, got, gp[i]), mustPage(t, want, wp[i]); !bytes.Equal(g, w) {
+				t.Fatalf("%s: page %s:\n got %s\nwant %s", step.name, gp[i].Path, g, w)
+			}
+		}
+		m, pm := got.Main(), prev.Main()
+		shared, total := 0, 0
+		for _, ch := range m.chunks {
+			total += len(ch)
+			for _, pch := range pm.chunks {
+				for at := range pch {
+					if len(ch) > 0 && &pch[at] == &ch[0] {
+						shared += len(ch)
+						break
+					}
+				}
+			}
+		}
+		if shared < total*3/4 {
+			t.Errorf("%s: %d of the main listing's %d bytes are prev's, want most", step.name, shared, total)
+		}
+		prev = got
+	}
+	// Edits all over the listing, each an Update after the last: its
+	// chunks stay bounded (past the bound, it is written anew).
+	for k := range 80 {
+		i := (k * 137) % len(arts)
+		e := *arts[i]
+		e.Shown = &content.Shown{Title: fmt.Sprintf("Edit %d", k)}
+		arts = append(append(slices.Clone(arts[:i]), &e), arts[i+1:]...)
+		got, want := Update(prev, base, p, filters, arts), New(base, p, filters, arts)
+		if n, most := len(got.Main().chunks), reuseChunks+runtime.GOMAXPROCS(0); n > most {
+			t.Fatalf("edit %d: %d chunks, want at most %d", k, n, most)
+		}
+		for off := 0; off < len(arts); off += 40 {
+			pg := Page{Coll: got.Main(), Limit: 50, Offset: off}
+			if g, w := mustPage(t, got, pg), mustPage(t, want, Page{Coll: want.Main(), Limit: 50, Offset: off}); !bytes.Equal(g, w) {
+				t.Fatalf("edit %d: page at %d differs", k, off)
+			}
+		}
+		prev = got
 	}
 }

@@ -275,7 +275,7 @@ func (s *Spill) Listing(baseURL string, p listing.Pagination, filters []string, 
 		// Where they are: start and end are where they would be in a
 		// file in listing order.
 		main.direct = &directSrc{at: from, stored: stored, store: s.store.file.buffered, raw: s.raw.buffered}
-		l.Collections = append(l.Collections, main.filtered(filters)...)
+		l.Collections = append(l.Collections, main.filtered(filters, nil)...)
 		return l, nil
 	}
 	var err error
@@ -291,7 +291,7 @@ func (s *Spill) Listing(baseURL string, p listing.Pagination, filters []string, 
 	s.merging.Add(1)
 	go s.merge(st, main, from, stored)
 	main.file, main.stream = s.sorted.buffered, st
-	l.Collections = append(l.Collections, main.filtered(filters)...)
+	l.Collections = append(l.Collections, main.filtered(filters, nil)...)
 	return l, nil
 }
 

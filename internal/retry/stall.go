@@ -90,6 +90,10 @@ type Detector struct {
 	// stopped says that the attempt was stopped with err: what comes of
 	// it after (an answer's bytes arriving late) changes nothing.
 	stopped bool
+	// due is when the bound in force passes (zero: none): a timer that
+	// fired for a bound since replaced (its callback waited for mu while
+	// progress armed the next) stops nothing.
+	due time.Time
 }
 
 // Detect returns a context for one attempt, which d cancels when the
@@ -106,6 +110,7 @@ func Detect(ctx context.Context, s Stall) (context.Context, *Detector) {
 	d.t = s.Clock.AfterFunc(time.Hour, d.stalled)
 	d.t.Stop()
 	if s.After > 0 {
+		d.due = d.start.Add(s.After)
 		d.t.Reset(s.After)
 	}
 	return ctx, d
@@ -114,6 +119,9 @@ func Detect(ctx context.Context, s Stall) (context.Context, *Detector) {
 func (d *Detector) stalled() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.due.IsZero() || d.s.Clock.Now().Before(d.due) {
+		return // the bound it fired for was replaced meanwhile
+	}
 	d.stop()
 }
 
@@ -140,9 +148,11 @@ func (d *Detector) arm(after time.Duration, flag string, sending bool) {
 	}
 	d.err.After, d.err.Flag, d.err.Sending = after, flag, sending
 	if after <= 0 {
+		d.due = time.Time{}
 		d.t.Stop()
 		return
 	}
+	d.due = d.s.Clock.Now().Add(after)
 	d.t.Reset(after)
 }
 
@@ -180,7 +190,10 @@ func (d *Detector) progress(n int, rearm bool) {
 
 // Stop stops the detector: the attempt is done.
 func (d *Detector) Stop() {
+	d.mu.Lock()
+	d.stopped = true
 	d.t.Stop()
+	d.mu.Unlock()
 	d.cancel(nil)
 }
 

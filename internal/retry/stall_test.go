@@ -287,3 +287,25 @@ func TestDetectorStoppedStays(t *testing.T) {
 		t.Errorf("got %v (cause %v), want %v", err, context.Cause(ctx), &want)
 	}
 }
+
+// TestDetectorLateTimer fires the timer of a bound after progress
+// replaced it, as a timer whose callback waited for the detector's lock
+// while the progress went on: it stops nothing.
+func TestDetectorLateTimer(t *testing.T) {
+	clock := newFakeClock()
+	ctx, d := Detect(context.Background(), Stall{After: 300 * time.Millisecond, Flag: "--connect-timeout", Timeout: time.Minute, TimeoutFlag: "--timeout", Clock: clock})
+	defer d.Stop()
+	clock.Advance(299 * time.Millisecond)
+	d.Progress(0)
+	clock.mu.Lock()
+	fired := clock.timers[0].f
+	clock.mu.Unlock()
+	fired() // the 300ms timer, late
+	if ctx.Err() != nil {
+		t.Fatalf("stopped by a bound progress replaced: %v", context.Cause(ctx))
+	}
+	clock.Advance(time.Minute)
+	if err := d.Err(ctx, ctx.Err()); err == nil || err.Error() != "no answer for 1m0s" {
+		t.Errorf("got %v once the next bound passed, want no answer for 1m0s", err)
+	}
+}

@@ -75,7 +75,7 @@ func loadChunks(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src lo
 	hb.bySum = map[[sha256.Size]byte]stored{}
 	hb.chunks = map[[sha256.Size]byte]chunkBody{}
 	colls, _ := hb.makeCollections(m.Collections, m.Filters)
-	indexes := map[string][]byte{} // the bytes of each index, by path
+	indexes := map[string]indexFile{} // each index file, by path
 	toRead, err := hb.holdKnown(ctx, m.Files, src, indexes)
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func loadChunks(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src lo
 				return err
 			}
 		}
-		if err := hb.assembleFrom(c, indexes, src.partial); err != nil {
+		if err := hb.assembleFrom(c, indexes, src.prev, src.partial); err != nil {
 			return err
 		}
 	}
@@ -107,7 +107,7 @@ func loadChunks(ctx context.Context, hb *heldBuild, m *manifest.Manifest, src lo
 
 // holdKnown holds the bytes of every file of files that src.fresh or
 // src.prev holds already, and returns the others, to read.
-func (hb *heldBuild) holdKnown(ctx context.Context, files []manifest.File, src loadSource, indexes map[string][]byte) (toRead []manifest.File, err error) {
+func (hb *heldBuild) holdKnown(ctx context.Context, files []manifest.File, src loadSource, indexes map[string]indexFile) (toRead []manifest.File, err error) {
 	for i, f := range files {
 		if i%outfile.CheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -145,7 +145,7 @@ func (hb *heldBuild) holdKnown(ctx context.Context, files []manifest.File, src l
 // retake takes again every slice of a store that hb.chunks and indexes
 // hold: compact may have moved what is in stores to a new one, and the
 // old ones go once unreachable.
-func (hb *heldBuild) retake(files []manifest.File, indexes map[string][]byte) {
+func (hb *heldBuild) retake(files []manifest.File, indexes map[string]indexFile) {
 	for sum, b := range hb.chunks {
 		if b.pf == nil {
 			if at, ok := hb.bySum[sum]; ok {
@@ -154,9 +154,9 @@ func (hb *heldBuild) retake(files []manifest.File, indexes map[string][]byte) {
 		}
 	}
 	for _, f := range files {
-		if _, ok := indexes[f.Path]; ok {
-			if at, ok := hb.bySum[f.Sum()]; ok {
-				indexes[f.Path] = at.st.bytes(at.off, at.size)
+		if ix, ok := indexes[f.Path]; ok {
+			if at, ok := hb.bySum[ix.sum]; ok {
+				indexes[f.Path] = indexFile{data: at.st.bytes(at.off, at.size), sum: ix.sum}
 			}
 		}
 	}
@@ -165,10 +165,10 @@ func (hb *heldBuild) retake(files []manifest.File, indexes map[string][]byte) {
 // keep records the bytes of file f, held in memory at at: an index's
 // (a file that names others: layout.Kind.Names) in indexes, to be
 // parsed; a chunk's in hb.chunks.
-func (hb *heldBuild) keep(f manifest.File, sum [sha256.Size]byte, b chunkBody, at stored, indexes map[string][]byte) {
+func (hb *heldBuild) keep(f manifest.File, sum [sha256.Size]byte, b chunkBody, at stored, indexes map[string]indexFile) {
 	hb.bySum[sum] = at
 	if layout.Classify(f.Path).Names() {
-		indexes[f.Path] = b.data
+		indexes[f.Path] = indexFile{data: b.data, sum: sum}
 	} else {
 		hb.chunks[sum] = b
 	}
@@ -179,7 +179,7 @@ func (hb *heldBuild) keep(f manifest.File, sum [sha256.Size]byte, b chunkBody, a
 // store, past the bound on mappings); indexes, and every file of fsys, are
 // read into a store. A file that differs gives a notReadyError; with partial, its
 // path is returned in failed instead. It stops when ctx is done.
-func (hb *heldBuild) readChunked(ctx context.Context, fsys fs.FS, dir *pageDir, todo []manifest.File, indexes map[string][]byte, partial bool) (failed []string, err error) {
+func (hb *heldBuild) readChunked(ctx context.Context, fsys fs.FS, dir *pageDir, todo []manifest.File, indexes map[string]indexFile, partial bool) (failed []string, err error) {
 	// A chunk of the folder is mapped; one that cannot be (past the bound
 	// on mappings) is copied into the store with the rest, outside the Go
 	// heap, as a page is: its bytes may be spliced into sockets (see
@@ -267,9 +267,9 @@ func (hb *heldBuild) readChunked(ctx context.Context, fsys fs.FS, dir *pageDir, 
 // answered 503: the index (c has no assembly), a leaf (the articles it
 // holds), a chunk (its articles); the other pages are answered. Without
 // partial, it was refused when read.
-func (hb *heldBuild) assembleFrom(c *collection, indexes map[string][]byte, partial bool) error {
+func (hb *heldBuild) assembleFrom(c *collection, indexes map[string]indexFile, prev *heldBuild, partial bool) error {
 	name := chunk.IndexPath(c.dir)
-	data := indexes[name]
+	data := indexes[name].data
 	if data == nil {
 		if partial {
 			return nil
@@ -281,26 +281,47 @@ func (hb *heldBuild) assembleFrom(c *collection, indexes map[string][]byte, part
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	ix := &chunk.Index{Count: root.Count}
+	// The SHA-256 each chunk's path names, and whether it is a chunk's
+	// (not a leaf's left out).
+	var sums [][sha256.Size]byte
+	var isChunk []bool
 	for i := range root.Leaves {
 		lr := &root.Leaves[i]
-		ldata := indexes[lr.Path]
-		if ldata == nil {
+		lf := indexes[lr.Path]
+		if lf.data == nil {
 			if !slices.Contains(hb.unavailable, lr.Path) {
 				return fmt.Errorf("%s: leaf %s is not in %s", name, lr.Path, manifest.Name)
 			}
 			// Its articles are there, where is not known: one chunk
 			// without a body, as many articles as the root says.
 			ix.Chunks = append(ix.Chunks, chunk.Ref{Path: lr.Path, Ends: make([]int, lr.Count)})
+			sums = append(sums, [sha256.Size]byte{})
+			isChunk = append(isChunk, false)
 			continue
 		}
-		l, err := chunk.ParseLeaf(ldata)
-		if err != nil {
-			return fmt.Errorf("%s: %s: %w", name, lr.Path, err)
+		l, checked := hb.leaves[lf.sum], true
+		if l == nil && prev != nil {
+			l = prev.leaves[lf.sum]
+		}
+		if l == nil {
+			pl, err := chunk.ParseLeaf(lf.data)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %w", name, lr.Path, err)
+			}
+			l, checked = &parsedLeaf{Leaf: pl, sums: make([][sha256.Size]byte, len(pl.Chunks)), isChunk: make([]bool, len(pl.Chunks))}, false
+			for k := range pl.Chunks {
+				l.sums[k], l.isChunk[k] = chunk.ParseChunkPath(pl.Chunks[k].Path)
+			}
 		}
 		if l.Count != lr.Count {
 			return fmt.Errorf("%s: leaf %s holds %d articles, the index says %d", name, lr.Path, l.Count, lr.Count)
 		}
+		if err := hb.checkLeaf(name, l, lf.sum, checked); err != nil {
+			return err
+		}
 		ix.Chunks = append(ix.Chunks, l.Chunks...)
+		sums = append(sums, l.sums...)
+		isChunk = append(isChunk, l.isChunk...)
 	}
 	if ix.Count != c.count {
 		return notReadyError{err: fmt.Errorf("%s counts %d articles, %s %d: a build is being written", name, ix.Count, manifest.Name, c.count)}
@@ -313,17 +334,12 @@ func (hb *heldBuild) assembleFrom(c *collection, indexes map[string][]byte, part
 		sentAt: make([]uint32, len(ix.Chunks)),
 	}
 	for k := range ix.Chunks {
-		r := &ix.Chunks[k]
-		sum, isChunk := chunk.ParseChunkPath(r.Path)
+		r, sum := &ix.Chunks[k], sums[k]
 		b, ok := hb.chunks[sum]
 		if !ok && !slices.Contains(hb.unavailable, r.Path) {
 			return fmt.Errorf("%s: chunk %s is not in %s", name, r.Path, manifest.Name)
 		}
-		ok = ok && isChunk // not a leaf left out
-		if ok {
-			if err := checkChunk(r, b.data); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
+		if ok && isChunk[k] {
 			a.bodies[k] = b.data
 		}
 		a.first[k], a.sums[k] = len(a.ends), sum
@@ -336,6 +352,53 @@ func (hb *heldBuild) assembleFrom(c *collection, indexes map[string][]byte, part
 	}
 	c.asm = a
 	return nil
+}
+
+// checkLeaf checks each chunk that leaf l (of index name, SHA-256 sum)
+// names against it, unless checked: l is one a build loaded already,
+// its chunks checked then (the same SHA-256s are the same bytes), but
+// for those mapped from their files, which may have been cut short in
+// place since. A leaf whose chunks are all held and match is kept in
+// hb.leaves, for the next build. A chunk not held (partial) is not
+// checked: its articles are answered 503.
+func (hb *heldBuild) checkLeaf(name string, l *parsedLeaf, sum [sha256.Size]byte, checked bool) error {
+	whole := true
+	for k := range l.Chunks {
+		r := &l.Chunks[k]
+		b, ok := hb.chunks[l.sums[k]]
+		if !ok || !l.isChunk[k] {
+			whole = false
+			continue
+		}
+		if !checked || b.pf != nil {
+			if err := checkChunk(r, b.data); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
+	if whole {
+		if hb.leaves == nil {
+			hb.leaves = map[[sha256.Size]byte]*parsedLeaf{}
+		}
+		hb.leaves[sum] = l
+	}
+	return nil
+}
+
+// parsedLeaf is a leaf of an index, parsed, with the SHA-256 that the
+// path of each of its chunks names and whether it is a chunk's path
+// (chunk.ParseChunkPath).
+type parsedLeaf struct {
+	*chunk.Leaf
+	sums    [][sha256.Size]byte
+	isChunk []bool
+}
+
+// indexFile is the bytes of a file of an index (a root or a leaf) and
+// their SHA-256.
+type indexFile struct {
+	data []byte
+	sum  [sha256.Size]byte
 }
 
 // checkChunk is chunk.CheckChunk on bytes that may be a mapped file: one

@@ -43,6 +43,11 @@ type heldBuild struct {
 	// chunks, by SHA-256.
 	layout layout.Layout
 	chunks map[[sha256.Size]byte]chunkBody
+	// leaves are the leaves of the chunks' indexes, parsed, by the
+	// SHA-256 of their bytes, each chunk they name held and checked
+	// against them: a build loaded after this one takes those it has
+	// too, neither parsed nor checked again (see checkLeaf).
+	leaves map[[sha256.Size]byte]*parsedLeaf
 
 	// main is the main listing (no filter); collections holds every
 	// collection, main included, by collectionKey of its parameters.

@@ -427,6 +427,38 @@ func TestCompactChunks(t *testing.T) {
 	}
 }
 
+// TestChunksLeavesTakenOver checks that a build loaded after another
+// takes the leaves of the indexes they share as the other parsed and
+// checked them, and parses only its new ones: an edited article changes
+// the leaves of the collections that hold it, no other.
+func TestChunksLeavesTakenOver(t *testing.T) {
+	s, err := writeSite(t.TempDir(), corpus.Options{Articles: 60, Limits: []int{5, 24}, Seed: 5, Layout: layout.ChunksName, Filters: []string{"tag"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := newServer(t, Options{Source: Pushed("")})
+	mb := newMemoryBuild(t, srv, s)
+	mb.rebuild(t, nil)
+	before := srv.cur.Load().leaves
+	path := editTitle(t, s, 0, "An edited title")
+	mb.rebuild(t, []string{filepath.Join(s.dir, "content", filepath.FromSlash(path))})
+	after := srv.cur.Load().leaves
+	taken, parsed := 0, 0
+	for sum, l := range after {
+		switch {
+		case before[sum] == l:
+			taken++
+		case before[sum] != nil:
+			t.Errorf("leaf %x was parsed again", sum[:4])
+		default:
+			parsed++
+		}
+	}
+	if taken == 0 || parsed == 0 || parsed >= taken {
+		t.Errorf("%d leaves taken over, %d parsed: want most taken, a few parsed (those of the edited article's collections)", taken, parsed)
+	}
+}
+
 // TestChunksConnectionAcrossBuilds asks one kept-alive connection of the
 // fast path for the same page before and after a new build with other
 // bytes for it: the page a connection answered last is kept only for its

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/feedgen/feedgen/internal/corpus"
+	"github.com/feedgen/feedgen/internal/listing"
 )
 
 // Targets of the watch benchmark.
@@ -26,6 +27,10 @@ const (
 	targetEditSmall = 50 * time.Millisecond  // median at 1,000 articles
 	targetEditLarge = 150 * time.Millisecond // median at 10,000 articles
 	targetAddRatio  = 1.2                    // new article median / cold build
+	// layout: chunks, an edit or a new article, up to 20,000 articles
+	// and above.
+	targetChunksSmall = 150 * time.Millisecond
+	targetChunksLarge = 300 * time.Millisecond
 )
 
 // watchPlan is what one "feedbench watch" measures.
@@ -34,26 +39,35 @@ type watchPlan struct {
 	dir     string
 	edits   int   // edits, and new articles, per site size
 	sizes   []int // articles of each site
+	chunks  bool  // layout: chunks, every filter
 }
 
 // watchAbout is what "feedbench watch -h" says the command does.
-const watchAbout = `For each site size (limits [20], offsets all): times 3 cold builds, then runs feedgen serve --watch
-and times, from the write to the first answer that holds it, edits of the title of the first
-article (target median <= 50ms up to 1,000 articles, <= 150ms above) and new articles, which
-shift every page (target median <= 1.2x the cold build's).
+const watchAbout = `For each site size: times 3 cold builds, then runs feedgen serve --watch and times, from the
+write to the first answer that holds it, edits of the title of the first article and new
+articles, which go first in every collection they join.
+  -layout pages (limits [20], offsets all, no filters): target median for an edit <= 50ms up
+                to 1,000 articles, <= 150ms above; for a new article (every page shifts)
+                <= 1.2x the cold build's.
+  -layout chunks (limits [20 50 100], every filter): target median for an edit and for a new
+                article <= 150ms up to 20,000 articles, <= 300ms above.
 `
 
 // parseWatchFlags returns the plan the flags of "feedbench watch" ask for.
 // Usage errors are printed to stderr before they are returned; -h returns
 // flag.ErrHelp.
 func parseWatchFlags(args []string, stderr io.Writer) (watchPlan, error) {
-	c := newCommandLine("watch", stderr, "[-feedgen PATH] [-edits N] [-sizes N,N] [-dir DIR]", "", watchAbout)
+	c := newCommandLine("watch", stderr, "[-feedgen PATH] [-layout pages|chunks] [-edits N] [-sizes N,N] [-dir DIR]", "-layout chunks -sizes 20000,100000", watchAbout)
 	edits := c.Int("edits", 20, "edits (and new articles) per site size")
 	sizes := c.String("sizes", "1000,10000", "site sizes, comma-separated")
+	layout := c.String("layout", "pages", "`layout` of the sites: pages or chunks")
 	if err := c.parse(args); err != nil {
 		return watchPlan{}, err
 	}
-	plan := watchPlan{feedgen: c.feedgen, dir: c.dir, edits: *edits}
+	plan := watchPlan{feedgen: c.feedgen, dir: c.dir, edits: *edits, chunks: *layout == "chunks"}
+	if *layout != "pages" && *layout != "chunks" {
+		return watchPlan{}, c.usageError("bad layout %q: want pages or chunks", *layout)
+	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
@@ -74,9 +88,23 @@ func runWatch(ctx context.Context, plan watchPlan, out, _ io.Writer) (err error)
 	defer removeRoot(tmp, &err)
 	var t tally
 	for _, n := range plan.sizes {
-		r, err := watchSize(ctx, feedgen, filepath.Join(tmp, strconv.Itoa(n)), n, plan.edits)
+		r, err := watchSize(ctx, feedgen, filepath.Join(tmp, strconv.Itoa(n)), plan.site(n), plan.edits)
 		if err != nil {
 			return fmt.Errorf("%d articles: %w", n, err)
+		}
+		if plan.chunks {
+			target := targetChunksLarge
+			if n <= 20000 {
+				target = targetChunksSmall
+			}
+			for _, m := range []struct {
+				what string
+				ds   []time.Duration
+			}{{"title edit visible ", r.edits}, {"new article visible", r.adds}} {
+				fmt.Fprintf(out, "%6d articles  chunks  %s  median %s  max %s  (%d)   cold build median %s   target median <= %s %s\n",
+					n, m.what, formatSeconds(median(m.ds)), formatSeconds(slicesMax(m.ds)), len(m.ds), formatSeconds(median(r.cold)), formatSeconds(target), t.verdict(median(m.ds) <= target))
+			}
+			continue
 		}
 		target := targetEditLarge
 		if n <= 1000 {
@@ -90,6 +118,14 @@ func runWatch(ctx context.Context, plan watchPlan, out, _ io.Writer) (err error)
 	}
 	fmt.Fprintln(out, t)
 	return nil
+}
+
+// site is the site of n articles the plan measures.
+func (plan watchPlan) site(n int) corpus.Options {
+	if plan.chunks {
+		return corpus.Options{Articles: n, Limits: scaleLimits, Offsets: listing.OffsetsAll, Layout: "chunks", Seed: 1, Filters: listing.FilterNames()}
+	}
+	return corpus.Options{Articles: n, Limits: []int{20}, Offsets: "all", Seed: 1}
 }
 
 func slicesMax(ds []time.Duration) time.Duration {
@@ -110,9 +146,9 @@ var publishedRE = regexp.MustCompile(`(?m)^published: .*$`)
 // watchSize measures one site size: cold builds for reference, then a
 // preview server with edits and new articles timed from the write to the
 // first answer that holds them.
-func watchSize(ctx context.Context, feedgen, dir string, n, edits int) (watchResult, error) {
+func watchSize(ctx context.Context, feedgen, dir string, opt corpus.Options, edits int) (watchResult, error) {
 	var r watchResult
-	opt := corpus.Options{Articles: n, Limits: []int{20}, Offsets: "all", Seed: 1}
+	n := opt.Articles
 	if _, err := corpus.Write(dir, opt); err != nil {
 		return r, err
 	}

@@ -19,6 +19,8 @@ func TestParseWatchFlags(t *testing.T) {
 		{nil, watchPlan{edits: 20, sizes: []int{1000, 10000}}, false},
 		{[]string{"-edits", "3", "-sizes", "200, 500", "-feedgen", "/bin/feedgen", "-dir", "/tmp/x"},
 			watchPlan{feedgen: "/bin/feedgen", dir: "/tmp/x", edits: 3, sizes: []int{200, 500}}, false},
+		{[]string{"-layout", "chunks", "-sizes", "20000"}, watchPlan{edits: 20, sizes: []int{20000}, chunks: true}, false},
+		{[]string{"-layout", "tiles"}, watchPlan{}, true},
 		{[]string{"-sizes", "100,x"}, watchPlan{}, true},
 		{[]string{"-sizes", "0"}, watchPlan{}, true},
 		{[]string{"extra"}, watchPlan{}, true},
