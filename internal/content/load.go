@@ -425,27 +425,26 @@ func (l *Loader) remember(w *walked) {
 	if !l.Cache {
 		return
 	}
+	put := func(m map[string]cached) map[string]cached {
+		for _, e := range w.files {
+			m[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
+		}
+		return m
+	}
 	// The cache is written over where it holds the same files and more:
 	// a rebuild of the preview, one file changed or new, makes no new map.
 	next := l.cache
 	if len(next) > len(w.files) {
 		next = make(map[string]cached, len(w.files))
 	}
+	if len(put(next)) != len(w.files) {
+		next = put(make(map[string]cached, len(w.files))) // files gone: only those of this Load
+	}
 	var order []string
 	if w.clean {
 		order = make([]string, len(w.files))
-	}
-	for i, e := range w.files {
-		next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
-		if order != nil {
+		for i, e := range w.files {
 			order[i] = e.name
-		}
-	}
-	if len(next) != len(w.files) {
-		// Files gone: only those of this Load.
-		next = make(map[string]cached, len(w.files))
-		for _, e := range w.files {
-			next[e.name] = cached{stamp: e.stamp, size: e.size, sum: e.sum, result: e.result()}
 		}
 	}
 	l.cache, l.order = next, order
