@@ -36,10 +36,17 @@ type assembly struct {
 	// sentAt is when a page that starts in each chunk was last sent (see
 	// page.sentAt): pages sent that often are spliced.
 	sentAt []uint32
+	// fetch, in a build of a bucket, names each chunk in the bucket, read
+	// when a page needs it (bodies are then nil); remote reads it.
+	fetch  []remoteRef
+	remote *remote
 }
 
 // recentlySent is page.recentlySent for the pages that start in chunk k.
 func (a *assembly) recentlySent(k int, now time.Time) bool {
+	if a.fetch != nil {
+		return false // in Go memory: never spliced
+	}
 	ms := max(uint32(now.UnixMilli()), 1) // 0 is never
 	last := atomic.LoadUint32(&a.sentAt[k])
 	if last != ms {
@@ -60,8 +67,9 @@ func (a *assembly) chunkOf(i int) int {
 // chunkBody is the bytes of a chunk and what keeps them: a store, or the
 // mapping of its file (pf).
 type chunkBody struct {
-	data []byte
-	pf   *pageFile
+	data   []byte
+	pf     *pageFile
+	remote bool // neither: in the bucket (see build_remote.go)
 }
 
 // loadChunks is the loader of the chunks layout (see layoutServers):
@@ -133,6 +141,10 @@ func (hb *heldBuild) holdKnown(ctx context.Context, files []manifest.File, src l
 				hb.chunks[sum] = b
 				continue
 			}
+		}
+		if src.remote != nil && !layout.Classify(f.Path).Names() {
+			hb.chunks[sum] = chunkBody{remote: true} // read when a page needs it
+			continue
 		}
 		if src.fsys == nil && src.dir == nil {
 			return nil, fmt.Errorf("%s is neither in memory nor in a folder", f.Path)
@@ -333,6 +345,9 @@ func (hb *heldBuild) assembleFrom(c *collection, indexes map[string]indexFile, p
 		sums:   make([][sha256.Size]byte, len(ix.Chunks)),
 		sentAt: make([]uint32, len(ix.Chunks)),
 	}
+	if hb.remote != nil {
+		a.fetch, a.remote = make([]remoteRef, len(ix.Chunks)), hb.remote
+	}
 	for k := range ix.Chunks {
 		r, sum := &ix.Chunks[k], sums[k]
 		b, ok := hb.chunks[sum]
@@ -341,6 +356,9 @@ func (hb *heldBuild) assembleFrom(c *collection, indexes map[string]indexFile, p
 		}
 		if ok && isChunk[k] {
 			a.bodies[k] = b.data
+			if b.remote {
+				a.fetch[k] = remoteRef{path: r.Path, size: int64(r.Size), sum: sum}
+			}
 		}
 		a.first[k], a.sums[k] = len(a.ends), sum
 		for _, e := range r.Ends {
@@ -366,7 +384,8 @@ func (hb *heldBuild) checkLeaf(name string, l *parsedLeaf, sum [sha256.Size]byte
 	for k := range l.Chunks {
 		r := &l.Chunks[k]
 		b, ok := hb.chunks[l.sums[k]]
-		if !ok || !l.isChunk[k] {
+		if !ok || !l.isChunk[k] || b.remote {
+			// A chunk of a bucket is checked when it is read.
 			whole = false
 			continue
 		}
@@ -447,17 +466,18 @@ func (a *assembled) clearParts() {
 
 // assemble puts together page (limit, offset) of c, offset < c.count
 // (offsetText is the offset as the query gave it, canonical), into a. It
-// returns false when a chunk it needs is unavailable (partial).
+// returns an error when a chunk it needs is unavailable (partial), or
+// could not be read from the bucket.
 //
 // The entity tag is the SHA-256 of the head and, for each slice, the
 // SHA-256 of its chunk and where the slice is in it: what the body is
 // made of, so that it changes whenever the body does, and costs a hash of
 // a few hundred bytes, not of the page. The page a connection was last
 // answered (a hot one) keeps its head and tag.
-func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, offsetText string) bool {
+func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, offsetText string) error {
 	as := c.asm
 	if as == nil {
-		return false
+		return errUnavailable
 	}
 	same := a.size > 0 && a.build == hb.manifestSum && a.dir == c.dir && a.limit == limit && a.offset == offset
 	if !same {
@@ -471,9 +491,16 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 	last := min(offset+limit, c.count) - 1
 	for i, k := offset, a.k; i <= last; k++ {
 		body := as.bodies[k]
+		if body == nil && as.fetch != nil && as.fetch[k].path != "" {
+			var err error
+			if body, err = as.remote.get(as.fetch[k], as.chunkCheck(k)); err != nil {
+				a.clearParts()
+				return err
+			}
+		}
 		if body == nil {
 			a.clearParts()
-			return false
+			return errUnavailable
 		}
 		start := 1
 		if i > as.first[k] {
@@ -505,8 +532,12 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 	}
 	a.size = size + len(tail)
 	a.pg = page{etag: a.etag[:]}
-	return true
+	return nil
 }
+
+// errUnavailable is the error of assemble for a page that needs a chunk
+// the build does not hold (see heldBuild.unavailable).
+var errUnavailable = errors.New("a chunk of the page did not match the manifest")
 
 func appendUint32(b []byte, v uint32) []byte {
 	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))

@@ -54,11 +54,17 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 			}
 		}
 	}
+	if s.remote != nil {
+		fsys = newRemoteFS(ctx, s.remote)
+	}
 	if m == nil {
 		if fsys == nil {
 			return false, errors.New("no build to load: no folder, and none installed")
 		}
 		r, err := manifest.ReadContext(ctx, fsys)
+		if s.remote != nil && errors.Is(err, manifest.ErrNoBuild) {
+			err = errNoPublished
+		}
 		if err == nil {
 			err = validate(r.Manifest)
 		}
@@ -83,7 +89,7 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 		batch.Discard()
 		return false, nil
 	}
-	hb, err := loadBuild(ctx, data, m, loadSource{fsys: fsys, dir: dir, prev: cur, fresh: batch, slack: s.compactSlack, partial: partial})
+	hb, err := loadBuild(ctx, data, m, loadSource{fsys: fsys, dir: dir, remote: s.remote, prev: cur, fresh: batch, slack: s.compactSlack, partial: partial})
 	if err != nil {
 		batch.Discard()
 		if nr := (notReadyError{}); held && errors.As(err, &nr) {
@@ -127,6 +133,10 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 	}
 	return true, nil
 }
+
+// errNoPublished is the error of loading from a bucket without a
+// manifest.
+var errNoPublished = fmt.Errorf("no build here (no %s): publish one with feedgen publish first: %w", manifest.Name, fs.ErrNotExist)
 
 // openFolder opens the output folder of the builds served.
 func openFolder(folder string) (*os.Root, error) {
@@ -189,6 +199,10 @@ func (s *Server) Install(h Handover) (bool, error) {
 // served in part (see New) is loaded again the same way, silently, until
 // its pages match or the next build replaces it.
 func (s *Server) FollowBuilds(ctx context.Context) {
+	if s.remote != nil {
+		s.followBucket(ctx)
+		return
+	}
 	dir := s.opt.Source.folder()
 	w := s.watch(dir)
 	var (
@@ -319,5 +333,81 @@ func (f *follower) poll(ctx context.Context) {
 	}
 	if f.s.opt.onPoll != nil {
 		f.s.opt.onPoll()
+	}
+}
+
+// followBucket is FollowBuilds for the builds of a bucket (Bucket).
+// publish uploads a build's manifest last, so a new build is there once
+// the manifest changed: every PollInterval, and at once when a request
+// finds a body of the build served replaced (see remoteFailed), the
+// manifest's ETag is asked for (a HEAD request: an unchanged manifest is
+// not read), and a new one is loaded, its indexes read and checked, and
+// switched to. The build served stays served meanwhile, and after any
+// failure; each failure is logged once, not again until it changes.
+func (s *Server) followBucket(ctx context.Context) {
+	poll := time.NewTicker(s.opt.PollInterval)
+	defer poll.Stop()
+	// While a request waits for a newer build (a body of the build served
+	// was replaced: a publish is under way), the manifest is checked
+	// again RetryInterval after the last check, doubling up to a second
+	// (or PollInterval), not only on the ticker.
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	wait := s.opt.RetryInterval
+	var etag, lastErr string
+	check := func() {
+		actx, cancel := context.WithTimeout(ctx, s.opt.FetchTimeout)
+		a, err := s.remote.bucket.Attributes(actx, manifest.Name)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		s.remote.note(err)
+		if err != nil || (a.ETag == etag && etag != "") {
+			return
+		}
+		_, err = s.reload(ctx, false)
+		if ctx.Err() != nil {
+			return
+		}
+		if s.opt.onAttempt != nil {
+			s.opt.onAttempt(err)
+		}
+		if err == nil {
+			etag, lastErr = a.ETag, ""
+			return
+		}
+		if msg := err.Error(); msg != lastErr {
+			lastErr = msg
+			fmt.Fprintf(s.log, "%s: not switching builds: %v; still serving the %s\n", s.opt.Source, err, s.cur.Load().describe())
+		}
+	}
+	checkStale := func() {
+		check()
+		if s.cur.Load().staleAt.Load() != 0 {
+			retry.Reset(wait)
+			wait = min(2*wait, s.opt.PollInterval, time.Second)
+		} else {
+			wait = s.opt.RetryInterval
+		}
+	}
+	if s.opt.onWatching != nil {
+		s.opt.onWatching()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.nudge:
+			checkStale()
+		case <-retry.C:
+			checkStale()
+		case <-poll.C:
+			check()
+			if s.opt.onPoll != nil {
+				s.opt.onPoll()
+			}
+		}
 	}
 }

@@ -81,6 +81,9 @@ type heldBuild struct {
 	// dir is the output folder, open, when the pages are sent from their
 	// files (nil when every body is in memory).
 	dir *pageDir
+	// remote is the bucket the bodies are read from (Bucket); nil for
+	// any other source.
+	remote *remote
 	// replaced is closed when the server switches to another build: a
 	// request that found one of this build's page files replaced by a
 	// newer build waits for it (see Server.openBody).
@@ -121,10 +124,11 @@ type page struct {
 	// file (file) when the file was mapped at load, or in the Go heap (a
 	// page past the end); nil when the file is not mapped.
 	body   []byte
-	st     *store    // the store of body; nil when body is not in one
-	file   *pageFile // the page's file, for a build served from its folder
-	etag   []string  // the quoted SHA-256 of the body
-	length []string  // the body's length in decimal
+	st     *store     // the store of body; nil when body is not in one
+	file   *pageFile  // the page's file, for a build served from its folder
+	remote *remoteRef // or the page's file in the bucket (see build_remote.go)
+	etag   []string   // the quoted SHA-256 of the body
+	length []string   // the body's length in decimal
 	// sentAt is when the page was last sent, in milliseconds of the
 	// wall clock, wrapping around (0: never): the one field that changes
 	// after the load, only through recentlySent.
@@ -158,6 +162,9 @@ func (p *page) unavailable() bool { return p.etag == nil }
 
 // size is the length of the page's body.
 func (p *page) size() int {
+	if p.remote != nil && p.body == nil {
+		return int(p.remote.size)
+	}
 	if p.file != nil {
 		return int(p.file.id.size)
 	}

@@ -71,7 +71,7 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
 	}
 	if hb.layout.Assembled {
-		return s.decideAssembled(hb, c, q, cond, asm)
+		return s.decideAssembled(hb, c, q, method, rawQuery, cond, asm)
 	}
 	lp := c.lookup(q.Limit)
 	if lp == nil {
@@ -97,6 +97,14 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 	if cond != nil && notModified(cond, pg.etag[0], hb.buildTime) {
 		r.status = http.StatusNotModified
 	}
+	if pg.remote != nil && r.status == http.StatusOK && method != http.MethodHead {
+		var err error
+		if r.page, err = hb.remote.page(pg); err != nil {
+			return s.remoteFailed(hb, err, func(next *heldBuild) reply {
+				return s.decide(next, method, path, rawQuery, cond, asm)
+			})
+		}
+	}
 	return r
 }
 
@@ -116,14 +124,16 @@ func (s *Server) methodReply(method string) (r reply, answered bool) {
 // decideAssembled answers query q for collection c of a build whose pages
 // are assembled from chunks (see build_chunks.go): any limit the layout
 // answers at any offset.
-func (s *Server) decideAssembled(hb *heldBuild, c *collection, q listing.Query, cond *conditions, asm *assembled) reply {
+func (s *Server) decideAssembled(hb *heldBuild, c *collection, q listing.Query, method, rawQuery string, cond *conditions, asm *assembled) reply {
 	r := reply{status: http.StatusOK, listing: true, modified: hb.lastModified}
 	if off, small := canonical(q.Offset); small && off < c.count {
 		if asm == nil {
 			asm = new(assembled)
 		}
-		if !hb.assemble(asm, c, q.Limit, off, q.Offset) {
-			return s.unavailableReply()
+		if err := hb.assemble(asm, c, q.Limit, off, q.Offset); err != nil {
+			return s.remoteFailed(hb, err, func(next *heldBuild) reply {
+				return s.decide(next, method, ListPath, rawQuery, cond, asm)
+			})
 		}
 		r.page, r.asm = &asm.pg, asm
 	} else {

@@ -68,5 +68,13 @@ func (s *Server) decideFeed(hb *heldBuild, method string, f int, rawQuery string
 	if cond != nil && notModified(cond, fp.pg.etag[0], fp.lastMod) {
 		r.status = http.StatusNotModified
 	}
+	if fp.pg.remote != nil && r.status == http.StatusOK && method != http.MethodHead {
+		var err error
+		if r.page, err = hb.remote.page(&fp.pg); err != nil {
+			return s.remoteFailed(hb, err, func(next *heldBuild) reply {
+				return s.decideFeed(next, method, f, rawQuery, cond)
+			})
+		}
+	}
 	return r
 }

@@ -19,7 +19,10 @@
 // body_files.go). Pages are replaced by rename, never changed in place, so
 // the inode is the build's bytes for as long as it exists. The bodies of
 // any other build (Archive, such as a bundle; Pushed, the preview's
-// builds handed over in memory) are held in memory, outside the Go heap.
+// builds handed over in memory) are held in memory, outside the Go heap;
+// but those of a build in a bucket (Bucket), which are read from the
+// bucket when a request needs them, into a cache of bounded size, and
+// checked then (see build_remote.go).
 //
 // The files, by job (their names start with it):
 //
@@ -35,13 +38,15 @@
 //     through net/http (ServeHTTP); transport_accesslog.go: the access
 //     log.
 //   - build_*.go: the builds served. build_source.go: where they come
-//     from (Folder, Archive, Pushed, a Handover); build_held.go: a build
+//     from (Folder, Archive, Pushed, Bucket, a Handover); build_remote.go:
+//     reading a build's bodies from a bucket, and its cache;
+//     build_held.go: a build
 //     as a set of collections and their pages; build_layouts.go: the
 //     server's loader of each layout (layout.Layouts) and loadBuild;
 //     build_load.go: loading a build of pages from its manifest and page
 //     files; build_chunks.go: of chunks, and assembling its pages;
 //     build_follow.go: switching to a
-//     new one (Reload, Install, FollowBuilds); build_batch.go: bodies
+//     new one (Reload, Install, FollowBuilds, of a folder or a bucket); build_batch.go: bodies
 //     handed over in memory. New serves a build whose pages do not all
 //     match its manifest, in part, once no build is writing the folder
 //     (internal/outdir's Busy tells): a page whose file did not match is

@@ -1,0 +1,346 @@
+package server
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/feedgen/feedgen/internal/chunk"
+	"github.com/feedgen/feedgen/internal/manifest"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// A build served from a bucket (Bucket) is read as publish wrote it: its
+// manifest, and, in the chunks layout, its indexes, when it is loaded;
+// the bodies (chunks, page files, feeds) only when a request needs them,
+// through a cache of bounded size shared by every build the server
+// loads (a body is known by its SHA-256). Each body read is checked
+// against the manifest (its size and SHA-256; a chunk, against its
+// index too) before it is sent or kept. Bodies read from a bucket are Go
+// memory, sent by copying (never spliced: see page.recentlySent), kept
+// alive by the answer that holds them; the cache lets go of them, never
+// frees them. So that the bodies let go do not pile up until the
+// collector's next cycle (at twice the heap it found live), the cache
+// holds at most three quarters of its size, and asks for a collection
+// each time it has let go of an eighth: the memory of the bodies stays
+// within the cache's size. A collection marks little: bodies hold no
+// pointers.
+
+// DefaultCacheSize is the default of the bytes of bodies a server of a
+// bucket keeps in memory (serve --cache-size).
+const DefaultCacheSize = 256 << 20
+
+// DefaultFetchTimeout is the default of Options.FetchTimeout.
+const DefaultFetchTimeout = 5 * time.Second
+
+// maxRemoteFile is the largest manifest or index a server of a bucket
+// reads: a bound on the memory one file can take, far above any build's.
+const maxRemoteFile = 1 << 30
+
+// remoteRef names a body in the bucket: its key, size and SHA-256, as the
+// manifest (or an index) gives them.
+type remoteRef struct {
+	path string
+	size int64
+	sum  [sha256.Size]byte
+}
+
+// errReplaced is the error of a page file (or feed) whose bytes in the
+// bucket are no longer those of the build that names it: a publish has
+// written the next build's over it.
+var errReplaced = errors.New("replaced by a newer build")
+
+// remote is the bucket of a server and its cache of bodies.
+type remote struct {
+	bucket  *blob.Bucket
+	timeout time.Duration // of each read of a body
+	log     io.Writer
+
+	mu      sync.Mutex
+	entries map[[sha256.Size]byte]*list.Element // of lru: each *remoteEntry
+	lru     list.List                           // most recently used first
+	held    int64                               // bytes of the entries read
+	max     int64                               // of held: 3/4 of the cache's size
+	// letGo is the bytes of bodies let go since the last collection asked
+	// for; one is asked for at room (1/8 of the cache's size).
+	letGo, room int64
+	collecting  atomic.Bool // a collection asked for is running
+	failing     string      // the last failure logged; "" while the bucket answers
+}
+
+// remoteEntry is one body in the cache, or being read (done open).
+type remoteEntry struct {
+	sum  [sha256.Size]byte
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+func newRemote(b *blob.Bucket, cacheSize int64, timeout time.Duration, log io.Writer) *remote {
+	if cacheSize <= 0 {
+		cacheSize = DefaultCacheSize
+	}
+	return &remote{bucket: b, timeout: timeout, log: log, max: cacheSize / 4 * 3, room: cacheSize / 8,
+		entries: map[[sha256.Size]byte]*list.Element{}}
+}
+
+// get returns the body ref names: from the cache, or read from the
+// bucket and checked against ref (and by check, when not nil) once,
+// however many requests ask for it meanwhile. A body that does not
+// match gives errReplaced (wrapped); one the bucket does not have,
+// fs.ErrNotExist.
+func (r *remote) get(ref remoteRef, check func([]byte) error) ([]byte, error) {
+	r.mu.Lock()
+	if el, ok := r.entries[ref.sum]; ok {
+		e := el.Value.(*remoteEntry)
+		r.lru.MoveToFront(el)
+		r.mu.Unlock()
+		<-e.done
+		if e.err == nil && int64(len(e.data)) == ref.size {
+			return e.data, nil
+		}
+		if e.err != nil {
+			return nil, e.err
+		}
+		return nil, fmt.Errorf("%s: %w", ref.path, errReplaced)
+	}
+	e := &remoteEntry{sum: ref.sum, done: make(chan struct{})}
+	el := r.lru.PushFront(e)
+	r.entries[ref.sum] = el
+	r.mu.Unlock()
+
+	data, err := r.read(ref, check)
+
+	r.mu.Lock()
+	e.data, e.err = data, err
+	if e.err != nil {
+		// Not kept: the next request reads it again.
+		if r.entries[ref.sum] == el {
+			delete(r.entries, ref.sum)
+			r.lru.Remove(el)
+		}
+	} else {
+		r.held += int64(len(e.data))
+		r.evict()
+	}
+	r.noteLocked(e.err)
+	r.mu.Unlock()
+	close(e.done)
+	return e.data, e.err
+}
+
+// evict lets go of the least recently used bodies read until those kept
+// fit in max. The caller holds mu.
+func (r *remote) evict() {
+	for el := r.lru.Back(); el != nil && r.held > r.max; {
+		prev := el.Prev()
+		if e := el.Value.(*remoteEntry); e.data != nil {
+			r.held -= int64(len(e.data))
+			r.letGo += int64(len(e.data))
+			delete(r.entries, e.sum)
+			r.lru.Remove(el)
+		}
+		el = prev
+	}
+	if r.letGo >= r.room && r.collecting.CompareAndSwap(false, true) {
+		r.letGo = 0
+		go func() {
+			runtime.GC()
+			r.collecting.Store(false)
+		}()
+	}
+}
+
+// read reads the body ref names from the bucket, within the timeout.
+func (r *remote) read(ref remoteRef, check func([]byte) error) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	rd, err := r.bucket.NewReader(ctx, ref.path, nil)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, fmt.Errorf("%s: %w", ref.path, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("reading %s: %w", ref.path, err)
+	}
+	defer rd.Close()
+	data, err := manifest.ReadChecked(rd, manifest.File{Path: ref.path, Size: ref.size, SHA256: fmt.Sprintf("%x", ref.sum)}, nil)
+	var mm *manifest.Mismatch
+	if errors.As(err, &mm) {
+		return nil, fmt.Errorf("%w: %w", mm, errReplaced)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(data); err != nil {
+			return nil, fmt.Errorf("%w: %w", err, errReplaced)
+		}
+	}
+	return data[:len(data):len(data)], nil
+}
+
+// note logs a change of the bucket's state: the first failure of a
+// series (and any other after it), and that it answers again.
+func (r *remote) note(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.noteLocked(err)
+}
+
+func (r *remote) noteLocked(err error) {
+	switch {
+	case err == nil && r.failing != "":
+		r.failing = ""
+		fmt.Fprintln(r.log, "the bucket answers again")
+	case err != nil && !errors.Is(err, errReplaced) && !errors.Is(err, fs.ErrNotExist):
+		msg := err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg = fmt.Sprintf("no answer within %s", r.timeout)
+		}
+		if msg != r.failing {
+			r.failing = msg
+			fmt.Fprintf(r.log, "the bucket does not answer: %s; still serving the build loaded, 503 for what is not in memory\n", msg)
+		}
+	}
+}
+
+// cached returns the bytes of bodies the cache keeps.
+func (r *remote) cached() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+// chunkCheck returns the check of a chunk read from the bucket against
+// its articles' ends in the index (as assembly a has them: chunk k).
+func (a *assembly) chunkCheck(k int) func([]byte) error {
+	return func(data []byte) error {
+		end := len(a.ends)
+		if k+1 < len(a.first) {
+			end = a.first[k+1]
+		}
+		ends := make([]int, 0, end-a.first[k])
+		for _, e := range a.ends[a.first[k]:end] {
+			ends = append(ends, int(e))
+		}
+		return chunk.CheckChunk(&chunk.Ref{Path: a.fetch[k].path, Size: int(a.fetch[k].size), Ends: ends}, data)
+	}
+}
+
+// remoteFS is the bucket as an fs.FS for one load (manifest.ReadContext
+// and the loaders read the manifest and the indexes through it): each
+// file is read whole at Open, with ctx, and kept, so that a file read
+// twice in one load (an index, by Expand and then by the loader) is
+// read from the bucket once.
+type remoteFS struct {
+	ctx     context.Context
+	bucket  *blob.Bucket
+	timeout time.Duration // of each file
+	mu      sync.Mutex
+	read    map[string][]byte
+}
+
+func newRemoteFS(ctx context.Context, r *remote) *remoteFS {
+	// A manifest or an index may be larger than any body: more time.
+	return &remoteFS{ctx: ctx, bucket: r.bucket, timeout: 6 * r.timeout, read: map[string][]byte{}}
+}
+
+func (f *remoteFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f.mu.Lock()
+	data, ok := f.read[name]
+	f.mu.Unlock()
+	if !ok {
+		var err error
+		if data, err = f.readAll(name); err != nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		}
+		f.mu.Lock()
+		f.read[name] = data
+		f.mu.Unlock()
+	}
+	return &remoteFile{name: name, Reader: bytes.NewReader(data), size: int64(len(data))}, nil
+}
+
+// readAll reads the object name whole: at most maxRemoteFile bytes.
+func (f *remoteFS) readAll(name string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(f.ctx, f.timeout)
+	defer cancel()
+	rd, err := f.bucket.NewReader(ctx, name, nil)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, fs.ErrNotExist
+		}
+		return nil, err
+	}
+	defer rd.Close()
+	if rd.Size() > maxRemoteFile {
+		return nil, fmt.Errorf("%d bytes, more than a build's file can be", rd.Size())
+	}
+	data := make([]byte, 0, rd.Size()+1)
+	buf := bytes.NewBuffer(data)
+	if _, err := buf.ReadFrom(io.LimitReader(rd, maxRemoteFile+1)); err != nil {
+		return nil, err
+	}
+	if buf.Len() > maxRemoteFile {
+		return nil, fmt.Errorf("more than %d bytes, more than a build's file can be", maxRemoteFile)
+	}
+	return buf.Bytes(), nil
+}
+
+// remoteFile is a file of a remoteFS, read.
+type remoteFile struct {
+	*bytes.Reader
+	name string
+	size int64
+}
+
+func (f *remoteFile) Stat() (fs.FileInfo, error) { return remoteInfo{f}, nil }
+func (f *remoteFile) Close() error               { return nil }
+
+type remoteInfo struct{ f *remoteFile }
+
+func (i remoteInfo) Name() string       { return path.Base(i.f.name) }
+func (i remoteInfo) Size() int64        { return i.f.size }
+func (i remoteInfo) Mode() fs.FileMode  { return 0o444 }
+func (i remoteInfo) ModTime() time.Time { return time.Time{} }
+func (i remoteInfo) IsDir() bool        { return false }
+func (i remoteInfo) Sys() any           { return nil }
+
+// page returns page pg of a build of the bucket with its body, read from
+// the bucket (or the cache).
+func (r *remote) page(pg *page) (*page, error) {
+	body, err := r.get(*pg.remote, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &page{body: body, etag: pg.etag, length: pg.length}, nil
+}
+
+// remoteFailed is the answer to a request of build hb that needed a body
+// hb does not hold, or that could not be read from the bucket (err). A
+// body the bucket no longer has as hb names it was replaced, or deleted,
+// by a newer build: the request waits for the server to switch to it
+// (see waitSwitch) and is decided again from it (redo). Past that, or
+// for a bucket that does not answer, it is answered 503.
+func (s *Server) remoteFailed(hb *heldBuild, err error, redo func(*heldBuild) reply) reply {
+	if hb.remote != nil && (errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist)) {
+		if next := s.waitSwitch(hb); next != nil && next != hb {
+			return redo(next)
+		}
+	}
+	return s.unavailableReply()
+}
