@@ -64,6 +64,9 @@ type serveBucketOptions struct {
 	cacheBytes int64 // cacheSize, read
 }
 
+// minCacheSize is the smallest --cache-size.
+const minCacheSize = 4 << 20
+
 // bucketEnv names the environment variable of the BUCKET_URL serve serves
 // without --dir (and --config): a container's image sets it.
 const bucketEnv = "FEEDGEN_BUCKET_URL"
@@ -82,8 +85,11 @@ func (o *serveBucketOptions) check() error {
 		return usageError{errors.New("--config and a bucket's --dir do not go together: serve --dir BUCKET_URL serves what was published there")}
 	}
 	n, err := humanize.ParseBytes(o.cacheSize)
-	if err != nil || n == 0 || n > 1<<50 {
+	if err != nil || n > 1<<50 {
 		return usageError{fmt.Errorf("--cache-size %q: want a size, e.g. 256MiB or 2GB", o.cacheSize)}
+	}
+	if n < minCacheSize {
+		return usageError{fmt.Errorf("--cache-size %s: want %s or more: a chunk or page is read whole", o.cacheSize, humanize.IBytes(minCacheSize))}
 	}
 	o.cacheBytes = int64(n)
 	if o.poll <= 0 {
@@ -140,7 +146,7 @@ func runServeBundle(ctx context.Context, o *serveBundleOptions) error {
 }
 
 // watchOnly refuses the flags of the site to build, which only serve
-// --watch takes.
+// --watch takes, and those of a bucket without --dir.
 func watchOnly(set func(flag string) bool) error {
 	for _, f := range []string{"cache-size", "poll"} {
 		if set(f) && !set("dir") {
@@ -168,6 +174,11 @@ type previewOptions struct {
 func (o *previewOptions) check() error {
 	if o.set("dir") {
 		return usageError{errors.New("--dir and --watch do not go together: --watch builds the site of --config (and --out)")}
+	}
+	for _, f := range []string{"cache-size", "poll"} {
+		if o.set(f) {
+			return usageError{fmt.Errorf("--%s is for serve --dir BUCKET_URL: --watch serves the site it builds", f)}
+		}
 	}
 	if err := o.site.check(o.getenv, o.set); err != nil {
 		return err

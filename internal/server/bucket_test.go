@@ -343,6 +343,16 @@ func TestBucketStalled(t *testing.T) {
 	if as := s.cur.Load().main.asm; as.chunkOf(s.cur.Load().main.count-1) == as.chunkOf(4) {
 		t.Fatal("the main listing has one chunk: the test needs two")
 	}
+	// A HEAD is answered from the index, without reading the chunk, and
+	// so is a conditional GET answered 304.
+	head := answer(t, addr, "HEAD", far, "")
+	tag := etagIn(head)
+	if !strings.HasPrefix(head, "HTTP/1.1 200") || tag == "" {
+		t.Fatalf("bucket stopped, HEAD %s: %.300q", far, head)
+	}
+	if got := answer(t, addr, "GET", far, "If-None-Match: "+tag+"\r\n"); !strings.HasPrefix(got, "HTTP/1.1 304") {
+		t.Errorf("bucket stopped, GET %s If-None-Match: %.300q", far, got)
+	}
 	for range 3 {
 		start := time.Now()
 		got := answer(t, addr, "GET", far, "")
@@ -398,6 +408,89 @@ func TestBucketDeletedChunk(t *testing.T) {
 	})
 }
 
+// TestBucketGone kills the bucket's server: the requests that need it are
+// answered 503, and the log says the bucket does not answer once, however
+// many requests and checks of the manifest fail, each naming another
+// file.
+func TestBucketGone(t *testing.T) {
+	site := chunkSite(t)
+	v := versitytest.Start(t)
+	u, _ := v.NewBucket(t)
+	b := openBucket(t, u)
+	publishOut(t, b, site.out)
+	polls := make(chan struct{}, 1)
+	s, log := newServer(t, Options{Source: Bucket(u, b, 0), PollInterval: 10 * time.Millisecond, onPoll: func() {
+		select {
+		case polls <- struct{}{}:
+		default:
+		}
+	}})
+	addr := strings.TrimPrefix(serve(t, s), "http://")
+	if err := v.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	v.Process.Wait()
+	for i := range 20 {
+		target := listing.Path + "?limit=1&offset=" + strconv.Itoa(i*7)
+		if got := answer(t, addr, "GET", target, ""); !strings.HasPrefix(got, "HTTP/1.1 503") {
+			t.Fatalf("bucket gone, GET %s: %.300q", target, got)
+		}
+	}
+	for range 3 {
+		<-polls // checks of the manifest that failed too
+	}
+	if n := strings.Count(log.String(), "the bucket does not answer"); n != 1 {
+		t.Errorf("the log says the bucket does not answer %d times, want once:\n%s", n, log.String())
+	}
+}
+
+// TestBucketFeedDate: the Last-Modified of a collection's feeds is read
+// from one of them when a request first needs it; while that feed cannot
+// be read, its feeds are answered 503, and once it can, as from the
+// build's folder.
+func TestBucketFeedDate(t *testing.T) {
+	site := bucketSites(t, 30)[layout.ChunksName]
+	u := "file://" + filepath.ToSlash(t.TempDir())
+	b := openBucket(t, u)
+	publishOut(t, b, site.out)
+	folder, _ := newServer(t, Options{Source: Folder(site.out)})
+	want := strings.TrimPrefix(serve(t, folder), "http://")
+	s, _ := newServer(t, Options{Source: Bucket(u, b, 0), SwitchTimeout: 10 * time.Millisecond, PollInterval: time.Hour})
+	addr := strings.TrimPrefix(serve(t, s), "http://")
+	kept := map[string][]byte{}
+	for _, f := range syndication.Formats() {
+		p := layout.FeedPath(listing.Dir, f)
+		data, err := b.ReadAll(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept[p] = data
+		if err := b.Delete(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range syndication.Formats() {
+		for _, method := range []string{"GET", "HEAD"} {
+			if got := answer(t, addr, method, listing.Path+f.File, ""); !strings.HasPrefix(got, "HTTP/1.1 503") {
+				t.Fatalf("%s %s, the feeds deleted: %.300q", method, f.File, got)
+			}
+		}
+	}
+	for p, data := range kept {
+		if err := b.WriteAll(context.Background(), p, data, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range syndication.Formats() {
+		for _, method := range []string{"GET", "HEAD"} {
+			w := answer(t, want, method, listing.Path+f.File, "")
+			if got := answer(t, addr, method, listing.Path+f.File, ""); got != w {
+				t.Fatalf("%s %s, the feeds back:\n got %.300q\nwant %.300q", method, f.File, got, w)
+			}
+		}
+	}
+}
+
 // TestBucketNoBuild: a bucket without a build is refused at start, saying
 // to publish one.
 func TestBucketNoBuild(t *testing.T) {
@@ -437,7 +530,7 @@ func TestRemoteCache(t *testing.T) {
 	}{
 		{"a", "a"}, {"b", "ba"}, {"a", "ab"}, {"c", "ca"}, {"b", "bc"},
 	} {
-		data, err := r.get(refs[step.get], nil)
+		data, err := r.get(refs[step.get], nil, r.deadline())
 		if err != nil || string(data) != strings.Repeat(step.get, 100) {
 			t.Fatalf("get %s: %q, %v", step.get, data, err)
 		}
@@ -447,10 +540,10 @@ func TestRemoteCache(t *testing.T) {
 	}
 	bad := refs["a"]
 	bad.sum[0]++
-	if _, err := r.get(bad, nil); !errors.Is(err, errReplaced) {
+	if _, err := r.get(bad, nil, r.deadline()); !errors.Is(err, errReplaced) {
 		t.Errorf("a body of other bytes: %v, want errReplaced", err)
 	}
-	if _, err := r.get(remoteRef{path: "d", size: 1}, nil); !errors.Is(err, os.ErrNotExist) {
+	if _, err := r.get(remoteRef{path: "d", size: 1}, nil, r.deadline()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a body the bucket lacks: %v, want not exist", err)
 	}
 	if got := kept(); got != "bc" || len(r.entries) != 2 {

@@ -467,17 +467,27 @@ func (a *assembled) clearParts() {
 // assemble puts together page (limit, offset) of c, offset < c.count
 // (offsetText is the offset as the query gave it, canonical), into a. It
 // returns an error when a chunk it needs is unavailable (partial), or
-// could not be read from the bucket.
+// could not be read from the bucket. In a build of a bucket, the chunks
+// not in memory are read (at once, by one deadline) only with bodies:
+// without, the page's head, size and tag are made, not its parts, which
+// is all a HEAD, or a conditional request answered 304, needs.
 //
 // The entity tag is the SHA-256 of the head and, for each slice, the
 // SHA-256 of its chunk and where the slice is in it: what the body is
 // made of, so that it changes whenever the body does, and costs a hash of
 // a few hundred bytes, not of the page. The page a connection was last
 // answered (a hot one) keeps its head and tag.
-func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, offsetText string) error {
+func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, offsetText string, bodies bool) error {
 	as := c.asm
 	if as == nil {
 		return errUnavailable
+	}
+	var fetched [][]byte // the chunks read from the bucket, from a.k on
+	if as.fetch != nil && bodies {
+		var err error
+		if fetched, err = as.read(offset, min(offset+limit, c.count)-1); err != nil {
+			return err
+		}
 	}
 	same := a.size > 0 && a.build == hb.manifestSum && a.dir == c.dir && a.limit == limit && a.offset == offset
 	if !same {
@@ -491,14 +501,11 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 	last := min(offset+limit, c.count) - 1
 	for i, k := offset, a.k; i <= last; k++ {
 		body := as.bodies[k]
-		if body == nil && as.fetch != nil && as.fetch[k].path != "" {
-			var err error
-			if body, err = as.remote.get(as.fetch[k], as.chunkCheck(k)); err != nil {
-				a.clearParts()
-				return err
-			}
-		}
-		if body == nil {
+		switch {
+		case body != nil:
+		case fetched != nil:
+			body = fetched[k-a.k]
+		case as.fetch == nil || as.fetch[k].path == "":
 			a.clearParts()
 			return errUnavailable
 		}
@@ -515,7 +522,11 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 			a.parts = append(a.parts, comma)
 			size++
 		}
-		a.parts = append(a.parts, body[start:end])
+		if body != nil {
+			a.parts = append(a.parts, body[start:end])
+		} else {
+			a.parts = append(a.parts, nil) // in the bucket, not read: see bodies
+		}
 		size += end - start
 		if !same {
 			a.in = append(a.in, as.sums[k][:]...)
@@ -538,6 +549,47 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 // errUnavailable is the error of assemble for a page that needs a chunk
 // the build does not hold (see heldBuild.unavailable).
 var errUnavailable = errors.New("a chunk of the page did not match the manifest")
+
+// read reads from the bucket the chunks that articles first..last of a
+// build of a bucket are in (those not in the cache, at the same time),
+// each checked against the index, by one deadline: their bodies, from
+// the chunk of first on.
+func (a *assembly) read(first, last int) ([][]byte, error) {
+	k0, k1 := a.chunkOf(first), a.chunkOf(last)
+	got := make([][]byte, k1-k0+1)
+	errs := make([]error, len(got))
+	deadline := a.remote.deadline()
+	var wg sync.WaitGroup
+	for k := k0; k <= k1; k++ {
+		if a.bodies[k] != nil || a.fetch[k].path == "" {
+			continue
+		}
+		read := func() { got[k-k0], errs[k-k0] = a.remote.get(a.fetch[k], a.chunkCheck(k), deadline) }
+		if k == k1 {
+			read() // the last here; the others meanwhile
+		} else {
+			wg.Go(read)
+		}
+	}
+	wg.Wait()
+	return got, errors.Join(errs...)
+}
+
+// chunkCheck returns the check of a chunk read from the bucket against
+// its articles' ends in the index (chunk k of a).
+func (a *assembly) chunkCheck(k int) func([]byte) error {
+	return func(data []byte) error {
+		end := len(a.ends)
+		if k+1 < len(a.first) {
+			end = a.first[k+1]
+		}
+		ends := make([]int, 0, end-a.first[k])
+		for _, e := range a.ends[a.first[k]:end] {
+			ends = append(ends, int(e))
+		}
+		return chunk.CheckChunk(&chunk.Ref{Path: a.fetch[k].path, Size: int(a.fetch[k].size), Ends: ends}, data)
+	}
+}
 
 func appendUint32(b []byte, v uint32) []byte {
 	return append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))

@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/fsnotify/fsnotify"
+	"gocloud.dev/gcerrors"
 )
 
 // Reload loads the build in the folder, unless its manifest is the one of
@@ -347,15 +348,28 @@ func (f *follower) poll(ctx context.Context) {
 func (s *Server) followBucket(ctx context.Context) {
 	poll := time.NewTicker(s.opt.PollInterval)
 	defer poll.Stop()
-	// While a request waits for a newer build (a body of the build served
-	// was replaced: a publish is under way), the manifest is checked
-	// again RetryInterval after the last check, doubling up to a second
-	// (or PollInterval), not only on the ticker.
+	// While requests wait for a newer build (a body of the build served
+	// was replaced: a publish is under way), up to SwitchTimeout, the
+	// manifest is checked again RetryInterval after the last check,
+	// doubling up to a second (or PollInterval), not only on the ticker.
+	//
+	// The ETag recorded is the one the HEAD gave before the manifest was
+	// read: the services publish writes to answer a read after a write
+	// with what was written, so the manifest read is that one or newer,
+	// and a newer one has another ETag, seen by the next check.
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
 	wait := s.opt.RetryInterval
 	var etag, lastErr string
+	// failed is the manifest that last failed to load: not tried again
+	// before until.
+	type failedLoad struct {
+		etag  string
+		until time.Time
+		wait  time.Duration
+	}
+	var failed failedLoad
 	check := func() {
 		actx, cancel := context.WithTimeout(ctx, s.opt.FetchTimeout)
 		a, err := s.remote.bucket.Attributes(actx, manifest.Name)
@@ -363,20 +377,39 @@ func (s *Server) followBucket(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.remote.note(err)
-		if err != nil || (a.ETag == etag && etag != "") {
+		switch {
+		case gcerrors.Code(err) == gcerrors.NotFound:
+			err = errNoPublished // an answer: the bucket's manifest is gone
+		case err != nil:
+			s.remote.note(err)
 			return
-		}
-		_, err = s.reload(ctx, false)
-		if ctx.Err() != nil {
-			return
-		}
-		if s.opt.onAttempt != nil {
-			s.opt.onAttempt(err)
+		default:
+			s.remote.note(nil)
+			if a.ETag == etag && etag != "" || a.ETag == failed.etag && time.Now().Before(failed.until) {
+				return
+			}
+			_, err = s.reload(ctx, false)
+			if ctx.Err() != nil {
+				return
+			}
+			if s.opt.onAttempt != nil {
+				s.opt.onAttempt(err)
+			}
 		}
 		if err == nil {
-			etag, lastErr = a.ETag, ""
+			etag, lastErr, failed = a.ETag, "", failedLoad{}
 			return
+		}
+		// A manifest that could not be loaded is tried again, but less
+		// and less often while it stays the same: one that is not ready
+		// (its indexes not all uploaded yet) soon loads; one this feedgen
+		// does not read never does.
+		if a != nil {
+			if a.ETag != failed.etag {
+				failed = failedLoad{etag: a.ETag, wait: s.opt.PollInterval}
+			}
+			failed.until = time.Now().Add(failed.wait)
+			failed.wait = min(2*failed.wait, 5*time.Minute)
 		}
 		if msg := err.Error(); msg != lastErr {
 			lastErr = msg
@@ -385,7 +418,8 @@ func (s *Server) followBucket(ctx context.Context) {
 	}
 	checkStale := func() {
 		check()
-		if s.cur.Load().staleAt.Load() != 0 {
+		at := s.cur.Load().staleAt.Load()
+		if at != 0 && time.Since(time.Unix(0, at)) < s.opt.SwitchTimeout {
 			retry.Reset(wait)
 			wait = min(2*wait, s.opt.PollInterval, time.Second)
 		} else {

@@ -108,6 +108,10 @@ type collection struct {
 	// syndication.Formats (nil: none in that format); none without
 	// articles (see build_feeds.go).
 	feeds []*feedPage
+	// feedsMod is the feeds' Last-Modified in a build of a bucket, read
+	// when a request first needs it (bucketFeedsModified), when the last
+	// build did not know it; nil until then.
+	feedsMod atomic.Pointer[lastModified]
 }
 
 // limitPages are the pages of one pre-rendered limit, by offset (offsets
@@ -133,6 +137,9 @@ type page struct {
 	// wall clock, wrapping around (0: never): the one field that changes
 	// after the load, only through recentlySent.
 	sentAt uint32
+	// fromBucket: body was read from a bucket for one answer (see
+	// remote.page), in Go memory: sent as it is, never spliced.
+	fromBucket bool
 }
 
 // hotPage is how soon after it was last sent a page is sent again for it

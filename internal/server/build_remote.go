@@ -5,17 +5,18 @@ import (
 	"container/list"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"path"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/feedgen/feedgen/internal/chunk"
 	"github.com/feedgen/feedgen/internal/manifest"
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -61,11 +62,18 @@ type remoteRef struct {
 // written the next build's over it.
 var errReplaced = errors.New("replaced by a newer build")
 
+// maxReads is the most bodies a server reads from its bucket at once: the
+// memory of the reads under way, which the cache does not count, stays
+// bounded. A request that finds none free waits for one, up to its
+// deadline.
+const maxReads = 32
+
 // remote is the bucket of a server and its cache of bodies.
 type remote struct {
 	bucket  *blob.Bucket
-	timeout time.Duration // of each read of a body
+	timeout time.Duration // of a request's reads of bodies
 	log     io.Writer
+	reads   chan struct{} // a token per read under way: maxReads at most
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*list.Element // of lru: each *remoteEntry
@@ -73,10 +81,11 @@ type remote struct {
 	held    int64                               // bytes of the entries read
 	max     int64                               // of held: 3/4 of the cache's size
 	// letGo is the bytes of bodies let go since the last collection asked
-	// for; one is asked for at room (1/8 of the cache's size).
+	// for; one is asked for at room (1/8 of the cache's size, 1 MiB at
+	// least).
 	letGo, room int64
 	collecting  atomic.Bool // a collection asked for is running
-	failing     string      // the last failure logged; "" while the bucket answers
+	failing     bool        // the bucket's last answer was a failure, logged
 }
 
 // remoteEntry is one body in the cache, or being read (done open).
@@ -91,22 +100,31 @@ func newRemote(b *blob.Bucket, cacheSize int64, timeout time.Duration, log io.Wr
 	if cacheSize <= 0 {
 		cacheSize = DefaultCacheSize
 	}
-	return &remote{bucket: b, timeout: timeout, log: log, max: cacheSize / 4 * 3, room: cacheSize / 8,
-		entries: map[[sha256.Size]byte]*list.Element{}}
+	return &remote{bucket: b, timeout: timeout, log: log, reads: make(chan struct{}, maxReads),
+		max: cacheSize / 4 * 3, room: max(cacheSize/8, 1<<20), entries: map[[sha256.Size]byte]*list.Element{}}
 }
+
+// deadline is when the reads of a request that starts now give up.
+func (r *remote) deadline() time.Time { return time.Now().Add(r.timeout) }
 
 // get returns the body ref names: from the cache, or read from the
 // bucket and checked against ref (and by check, when not nil) once,
-// however many requests ask for it meanwhile. A body that does not
-// match gives errReplaced (wrapped); one the bucket does not have,
-// fs.ErrNotExist.
-func (r *remote) get(ref remoteRef, check func([]byte) error) ([]byte, error) {
+// however many requests ask for it meanwhile, each waiting until its
+// deadline at most. A body that does not match gives errReplaced
+// (wrapped); one the bucket does not have, fs.ErrNotExist.
+func (r *remote) get(ref remoteRef, check func([]byte) error, deadline time.Time) ([]byte, error) {
 	r.mu.Lock()
 	if el, ok := r.entries[ref.sum]; ok {
 		e := el.Value.(*remoteEntry)
 		r.lru.MoveToFront(el)
 		r.mu.Unlock()
-		<-e.done
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		select {
+		case <-e.done:
+		case <-t.C:
+			return nil, fmt.Errorf("reading %s: %w", ref.path, context.DeadlineExceeded)
+		}
 		if e.err == nil && int64(len(e.data)) == ref.size {
 			return e.data, nil
 		}
@@ -120,28 +138,29 @@ func (r *remote) get(ref remoteRef, check func([]byte) error) ([]byte, error) {
 	r.entries[ref.sum] = el
 	r.mu.Unlock()
 
-	data, err := r.read(ref, check)
+	data, err := r.read(ref, check, deadline)
 
 	r.mu.Lock()
 	e.data, e.err = data, err
-	if e.err != nil {
+	if err != nil {
 		// Not kept: the next request reads it again.
 		if r.entries[ref.sum] == el {
 			delete(r.entries, ref.sum)
 			r.lru.Remove(el)
 		}
 	} else {
-		r.held += int64(len(e.data))
+		r.held += int64(len(data))
 		r.evict()
 	}
-	r.noteLocked(e.err)
 	r.mu.Unlock()
 	close(e.done)
-	return e.data, e.err
+	r.note(err)
+	return data, err
 }
 
 // evict lets go of the least recently used bodies read until those kept
-// fit in max. The caller holds mu.
+// fit in max, and asks for a collection once room bytes were let go. The
+// caller holds mu.
 func (r *remote) evict() {
 	for el := r.lru.Back(); el != nil && r.held > r.max; {
 		prev := el.Prev()
@@ -162,10 +181,16 @@ func (r *remote) evict() {
 	}
 }
 
-// read reads the body ref names from the bucket, within the timeout.
-func (r *remote) read(ref remoteRef, check func([]byte) error) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+// read reads the body ref names from the bucket, by the deadline.
+func (r *remote) read(ref remoteRef, check func([]byte) error, deadline time.Time) ([]byte, error) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
+	select {
+	case r.reads <- struct{}{}:
+		defer func() { <-r.reads }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("reading %s: %d reads under way: %w", ref.path, maxReads, ctx.Err())
+	}
 	rd, err := r.bucket.NewReader(ctx, ref.path, nil)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
@@ -174,7 +199,7 @@ func (r *remote) read(ref remoteRef, check func([]byte) error) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", ref.path, err)
 	}
 	defer rd.Close()
-	data, err := manifest.ReadChecked(rd, manifest.File{Path: ref.path, Size: ref.size, SHA256: fmt.Sprintf("%x", ref.sum)}, nil)
+	data, err := manifest.ReadChecked(rd, manifest.File{Path: ref.path, Size: ref.size, SHA256: hex.EncodeToString(ref.sum[:])}, nil)
 	var mm *manifest.Mismatch
 	if errors.As(err, &mm) {
 		return nil, fmt.Errorf("%w: %w", mm, errReplaced)
@@ -190,29 +215,39 @@ func (r *remote) read(ref remoteRef, check func([]byte) error) ([]byte, error) {
 	return data[:len(data):len(data)], nil
 }
 
-// note logs a change of the bucket's state: the first failure of a
-// series (and any other after it), and that it answers again.
+// note logs a change of the bucket's state, from the outcome of a
+// request to it (err): once when it starts failing, once when it answers
+// again. An answer that says something of a file (it is missing, or of
+// other bytes) is an answer.
 func (r *remote) note(err error) {
+	failing := err != nil && !errors.Is(err, errReplaced) && !errors.Is(err, fs.ErrNotExist)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.noteLocked(err)
+	changed := failing != r.failing
+	r.failing = failing
+	r.mu.Unlock()
+	switch {
+	case !changed:
+	case failing:
+		fmt.Fprintf(r.log, "the bucket does not answer (%s); still serving the build loaded, 503 for what is not in memory\n", failure(err, r.timeout))
+	default:
+		fmt.Fprintln(r.log, "the bucket answers again")
+	}
 }
 
-func (r *remote) noteLocked(err error) {
-	switch {
-	case err == nil && r.failing != "":
-		r.failing = ""
-		fmt.Fprintln(r.log, "the bucket answers again")
-	case err != nil && !errors.Is(err, errReplaced) && !errors.Is(err, fs.ErrNotExist):
-		msg := err.Error()
-		if errors.Is(err, context.DeadlineExceeded) {
-			msg = fmt.Sprintf("no answer within %s", r.timeout)
-		}
-		if msg != r.failing {
-			r.failing = msg
-			fmt.Fprintf(r.log, "the bucket does not answer: %s; still serving the build loaded, 503 for what is not in memory\n", msg)
-		}
+// failure says what kind of failure err is, for the log: not the error's
+// text, which names a file and differs from one request to the next.
+func failure(err error, timeout time.Duration) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("no answer within %s", timeout)
 	}
+	if gcerrors.Code(err) == gcerrors.PermissionDenied {
+		return "permission denied: check the credentials"
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe.Op + " " + oe.Err.Error()
+	}
+	return gcerrors.Code(err).String()
 }
 
 // cached returns the bytes of bodies the cache keeps.
@@ -222,20 +257,14 @@ func (r *remote) cached() int64 {
 	return r.held
 }
 
-// chunkCheck returns the check of a chunk read from the bucket against
-// its articles' ends in the index (as assembly a has them: chunk k).
-func (a *assembly) chunkCheck(k int) func([]byte) error {
-	return func(data []byte) error {
-		end := len(a.ends)
-		if k+1 < len(a.first) {
-			end = a.first[k+1]
-		}
-		ends := make([]int, 0, end-a.first[k])
-		for _, e := range a.ends[a.first[k]:end] {
-			ends = append(ends, int(e))
-		}
-		return chunk.CheckChunk(&chunk.Ref{Path: a.fetch[k].path, Size: int(a.fetch[k].size), Ends: ends}, data)
+// page returns page pg of a build of the bucket with its body, read from
+// the bucket (or the cache) by the deadline.
+func (r *remote) page(pg *page, deadline time.Time) (*page, error) {
+	body, err := r.get(*pg.remote, nil, deadline)
+	if err != nil {
+		return nil, err
 	}
+	return &page{body: body, etag: pg.etag, length: pg.length, fromBucket: true}, nil
 }
 
 // remoteFS is the bucket as an fs.FS for one load (manifest.ReadContext
@@ -319,28 +348,3 @@ func (i remoteInfo) Mode() fs.FileMode  { return 0o444 }
 func (i remoteInfo) ModTime() time.Time { return time.Time{} }
 func (i remoteInfo) IsDir() bool        { return false }
 func (i remoteInfo) Sys() any           { return nil }
-
-// page returns page pg of a build of the bucket with its body, read from
-// the bucket (or the cache).
-func (r *remote) page(pg *page) (*page, error) {
-	body, err := r.get(*pg.remote, nil)
-	if err != nil {
-		return nil, err
-	}
-	return &page{body: body, etag: pg.etag, length: pg.length}, nil
-}
-
-// remoteFailed is the answer to a request of build hb that needed a body
-// hb does not hold, or that could not be read from the bucket (err). A
-// body the bucket no longer has as hb names it was replaced, or deleted,
-// by a newer build: the request waits for the server to switch to it
-// (see waitSwitch) and is decided again from it (redo). Past that, or
-// for a bucket that does not answer, it is answered 503.
-func (s *Server) remoteFailed(hb *heldBuild, err error, redo func(*heldBuild) reply) reply {
-	if hb.remote != nil && (errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist)) {
-		if next := s.waitSwitch(hb); next != nil && next != hb {
-			return redo(next)
-		}
-	}
-	return s.unavailableReply()
-}

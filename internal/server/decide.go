@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"io/fs"
 	"net/http"
 	"time"
 
@@ -99,10 +101,8 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 	}
 	if pg.remote != nil && r.status == http.StatusOK && method != http.MethodHead {
 		var err error
-		if r.page, err = hb.remote.page(pg); err != nil {
-			return s.remoteFailed(hb, err, func(next *heldBuild) reply {
-				return s.decide(next, method, path, rawQuery, cond, asm)
-			})
+		if r.page, err = hb.remote.page(pg, hb.remote.deadline()); err != nil {
+			return s.remoteFailed(hb, err, method, path, rawQuery, cond, asm)
 		}
 	}
 	return r
@@ -126,24 +126,50 @@ func (s *Server) methodReply(method string) (r reply, answered bool) {
 // answers at any offset.
 func (s *Server) decideAssembled(hb *heldBuild, c *collection, q listing.Query, method, rawQuery string, cond *conditions, asm *assembled) reply {
 	r := reply{status: http.StatusOK, listing: true, modified: hb.lastModified}
-	if off, small := canonical(q.Offset); small && off < c.count {
-		if asm == nil {
-			asm = new(assembled)
-		}
-		if err := hb.assemble(asm, c, q.Limit, off, q.Offset); err != nil {
-			return s.remoteFailed(hb, err, func(next *heldBuild) reply {
-				return s.decide(next, method, ListPath, rawQuery, cond, asm)
-			})
-		}
-		r.page, r.asm = &asm.pg, asm
-	} else {
+	off, small := canonical(q.Offset)
+	if !small || off >= c.count {
 		empty := hb.emptyPage(c, q.Limit, q.Offset)
 		r.page = &empty
+		if cond != nil && notModified(cond, r.page.etag[0], hb.buildTime) {
+			r.status = http.StatusNotModified
+		}
+		return r
 	}
+	if asm == nil {
+		asm = new(assembled)
+	}
+	// A build of a bucket reads the chunks only for a body to send: a
+	// HEAD, or an answer 304, is made from the index alone.
+	bodies := hb.remote == nil
+	if err := hb.assemble(asm, c, q.Limit, off, q.Offset, bodies); err != nil {
+		return s.remoteFailed(hb, err, method, ListPath, rawQuery, cond, asm)
+	}
+	r.page, r.asm = &asm.pg, asm
 	if cond != nil && notModified(cond, r.page.etag[0], hb.buildTime) {
 		r.status = http.StatusNotModified
 	}
+	if !bodies && r.status == http.StatusOK && method != http.MethodHead {
+		if err := hb.assemble(asm, c, q.Limit, off, q.Offset, true); err != nil {
+			return s.remoteFailed(hb, err, method, ListPath, rawQuery, cond, asm)
+		}
+	}
 	return r
+}
+
+// remoteFailed is the answer to a request (method, path, rawQuery, cond)
+// of build hb that needed a body hb does not hold, or that could not be
+// read from the bucket (err). A body the bucket no longer has as hb names
+// it was replaced, or deleted, by a newer build: the request waits for the
+// server to switch to it (see waitSwitch) and is decided again from it,
+// whole. Past that, or for a bucket that does not answer, it is answered
+// 503.
+func (s *Server) remoteFailed(hb *heldBuild, err error, method, path, rawQuery string, cond *conditions, asm *assembled) reply {
+	if hb.remote != nil && (errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist)) {
+		if next := s.waitSwitch(hb); next != nil && next != hb {
+			return s.decide(next, method, path, rawQuery, cond, asm)
+		}
+	}
+	return s.unavailableReply()
 }
 
 // unavailableReply is the answer 503 to a request for a page the server

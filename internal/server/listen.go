@@ -66,7 +66,7 @@ func ServeFolder(ctx context.Context, l Listen, dir string) error {
 
 // ServeBucket serves the builds published to a bucket (feedgen serve
 // --dir s3://...): src is a Bucket, its manifest checked for a new build
-// every poll (DefaultPollInterval when 0).
+// every poll (Options.PollInterval's default when 0).
 func ServeBucket(ctx context.Context, l Listen, src Source, poll time.Duration) error {
 	return l.Serve(ctx, func(ctx context.Context, so Options) error {
 		so.Source, so.PollInterval = src, poll
