@@ -451,6 +451,11 @@ type assembled struct {
 	limit, offset int
 	in            []byte // what the entity tag is a digest of
 	etag          [1]string
+	// got are the chunks of the page read from a bucket (see
+	// assembly.read), from chunk k on; held holds them until the page is
+	// written (clearParts).
+	got  [][]byte
+	held []*remoteEntry
 }
 
 var (
@@ -458,10 +463,17 @@ var (
 	tail  = []byte("]}")
 )
 
-// clearParts forgets the slices of chunks once the page is sent.
+// clearParts forgets the slices of chunks once the page is sent, and lets
+// go of the chunks read from a bucket it holds.
 func (a *assembled) clearParts() {
 	clear(a.parts)
 	a.parts, a.from = a.parts[:0], nil
+	for _, e := range a.held {
+		e.release()
+	}
+	clear(a.held)
+	clear(a.got)
+	a.held, a.got = a.held[:0], a.got[:0]
 }
 
 // assemble puts together page (limit, offset) of c, offset < c.count
@@ -482,10 +494,10 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 	if as == nil {
 		return errUnavailable
 	}
-	var fetched [][]byte // the chunks read from the bucket, from a.k on
+	a.clearParts()
 	if as.fetch != nil && bodies {
-		var err error
-		if fetched, err = as.read(offset, min(offset+limit, c.count)-1); err != nil {
+		if err := as.read(a, offset, min(offset+limit, c.count)-1); err != nil {
+			a.clearParts()
 			return err
 		}
 	}
@@ -503,11 +515,11 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 		body := as.bodies[k]
 		switch {
 		case body != nil:
-		case fetched != nil:
-			body = fetched[k-a.k]
 		case as.fetch == nil || as.fetch[k].path == "":
 			a.clearParts()
 			return errUnavailable
+		case bodies:
+			body = a.got[k-a.k]
 		}
 		start := 1
 		if i > as.first[k] {
@@ -551,28 +563,45 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 var errUnavailable = errors.New("a chunk of the page did not match the manifest")
 
 // read reads from the bucket the chunks that articles first..last of a
-// build of a bucket are in (those not in the cache, at the same time),
-// each checked against the index, by one deadline: their bodies, from
-// the chunk of first on.
-func (a *assembly) read(first, last int) ([][]byte, error) {
-	k0, k1 := a.chunkOf(first), a.chunkOf(last)
-	got := make([][]byte, k1-k0+1)
-	errs := make([]error, len(got))
-	deadline := a.remote.deadline()
+// build of a bucket are in, into a.got from the chunk of first on (nil
+// for a chunk in memory), held by a.held: from the cache, and those it
+// lacks from the bucket, at the same time, each checked against the
+// index, by one deadline. A hot page allocates nothing.
+func (as *assembly) read(a *assembled, first, last int) error {
+	k0, k1 := as.chunkOf(first), as.chunkOf(last)
+	missing := false
+	for k := k0; k <= k1; k++ {
+		var body []byte
+		if as.bodies[k] == nil && as.fetch[k].path != "" {
+			var e *remoteEntry
+			if body, e = as.remote.peek(as.fetch[k]); e != nil {
+				a.held = append(a.held, e)
+			} else {
+				missing = true
+			}
+		}
+		a.got = append(a.got, body)
+	}
+	if !missing {
+		return nil
+	}
+	held := make([]*remoteEntry, k1-k0+1)
+	errs := make([]error, len(held))
+	deadline := as.remote.deadline()
 	var wg sync.WaitGroup
 	for k := k0; k <= k1; k++ {
-		if a.bodies[k] != nil || a.fetch[k].path == "" {
+		if a.got[k-k0] != nil || as.bodies[k] != nil || as.fetch[k].path == "" {
 			continue
 		}
-		read := func() { got[k-k0], errs[k-k0] = a.remote.get(a.fetch[k], a.chunkCheck(k), deadline) }
-		if k == k1 {
-			read() // the last here; the others meanwhile
-		} else {
-			wg.Go(read)
-		}
+		wg.Go(func() { a.got[k-k0], held[k-k0], errs[k-k0] = as.remote.get(as.fetch[k], as.chunkCheck(k), deadline) })
 	}
 	wg.Wait()
-	return got, errors.Join(errs...)
+	for _, e := range held {
+		if e != nil {
+			a.held = append(a.held, e)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // chunkCheck returns the check of a chunk read from the bucket against

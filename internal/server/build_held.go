@@ -137,9 +137,10 @@ type page struct {
 	// wall clock, wrapping around (0: never): the one field that changes
 	// after the load, only through recentlySent.
 	sentAt uint32
-	// fromBucket: body was read from a bucket for one answer (see
-	// remote.page), in Go memory: sent as it is, never spliced.
-	fromBucket bool
+	// held, in a page made for one answer of a build of a bucket (see
+	// remote.page), holds its body, read from the bucket, until the answer
+	// is written (reply.release): sent as it is, never spliced.
+	held *remoteEntry
 }
 
 // hotPage is how soon after it was last sent a page is sent again for it

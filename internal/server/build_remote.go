@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"net"
 	"path"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,15 +27,15 @@ import (
 // through a cache of bounded size shared by every build the server
 // loads (a body is known by its SHA-256). Each body read is checked
 // against the manifest (its size and SHA-256; a chunk, against its
-// index too) before it is sent or kept. Bodies read from a bucket are Go
-// memory, sent by copying (never spliced: see page.recentlySent), kept
-// alive by the answer that holds them; the cache lets go of them, never
-// frees them. So that the bodies let go do not pile up until the
-// collector's next cycle (at twice the heap it found live), the cache
-// holds at most three quarters of its size, and asks for a collection
-// each time it has let go of an eighth: the memory of the bodies stays
-// within the cache's size. A collection marks little: bodies hold no
-// pointers.
+// index too) before it is sent or kept. A body read from a bucket is in
+// memory of its own, outside the Go heap (mapBody), held by the cache
+// while it keeps it and by each answer that sends it (get, peek), and
+// freed as soon as the last lets go: the memory of the bodies is what the
+// cache keeps (--cache-size) and what the answers being sent hold, not
+// twice that, as the collector would let the heap grow. So every answer
+// that holds a body releases it once written: see reply.release and
+// assembled.clearParts, and the first rule of doc.go. Such a body is sent
+// by writev, never spliced.
 
 // DefaultCacheSize is the default of the bytes of bodies a server of a
 // bucket keeps in memory (serve --cache-size).
@@ -74,26 +73,73 @@ type remote struct {
 	timeout time.Duration // of a request's reads of bodies
 	log     io.Writer
 	reads   chan struct{} // a token per read under way: maxReads at most
+	mapped  atomic.Int64  // bytes of bodies in memory: kept, or held by answers
+	maps    atomic.Int64  // bodies in memory of their own (mapBody)
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*list.Element // of lru: each *remoteEntry
 	lru     list.List                           // most recently used first
 	held    int64                               // bytes of the entries read
-	max     int64                               // of held: 3/4 of the cache's size
-	// letGo is the bytes of bodies let go since the last collection asked
-	// for; one is asked for at room (1/8 of the cache's size, 1 MiB at
-	// least).
-	letGo, room int64
-	collecting  atomic.Bool // a collection asked for is running
-	failing     bool        // the bucket's last answer was a failure, logged
+	max     int64                               // of held: the cache's size
+	failing bool                                // the bucket's last answer was a failure, logged
 }
 
-// remoteEntry is one body in the cache, or being read (done open).
+// remoteEntry is one body in the cache, or being read (done open). Its
+// bytes are outside the Go heap (mapBody), freed as soon as no one holds
+// them: the cache, while it keeps the entry, and each answer that sends
+// them, from get or peek until its bytes are written (release).
 type remoteEntry struct {
+	r    *remote
 	sum  [sha256.Size]byte
 	done chan struct{}
-	data []byte
+	mem  bodyMem // the memory of data
+	data []byte // the body, once read
 	err  error
+	refs atomic.Int32 // its holders
+}
+
+// release lets go of the entry: the last holder frees its memory.
+func (e *remoteEntry) release() {
+	if e.refs.Add(-1) == 0 {
+		e.r.free(e.mem)
+	}
+}
+
+// bodyMem is the memory of a body read from a bucket: mapped (mapBody), or,
+// past maxBodyMaps bodies mapped (the kernel bounds a process's mappings:
+// vm.max_map_count), in the Go heap.
+type bodyMem struct {
+	b      []byte
+	mapped bool
+}
+
+// maxBodyMaps is the most bodies read from a bucket that are in memory of
+// their own at once: a quarter of Linux's default vm.max_map_count.
+const maxBodyMaps = 16 << 10
+
+// alloc returns memory for a body of n bytes.
+func (r *remote) alloc(n int) bodyMem {
+	if r.maps.Add(1) <= maxBodyMaps {
+		if b, err := mapBody(n); err == nil {
+			r.mapped.Add(int64(n))
+			return bodyMem{b: b, mapped: true}
+		}
+	}
+	r.maps.Add(-1)
+	r.mapped.Add(int64(n))
+	return bodyMem{b: make([]byte, n)}
+}
+
+// free frees memory alloc returned (none: nothing).
+func (r *remote) free(m bodyMem) {
+	if m.b == nil {
+		return
+	}
+	r.mapped.Add(-int64(len(m.b)))
+	if m.mapped {
+		unmapBody(m.b)
+		r.maps.Add(-1)
+	}
 }
 
 func newRemote(b *blob.Bucket, cacheSize int64, timeout time.Duration, log io.Writer) *remote {
@@ -101,53 +147,64 @@ func newRemote(b *blob.Bucket, cacheSize int64, timeout time.Duration, log io.Wr
 		cacheSize = DefaultCacheSize
 	}
 	return &remote{bucket: b, timeout: timeout, log: log, reads: make(chan struct{}, maxReads),
-		max: cacheSize / 4 * 3, room: max(cacheSize/8, 1<<20), entries: map[[sha256.Size]byte]*list.Element{}}
+		max: cacheSize, entries: map[[sha256.Size]byte]*list.Element{}}
 }
 
 // deadline is when the reads of a request that starts now give up.
 func (r *remote) deadline() time.Time { return time.Now().Add(r.timeout) }
 
-// get returns the body ref names: from the cache, or read from the
-// bucket and checked against ref (and by check, when not nil) once,
+// get returns the body ref names, and holds it for the caller, who
+// releases e once the bytes are written: from the cache, or read from
+// the bucket and checked against ref (and by check, when not nil) once,
 // however many requests ask for it meanwhile, each waiting until its
 // deadline at most. A body that does not match gives errReplaced
 // (wrapped); one the bucket does not have, fs.ErrNotExist.
-func (r *remote) get(ref remoteRef, check func([]byte) error, deadline time.Time) ([]byte, error) {
+func (r *remote) get(ref remoteRef, check func([]byte) error, deadline time.Time) (data []byte, e *remoteEntry, err error) {
 	r.mu.Lock()
 	if el, ok := r.entries[ref.sum]; ok {
 		e := el.Value.(*remoteEntry)
+		e.refs.Add(1) // before the cache may let go of it
 		r.lru.MoveToFront(el)
 		r.mu.Unlock()
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
 		select {
 		case <-e.done:
-		case <-t.C:
-			return nil, fmt.Errorf("reading %s: %w", ref.path, context.DeadlineExceeded)
+		default:
+			t := time.NewTimer(time.Until(deadline))
+			defer t.Stop()
+			select {
+			case <-e.done:
+			case <-t.C:
+				e.release()
+				return nil, nil, fmt.Errorf("reading %s: %w", ref.path, context.DeadlineExceeded)
+			}
 		}
-		if e.err == nil && int64(len(e.data)) == ref.size {
-			return e.data, nil
+		switch {
+		case e.err != nil:
+			e.release()
+			return nil, nil, e.err
+		case int64(len(e.data)) != ref.size:
+			e.release()
+			return nil, nil, fmt.Errorf("%s: %w", ref.path, errReplaced)
 		}
-		if e.err != nil {
-			return nil, e.err
-		}
-		return nil, fmt.Errorf("%s: %w", ref.path, errReplaced)
+		return e.data, e, nil
 	}
-	e := &remoteEntry{sum: ref.sum, done: make(chan struct{})}
+	e = &remoteEntry{r: r, sum: ref.sum, done: make(chan struct{})}
+	e.refs.Store(2) // the cache's and the caller's
 	el := r.lru.PushFront(e)
 	r.entries[ref.sum] = el
 	r.mu.Unlock()
 
-	data, err := r.read(ref, check, deadline)
+	mem, data, err := r.read(ref, check, deadline)
 
 	r.mu.Lock()
-	e.data, e.err = data, err
+	e.mem, e.data, e.err = mem, data, err
 	if err != nil {
 		// Not kept: the next request reads it again.
 		if r.entries[ref.sum] == el {
 			delete(r.entries, ref.sum)
 			r.lru.Remove(el)
 		}
+		e.refs.Add(-1) // the cache's
 	} else {
 		r.held += int64(len(data))
 		r.evict()
@@ -155,64 +212,87 @@ func (r *remote) get(ref remoteRef, check func([]byte) error, deadline time.Time
 	r.mu.Unlock()
 	close(e.done)
 	r.note(err)
-	return data, err
+	if err != nil {
+		e.release()
+		return nil, nil, err
+	}
+	return data, e, nil
+}
+
+// peek returns the body ref names, held for the caller as get holds it,
+// when the cache holds it, read; nil when it does not. It does not
+// allocate.
+func (r *remote) peek(ref remoteRef) ([]byte, *remoteEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	el, ok := r.entries[ref.sum]
+	if !ok {
+		return nil, nil
+	}
+	e := el.Value.(*remoteEntry)
+	select {
+	case <-e.done:
+	default:
+		return nil, nil // being read
+	}
+	if e.err != nil || int64(len(e.data)) != ref.size {
+		return nil, nil
+	}
+	e.refs.Add(1)
+	r.lru.MoveToFront(el)
+	return e.data, e
 }
 
 // evict lets go of the least recently used bodies read until those kept
-// fit in max, and asks for a collection once room bytes were let go. The
-// caller holds mu.
+// fit in max. The caller holds mu.
 func (r *remote) evict() {
 	for el := r.lru.Back(); el != nil && r.held > r.max; {
 		prev := el.Prev()
 		if e := el.Value.(*remoteEntry); e.data != nil {
 			r.held -= int64(len(e.data))
-			r.letGo += int64(len(e.data))
 			delete(r.entries, e.sum)
 			r.lru.Remove(el)
+			e.release() // the cache's hold
 		}
 		el = prev
 	}
-	if r.letGo >= r.room && r.collecting.CompareAndSwap(false, true) {
-		r.letGo = 0
-		go func() {
-			runtime.GC()
-			r.collecting.Store(false)
-		}()
-	}
 }
 
-// read reads the body ref names from the bucket, by the deadline.
-func (r *remote) read(ref remoteRef, check func([]byte) error, deadline time.Time) ([]byte, error) {
+// read reads the body ref names from the bucket, by the deadline, into
+// memory of its own (mem; data is the body in it).
+func (r *remote) read(ref remoteRef, check func([]byte) error, deadline time.Time) (mem bodyMem, data []byte, err error) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	select {
 	case r.reads <- struct{}{}:
 		defer func() { <-r.reads }()
 	case <-ctx.Done():
-		return nil, fmt.Errorf("reading %s: %d reads under way: %w", ref.path, maxReads, ctx.Err())
+		return bodyMem{}, nil, fmt.Errorf("reading %s: %d reads under way: %w", ref.path, maxReads, ctx.Err())
 	}
 	rd, err := r.bucket.NewReader(ctx, ref.path, nil)
 	if err != nil {
 		if gcerrors.Code(err) == gcerrors.NotFound {
-			return nil, fmt.Errorf("%s: %w", ref.path, fs.ErrNotExist)
+			return bodyMem{}, nil, fmt.Errorf("%s: %w", ref.path, fs.ErrNotExist)
 		}
-		return nil, fmt.Errorf("reading %s: %w", ref.path, err)
+		return bodyMem{}, nil, fmt.Errorf("reading %s: %w", ref.path, err)
 	}
 	defer rd.Close()
-	data, err := manifest.ReadChecked(rd, manifest.File{Path: ref.path, Size: ref.size, SHA256: hex.EncodeToString(ref.sum[:])}, nil)
+	mem = r.alloc(int(ref.size) + 1)
+	data, err = manifest.ReadChecked(rd, manifest.File{Path: ref.path, Size: ref.size, SHA256: hex.EncodeToString(ref.sum[:])}, mem.b)
 	var mm *manifest.Mismatch
-	if errors.As(err, &mm) {
-		return nil, fmt.Errorf("%w: %w", mm, errReplaced)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if check != nil {
-		if err := check(data); err != nil {
-			return nil, fmt.Errorf("%w: %w", err, errReplaced)
+	switch {
+	case errors.As(err, &mm):
+		err = fmt.Errorf("%w: %w", mm, errReplaced)
+	case err == nil && check != nil:
+		if err = check(data); err != nil {
+			err = fmt.Errorf("%w: %w", err, errReplaced)
 		}
 	}
-	return data[:len(data):len(data)], nil
+	if err != nil {
+		r.free(mem)
+		return bodyMem{}, nil, err
+	}
+	return mem, data[:len(data):len(data)], nil
 }
 
 // note logs a change of the bucket's state, from the outcome of a
@@ -258,13 +338,14 @@ func (r *remote) cached() int64 {
 }
 
 // page returns page pg of a build of the bucket with its body, read from
-// the bucket (or the cache) by the deadline.
+// the bucket (or the cache) by the deadline, held until the answer that
+// sends it is released (reply.release).
 func (r *remote) page(pg *page, deadline time.Time) (*page, error) {
-	body, err := r.get(*pg.remote, nil, deadline)
+	body, e, err := r.get(*pg.remote, nil, deadline)
 	if err != nil {
 		return nil, err
 	}
-	return &page{body: body, etag: pg.etag, length: pg.length, fromBucket: true}, nil
+	return &page{body: body, etag: pg.etag, length: pg.length, held: e}, nil
 }
 
 // remoteFS is the bucket as an fs.FS for one load (manifest.ReadContext

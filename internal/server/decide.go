@@ -140,7 +140,7 @@ func (s *Server) decideAssembled(hb *heldBuild, c *collection, q listing.Query, 
 	}
 	// A build of a bucket reads the chunks only for a body to send: a
 	// HEAD, or an answer 304, is made from the index alone.
-	bodies := hb.remote == nil
+	bodies := hb.remote == nil || method != http.MethodHead && (cond == nil || !cond.haveINM && cond.ims == "")
 	if err := hb.assemble(asm, c, q.Limit, off, q.Offset, bodies); err != nil {
 		return s.remoteFailed(hb, err, method, ListPath, rawQuery, cond, asm)
 	}
@@ -206,6 +206,16 @@ func (r *reply) contentLength() int {
 		return r.page.size()
 	}
 	return len(r.body)
+}
+
+// release lets go of the body read from a bucket that the reply's page
+// holds (see remoteEntry), once the answer is written; a page put
+// together from chunks is let go by assembled.clearParts.
+func (r *reply) release() {
+	if r.page != nil && r.page.held != nil {
+		r.page.held.release()
+		r.page.held = nil
+	}
 }
 
 // hasBody reports whether the reply's status allows a body.

@@ -105,11 +105,12 @@ func (c *collection) bucketFeedsModified(r *remote, deadline time.Time) (*lastMo
 		if fp == nil || fp.pg.unavailable() || fp.pg.remote == nil {
 			continue
 		}
-		body, err := r.get(*fp.pg.remote, nil, deadline)
+		body, e, err := r.get(*fp.pg.remote, nil, deadline)
 		if err != nil {
 			return nil, err
 		}
 		t, err := syndication.Modified(formats[k], body)
+		e.release()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fp.pg.remote.path, err)
 		}

@@ -66,7 +66,9 @@
 //     go may read memory that is no longer mapped. ServeHTTP and the fast
 //     path's answer do this; any new way of sending a page must too. (A
 //     descriptor of a page file is reference-counted instead: acquire and
-//     release.)
+//     release; so is a body read from a bucket, held by the reply that
+//     sends it and let go of once written: reply.release and
+//     assembled.clearParts, which both transports call after the write.)
 //  2. The fast path and net/http send the same bytes: for any request
 //     the fast path answers, the status line, the header fields and their
 //     order, and the body are those net/http writes for ServeHTTP's

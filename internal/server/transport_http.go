@@ -48,7 +48,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The body lives in one of hb's stores, or in a mapping of one of its
 	// page files, freed when hb is unreachable: keep hb alive until the
-	// body is written.
+	// body is written. One read from a bucket is held by the reply.
+	if rep.asm != nil {
+		rep.asm.clearParts()
+	}
+	rep.release()
 	runtime.KeepAlive(hb)
 }
 

@@ -118,7 +118,8 @@ against the page's size.
 With -source bucket, the build (of -layout) is published to a bucket of a versitygw
 (feedgen publish) and served from there (feedgen serve --dir s3://..., --cache-size): the
 time from its start to its first answer, its req/s against feedgen serve --dir on the same
-build once its cache is warm, and its memory against --cache-size (versitygw:
+build once its cache is warm, and what its memory grows by past its first answer against
+--cache-size (versitygw:
 -versitygw, $FEEDGEN_VERSITYGW, .cache, else $PATH).
 Installs nginx, wrk (and libnginx-mod-http-js for -server nginx-njs) with apt-get when
 they are missing.
