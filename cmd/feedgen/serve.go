@@ -109,11 +109,14 @@ func runServeBucket(ctx context.Context, o *serveBucketOptions) error {
 		return err
 	}
 	bucket, err := b.Open(ctx, publish.Options{Notices: o.stderr})
-	if err != nil {
-		return err
+	if err == nil {
+		defer bucket.Close()
+		err = server.ServeBucket(ctx, o.listen, server.Bucket(b.String(), bucket, o.cacheBytes), o.poll)
 	}
-	defer bucket.Close()
-	return server.ServeBucket(ctx, o.listen, server.Bucket(b.String(), bucket, o.cacheBytes), o.poll)
+	if hint := b.Hint(err, o.getenv); err != nil && hint != "" {
+		err = fmt.Errorf("%w\n%s", err, hint)
+	}
+	return err
 }
 
 // serveBundleOptions are the options of serve --bundle, which serves the

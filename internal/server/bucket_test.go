@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -580,5 +582,36 @@ func TestRemoteCache(t *testing.T) {
 	}
 	if log.Len() != 0 {
 		t.Errorf("log: %s", log.String())
+	}
+}
+
+// TestRemoteFSPrefetch: a file read ahead is opened with its bytes, once;
+// one the bucket lacks, as not existing; and the load's context ends the
+// wait of an Open.
+func TestRemoteFSPrefetch(t *testing.T) {
+	u := "file://" + filepath.ToSlash(t.TempDir())
+	b := openBucket(t, u)
+	if err := b.WriteAll(context.Background(), "a/b.json", []byte("[1]"), nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := newRemoteFS(ctx, newRemote(b, 0, time.Second, io.Discard))
+	f.Prefetch([]string{"a/b.json", "a/none.json", "a/b.json"})
+	for range 2 {
+		data, err := fs.ReadFile(f, "a/b.json")
+		if err != nil || string(data) != "[1]" {
+			t.Fatalf("a/b.json: %q, %v", data, err)
+		}
+	}
+	if _, err := fs.ReadFile(f, "a/none.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a/none.json: %v, want not exist", err)
+	}
+	if len(f.files) != 2 {
+		t.Errorf("%d files read, want 2", len(f.files))
+	}
+	cancel()
+	f.start("a/slow.json") // as if another Open were reading it
+	if _, err := f.Open("a/slow.json"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Open after the load ended: %v", err)
 	}
 }

@@ -350,39 +350,89 @@ func (r *remote) page(pg *page, deadline time.Time) (*page, error) {
 
 // remoteFS is the bucket as an fs.FS for one load (manifest.ReadContext
 // and the loaders read the manifest and the indexes through it): each
-// file is read whole at Open, with ctx, and kept, so that a file read
-// twice in one load (an index, by Expand and then by the loader) is
-// read from the bucket once.
+// file is read whole, with ctx, and kept, so that a file read twice in
+// one load (an index, by Expand and then by the loader) is read from the
+// bucket once. It is a manifest.Prefetcher: the indexes Expand is about
+// to read are read ahead, prefetchers at a time, not one after another.
 type remoteFS struct {
 	ctx     context.Context
 	bucket  *blob.Bucket
 	timeout time.Duration // of each file
+	ahead   chan struct{} // a token per file read ahead
 	mu      sync.Mutex
-	read    map[string][]byte
+	files   map[string]*remoteRead
 }
+
+// remoteRead is a file of a remoteFS: being read until done is closed.
+type remoteRead struct {
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+// prefetchers is how many files a remoteFS reads ahead at once.
+const prefetchers = 16
 
 func newRemoteFS(ctx context.Context, r *remote) *remoteFS {
 	// A manifest or an index may be larger than any body: more time.
-	return &remoteFS{ctx: ctx, bucket: r.bucket, timeout: 6 * r.timeout, read: map[string][]byte{}}
+	return &remoteFS{ctx: ctx, bucket: r.bucket, timeout: 6 * r.timeout, ahead: make(chan struct{}, prefetchers),
+		files: map[string]*remoteRead{}}
 }
 
 func (f *remoteFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	f.mu.Lock()
-	data, ok := f.read[name]
-	f.mu.Unlock()
-	if !ok {
-		var err error
-		if data, err = f.readAll(name); err != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-		}
-		f.mu.Lock()
-		f.read[name] = data
-		f.mu.Unlock()
+	rr, read := f.start(name)
+	if read {
+		rr.data, rr.err = f.readAll(name)
+		close(rr.done)
 	}
-	return &remoteFile{name: name, Reader: bytes.NewReader(data), size: int64(len(data))}, nil
+	select {
+	case <-rr.done:
+	case <-f.ctx.Done():
+		return nil, &fs.PathError{Op: "open", Path: name, Err: f.ctx.Err()}
+	}
+	if rr.err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: rr.err}
+	}
+	return &remoteFile{name: name, Reader: bytes.NewReader(rr.data), size: int64(len(rr.data))}, nil
+}
+
+// start returns the read of file name, and whether the caller is to read
+// it: no one has yet.
+func (f *remoteFS) start(name string) (*remoteRead, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rr, ok := f.files[name]; ok {
+		return rr, false
+	}
+	rr := &remoteRead{done: make(chan struct{})}
+	f.files[name] = rr
+	return rr, true
+}
+
+// Prefetch reads the files names ahead, in their order, prefetchers at a
+// time, each kept for Open.
+func (f *remoteFS) Prefetch(names []string) {
+	for _, name := range names {
+		rr, read := f.start(name)
+		if !read {
+			continue
+		}
+		select {
+		case f.ahead <- struct{}{}:
+		case <-f.ctx.Done():
+			rr.err = f.ctx.Err()
+			close(rr.done)
+			continue
+		}
+		go func() {
+			defer func() { <-f.ahead }()
+			rr.data, rr.err = f.readAll(name)
+			close(rr.done)
+		}()
+	}
 }
 
 // readAll reads the object name whole: at most maxRemoteFile bytes.
@@ -400,8 +450,7 @@ func (f *remoteFS) readAll(name string) ([]byte, error) {
 	if rd.Size() > maxRemoteFile {
 		return nil, fmt.Errorf("%d bytes, more than a build's file can be", rd.Size())
 	}
-	data := make([]byte, 0, rd.Size()+1)
-	buf := bytes.NewBuffer(data)
+	buf := bytes.NewBuffer(make([]byte, 0, rd.Size()+1))
 	if _, err := buf.ReadFrom(io.LimitReader(rd, maxRemoteFile+1)); err != nil {
 		return nil, err
 	}
