@@ -93,7 +93,7 @@ type remoteEntry struct {
 	sum  [sha256.Size]byte
 	done chan struct{}
 	mem  bodyMem // the memory of data
-	data []byte // the body, once read
+	data []byte  // the body, once read
 	err  error
 	refs atomic.Int32 // its holders
 }
