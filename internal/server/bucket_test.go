@@ -151,7 +151,7 @@ func etagIn(resp string) string {
 // for the Date): pages of both layouts, feeds, HEAD, 304. With a cache
 // of one byte, nothing is kept and every body is read again. The kinds
 // of bucket differ only in how a file is read: the folder's (file://)
-// gets every other request, the others one in five.
+// gets every other target's requests, the others one in five of those.
 func TestBucketMatchesFolder(t *testing.T) {
 	sites := bucketSites(t, 30)
 	type exchangeWant struct{ target, method, header, answer string }
@@ -159,7 +159,10 @@ func TestBucketMatchesFolder(t *testing.T) {
 	for lay, site := range sites {
 		folder, _ := newServer(t, Options{Source: Folder(site.out)})
 		addr := strings.TrimPrefix(serve(t, folder), "http://")
-		for _, target := range bucketTargets(t, site.out) {
+		for i, target := range bucketTargets(t, site.out) {
+			if i%2 != 0 {
+				continue // one in two, at most, is asked of a bucket (below)
+			}
 			get := answer(t, addr, "GET", target, "")
 			wants[lay] = append(wants[lay], exchangeWant{target, "GET", "", get},
 				exchangeWant{target, "HEAD", "", answer(t, addr, "HEAD", target, "")})
@@ -177,7 +180,7 @@ func TestBucketMatchesFolder(t *testing.T) {
 				publishOut(t, b, sites[lay].out)
 				caches, every := []int64{0}, 5
 				if k.name == "file" {
-					caches, every = append(caches, 1), 2
+					caches, every = append(caches, 1), 1
 				}
 				for _, cache := range caches {
 					s, log := newServer(t, Options{Source: Bucket(u, b, cache)})
@@ -221,6 +224,9 @@ func TestBucketFollowsPublish(t *testing.T) {
 	olds, news := bucketSites(t, 30), bucketSites(t, 33)
 	forBuckets(t, func(t *testing.T, k bucketKind) {
 		for _, lay := range []string{layout.PagesName, layout.ChunksName} {
+			if lay == layout.ChunksName && (k.name == "gcs" || k.name == "azblob") {
+				continue // chunks are never replaced: file and s3 are enough
+			}
 			t.Run(lay, func(t *testing.T) {
 				old, nw := olds[lay], news[lay]
 				u := k.newBucket(t)

@@ -118,16 +118,19 @@ type bodyMem struct {
 const maxBodyMaps = 16 << 10
 
 // alloc returns memory for a body of n bytes.
-func (r *remote) alloc(n int) bodyMem {
+func (r *remote) alloc(n int) (bodyMem, error) {
 	if r.maps.Add(1) <= maxBodyMaps {
-		if b, err := mapBody(n); err == nil {
-			r.mapped.Add(int64(n))
-			return bodyMem{b: b, mapped: true}
+		b, err := mapBody(n)
+		if err != nil {
+			r.maps.Add(-1)
+			return bodyMem{}, err
 		}
+		r.mapped.Add(int64(n))
+		return bodyMem{b: b, mapped: true}, nil
 	}
 	r.maps.Add(-1)
 	r.mapped.Add(int64(n))
-	return bodyMem{b: make([]byte, n)}
+	return bodyMem{b: make([]byte, n)}, nil
 }
 
 // free frees memory alloc returned (none: nothing).
@@ -194,29 +197,37 @@ func (r *remote) get(ref remoteRef, check func([]byte) error, deadline time.Time
 	r.entries[ref.sum] = el
 	r.mu.Unlock()
 
-	mem, data, err := r.read(ref, check, deadline)
-
-	r.mu.Lock()
-	e.mem, e.data, e.err = mem, data, err
-	if err != nil {
-		// Not kept: the next request reads it again.
-		if r.entries[ref.sum] == el {
-			delete(r.entries, ref.sum)
-			r.lru.Remove(el)
+	var mem bodyMem
+	err = errors.New("reading " + ref.path + ": stopped")
+	defer func() {
+		// Even when read panics, the waiters learn how it went.
+		r.mu.Lock()
+		e.mem, e.data, e.err = mem, data, err
+		var evicted []*remoteEntry
+		if err != nil {
+			// Not kept: the next request reads it again.
+			if r.entries[ref.sum] == el {
+				delete(r.entries, ref.sum)
+				r.lru.Remove(el)
+			}
+			e.refs.Add(-1) // the cache's
+		} else {
+			r.held += int64(len(data))
+			evicted = r.evict()
 		}
-		e.refs.Add(-1) // the cache's
-	} else {
-		r.held += int64(len(data))
-		r.evict()
-	}
-	r.mu.Unlock()
-	close(e.done)
-	r.note(err)
-	if err != nil {
-		e.release()
-		return nil, nil, err
-	}
-	return data, e, nil
+		r.mu.Unlock()
+		close(e.done)
+		for _, x := range evicted {
+			x.release() // the cache's hold, out of the lock: it may unmap
+		}
+		r.note(err)
+		if err != nil {
+			e.release()
+			data, e = nil, nil
+		}
+	}()
+	mem, data, err = r.read(ref, check, deadline)
+	return data, e, err
 }
 
 // peek returns the body ref names, held for the caller as get holds it,
@@ -243,19 +254,22 @@ func (r *remote) peek(ref remoteRef) ([]byte, *remoteEntry) {
 	return e.data, e
 }
 
-// evict lets go of the least recently used bodies read until those kept
-// fit in max. The caller holds mu.
-func (r *remote) evict() {
+// evict takes out of the cache the least recently used bodies read until
+// those kept fit in max, and returns them: the caller holds mu, and
+// releases the cache's hold of each once it has let go of mu.
+func (r *remote) evict() []*remoteEntry {
+	var out []*remoteEntry
 	for el := r.lru.Back(); el != nil && r.held > r.max; {
 		prev := el.Prev()
 		if e := el.Value.(*remoteEntry); e.data != nil {
 			r.held -= int64(len(e.data))
 			delete(r.entries, e.sum)
 			r.lru.Remove(el)
-			e.release() // the cache's hold
+			out = append(out, e)
 		}
 		el = prev
 	}
+	return out
 }
 
 // read reads the body ref names from the bucket, by the deadline, into
@@ -277,7 +291,12 @@ func (r *remote) read(ref remoteRef, check func([]byte) error, deadline time.Tim
 		return bodyMem{}, nil, fmt.Errorf("reading %s: %w", ref.path, err)
 	}
 	defer rd.Close()
-	mem = r.alloc(int(ref.size) + 1)
+	if rd.Size() != ref.size {
+		return bodyMem{}, nil, fmt.Errorf("%s: %d bytes, the manifest says %d: %w", ref.path, rd.Size(), ref.size, errReplaced)
+	}
+	if mem, err = r.alloc(int(ref.size) + 1); err != nil {
+		return bodyMem{}, nil, fmt.Errorf("reading %s: %w", ref.path, err)
+	}
 	data, err = manifest.ReadChecked(rd, manifest.File{Path: ref.path, Size: ref.size, SHA256: hex.EncodeToString(ref.sum[:])}, mem.b)
 	var mm *manifest.Mismatch
 	switch {

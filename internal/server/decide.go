@@ -166,6 +166,9 @@ func (s *Server) decideAssembled(hb *heldBuild, c *collection, q listing.Query, 
 func (s *Server) remoteFailed(hb *heldBuild, err error, method, path, rawQuery string, cond *conditions, asm *assembled) reply {
 	if hb.remote != nil && (errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist)) {
 		if next := s.waitSwitch(hb); next != nil && next != hb {
+			// The answer of next holds no body of next's own: a build of
+			// a bucket's bodies are held by the reply (remoteEntry), not
+			// by the build the transport keeps alive.
 			return s.decide(next, method, path, rawQuery, cond, asm)
 		}
 	}

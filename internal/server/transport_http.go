@@ -20,6 +20,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cond.ims = ims[0]
 	}
 	rep := s.decide(hb, r.Method, r.URL.Path, r.URL.RawQuery, &cond, nil)
+	defer func() {
+		// A body read from a bucket is held by the reply: let go of it
+		// once written, even when writing panics (http.ErrAbortHandler).
+		if rep.asm != nil {
+			rep.asm.clearParts()
+		}
+		rep.release()
+	}()
 	sendBody := r.Method != http.MethodHead && rep.hasBody()
 	var f *openFile
 	var mapped []byte
@@ -48,11 +56,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The body lives in one of hb's stores, or in a mapping of one of its
 	// page files, freed when hb is unreachable: keep hb alive until the
-	// body is written. One read from a bucket is held by the reply.
-	if rep.asm != nil {
-		rep.asm.clearParts()
-	}
-	rep.release()
+	// body is written.
 	runtime.KeepAlive(hb)
 }
 
