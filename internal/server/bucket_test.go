@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -502,6 +503,32 @@ func TestBucketFeedDate(t *testing.T) {
 				t.Fatalf("%s %s, the feeds back:\n got %.300q\nwant %.300q", method, f.File, got, w)
 			}
 		}
+	}
+}
+
+// TestBucketPollUnchanged: the checks of an unchanged manifest read
+// nothing: the build New loaded is not loaded again.
+func TestBucketPollUnchanged(t *testing.T) {
+	site := bucketSites(t, 30)[layout.ChunksName]
+	u := "file://" + filepath.ToSlash(t.TempDir())
+	b := openBucket(t, u)
+	publishOut(t, b, site.out)
+	var attempts atomic.Int32
+	polls := make(chan struct{}, 1)
+	s, _ := newServer(t, Options{Source: Bucket(u, b, 0), PollInterval: 5 * time.Millisecond,
+		onAttempt: func(error) { attempts.Add(1) },
+		onPoll: func() {
+			select {
+			case polls <- struct{}{}:
+			default:
+			}
+		}})
+	serve(t, s)
+	for range 5 {
+		<-polls
+	}
+	if n := attempts.Load(); n != 1 {
+		t.Errorf("%d loads, want New's alone", n)
 	}
 }
 

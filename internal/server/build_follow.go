@@ -37,7 +37,7 @@ func (s *Server) reload(ctx context.Context, partial bool) (bool, error) {
 // part is loaded again from the same manifest, for the pages it lacks.
 // It stops when ctx is done: a build of 200,000 files, or a million
 // collections, takes seconds to load. The caller holds loadMu.
-func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, batch *Batch, partial bool) (bool, error) {
+func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, batch *Batch, partial bool) (_ bool, err error) {
 	fsys := s.opt.Source.fsys
 	var dir *pageDir
 	if folder := s.opt.Source.folder(); folder != "" {
@@ -55,8 +55,17 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 			}
 		}
 	}
+	var tag string // the ETag of a bucket's manifest, asked before it is read
 	if s.remote != nil {
 		fsys = newRemoteFS(ctx, s.remote)
+		if m == nil {
+			tag = s.remote.manifestTag(ctx)
+		}
+		defer func() {
+			if err == nil {
+				s.remote.loadedTag.Store(&tag)
+			}
+		}()
 	}
 	if m == nil {
 		if fsys == nil {
@@ -361,7 +370,8 @@ func (s *Server) followBucket(ctx context.Context) {
 	retry.Stop()
 	defer retry.Stop()
 	wait := s.opt.RetryInterval
-	var etag, lastErr string
+	var lastErr string
+	etag := *s.remote.loadedTag.Load() // the build New loaded: not read again
 	// failed is the manifest that last failed to load: not tried again
 	// before until.
 	type failedLoad struct {

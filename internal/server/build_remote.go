@@ -76,6 +76,10 @@ type remote struct {
 	mapped  atomic.Int64  // bytes of bodies in memory: kept, or held by answers
 	maps    atomic.Int64  // bodies in memory of their own (mapBody)
 
+	// loadedTag is the ETag of the manifest of the build last loaded, as
+	// asked before it was read ("" when the bucket did not say).
+	loadedTag atomic.Pointer[string]
+
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*list.Element // of lru: each *remoteEntry
 	lru     list.List                           // most recently used first
@@ -149,8 +153,22 @@ func newRemote(b *blob.Bucket, cacheSize int64, timeout time.Duration, log io.Wr
 	if cacheSize <= 0 {
 		cacheSize = DefaultCacheSize
 	}
-	return &remote{bucket: b, timeout: timeout, log: log, reads: make(chan struct{}, maxReads),
+	r := &remote{bucket: b, timeout: timeout, log: log, reads: make(chan struct{}, maxReads),
 		max: cacheSize, entries: map[[sha256.Size]byte]*list.Element{}}
+	r.loadedTag.Store(new(string))
+	return r
+}
+
+// manifestTag returns the ETag of the bucket's manifest, "" when the
+// bucket does not say (reading it then says why).
+func (r *remote) manifestTag(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	a, err := r.bucket.Attributes(ctx, manifest.Name)
+	if err != nil {
+		return ""
+	}
+	return a.ETag
 }
 
 // deadline is when the reads of a request that starts now give up.
