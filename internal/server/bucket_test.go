@@ -89,6 +89,17 @@ func publishOut(t *testing.T, b *blob.Bucket, out string) {
 	}
 }
 
+// versityBucket publishes the build in out to a new bucket of a
+// versitygw started for the test: the server, the bucket's URL, and the
+// bucket, open.
+func versityBucket(t *testing.T, out string) (*versitytest.Server, string, *blob.Bucket) {
+	v := versitytest.Start(t)
+	u, _ := v.NewBucket(t)
+	b := openBucket(t, u)
+	publishOut(t, b, out)
+	return v, u, b
+}
+
 // bucketSites are a site of each layout, with every filter and feeds.
 func bucketSites(t *testing.T, articles int) map[string]testSite {
 	sites := map[string]testSite{}
@@ -329,11 +340,7 @@ func TestBucketFollowsPublish(t *testing.T) {
 // with Retry-After once the read times out, the log says so once, and
 // once the bucket answers again, so does the server.
 func TestBucketStalled(t *testing.T) {
-	site := chunkSite(t)
-	v := versitytest.Start(t)
-	u, _ := v.NewBucket(t)
-	b := openBucket(t, u)
-	publishOut(t, b, site.out)
+	v, u, b := versityBucket(t, chunkSite(t).out)
 	s, log := newServer(t, Options{Source: Bucket(u, b, 0), FetchTimeout: 300 * time.Millisecond, PollInterval: time.Hour})
 	addr := strings.TrimPrefix(serve(t, s), "http://")
 	cached := listing.Path + "?limit=5"
@@ -428,11 +435,7 @@ func TestBucketDeletedChunk(t *testing.T) {
 // many requests and checks of the manifest fail, each naming another
 // file.
 func TestBucketGone(t *testing.T) {
-	site := chunkSite(t)
-	v := versitytest.Start(t)
-	u, _ := v.NewBucket(t)
-	b := openBucket(t, u)
-	publishOut(t, b, site.out)
+	v, u, b := versityBucket(t, chunkSite(t).out)
 	polls := make(chan struct{}, 1)
 	s, log := newServer(t, Options{Source: Bucket(u, b, 0), PollInterval: 10 * time.Millisecond, onPoll: func() {
 		select {
