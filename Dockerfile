@@ -1,6 +1,9 @@
 # feedgen in a container: a static binary on a distroless image.
 #   docker build -t feedgen .
 #   docker run --rm -v "$PWD:/site" -w /site feedgen build --strict
+#   docker run --rm -p 8080:8080 -e FEEDGEN_BUCKET_URL='s3://BUCKET?region=REGION' \
+#     -e AWS_ACCESS_KEY_ID -e AWS_SECRET_ACCESS_KEY feedgen serve --addr 0.0.0.0:8080
+# The last serves the build published to the bucket (docs/deploying.md).
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -15,7 +15,7 @@ FAKE_GCS_VERSION := v1.56.1
 FAKE_GCS := $(CURDIR)/.cache/fake-gcs-server-$(FAKE_GCS_VERSION)/fake-gcs-server
 export FEEDGEN_FAKE_GCS_SERVER := $(FAKE_GCS)
 
-.PHONY: run build test runtimes lint bench bench-serve bench-edge bench-watch bench-bundle bench-chunks bench-publish bench-publish-vs bench-archive fuzz clean
+.PHONY: run build test runtimes lint bench bench-serve bench-edge bench-watch bench-serve-bucket bench-bundle bench-chunks bench-publish bench-publish-vs bench-archive fuzz clean
 
 # Build the sample site into public/, then serve it as a live preview that
 # rebuilds on every change under content/ (Ctrl-C stops it).
@@ -172,6 +172,13 @@ bench-edge:
 bench-watch:
 	$(GO) run ./tools/feedbench watch
 	$(GO) run ./tools/feedbench watch -layout chunks -sizes 20000,100000
+
+# feedgen serve --dir s3://... (issue 40) on a chunks build of 100,000
+# articles published to versitygw, against serve --dir on the same build:
+# the first answer after its start, a hot page and a walk with wrk, its
+# memory against --cache-size.
+bench-serve-bucket: $(VERSITYGW)
+	FEEDGEN_VERSITYGW=$(VERSITYGW) $(GO) run ./tools/feedbench serve -source bucket -layout chunks -articles 100000
 
 bench-bundle:
 	$(GO) run ./tools/feedbench bundle

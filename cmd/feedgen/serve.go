@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/feedgen/feedgen/internal/bundle"
 	"github.com/feedgen/feedgen/internal/outdir"
 	"github.com/feedgen/feedgen/internal/preview"
+	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/feedgen/feedgen/internal/server"
 	"github.com/spf13/cobra"
 )
@@ -47,6 +51,74 @@ func runServe(ctx context.Context, o *serveOptions) error {
 	return server.ServeFolder(ctx, o.listen, o.dir)
 }
 
+// serveBucketOptions are the options of serve --dir BUCKET_URL, which
+// serves the build published to a bucket.
+type serveBucketOptions struct {
+	*globalOptions
+	listen    server.Listen
+	url       string
+	cacheSize string // --cache-size, as given
+	poll      time.Duration
+	set       func(flag string) bool // whether the flag was given
+
+	cacheBytes int64 // cacheSize, read
+}
+
+// minCacheSize is the smallest --cache-size.
+const minCacheSize = 4 << 20
+
+// bucketEnv names the environment variable of the BUCKET_URL serve serves
+// without --dir (and --config): a container's image sets it.
+const bucketEnv = "FEEDGEN_BUCKET_URL"
+
+// isBucketURL reports whether --dir names a bucket (scheme://...), not
+// a folder.
+func isBucketURL(dir string) bool { return strings.Contains(dir, "://") }
+
+// check refuses the flags of a folder's or a site's server and reads
+// --cache-size and --poll.
+func (o *serveBucketOptions) check() error {
+	if err := watchOnly(o.set); err != nil {
+		return err
+	}
+	if o.set("config") {
+		return usageError{errors.New("--config and a bucket's --dir do not go together: serve --dir BUCKET_URL serves what was published there")}
+	}
+	n, err := humanize.ParseBytes(o.cacheSize)
+	if err != nil || n > 1<<50 {
+		return usageError{fmt.Errorf("--cache-size %q: want a size, e.g. 256MiB or 2GB", o.cacheSize)}
+	}
+	if n < minCacheSize {
+		return usageError{fmt.Errorf("--cache-size %s: want %s or more: a chunk or page is read whole", o.cacheSize, humanize.IBytes(minCacheSize))}
+	}
+	o.cacheBytes = int64(n)
+	if o.poll <= 0 {
+		return usageError{fmt.Errorf("--poll %v: want a duration above 0, e.g. 5s", o.poll)}
+	}
+	if _, err := publish.ParseBucketURL(o.url); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// runServeBucket opens the bucket, as publish does, and serves the build
+// published there, following the next ones.
+func runServeBucket(ctx context.Context, o *serveBucketOptions) error {
+	b, err := publish.ParseBucketURL(o.url)
+	if err != nil {
+		return err
+	}
+	bucket, err := b.Open(ctx, publish.Options{Notices: o.stderr})
+	if err == nil {
+		defer bucket.Close()
+		err = server.ServeBucket(ctx, o.listen, server.Bucket(b.String(), bucket, o.cacheBytes), o.poll)
+	}
+	if hint := b.Hint(err, o.getenv); err != nil && hint != "" {
+		err = fmt.Errorf("%w\n%s", err, hint)
+	}
+	return err
+}
+
 // serveBundleOptions are the options of serve --bundle, which serves the
 // build in a bundle.
 type serveBundleOptions struct {
@@ -77,8 +149,13 @@ func runServeBundle(ctx context.Context, o *serveBundleOptions) error {
 }
 
 // watchOnly refuses the flags of the site to build, which only serve
-// --watch takes.
+// --watch takes, and those of a bucket without --dir.
 func watchOnly(set func(flag string) bool) error {
+	for _, f := range []string{"cache-size", "poll"} {
+		if set(f) && !set("dir") {
+			return usageError{fmt.Errorf("--%s is for serve --dir BUCKET_URL: it says how a bucket is read", f)}
+		}
+	}
 	for _, f := range []string{"out", "future"} {
 		if set(f) {
 			return usageError{fmt.Errorf("--%s is for --watch: serve --dir serves a build as it is", f)}
@@ -100,6 +177,11 @@ type previewOptions struct {
 func (o *previewOptions) check() error {
 	if o.set("dir") {
 		return usageError{errors.New("--dir and --watch do not go together: --watch builds the site of --config (and --out)")}
+	}
+	for _, f := range []string{"cache-size", "poll"} {
+		if o.set(f) {
+			return usageError{fmt.Errorf("--%s is for serve --dir BUCKET_URL: --watch serves the site it builds", f)}
+		}
 	}
 	if err := o.site.check(o.getenv, o.set); err != nil {
 		return err
@@ -128,6 +210,8 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 		dir, bundle string
 		watching    bool
 		site        siteOptions
+		cacheSize   string
+		poll        time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -144,6 +228,14 @@ rebuilds on every change under content/ and to config.yaml. Broken content
 never breaks the preview: the errors are printed and the last good build
 stays served.
 
+With --dir BUCKET_URL (any URL publish takes, with the same credentials) it
+serves the build published there, with the answers of serve --dir on the same
+build: the manifest and indexes are read at start, pages and chunks when a
+request needs them, at most --cache-size of them kept in memory. The manifest
+is checked every --poll for a new build, which is switched to once its indexes
+are read. Any number of servers can serve one bucket. Without --dir and
+--config, the BUCKET_URL in $FEEDGEN_BUCKET_URL, when set, is served so.
+
 With --bundle it serves a bundle written by "feedgen bundle" straight from the
 archive, without extracting it, with exactly the answers of serve --dir on the
 same output. The bundle is verified first; one that fails verification is not
@@ -154,6 +246,7 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
   feedgen serve --dir /srv/feed/public --addr 127.0.0.1:9000 --log access.log
   feedgen serve --addr 0 --log -              # any free port, access log on stderr
   feedgen serve --bundle feed-2026-11-23.zip  # serve a bundle without extracting it
+  feedgen serve --dir 's3://feed-bucket?region=eu-west-1' --addr 0.0.0.0:8080 --cache-size 1GiB
   feedgen serve --watch                       # live preview of ./config.yaml's site
   feedgen serve --watch --config /srv/feed/config.yaml --addr 127.0.0.1:8081`,
 		Args: noArgs,
@@ -168,11 +261,24 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 				return checkRun(ctx, &serveBundleOptions{globalOptions: g, listen: listen, file: bundle, set: set}, runServeBundle)
 			case watching:
 				return checkRun(ctx, &previewOptions{globalOptions: g, listen: listen, site: site, set: set}, runPreview)
+			case isBucketURL(dir):
+				return checkRun(ctx, &serveBucketOptions{globalOptions: g, listen: listen, url: dir, cacheSize: cacheSize, poll: poll, set: set}, runServeBucket)
+			case !set("dir") && !set("config") && g.getenv(bucketEnv) != "":
+				// A container's way: the bucket from the environment.
+				withDir := func(f string) bool { return f == "dir" || set(f) }
+				return checkRun(ctx, &serveBucketOptions{globalOptions: g, listen: listen, url: g.getenv(bucketEnv), cacheSize: cacheSize, poll: poll, set: withDir}, runServeBucket)
+			}
+			for _, f := range []string{"cache-size", "poll"} {
+				if set(f) {
+					return usageError{fmt.Errorf("--%s is for serve --dir BUCKET_URL: a folder's builds are in the page cache", f)}
+				}
 			}
 			return checkRun(ctx, &serveOptions{globalOptions: g, listen: listen, dir: dir, config: site.config, set: set}, runServe)
 		},
 	}
-	cmd.Flags().StringVarP(&dir, "dir", "d", "", "the output folder of a build (default: output_dir of the config, else public)")
+	cmd.Flags().StringVarP(&dir, "dir", "d", "", "the output folder of a build (default: output_dir of the config, else public), or the BUCKET_URL it was published to")
+	cmd.Flags().StringVar(&cacheSize, "cache-size", humanize.IBytes(server.DefaultCacheSize), "with a BUCKET_URL: the most bytes of pages and chunks kept in memory")
+	cmd.Flags().DurationVar(&poll, "poll", 5*time.Second, "with a BUCKET_URL: how often the bucket's manifest is checked for a new build")
 	cmd.Flags().StringVarP(&listen.Addr, "addr", "a", server.DefaultAddr, "PORT or HOST:PORT to listen on (a port alone: 127.0.0.1's); port 0 picks a free port")
 	cmd.Flags().StringVar(&listen.AccessLog, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)
 	cmd.Flags().StringVarP(&bundle, "bundle", "b", "", "serve this bundle (feedgen bundle) straight from the archive, after verifying it")

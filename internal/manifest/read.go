@@ -117,6 +117,7 @@ func (m *Manifest) expand(ctx context.Context, fsys fs.FS) (unmatched []string, 
 		k := layout.Classify(f.Path)
 		return !k.Names() || !l.Has(k) || f.Size > MaxPageSize
 	})
+	prefetch(fsys, queue)
 	for len(queue) > 0 {
 		f := queue[0]
 		queue = queue[1:]
@@ -143,6 +144,7 @@ func (m *Manifest) expand(ctx context.Context, fsys fs.FS) (unmatched []string, 
 			}
 			continue
 		}
+		queued := len(queue)
 		for _, n := range named {
 			if seen[n.Path] {
 				continue
@@ -153,9 +155,30 @@ func (m *Manifest) expand(ctx context.Context, fsys fs.FS) (unmatched []string, 
 				queue = append(queue, n)
 			}
 		}
+		prefetch(fsys, queue[queued:])
 	}
 	slices.SortFunc(m.Files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return unmatched, unread, nil
+}
+
+// A Prefetcher is a file system that can start reading files before they
+// are opened, such as a bucket's, where a read waits for an answer:
+// Expand tells it the indexes it is about to read, in the order it will.
+type Prefetcher interface {
+	Prefetch(names []string)
+}
+
+// prefetch tells fsys, when it is a Prefetcher, that files are to be read.
+func prefetch(fsys fs.FS, files []File) {
+	p, ok := fsys.(Prefetcher)
+	if !ok || len(files) == 0 {
+		return
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.Path
+	}
+	p.Prefetch(names)
 }
 
 // Complete returns an error when an index did not match the manifest

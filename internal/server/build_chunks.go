@@ -36,10 +36,17 @@ type assembly struct {
 	// sentAt is when a page that starts in each chunk was last sent (see
 	// page.sentAt): pages sent that often are spliced.
 	sentAt []uint32
+	// fetch, in a build of a bucket, names each chunk in the bucket, read
+	// when a page needs it (bodies are then nil); remote reads it.
+	fetch  []remoteRef
+	remote *remote
 }
 
 // recentlySent is page.recentlySent for the pages that start in chunk k.
 func (a *assembly) recentlySent(k int, now time.Time) bool {
+	if a.fetch != nil {
+		return false // in Go memory: never spliced
+	}
 	ms := max(uint32(now.UnixMilli()), 1) // 0 is never
 	last := atomic.LoadUint32(&a.sentAt[k])
 	if last != ms {
@@ -60,8 +67,9 @@ func (a *assembly) chunkOf(i int) int {
 // chunkBody is the bytes of a chunk and what keeps them: a store, or the
 // mapping of its file (pf).
 type chunkBody struct {
-	data []byte
-	pf   *pageFile
+	data   []byte
+	pf     *pageFile
+	remote bool // neither: in the bucket (see build_remote.go)
 }
 
 // loadChunks is the loader of the chunks layout (see layoutServers):
@@ -133,6 +141,10 @@ func (hb *heldBuild) holdKnown(ctx context.Context, files []manifest.File, src l
 				hb.chunks[sum] = b
 				continue
 			}
+		}
+		if src.remote != nil && !layout.Classify(f.Path).Names() {
+			hb.chunks[sum] = chunkBody{remote: true} // read when a page needs it
+			continue
 		}
 		if src.fsys == nil && src.dir == nil {
 			return nil, fmt.Errorf("%s is neither in memory nor in a folder", f.Path)
@@ -333,6 +345,9 @@ func (hb *heldBuild) assembleFrom(c *collection, indexes map[string]indexFile, p
 		sums:   make([][sha256.Size]byte, len(ix.Chunks)),
 		sentAt: make([]uint32, len(ix.Chunks)),
 	}
+	if hb.remote != nil {
+		a.fetch, a.remote = make([]remoteRef, len(ix.Chunks)), hb.remote
+	}
 	for k := range ix.Chunks {
 		r, sum := &ix.Chunks[k], sums[k]
 		b, ok := hb.chunks[sum]
@@ -341,6 +356,9 @@ func (hb *heldBuild) assembleFrom(c *collection, indexes map[string]indexFile, p
 		}
 		if ok && isChunk[k] {
 			a.bodies[k] = b.data
+			if b.remote {
+				a.fetch[k] = remoteRef{path: r.Path, size: int64(r.Size), sum: sum}
+			}
 		}
 		a.first[k], a.sums[k] = len(a.ends), sum
 		for _, e := range r.Ends {
@@ -366,7 +384,8 @@ func (hb *heldBuild) checkLeaf(name string, l *parsedLeaf, sum [sha256.Size]byte
 	for k := range l.Chunks {
 		r := &l.Chunks[k]
 		b, ok := hb.chunks[l.sums[k]]
-		if !ok || !l.isChunk[k] {
+		if !ok || !l.isChunk[k] || b.remote {
+			// A chunk of a bucket is checked when it is read.
 			whole = false
 			continue
 		}
@@ -432,6 +451,11 @@ type assembled struct {
 	limit, offset int
 	in            []byte // what the entity tag is a digest of
 	etag          [1]string
+	// got are the chunks of the page read from a bucket (see
+	// assembly.read), from chunk k on; held holds them until the page is
+	// written (clearParts).
+	got  [][]byte
+	held []*remoteEntry
 }
 
 var (
@@ -439,25 +463,43 @@ var (
 	tail  = []byte("]}")
 )
 
-// clearParts forgets the slices of chunks once the page is sent.
+// clearParts forgets the slices of chunks once the page is sent, and lets
+// go of the chunks read from a bucket it holds.
 func (a *assembled) clearParts() {
 	clear(a.parts)
 	a.parts, a.from = a.parts[:0], nil
+	for _, e := range a.held {
+		e.release()
+	}
+	clear(a.held)
+	clear(a.got)
+	a.held, a.got = a.held[:0], a.got[:0]
 }
 
 // assemble puts together page (limit, offset) of c, offset < c.count
 // (offsetText is the offset as the query gave it, canonical), into a. It
-// returns false when a chunk it needs is unavailable (partial).
+// returns an error when a chunk it needs is unavailable (partial), or
+// could not be read from the bucket. In a build of a bucket, the chunks
+// not in memory are read (at once, by one deadline) only with bodies:
+// without, the page's head, size and tag are made, not its parts, which
+// is all a HEAD, or a conditional request answered 304, needs.
 //
 // The entity tag is the SHA-256 of the head and, for each slice, the
 // SHA-256 of its chunk and where the slice is in it: what the body is
 // made of, so that it changes whenever the body does, and costs a hash of
 // a few hundred bytes, not of the page. The page a connection was last
 // answered (a hot one) keeps its head and tag.
-func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, offsetText string) bool {
+func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, offsetText string, bodies bool) error {
 	as := c.asm
 	if as == nil {
-		return false
+		return errUnavailable
+	}
+	a.clearParts()
+	if as.fetch != nil && bodies {
+		if err := as.read(a, offset, min(offset+limit, c.count)-1); err != nil {
+			a.clearParts()
+			return err
+		}
 	}
 	same := a.size > 0 && a.build == hb.manifestSum && a.dir == c.dir && a.limit == limit && a.offset == offset
 	if !same {
@@ -471,9 +513,13 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 	last := min(offset+limit, c.count) - 1
 	for i, k := offset, a.k; i <= last; k++ {
 		body := as.bodies[k]
-		if body == nil {
+		switch {
+		case body != nil:
+		case as.fetch == nil || as.fetch[k].path == "":
 			a.clearParts()
-			return false
+			return errUnavailable
+		case bodies:
+			body = a.got[k-a.k]
 		}
 		start := 1
 		if i > as.first[k] {
@@ -488,7 +534,11 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 			a.parts = append(a.parts, comma)
 			size++
 		}
-		a.parts = append(a.parts, body[start:end])
+		if body != nil {
+			a.parts = append(a.parts, body[start:end])
+		} else {
+			a.parts = append(a.parts, nil) // in the bucket, not read: see bodies
+		}
 		size += end - start
 		if !same {
 			a.in = append(a.in, as.sums[k][:]...)
@@ -505,7 +555,69 @@ func (hb *heldBuild) assemble(a *assembled, c *collection, limit, offset int, of
 	}
 	a.size = size + len(tail)
 	a.pg = page{etag: a.etag[:]}
-	return true
+	return nil
+}
+
+// errUnavailable is the error of assemble for a page that needs a chunk
+// the build does not hold (see heldBuild.unavailable).
+var errUnavailable = errors.New("a chunk of the page did not match the manifest")
+
+// read reads from the bucket the chunks that articles first..last of a
+// build of a bucket are in, into a.got from the chunk of first on (nil
+// for a chunk in memory), held by a.held: from the cache, and those it
+// lacks from the bucket, at the same time, each checked against the
+// index, by one deadline. A hot page allocates nothing.
+func (as *assembly) read(a *assembled, first, last int) error {
+	k0, k1 := as.chunkOf(first), as.chunkOf(last)
+	missing := false
+	for k := k0; k <= k1; k++ {
+		var body []byte
+		if as.bodies[k] == nil && as.fetch[k].path != "" {
+			var e *remoteEntry
+			if body, e = as.remote.peek(as.fetch[k]); e != nil {
+				a.held = append(a.held, e)
+			} else {
+				missing = true
+			}
+		}
+		a.got = append(a.got, body)
+	}
+	if !missing {
+		return nil
+	}
+	held := make([]*remoteEntry, k1-k0+1)
+	errs := make([]error, len(held))
+	deadline := as.remote.deadline()
+	var wg sync.WaitGroup
+	for k := k0; k <= k1; k++ {
+		if a.got[k-k0] != nil || as.bodies[k] != nil || as.fetch[k].path == "" {
+			continue
+		}
+		wg.Go(func() { a.got[k-k0], held[k-k0], errs[k-k0] = as.remote.get(as.fetch[k], as.chunkCheck(k), deadline) })
+	}
+	wg.Wait()
+	for _, e := range held {
+		if e != nil {
+			a.held = append(a.held, e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// chunkCheck returns the check of a chunk read from the bucket against
+// its articles' ends in the index (chunk k of a).
+func (a *assembly) chunkCheck(k int) func([]byte) error {
+	return func(data []byte) error {
+		end := len(a.ends)
+		if k+1 < len(a.first) {
+			end = a.first[k+1]
+		}
+		ends := make([]int, 0, end-a.first[k])
+		for _, e := range a.ends[a.first[k]:end] {
+			ends = append(ends, int(e))
+		}
+		return chunk.CheckChunk(&chunk.Ref{Path: a.fetch[k].path, Size: int(a.fetch[k].size), Ends: ends}, data)
+	}
 }
 
 func appendUint32(b []byte, v uint32) []byte {

@@ -157,9 +157,14 @@ func prevModified(prev *heldBuild) map[string]lastModified {
 		return m
 	}
 	for _, c := range prev.collections {
+		lazy := c.feedsMod.Load() // a build of a bucket's: see bucketFeedsModified
 		for _, fp := range c.feeds {
-			if fp != nil && !fp.pg.unavailable() && fp.modified != nil {
+			switch {
+			case fp == nil || fp.pg.unavailable():
+			case fp.modified != nil:
 				m[fp.pg.etag[0]] = lastModified{fp.lastMod, fp.modified}
+			case lazy != nil:
+				m[fp.pg.etag[0]] = *lazy
 			}
 		}
 	}
@@ -169,7 +174,8 @@ func prevModified(prev *heldBuild) map[string]lastModified {
 // feedsModified sets the Last-Modified of c's feeds from the first of
 // them that is held: the last build's date for the same bytes (prev), else
 // read from its body, in memory or in its file (checked against the
-// manifest). A feed whose date cannot be read leaves the collection's
+// manifest); in a build of a bucket, when a request first needs it
+// (bucketFeedsModified). A feed whose date cannot be read leaves the collection's
 // feeds unavailable (503) until the next build, as a page whose file does
 // not match.
 func (c *collection) feedsModified(hb *heldBuild, src loadSource, prev map[string]lastModified) {
@@ -179,6 +185,9 @@ func (c *collection) feedsModified(hb *heldBuild, src loadSource, prev map[strin
 			continue
 		}
 		lm, ok := prev[fp.pg.etag[0]]
+		if !ok && src.remote != nil {
+			return // read when a request needs it: see bucketFeedsModified
+		}
 		if !ok {
 			t, err := feedDate(formats[k], &fp.pg, c.dir, src.fsys)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/feedgen/feedgen/internal/manifest"
 	"github.com/feedgen/feedgen/internal/outfile"
 	"github.com/fsnotify/fsnotify"
+	"gocloud.dev/gcerrors"
 )
 
 // Reload loads the build in the folder, unless its manifest is the one of
@@ -36,7 +37,7 @@ func (s *Server) reload(ctx context.Context, partial bool) (bool, error) {
 // part is loaded again from the same manifest, for the pages it lacks.
 // It stops when ctx is done: a build of 200,000 files, or a million
 // collections, takes seconds to load. The caller holds loadMu.
-func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, batch *Batch, partial bool) (bool, error) {
+func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, batch *Batch, partial bool) (_ bool, err error) {
 	fsys := s.opt.Source.fsys
 	var dir *pageDir
 	if folder := s.opt.Source.folder(); folder != "" {
@@ -54,11 +55,26 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 			}
 		}
 	}
+	var tag string // the ETag of a bucket's manifest, asked before it is read
+	if s.remote != nil {
+		fsys = newRemoteFS(ctx, s.remote)
+		if m == nil {
+			tag = s.remote.manifestTag(ctx)
+		}
+		defer func() {
+			if err == nil {
+				s.remote.loadedTag.Store(&tag)
+			}
+		}()
+	}
 	if m == nil {
 		if fsys == nil {
 			return false, errors.New("no build to load: no folder, and none installed")
 		}
 		r, err := manifest.ReadContext(ctx, fsys)
+		if s.remote != nil && errors.Is(err, manifest.ErrNoBuild) {
+			err = errNoPublished
+		}
 		if err == nil {
 			err = validate(r.Manifest)
 		}
@@ -83,7 +99,7 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 		batch.Discard()
 		return false, nil
 	}
-	hb, err := loadBuild(ctx, data, m, loadSource{fsys: fsys, dir: dir, prev: cur, fresh: batch, slack: s.compactSlack, partial: partial})
+	hb, err := loadBuild(ctx, data, m, loadSource{fsys: fsys, dir: dir, remote: s.remote, prev: cur, fresh: batch, slack: s.compactSlack, partial: partial})
 	if err != nil {
 		batch.Discard()
 		if nr := (notReadyError{}); held && errors.As(err, &nr) {
@@ -127,6 +143,10 @@ func (s *Server) load(ctx context.Context, data []byte, m *manifest.Manifest, ba
 	}
 	return true, nil
 }
+
+// errNoPublished is the error of loading from a bucket without a
+// manifest.
+var errNoPublished = fmt.Errorf("no build here (no %s): publish one with feedgen publish first: %w", manifest.Name, fs.ErrNotExist)
 
 // openFolder opens the output folder of the builds served.
 func openFolder(folder string) (*os.Root, error) {
@@ -189,6 +209,10 @@ func (s *Server) Install(h Handover) (bool, error) {
 // served in part (see New) is loaded again the same way, silently, until
 // its pages match or the next build replaces it.
 func (s *Server) FollowBuilds(ctx context.Context) {
+	if s.remote != nil {
+		s.followBucket(ctx)
+		return
+	}
 	dir := s.opt.Source.folder()
 	w := s.watch(dir)
 	var (
@@ -319,5 +343,115 @@ func (f *follower) poll(ctx context.Context) {
 	}
 	if f.s.opt.onPoll != nil {
 		f.s.opt.onPoll()
+	}
+}
+
+// followBucket is FollowBuilds for the builds of a bucket (Bucket).
+// publish uploads a build's manifest last, so a new build is there once
+// the manifest changed: every PollInterval, and at once when a request
+// finds a body of the build served replaced (see remoteFailed), the
+// manifest's ETag is asked for (a HEAD request: an unchanged manifest is
+// not read), and a new one is loaded, its indexes read and checked, and
+// switched to. The build served stays served meanwhile, and after any
+// failure; each failure is logged once, not again until it changes.
+func (s *Server) followBucket(ctx context.Context) {
+	poll := time.NewTicker(s.opt.PollInterval)
+	defer poll.Stop()
+	// While requests wait for a newer build (a body of the build served
+	// was replaced: a publish is under way), up to SwitchTimeout, the
+	// manifest is checked again RetryInterval after the last check,
+	// doubling up to a second (or PollInterval), not only on the ticker.
+	//
+	// The ETag recorded is the one the HEAD gave before the manifest was
+	// read: the services publish writes to answer a read after a write
+	// with what was written, so the manifest read is that one or newer,
+	// and a newer one has another ETag, seen by the next check.
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	wait := s.opt.RetryInterval
+	var lastErr string
+	etag := *s.remote.loadedTag.Load() // the build New loaded: not read again
+	// failed is the manifest that last failed to load: not tried again
+	// before until.
+	type failedLoad struct {
+		etag  string
+		until time.Time
+		wait  time.Duration
+	}
+	var failed failedLoad
+	check := func() {
+		actx, cancel := context.WithTimeout(ctx, s.opt.FetchTimeout)
+		a, err := s.remote.bucket.Attributes(actx, manifest.Name)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case gcerrors.Code(err) == gcerrors.NotFound:
+			err = errNoPublished // an answer: the bucket's manifest is gone
+		case err != nil:
+			s.remote.note(err)
+			return
+		default:
+			s.remote.note(nil)
+			if a.ETag == etag && etag != "" || a.ETag == failed.etag && time.Now().Before(failed.until) {
+				return
+			}
+			_, err = s.reload(ctx, false)
+			if ctx.Err() != nil {
+				return
+			}
+			if s.opt.onAttempt != nil {
+				s.opt.onAttempt(err)
+			}
+		}
+		if err == nil {
+			etag, lastErr, failed = a.ETag, "", failedLoad{}
+			return
+		}
+		// A manifest that could not be loaded is tried again, but less
+		// and less often while it stays the same: one that is not ready
+		// (its indexes not all uploaded yet) soon loads; one this feedgen
+		// does not read never does.
+		if a != nil {
+			if a.ETag != failed.etag {
+				failed = failedLoad{etag: a.ETag, wait: s.opt.PollInterval}
+			}
+			failed.until = time.Now().Add(failed.wait)
+			failed.wait = min(2*failed.wait, 5*time.Minute)
+		}
+		if msg := err.Error(); msg != lastErr {
+			lastErr = msg
+			fmt.Fprintf(s.log, "%s: not switching builds: %v; still serving the %s\n", s.opt.Source, err, s.cur.Load().describe())
+		}
+	}
+	checkStale := func() {
+		check()
+		at := s.cur.Load().staleAt.Load()
+		if at != 0 && time.Since(time.Unix(0, at)) < s.opt.SwitchTimeout {
+			retry.Reset(wait)
+			wait = min(2*wait, s.opt.PollInterval, time.Second)
+		} else {
+			wait = s.opt.RetryInterval
+		}
+	}
+	if s.opt.onWatching != nil {
+		s.opt.onWatching()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.nudge:
+			checkStale()
+		case <-retry.C:
+			checkStale()
+		case <-poll.C:
+			check()
+			if s.opt.onPoll != nil {
+				s.opt.onPoll()
+			}
+		}
 	}
 }

@@ -81,6 +81,9 @@ type heldBuild struct {
 	// dir is the output folder, open, when the pages are sent from their
 	// files (nil when every body is in memory).
 	dir *pageDir
+	// remote is the bucket the bodies are read from (Bucket); nil for
+	// any other source.
+	remote *remote
 	// replaced is closed when the server switches to another build: a
 	// request that found one of this build's page files replaced by a
 	// newer build waits for it (see Server.openBody).
@@ -105,6 +108,10 @@ type collection struct {
 	// syndication.Formats (nil: none in that format); none without
 	// articles (see build_feeds.go).
 	feeds []*feedPage
+	// feedsMod is the feeds' Last-Modified in a build of a bucket, read
+	// when a request first needs it (bucketFeedsModified), when the last
+	// build did not know it; nil until then.
+	feedsMod atomic.Pointer[lastModified]
 }
 
 // limitPages are the pages of one pre-rendered limit, by offset (offsets
@@ -121,14 +128,19 @@ type page struct {
 	// file (file) when the file was mapped at load, or in the Go heap (a
 	// page past the end); nil when the file is not mapped.
 	body   []byte
-	st     *store    // the store of body; nil when body is not in one
-	file   *pageFile // the page's file, for a build served from its folder
-	etag   []string  // the quoted SHA-256 of the body
-	length []string  // the body's length in decimal
+	st     *store     // the store of body; nil when body is not in one
+	file   *pageFile  // the page's file, for a build served from its folder
+	remote *remoteRef // or the page's file in the bucket (see build_remote.go)
+	etag   []string   // the quoted SHA-256 of the body
+	length []string   // the body's length in decimal
 	// sentAt is when the page was last sent, in milliseconds of the
 	// wall clock, wrapping around (0: never): the one field that changes
 	// after the load, only through recentlySent.
 	sentAt uint32
+	// held, in a page made for one answer of a build of a bucket (see
+	// remote.page), holds its body, read from the bucket, until the answer
+	// is written (reply.release): sent as it is, never spliced.
+	held *remoteEntry
 }
 
 // hotPage is how soon after it was last sent a page is sent again for it
@@ -158,6 +170,9 @@ func (p *page) unavailable() bool { return p.etag == nil }
 
 // size is the length of the page's body.
 func (p *page) size() int {
+	if p.remote != nil && p.body == nil {
+		return int(p.remote.size)
+	}
 	if p.file != nil {
 		return int(p.file.id.size)
 	}

@@ -49,6 +49,10 @@ type loadSource struct {
 	// files (see pageFile): a file's identity is recorded and its bytes
 	// dropped. Else bodies are kept in stores.
 	dir *pageDir
+	// remote, for a build in a bucket, is where its bodies are read from
+	// when a request needs them: they are not read when it is loaded
+	// (fsys is the bucket, for the manifest and the indexes).
+	remote *remote
 	// prev is the build being served, or nil: a body with the same
 	// SHA-256 is the same bytes; with dir, a file with the same identity
 	// is the same file.
@@ -94,6 +98,7 @@ func loadBuild(ctx context.Context, data []byte, m *manifest.Manifest, src loadS
 		aligned:      m.Pagination.Offsets == listing.OffsetsAligned,
 		lastModified: []string{m.BuildTime.UTC().Format(http.TimeFormat)},
 		dir:          src.dir,
+		remote:       src.remote,
 		replaced:     make(chan struct{}),
 	}
 	if err := ls.load(ctx, hb, m, src); err != nil {

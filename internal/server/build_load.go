@@ -39,6 +39,7 @@ type fileRef struct {
 	c      *collection // the collection of the page
 	li, ix int         // limitPages index and page index; li < 0 for index.json
 	feed   *feedPage   // or the feed it is (see loadFeeds): li and ix unused
+	remote *remoteRef  // or in the bucket, read when a request needs it
 }
 
 // loadPages is the loader of the pages layout (see layoutServers): each
@@ -160,6 +161,13 @@ func (pl *pageLoad) source(r *fileRef) (read bool, err error) {
 		r.at = at
 		return false, nil
 	}
+	if src.remote != nil {
+		if r.li >= 0 {
+			// index.json is answered as the page it repeats (see below).
+			r.remote = &remoteRef{path: f.Path, size: f.Size, sum: r.sum}
+		}
+		return false, nil
+	}
 	if src.dir != nil {
 		if r.li < 0 {
 			// index.json is answered as the page it repeats (the
@@ -244,11 +252,11 @@ func (pl *pageLoad) hold() {
 		} else {
 			hb.pages++
 		}
-		if r.li < 0 && dir != nil {
+		if r.li < 0 && (dir != nil || pl.src.remote != nil) {
 			continue // index.json, not read: see source
 		}
 		at, inMemory := hb.bySum[r.sum]
-		if !inMemory && r.pf == nil {
+		if !inMemory && r.pf == nil && r.remote == nil {
 			// Left out (partial), its page left zero: answered 503.
 			hb.unavailable = append(hb.unavailable, r.file.Path)
 			hb.bytes -= r.file.Size
@@ -263,9 +271,12 @@ func (pl *pageLoad) hold() {
 			lengths[r.file.Size] = ln
 		}
 		pg := page{etag: []string{etag(r.sum[:])}, length: ln}
-		if inMemory {
+		switch {
+		case inMemory:
 			pg.body, pg.st = at.st.bytes(at.off, at.size), at.st
-		} else {
+		case r.remote != nil:
+			pg.remote = r.remote
+		default:
 			pg.file, pg.body = r.pf, r.pf.mapped() // nil when not mapped
 		}
 		if r.feed != nil {

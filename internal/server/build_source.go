@@ -4,15 +4,19 @@ import (
 	"io/fs"
 
 	"github.com/feedgen/feedgen/internal/manifest"
+	"gocloud.dev/blob"
 )
 
-// A Source is where a server's builds come from, one of three: Folder,
-// Archive or Pushed. It is the one way to give a server its builds.
+// A Source is where a server's builds come from, one of four: Folder,
+// Archive, Pushed or Bucket. It is the one way to give a server its
+// builds.
 type Source struct {
-	kind  sourceKind
-	dir   string // Folder, Pushed: the output folder ("" for none); Archive: its name
-	fsys  fs.FS  // Archive
-	pages *Batch // Archive: bodies at hand, used once
+	kind      sourceKind
+	dir       string       // Folder, Pushed: the output folder ("" for none); Archive, Bucket: its name
+	fsys      fs.FS        // Archive
+	pages     *Batch       // Archive: bodies at hand, used once
+	bucket    *blob.Bucket // Bucket
+	cacheSize int64        // Bucket: the bytes of bodies kept in memory
 }
 
 type sourceKind uint8
@@ -21,6 +25,7 @@ const (
 	fromFolder sourceKind = iota + 1
 	fromArchive
 	fromPushes
+	fromBucket
 )
 
 // Folder is the build in the output folder dir, and each build written
@@ -42,12 +47,21 @@ func Archive(name string, fsys fs.FS, pages *Batch) Source {
 // the builds are written to, read for the pages a Handover lacks.
 func Pushed(dir string) Source { return Source{kind: fromPushes, dir: dir} }
 
+// Bucket is the build published to bucket b (feedgen publish), named
+// name in messages, and each build published there after it (see
+// Server.FollowBuilds): its manifest and indexes are read when it is
+// loaded, its bodies when a request needs them, at most cacheSize bytes
+// of them kept in memory (DefaultCacheSize when 0). See build_remote.go.
+func Bucket(name string, b *blob.Bucket, cacheSize int64) Source {
+	return Source{kind: fromBucket, dir: name, bucket: b, cacheSize: cacheSize}
+}
+
 // String names the source in messages: its folder or archive.
 func (src Source) String() string { return src.dir }
 
 // folder returns the output folder the builds are read from, "" for none.
 func (src Source) folder() string {
-	if src.kind == fromArchive {
+	if src.kind == fromArchive || src.kind == fromBucket {
 		return ""
 	}
 	return src.dir

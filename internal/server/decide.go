@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"io/fs"
 	"net/http"
 	"time"
 
@@ -71,7 +73,7 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 		return reply{status: http.StatusNotFound, listing: true, body: s.notFound}
 	}
 	if hb.layout.Assembled {
-		return s.decideAssembled(hb, c, q, cond, asm)
+		return s.decideAssembled(hb, c, q, method, rawQuery, cond, asm)
 	}
 	lp := c.lookup(q.Limit)
 	if lp == nil {
@@ -97,6 +99,12 @@ func (s *Server) decide(hb *heldBuild, method, path, rawQuery string, cond *cond
 	if cond != nil && notModified(cond, pg.etag[0], hb.buildTime) {
 		r.status = http.StatusNotModified
 	}
+	if pg.remote != nil && r.status == http.StatusOK && method != http.MethodHead {
+		var err error
+		if r.page, err = hb.remote.page(pg, hb.remote.deadline()); err != nil {
+			return s.remoteFailed(hb, err, method, path, rawQuery, cond, asm)
+		}
+	}
 	return r
 }
 
@@ -116,24 +124,55 @@ func (s *Server) methodReply(method string) (r reply, answered bool) {
 // decideAssembled answers query q for collection c of a build whose pages
 // are assembled from chunks (see build_chunks.go): any limit the layout
 // answers at any offset.
-func (s *Server) decideAssembled(hb *heldBuild, c *collection, q listing.Query, cond *conditions, asm *assembled) reply {
+func (s *Server) decideAssembled(hb *heldBuild, c *collection, q listing.Query, method, rawQuery string, cond *conditions, asm *assembled) reply {
 	r := reply{status: http.StatusOK, listing: true, modified: hb.lastModified}
-	if off, small := canonical(q.Offset); small && off < c.count {
-		if asm == nil {
-			asm = new(assembled)
-		}
-		if !hb.assemble(asm, c, q.Limit, off, q.Offset) {
-			return s.unavailableReply()
-		}
-		r.page, r.asm = &asm.pg, asm
-	} else {
+	off, small := canonical(q.Offset)
+	if !small || off >= c.count {
 		empty := hb.emptyPage(c, q.Limit, q.Offset)
 		r.page = &empty
+		if cond != nil && notModified(cond, r.page.etag[0], hb.buildTime) {
+			r.status = http.StatusNotModified
+		}
+		return r
 	}
+	if asm == nil {
+		asm = new(assembled)
+	}
+	// A build of a bucket reads the chunks only for a body to send: a
+	// HEAD, or an answer 304, is made from the index alone.
+	bodies := hb.remote == nil || method != http.MethodHead && (cond == nil || !cond.haveINM && cond.ims == "")
+	if err := hb.assemble(asm, c, q.Limit, off, q.Offset, bodies); err != nil {
+		return s.remoteFailed(hb, err, method, ListPath, rawQuery, cond, asm)
+	}
+	r.page, r.asm = &asm.pg, asm
 	if cond != nil && notModified(cond, r.page.etag[0], hb.buildTime) {
 		r.status = http.StatusNotModified
 	}
+	if !bodies && r.status == http.StatusOK && method != http.MethodHead {
+		if err := hb.assemble(asm, c, q.Limit, off, q.Offset, true); err != nil {
+			return s.remoteFailed(hb, err, method, ListPath, rawQuery, cond, asm)
+		}
+	}
 	return r
+}
+
+// remoteFailed is the answer to a request (method, path, rawQuery, cond)
+// of build hb that needed a body hb does not hold, or that could not be
+// read from the bucket (err). A body the bucket no longer has as hb names
+// it was replaced, or deleted, by a newer build: the request waits for the
+// server to switch to it (see waitSwitch) and is decided again from it,
+// whole. Past that, or for a bucket that does not answer, it is answered
+// 503.
+func (s *Server) remoteFailed(hb *heldBuild, err error, method, path, rawQuery string, cond *conditions, asm *assembled) reply {
+	if hb.remote != nil && (errors.Is(err, errReplaced) || errors.Is(err, fs.ErrNotExist)) {
+		if next := s.waitSwitch(hb); next != nil && next != hb {
+			// The answer of next holds no body of next's own: a build of
+			// a bucket's bodies are held by the reply (remoteEntry), not
+			// by the build the transport keeps alive.
+			return s.decide(next, method, path, rawQuery, cond, asm)
+		}
+	}
+	return s.unavailableReply()
 }
 
 // unavailableReply is the answer 503 to a request for a page the server
@@ -170,6 +209,16 @@ func (r *reply) contentLength() int {
 		return r.page.size()
 	}
 	return len(r.body)
+}
+
+// release lets go of the body read from a bucket that the reply's page
+// holds (see remoteEntry), once the answer is written; a page put
+// together from chunks is let go by assembled.clearParts.
+func (r *reply) release() {
+	if r.page != nil && r.page.held != nil {
+		r.page.held.release()
+		r.page.held = nil
+	}
 }
 
 // hasBody reports whether the reply's status allows a body.

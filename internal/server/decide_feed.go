@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -64,9 +65,58 @@ func (s *Server) decideFeed(hb *heldBuild, method string, f int, rawQuery string
 	if fp.pg.unavailable() {
 		return s.unavailableReply()
 	}
-	r := reply{status: http.StatusOK, listing: true, contentType: s.feedTypes[f], page: &fp.pg, modified: fp.modified}
-	if cond != nil && notModified(cond, fp.pg.etag[0], fp.lastMod) {
+	modified, lastMod := fp.modified, fp.lastMod
+	var deadline time.Time
+	if hb.remote != nil {
+		deadline = hb.remote.deadline()
+	}
+	if modified == nil && hb.remote != nil {
+		lm, err := c.bucketFeedsModified(hb.remote, deadline)
+		if err != nil {
+			return s.remoteFailed(hb, err, method, ListPath+syndication.Formats()[f].File, rawQuery, cond, nil)
+		}
+		modified, lastMod = lm.modified, lm.t
+	}
+	r := reply{status: http.StatusOK, listing: true, contentType: s.feedTypes[f], page: &fp.pg, modified: modified}
+	if cond != nil && notModified(cond, fp.pg.etag[0], lastMod) {
 		r.status = http.StatusNotModified
 	}
+	if fp.pg.remote != nil && r.status == http.StatusOK && method != http.MethodHead {
+		var err error
+		if r.page, err = hb.remote.page(&fp.pg, deadline); err != nil {
+			return s.remoteFailed(hb, err, method, ListPath+syndication.Formats()[f].File, rawQuery, cond, nil)
+		}
+	}
 	return r
+}
+
+// bucketFeedsModified returns the Last-Modified of the feeds of c, a
+// collection of a build of a bucket, read when a request first needs it
+// (not when the build is loaded: see feedsModified) from the first of
+// them, as feedsModified reads it, through the cache of r, by the
+// deadline; then kept. A read that fails is tried again by the next
+// request.
+func (c *collection) bucketFeedsModified(r *remote, deadline time.Time) (*lastModified, error) {
+	if lm := c.feedsMod.Load(); lm != nil {
+		return lm, nil
+	}
+	formats := syndication.Formats()
+	for k, fp := range c.feeds {
+		if fp == nil || fp.pg.unavailable() || fp.pg.remote == nil {
+			continue
+		}
+		body, e, err := r.get(*fp.pg.remote, nil, deadline)
+		if err != nil {
+			return nil, err
+		}
+		t, err := syndication.Modified(formats[k], body)
+		e.release()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fp.pg.remote.path, err)
+		}
+		lm := &lastModified{t, []string{t.UTC().Format(http.TimeFormat)}}
+		c.feedsMod.Store(lm)
+		return lm, nil
+	}
+	return nil, errUnavailable
 }

@@ -20,6 +20,9 @@
 // the inode is the build's bytes for as long as it exists. The bodies of
 // any other build (Archive, such as a bundle; Pushed, the preview's
 // builds handed over in memory) are held in memory, outside the Go heap.
+// The bodies of a build in a bucket (Bucket) are read from the bucket when
+// a request needs them, checked then, and kept in a cache of bounded size
+// (see build_remote.go).
 //
 // The files, by job (their names start with it):
 //
@@ -35,17 +38,18 @@
 //     through net/http (ServeHTTP); transport_accesslog.go: the access
 //     log.
 //   - build_*.go: the builds served. build_source.go: where they come
-//     from (Folder, Archive, Pushed, a Handover); build_held.go: a build
-//     as a set of collections and their pages; build_layouts.go: the
+//     from (Folder, Archive, Pushed, Bucket, a Handover); build_held.go: a
+//     build as a set of collections and their pages; build_layouts.go: the
 //     server's loader of each layout (layout.Layouts) and loadBuild;
 //     build_load.go: loading a build of pages from its manifest and page
 //     files; build_chunks.go: of chunks, and assembling its pages;
-//     build_follow.go: switching to a
-//     new one (Reload, Install, FollowBuilds); build_batch.go: bodies
-//     handed over in memory. New serves a build whose pages do not all
-//     match its manifest, in part, once no build is writing the folder
-//     (internal/outdir's Busy tells): a page whose file did not match is
-//     answered 503.
+//     build_feeds.go: its reader feeds; build_remote.go: reading a build's
+//     files from a bucket, and the cache of its bodies; build_follow.go:
+//     switching to a new one (Reload, Install, FollowBuilds, of a folder
+//     or a bucket); build_batch.go: bodies handed over in memory. New
+//     serves a build whose pages do not all match its manifest, in part,
+//     once no build is writing the folder (internal/outdir's Busy tells):
+//     a page whose file did not match is answered 503.
 //   - body_*.go: where page bodies are. body_store*.go: in memory,
 //     outside the Go heap; body_files*.go: page files, their records, the
 //     mappings and the cache of open descriptors the bodies are sent
@@ -62,7 +66,9 @@
 //     go may read memory that is no longer mapped. ServeHTTP and the fast
 //     path's answer do this; any new way of sending a page must too. (A
 //     descriptor of a page file is reference-counted instead: acquire and
-//     release.)
+//     release; so is a body read from a bucket, held by the reply that
+//     sends it and let go of once written: reply.release and
+//     assembled.clearParts, which both transports call after the write.)
 //  2. The fast path and net/http send the same bytes: for any request
 //     the fast path answers, the status line, the header fields and their
 //     order, and the body are those net/http writes for ServeHTTP's
@@ -74,4 +80,7 @@
 //     made from a file whose identity was compared with the record); when
 //     the file at the page's path is another, the request is decided
 //     again, whole, from the build the server switches to (Server.openBody).
+//     A body read from a bucket is sent only once checked against the
+//     manifest of the build that decided the answer; one that does not
+//     match, the same (Server.remoteFailed).
 package server

@@ -55,6 +55,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	azurite.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

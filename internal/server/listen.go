@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // Listen is how feedgen serve listens, whatever it serves: its --addr
@@ -60,6 +61,16 @@ func ServeFolder(ctx context.Context, l Listen, dir string) error {
 	return l.Serve(ctx, func(ctx context.Context, so Options) error {
 		so.Source = Folder(dir)
 		return withDirHint(Run(ctx, so), dir)
+	})
+}
+
+// ServeBucket serves the builds published to a bucket (feedgen serve
+// --dir s3://...): src is a Bucket, its manifest checked for a new build
+// every poll (Options.PollInterval's default when 0).
+func ServeBucket(ctx context.Context, l Listen, src Source, poll time.Duration) error {
+	return l.Serve(ctx, func(ctx context.Context, so Options) error {
+		so.Source, so.PollInterval = src, poll
+		return Run(ctx, so)
 	})
 }
 

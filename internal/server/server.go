@@ -35,7 +35,8 @@ const maxOpenFiles = 1024
 
 // Options configure a server. Zero values take the defaults above.
 type Options struct {
-	// Source is where the builds come from: Folder, Archive or Pushed.
+	// Source is where the builds come from: Folder, Archive, Pushed or
+	// Bucket.
 	Source Source
 	Addr   string // host:port to listen on (Run); port 0 picks a free one
 
@@ -74,6 +75,10 @@ type Options struct {
 	// 503: an answer never sends a newer build's bytes under the headers
 	// of the build being served.
 	SwitchTimeout time.Duration
+	// FetchTimeout is how long a request waits for a body read from a
+	// bucket (Bucket) before it is answered 503, and a check of the
+	// bucket's manifest for its answer.
+	FetchTimeout time.Duration
 
 	// noMapping, in tests, sends every page file from a descriptor, none
 	// mapped.
@@ -115,6 +120,7 @@ func (o Options) withDefaults() Options {
 	set(&o.RetryInterval, DefaultRetryInterval)
 	set(&o.StartTimeout, DefaultStartTimeout)
 	set(&o.SwitchTimeout, DefaultSwitchTimeout)
+	set(&o.FetchTimeout, DefaultFetchTimeout)
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
@@ -135,6 +141,7 @@ type Server struct {
 
 	accessLog    *accessLog    // nil when off
 	files        *fileCache    // the open page files; nil when pages are held in memory
+	remote       *remote       // the bucket and its cache of bodies (Bucket); else nil
 	mapLimit     int64         // the most page files mapped at once, by all servers (see mapLimit)
 	openErrorAt  atomic.Int64  // the second of the last page file that could not be opened (see logOpenError)
 	nudge        chan struct{} // a request found a page file replaced: FollowBuilds loads the folder again
@@ -197,6 +204,9 @@ func New(ctx context.Context, opt Options) (*Server, error) {
 	}
 	if opt.Source.kind == fromPushes {
 		return s, nil // the caller installs the first build
+	}
+	if opt.Source.kind == fromBucket {
+		s.remote = newRemote(opt.Source.bucket, opt.Source.cacheSize, opt.FetchTimeout, s.log)
 	}
 	if filePages && opt.Source.kind == fromFolder {
 		s.files = newFileCache(openFileLimit())

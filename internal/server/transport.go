@@ -157,7 +157,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	var wg sync.WaitGroup
 	followCtx, stopFollowing := context.WithCancel(ctx)
-	if s.opt.Source.kind == fromFolder {
+	if s.opt.Source.kind == fromFolder || s.opt.Source.kind == fromBucket {
 		wg.Go(func() { s.FollowBuilds(followCtx) })
 	}
 	defer func() {

@@ -204,8 +204,8 @@ func (c *fastConn) answer() bool {
 		switch {
 		case body != nil || f != nil:
 			// mapped, or open: sent from there
-		case rep.page != nil && (rep.page.st != nil || rep.page.file != nil):
-			body = rep.page.body // in a store, or mapped: sent from there
+		case rep.page != nil && (rep.page.st != nil || rep.page.file != nil || rep.page.held != nil):
+			body = rep.page.body // in a store, mapped, or read from a bucket: sent from there
 		case rep.page != nil:
 			head = append(head, rep.page.body...)
 		default:
@@ -226,11 +226,12 @@ func (c *fastConn) answer() bool {
 		err = c.send.SendFile(head, f.fd, 0, int64(rep.page.size()))
 		s.files.release(f)
 	default:
-		err = c.send.SendBytes(head, body, body != nil && rep.page.recentlySent(c.now))
+		err = c.send.SendBytes(head, body, body != nil && rep.page.held == nil && rep.page.recentlySent(c.now))
 	}
 	if rep.asm != nil {
 		rep.asm.clearParts() // sent, or a HEAD's: nothing of hb is kept
 	}
+	rep.release()
 	runtime.KeepAlive(hb) // the page may be in one of hb's stores, or mapped
 	if cap(head) <= 64<<10 {
 		c.out = head // an exceptional answer does not keep its memory

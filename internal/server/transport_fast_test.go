@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -22,28 +23,37 @@ import (
 // bytes of the answers to the requests in it, whose methods are methods.
 func exchange(t testing.TB, addr, req string, methods ...string) string {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	got, err := tryExchange(addr, req, methods...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return got
+}
+
+// tryExchange is exchange, for a goroutine other than the test's.
+func tryExchange(addr, req string, methods ...string) (string, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return "", err
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.WriteString(conn, req); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	var raw bytes.Buffer
 	br := bufio.NewReader(io.TeeReader(conn, &raw))
 	for _, method := range methods {
 		resp, err := http.ReadResponse(br, &http.Request{Method: method})
 		if err != nil {
-			t.Fatalf("reading the answer to %q: %v", req, err)
+			return "", fmt.Errorf("reading the answer to %q: %v", req, err)
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
 	// What bufio read ahead is not part of the answers: there is none,
 	// the server sends nothing more.
-	return raw.String()[:raw.Len()-br.Buffered()]
+	return raw.String()[:raw.Len()-br.Buffered()], nil
 }
 
 var dateField = regexp.MustCompile(`\r\nDate: [^\r]*\r\n`)

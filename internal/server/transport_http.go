@@ -20,6 +20,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cond.ims = ims[0]
 	}
 	rep := s.decide(hb, r.Method, r.URL.Path, r.URL.RawQuery, &cond, nil)
+	defer func() {
+		// A body read from a bucket is held by the reply: let go of it
+		// once written, even when writing panics (http.ErrAbortHandler).
+		if rep.asm != nil {
+			rep.asm.clearParts()
+		}
+		rep.release()
+	}()
 	sendBody := r.Method != http.MethodHead && rep.hasBody()
 	var f *openFile
 	var mapped []byte

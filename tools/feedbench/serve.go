@@ -50,7 +50,19 @@ type servePlan struct {
 	server string
 	// njsCache: nginx-njs with feedgen rules --cache (-cache).
 	njsCache bool
+	// source is where feedgen serve reads the build from: sourceFolder,
+	// or sourceBucket (a versitygw's bucket it was published to,
+	// measured against serve --dir on the same build: serve_bucket.go),
+	// with cacheSize (-cache-size, as given).
+	source    string
+	cacheSize string
 }
+
+// The sources of -source.
+const (
+	sourceFolder = "folder"
+	sourceBucket = "bucket"
+)
 
 // The servers of -server.
 const (
@@ -103,17 +115,25 @@ ngx_http_js_module and the files of feedgen rules nginx-njs) assembles the pages
 chunks build instead of feedgen serve: its req/s against plain nginx on the pages build,
 and the bytes its njs reads per page of the walk (chunk ranges, and the index read whole)
 against the page's size.
+With -source bucket, the build (of -layout) is published to a bucket of a versitygw
+(feedgen publish) and served from there (feedgen serve --dir s3://..., --cache-size): the
+time from its start to its first answer, its req/s against feedgen serve --dir on the same
+build once its cache is warm, and what its memory grows by past its first answer against
+--cache-size (versitygw:
+-versitygw, $FEEDGEN_VERSITYGW, .cache, else $PATH).
 Installs nginx, wrk (and libnginx-mod-http-js for -server nginx-njs) with apt-get when
 they are missing.
 `
 
 // parseServeFlags returns the plan the flags of "feedbench serve" ask for.
 func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
-	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-layout pages|chunks] [-server feedgen|nginx-njs [-cache]] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
+	c := newCommandLine("serve", stderr, "[-feedgen PATH] [-articles N] [-layout pages|chunks] [-server feedgen|nginx-njs [-cache]] [-source folder|bucket [-cache-size SIZE]] [-duration D] [-quick] [-dir DIR]", "", serveAbout)
 	articles := c.Int("articles", 10_000, "`number` of articles of the site")
 	layout := c.String("layout", "pages", "`layout` of the build feedgen serves: pages, or chunks (nginx serves the pages build)")
 	server := c.String("server", serverFeedgen, "`server` measured against nginx on the pages build: feedgen (feedgen serve), or nginx-njs (feedgen rules nginx-njs on the chunks build; implies -layout chunks)")
 	njsCache := c.Bool("cache", false, "with -server nginx-njs: write its files with feedgen rules --cache (nginx keeps each page njs puts together for a second)")
+	source := c.String("source", sourceFolder, "`source` feedgen serve reads the build from: folder (serve --dir DIR, against nginx), or bucket (serve --dir s3://... on a versitygw it was published to, against serve --dir DIR)")
+	cacheSize := c.String("cache-size", "64MiB", "with -source bucket: feedgen serve --cache-size")
 	c.seedFlag()
 	var wrk wrkPlan
 	wrk.register(c.FlagSet)
@@ -122,7 +142,8 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 		return servePlan{}, err
 	}
 	plan := servePlan{feedgen: c.feedgen, dir: c.dir, articles: *articles, seed: c.seed, wrkPlan: wrk, quick: c.quick,
-		chunked: *layout == "chunks" || *server == serverNJS, server: *server, njsCache: *njsCache}
+		chunked: *layout == "chunks" || *server == serverNJS, server: *server, njsCache: *njsCache,
+		source: *source, cacheSize: *cacheSize}
 	quickDefault(c, "articles", &plan.articles, 1_000)
 	plan.wrkPlan.setQuick(c)
 	if *layout != "pages" && *layout != "chunks" {
@@ -133,6 +154,15 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 	}
 	if *server == serverNJS && c.given["layout"] && *layout != "chunks" {
 		return servePlan{}, c.usageError("-server %s serves the chunks layout: -layout %s contradicts it", serverNJS, *layout)
+	}
+	if *source != sourceFolder && *source != sourceBucket {
+		return servePlan{}, c.usageError("-source: want %s or %s, got %q", sourceFolder, sourceBucket, *source)
+	}
+	if *source == sourceBucket && *server != serverFeedgen {
+		return servePlan{}, c.usageError("-source %s measures feedgen serve: -server %s contradicts it", sourceBucket, *server)
+	}
+	if c.given["cache-size"] && *source != sourceBucket {
+		return servePlan{}, c.usageError("-cache-size is for -source %s", sourceBucket)
 	}
 	if *njsCache && *server != serverNJS {
 		return servePlan{}, c.usageError("-cache is for -server %s", serverNJS)
@@ -170,6 +200,9 @@ func runServe(ctx context.Context, plan servePlan, out, log io.Writer) (err erro
 		return err
 	}
 	defer removeRoot(b.root, &err)
+	if plan.source == sourceBucket {
+		return b.runBucket(ctx)
+	}
 	// nginx's workers may run as another user: let them read the output.
 	if err := os.Chmod(b.root, 0o755); err != nil {
 		return fmt.Errorf("create temporary folder: %w", err)

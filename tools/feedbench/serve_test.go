@@ -81,8 +81,19 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-server", "njs"}, servePlan{}, true},
 		{[]string{"-server", ""}, servePlan{}, true},
 		{[]string{"-server"}, servePlan{}, true},
+		{[]string{"-source", "bucket"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, server: serverFeedgen, source: sourceBucket}, false},
+		{[]string{"-source", "bucket", "-layout", "chunks", "-cache-size", "1GiB"}, servePlan{articles: 10_000, seed: 1, wrkPlan: full, chunked: true, server: serverFeedgen, source: sourceBucket, cacheSize: "1GiB"}, false},
+		{[]string{"-source", "s3"}, servePlan{}, true},
+		{[]string{"-source", "bucket", "-server", "nginx-njs"}, servePlan{}, true},
+		{[]string{"-cache-size", "1GiB"}, servePlan{}, true},
 	}
 	for _, tt := range tests {
+		if tt.want.source == "" {
+			tt.want.source = sourceFolder
+		}
+		if tt.want.cacheSize == "" {
+			tt.want.cacheSize = "64MiB"
+		}
 		got, err := parseServeFlags(tt.args, io.Discard)
 		if (err != nil) != tt.wantErr || !tt.wantErr && got != tt.want {
 			t.Errorf("%q: got %+v, %v; want %+v, error %v", tt.args, got, err, tt.want, tt.wantErr)
