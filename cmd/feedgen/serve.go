@@ -15,11 +15,14 @@ import (
 	"github.com/feedgen/feedgen/internal/publish"
 	"github.com/feedgen/feedgen/internal/server"
 	"github.com/spf13/cobra"
+	"gocloud.dev/gcerrors"
 )
 
-// serve has three modes, each with its options, check and run function:
-// serveOptions (a build's output folder, --dir), serveBundleOptions (a
-// bundle, --bundle) and previewOptions (a live preview, --watch).
+// serve has four modes, each with its options, check and run function:
+// serveOptions (a build's output folder, --dir), serveBucketOptions (a
+// build published to a bucket, --dir BUCKET_URL or $FEEDGEN_BUCKET_URL),
+// serveBundleOptions (a bundle, --bundle) and previewOptions (a live
+// preview, --watch).
 
 // serveOptions are the options of serve --dir, which serves the build in
 // an output folder.
@@ -60,6 +63,7 @@ type serveBucketOptions struct {
 	cacheSize string // --cache-size, as given
 	poll      time.Duration
 	set       func(flag string) bool // whether the flag was given
+	fromEnv   bool                   // url is $FEEDGEN_BUCKET_URL's
 
 	cacheBytes int64 // cacheSize, read
 }
@@ -89,14 +93,14 @@ func (o *serveBucketOptions) check() error {
 		return usageError{fmt.Errorf("--cache-size %q: want a size, e.g. 256MiB or 2GB", o.cacheSize)}
 	}
 	if n < minCacheSize {
-		return usageError{fmt.Errorf("--cache-size %s: want %s or more: a chunk or page is read whole", o.cacheSize, humanize.IBytes(minCacheSize))}
+		return usageError{fmt.Errorf("--cache-size %s: want 4MiB or more: a chunk or page is read whole", o.cacheSize)}
 	}
 	o.cacheBytes = int64(n)
 	if o.poll <= 0 {
 		return usageError{fmt.Errorf("--poll %v: want a duration above 0, e.g. 5s", o.poll)}
 	}
 	if _, err := publish.ParseBucketURL(o.url); err != nil {
-		return usageError{err}
+		return usageError{o.named(err)}
 	}
 	return nil
 }
@@ -108,13 +112,34 @@ func runServeBucket(ctx context.Context, o *serveBucketOptions) error {
 	if err != nil {
 		return err
 	}
-	bucket, err := b.Open(ctx, publish.Options{Notices: o.stderr})
+	// As many idle connections as reads a server makes at once: its
+	// reads of bodies and of indexes ahead.
+	bucket, err := b.Open(ctx, publish.Options{Notices: o.stderr, Workers: 48})
+	var ue *publish.URLError
+	if errors.As(err, &ue) {
+		return usageError{o.named(err)}
+	}
 	if err == nil {
 		defer bucket.Close()
 		err = server.ServeBucket(ctx, o.listen, server.Bucket(b.String(), bucket, o.cacheBytes), o.poll)
 	}
-	if hint := b.Hint(err, o.getenv); err != nil && hint != "" {
-		err = fmt.Errorf("%w\n%s", err, hint)
+	switch {
+	case err == nil:
+	case gcerrors.Code(err) == gcerrors.PermissionDenied:
+		err = fmt.Errorf("%w\nserving reads the bucket: it needs s3:GetObject and s3:ListBucket (S3), roles/storage.objectViewer (GCS), or Storage Blob Data Reader (Azure)", err)
+	default:
+		if hint := b.Hint(err, o.getenv); hint != "" {
+			err = fmt.Errorf("%w\n%s", err, hint)
+		}
+	}
+	return err
+}
+
+// named says, of an error of the BUCKET_URL, where it came from when not
+// --dir.
+func (o *serveBucketOptions) named(err error) error {
+	if o.fromEnv {
+		return fmt.Errorf("$%s: %w", bucketEnv, err)
 	}
 	return err
 }
@@ -215,7 +240,7 @@ func newServeCmd(g *globalOptions) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve a built output folder as /articles/?limit=&offset=, or preview a site live",
+		Short: "Serve a build (a folder, a bucket, a bundle) as /articles/?limit=&offset=, or preview a site live",
 		Long: `Serve answers /articles/?limit=&offset= from the pages of a build, exactly as
 the original service did: the query is parsed by its rules, then the page is
 sent from memory with ETag and Last-Modified. A new build written into the
@@ -266,18 +291,18 @@ SIGINT or SIGTERM stops it after the requests in flight are answered.`,
 			case !set("dir") && !set("config") && g.getenv(bucketEnv) != "":
 				// A container's way: the bucket from the environment.
 				withDir := func(f string) bool { return f == "dir" || set(f) }
-				return checkRun(ctx, &serveBucketOptions{globalOptions: g, listen: listen, url: g.getenv(bucketEnv), cacheSize: cacheSize, poll: poll, set: withDir}, runServeBucket)
+				return checkRun(ctx, &serveBucketOptions{globalOptions: g, listen: listen, url: g.getenv(bucketEnv), cacheSize: cacheSize, poll: poll, set: withDir, fromEnv: true}, runServeBucket)
 			}
 			for _, f := range []string{"cache-size", "poll"} {
 				if set(f) {
-					return usageError{fmt.Errorf("--%s is for serve --dir BUCKET_URL: a folder's builds are in the page cache", f)}
+					return usageError{fmt.Errorf("--%s is for serve --dir BUCKET_URL: a folder's server hears of new builds from the file system, and sends its pages from their files", f)}
 				}
 			}
 			return checkRun(ctx, &serveOptions{globalOptions: g, listen: listen, dir: dir, config: site.config, set: set}, runServe)
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "dir", "d", "", "the output folder of a build (default: output_dir of the config, else public), or the BUCKET_URL it was published to")
-	cmd.Flags().StringVar(&cacheSize, "cache-size", humanize.IBytes(server.DefaultCacheSize), "with a BUCKET_URL: the most bytes of pages and chunks kept in memory")
+	cmd.Flags().StringVar(&cacheSize, "cache-size", fmt.Sprintf("%dMiB", server.DefaultCacheSize>>20), "with a BUCKET_URL: the most bytes of pages and chunks kept in memory")
 	cmd.Flags().DurationVar(&poll, "poll", 5*time.Second, "with a BUCKET_URL: how often the bucket's manifest is checked for a new build")
 	cmd.Flags().StringVarP(&listen.Addr, "addr", "a", server.DefaultAddr, "PORT or HOST:PORT to listen on (a port alone: 127.0.0.1's); port 0 picks a free port")
 	cmd.Flags().StringVar(&listen.AccessLog, "log", "", `access log file in the combined log format, "-" for stderr (default: none)`)

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/feedgen/feedgen/internal/corpus"
 	"github.com/feedgen/feedgen/internal/listing"
 )
@@ -120,7 +121,7 @@ With -source bucket, the build (of -layout) is published to a bucket of a versit
 time from its start to its first answer, its req/s against feedgen serve --dir on the same
 build once its cache is warm, and what its memory grows by past its first answer against
 --cache-size (versitygw:
--versitygw, $FEEDGEN_VERSITYGW, .cache, else $PATH).
+$FEEDGEN_VERSITYGW, .cache, else $PATH).
 Installs nginx, wrk (and libnginx-mod-http-js for -server nginx-njs) with apt-get when
 they are missing.
 `
@@ -163,6 +164,9 @@ func parseServeFlags(args []string, stderr io.Writer) (servePlan, error) {
 	}
 	if c.given["cache-size"] && *source != sourceBucket {
 		return servePlan{}, c.usageError("-cache-size is for -source %s", sourceBucket)
+	}
+	if _, err := humanize.ParseBytes(*cacheSize); err != nil {
+		return servePlan{}, c.usageError("-cache-size %q: want a size, e.g. 64MiB", *cacheSize)
 	}
 	if *njsCache && *server != serverNJS {
 		return servePlan{}, c.usageError("-cache is for -server %s", serverNJS)

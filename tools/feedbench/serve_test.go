@@ -86,6 +86,7 @@ func TestParseServeFlags(t *testing.T) {
 		{[]string{"-source", "s3"}, servePlan{}, true},
 		{[]string{"-source", "bucket", "-server", "nginx-njs"}, servePlan{}, true},
 		{[]string{"-cache-size", "1GiB"}, servePlan{}, true},
+		{[]string{"-source", "bucket", "-cache-size", "lots"}, servePlan{}, true},
 	}
 	for _, tt := range tests {
 		if tt.want.source == "" {
